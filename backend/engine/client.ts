@@ -1,0 +1,73 @@
+// The one interface the server uses to talk to an engine (a replica). The implementation
+// (process-client.ts) runs the native engine in a child process (engine host) so that a
+// llama.cpp abort costs only that replica's in-flight requests.
+import type {
+  DeviceInfo, EngineOptions, EngineSnapshot, FinishReason, GenerateRequest, ModelInfo,
+  RequestTrace, SessionResult, StepTrace,
+} from '../../native/lib/addon.js';
+
+export type EngineConfig = Omit<EngineOptions, 'onEvents'>;
+
+/** What a caller submits: the engine request without its id (the client assigns ids). */
+export type GenerateInput = Omit<GenerateRequest, 'id'>;
+
+/** Events of one request, in order; exactly one 'done' ends every request. */
+export type RequestEvent =
+  | { type: 'admitted'; slot: number; promptTokens: number; reused: number; restored: boolean }
+  | { type: 'progress'; read: number; total: number }
+  | { type: 'tokens'; ids: number[]; text: string }
+  | {
+      type: 'done'; finish: FinishReason; error?: string;
+      /** true when the engine process died or was unavailable (callers answer 503). */
+      engineDied?: boolean;
+      promptTokens: number; reused: number; promptMs: number | null; decodeMs: number | null;
+      generated: number; text: string;
+    };
+
+export interface EngineRequest {
+  /** Engine-level id (unique per client for its lifetime, across epochs). */
+  readonly id: number;
+  /** The epoch the request was submitted in. */
+  readonly epoch: number;
+  /** Events as they arrive; ends after 'done'. Only one consumer. */
+  readonly events: AsyncIterable<RequestEvent>;
+  /** Resolves with the terminal event (also when nobody iterates events). */
+  readonly done: Promise<Extract<RequestEvent, { type: 'done' }>>;
+  /** Cancels it wherever it is (queued, reading the prompt, decoding). Idempotent. */
+  cancel(): void;
+}
+
+export type EngineState = 'starting' | 'ready' | 'dead' | 'closed';
+
+export interface EngineStatus {
+  replica: number;
+  state: EngineState;
+  epoch: number;
+  pid: number | null;
+  restarts: number;
+  lastError: string | null;
+  /** Frames dropped because they belonged to an unknown, finished or older-epoch request. */
+  staleFrames: number;
+}
+
+export interface EngineClient {
+  readonly replica: number;
+  /** Model info of the current epoch; null until the first start succeeds. */
+  readonly info: ModelInfo | null;
+  status(): EngineStatus;
+  /** Starts the engine process and waits for it to load the model (rejects with its error). */
+  start(): Promise<ModelInfo>;
+  /** Submits a request; never throws for engine trouble: a dead engine yields a 'done' with engineDied. */
+  generate(input: GenerateInput): EngineRequest;
+  tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]>;
+  detokenize(tokens: number[]): Promise<string>;
+  saveSession(path: string, tokens: number[], identity: string): Promise<SessionResult>;
+  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[] }>;
+  snapshot(): Promise<EngineSnapshot>;
+  traces(): Promise<{ steps: StepTrace[]; requests: RequestTrace[] }>;
+  devices(): Promise<DeviceInfo[]>;
+  /** Subscribe to state changes (ready, dead, restarted with a new epoch). Returns an unsubscribe. */
+  onStatus(listener: (s: EngineStatus) => void): () => void;
+  /** Stops the engine (in-flight requests end with 'cancel') and the process. */
+  close(): Promise<void>;
+}

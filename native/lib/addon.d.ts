@@ -1,0 +1,181 @@
+// Hand-written types of the native addon (native/build/strata.node). This file is the
+// contract between native/src (C++) and backend/ (TypeScript): change both together.
+//
+// Threads: the Engine's llama_context is owned by its engine thread. JS calls only enqueue
+// commands (submit, cancel, park/session work) or read thread-safe snapshots; events come
+// back batched, one onEvents call per engine step for all sequences.
+
+export type FinishReason = 'stop' | 'length' | 'cancel' | 'error';
+export type DeviceType = 'cpu' | 'gpu' | 'igpu' | 'accel';
+
+export interface DeviceInfo {
+  /** Stable name as ggml reports it: "CPU", "CUDA0", "Vulkan0", "RPC0"… Used in EngineOptions.devices. */
+  name: string;
+  description: string;
+  type: DeviceType;
+  /** Backend registry name: "CPU", "CUDA", "RPC"… */
+  backend: string;
+  memoryFree: number;
+  memoryTotal: number;
+}
+
+export interface EngineOptions {
+  model: string;
+  /** Devices by name (see listDevices); default: all GPUs, else CPU. */
+  devices?: string[];
+  /** ggml RPC servers "host:port"; each becomes a device (RPC0, RPC1, …). */
+  rpc?: string[];
+  splitMode?: 'none' | 'layer' | 'row';
+  /** Proportions per offload device, in device order. */
+  tensorSplit?: number[];
+  mainGpu?: number;
+  /** Layers on GPU devices; -1 = all (default). */
+  gpuLayers?: number;
+  /** Context tokens per slot (default: min(4096, model train ctx)). Over the model's limit -> error. */
+  ctx?: number;
+  /** Concurrent sequences (default 4). */
+  slots?: number;
+  /** Token budget per engine step (n_batch, default 512). */
+  batch?: number;
+  ubatch?: number;
+  threads?: number;
+  threadsBatch?: number;
+  kvType?: 'f16' | 'q8_0' | 'q4_0';
+  flashAttn?: 'auto' | 'on' | 'off';
+  /** Host RAM budget for parked conversations, MiB (default 1024; 0 disables parking). */
+  parkBudgetMiB?: number;
+  /** Refuse to park when MemAvailable would fall below this, MiB (default 1024). */
+  freeRamFloorMiB?: number;
+  /** Per-step trace records kept (ring, default 2048). */
+  traceSteps?: number;
+  /** Called on the JS thread once per engine step with that step's events, in order. */
+  onEvents: (events: EngineEvent[]) => void;
+}
+
+export interface SamplingParams {
+  /** 0 (default) = greedy. */
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  minP?: number;
+  seed?: number;
+  repeatPenalty?: number;
+  repeatLastN?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  /** [token id, bias] pairs; bias -Infinity bans the token. */
+  logitBias?: Array<[number, number]>;
+}
+
+export interface GenerateRequest {
+  /** Caller-chosen id, unique among this engine's live requests (positive safe integer). */
+  id: number;
+  /** Prompt tokens (use Engine.tokenize for text). Must be non-empty and fit the slot context. */
+  prompt: number[] | Int32Array;
+  maxTokens: number;
+  sampling?: SamplingParams;
+  /** Generation stops when the text contains one of these; the stop string is not emitted. */
+  stop?: string[];
+  /** Extra token ids that end generation (EOG tokens always do unless ignoreEos). */
+  stopTokens?: number[];
+  ignoreEos?: boolean;
+  /** Higher is admitted first (infill > chat); equal priority is FIFO. */
+  priority?: number;
+}
+
+export type EngineEvent =
+  | { type: 'admitted'; id: number; slot: number; promptTokens: number; reused: number; restored: boolean }
+  | { type: 'progress'; id: number; read: number; total: number }
+  /** ids: tokens sampled this step; text: their UTF-8-complete text (held back until complete, stop strings withheld). */
+  | { type: 'tokens'; id: number; ids: number[]; text: string }
+  | {
+      type: 'done'; id: number; finish: FinishReason; error?: string;
+      promptTokens: number; reused: number; promptMs: number; decodeMs: number; generated: number;
+      /** Text withheld for a partial stop match and released at the end. */
+      text: string;
+    };
+
+export interface SlotSnapshot {
+  slot: number;
+  state: 'idle' | 'prompt' | 'decode';
+  requestId: number | null;
+  heldTokens: number;
+  promptTokens: number;
+  generated: number;
+}
+
+export interface ParkEntry { tokens: number; bytes: number; lastUsedMs: number; }
+
+export interface EngineSnapshot {
+  slots: SlotSnapshot[];
+  queued: number;
+  park: { entries: ParkEntry[]; bytes: number; budget: number; hits: number; misses: number; evictions: number; refusedLowRam: number };
+  totals: { promptTokens: number; reusedTokens: number; generated: number; steps: number; requests: number };
+}
+
+export interface StepTrace {
+  step: number;
+  /** ms since engine start */
+  t: number;
+  buildMs: number; decodeMs: number; sampleMs: number; detokMs: number;
+  decodeTokens: number; promptTokens: number; sequences: number;
+}
+
+export interface RequestTrace {
+  id: number;
+  /** ms since engine start for each mark that happened */
+  queued: number; admitted?: number; promptDone?: number; firstToken?: number; finished?: number;
+  slot?: number; reused: number; restored: boolean; promptLegs: Array<{ t: number; tokens: number; ms: number }>;
+}
+
+export interface ModelInfo {
+  description: string;
+  architecture: string;
+  params: number;
+  sizeBytes: number;
+  trainCtx: number;
+  ctx: number;
+  slots: number;
+  vocabSize: number;
+  bos: number; eos: number; eot: number;
+  fim: { prefix: number; suffix: number; middle: number; pad: number; rep: number; sep: number } | null;
+  chatTemplate: string | null;
+  /** All string-valued GGUF metadata (general.name, tokenizer.ggml.model, …). */
+  metadata: Record<string, string>;
+  /** Devices the model was placed on and layers per device. */
+  placement: Array<{ device: string; layers: number; memoryFree: number; memoryTotal: number }>;
+  kvType: string;
+  flashAttn: boolean;
+}
+
+export interface SessionResult { tokens: number; bytes: number; ms: number; }
+
+export declare class Engine {
+  /** Loads the model and starts the engine thread. Rejects with a clear message on bad options. */
+  static load(opts: EngineOptions): Promise<Engine>;
+  readonly info: ModelInfo;
+  /** Queues a request; throws (TypeError/RangeError) on invalid input, changing nothing. */
+  submit(req: GenerateRequest): void;
+  /** Cancels a queued or running request; its 'done' event says 'cancel'. Unknown ids are ignored. */
+  cancel(id: number): void;
+  tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Int32Array;
+  detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
+  /** Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path` (mode 0600). */
+  saveSession(path: string, tokens: number[] | Int32Array, identity: string): Promise<SessionResult>;
+  /** Loads a session file into the park so the next request with its prefix restores it. */
+  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: Int32Array }>;
+  snapshot(): EngineSnapshot;
+  /** Drains recorded step and request traces. */
+  traces(): { steps: StepTrace[]; requests: RequestTrace[] };
+  devices(): DeviceInfo[];
+  /** Stops the thread (pending requests end with 'cancel') and frees the model. */
+  close(): Promise<void>;
+}
+
+export declare function listDevices(rpc?: string[]): DeviceInfo[];
+/** Blocks the calling thread forever serving ggml RPC; run it in its own process. */
+export declare function rpcServe(host: string, port: number, threads: number): void;
+export declare function makeTestModel(opts: {
+  out: string; vocab: string; shape: 'tiny' | '0.5b'; quant: 'f32' | 'f16' | 'q8_0' | 'q4_0'; seed: number; std?: number;
+}): { bytes: number; params: number };
+export declare function systemInfo(): string;
