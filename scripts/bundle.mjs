@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Bundles the TypeScript sources with esbuild into dist/ (entry points that exist only).
+import { build } from 'esbuild';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const watch = process.argv.includes('--watch');
+
+const nodeEsm = {
+  platform: 'node', format: 'esm', target: 'node20', bundle: true, sourcemap: true,
+  // Bundled CommonJS dependencies may call require(); give ESM bundles one.
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+};
+
+const entries = [
+  { in: 'backend/cli.ts', out: 'dist/strata.mjs', ...nodeEsm },
+  { in: 'backend/engine/host.ts', out: 'dist/engine-host.mjs', ...nodeEsm },
+  { in: 'extension/extension.ts', out: 'dist/extension.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, external: ['vscode'] },
+  { in: 'webview/main.ts', out: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022', bundle: true, sourcemap: true },
+];
+
+for (const { in: entry, out, ...opts } of entries) {
+  if (!existsSync(join(root, entry))) continue;
+  await build({ entryPoints: [join(root, entry)], outfile: join(root, out), logLevel: 'warning', ...opts });
+}
+if (watch) console.log('watch mode is not supported; rerun npm run build');
