@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// `strata` command line: one file per subcommand under cli/.
+import { parseArgs, type ParsedArgs } from './cli/args.js';
+
+type Command = { summary: string; run: (args: ParsedArgs) => Promise<number | void> };
+
+const commands: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./cli/serve.js')).command,
+  'make-test-model': async () => (await import('./cli/make-test-model.js')).command,
+  devices: async () => (await import('./cli/devices.js')).command,
+  'rpc-server': async () => (await import('./cli/rpc-server.js')).command,
+  bench: async () => (await import('./cli/bench.js')).command,
+  'bench-engine': async () => (await import('./cli/bench-engine.js')).command,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    const lines = ['usage: strata <command> [options]', '', 'commands:'];
+    for (const [n, load] of Object.entries(commands)) {
+      try { lines.push(`  ${n.padEnd(16)} ${(await load()).summary}`); } catch { /* not built in */ }
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return name ? 0 : 2;
+  }
+  const load = commands[name];
+  if (!load) {
+    process.stderr.write(`strata: unknown command '${name}' (see strata --help)\n`);
+    return 2;
+  }
+  const cmd = await load();
+  const code = await cmd.run(parseArgs(rest));
+  return typeof code === 'number' ? code : 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (err: unknown) => {
+    process.stderr.write(`strata: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
