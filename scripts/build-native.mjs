@@ -121,11 +121,17 @@ export function build(targets = ['strata_addon']) {
 
 function os() { return require('node:os'); }
 
-/** Copies the addon (and dynamic backends, if any) into native/build/. */
-function install(bdir) {
+/** Tokenizer GGUFs shipped beside the addon so the demo model can be made without the source. */
+const SHIPPED_VOCABS = ['starcoder', 'qwen2'];
+
+/** Copies the addon (and dynamic backends, if any) and the shipped vocabularies into native/build/. */
+function install(bdir, srcDir) {
   const out = join(root, 'native', 'build');
-  mkdirSync(out, { recursive: true });
+  mkdirSync(join(out, 'vocab'), { recursive: true });
   copyFileSync(join(bdir, 'strata.node'), join(out, 'strata.node'));
+  for (const v of SHIPPED_VOCABS) {
+    copyFileSync(join(srcDir, 'models', `ggml-vocab-${v}.gguf`), join(out, 'vocab', `ggml-vocab-${v}.gguf`));
+  }
   const binDir = join(bdir, 'bin');
   if (existsSync(binDir)) {
     for (const f of readdirSync(binDir)) if (/^lib.*\.so$/.test(f)) copyFileSync(join(binDir, f), join(out, f));
@@ -144,6 +150,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (i > 0) {
     process.stdout.write(`${toolPath(process.argv[i + 1])}\n`);
   } else {
-    install(build());
+    install(build(), ensureSource());
   }
 }

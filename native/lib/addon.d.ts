@@ -35,7 +35,7 @@ export interface EngineOptions {
   ctx?: number;
   /** Concurrent sequences (default 4). */
   slots?: number;
-  /** Token budget per engine step (n_batch, default 512). */
+  /** Token budget per engine step (n_batch, default 512); at least `slots`. */
   batch?: number;
   ubatch?: number;
   threads?: number;
@@ -68,10 +68,14 @@ export interface SamplingParams {
 }
 
 export interface GenerateRequest {
-  /** Caller-chosen id, unique among this engine's live requests (positive safe integer). */
+  /**
+   * Caller-chosen id, unique among this engine's live requests (positive safe integer). It is
+   * free again once its 'done' event has been delivered; a late cancel() never reaches the reuse.
+   */
   id: number;
   /** Prompt tokens (use Engine.tokenize for text). Must be non-empty and fit the slot context. */
   prompt: number[] | Int32Array;
+  /** 0 reads the prompt only (finish 'length', e.g. to warm the cache). */
   maxTokens: number;
   sampling?: SamplingParams;
   /** Generation stops when the text contains one of these; the stop string is not emitted. */
@@ -86,7 +90,12 @@ export interface GenerateRequest {
 export type EngineEvent =
   | { type: 'admitted'; id: number; slot: number; promptTokens: number; reused: number; restored: boolean }
   | { type: 'progress'; id: number; read: number; total: number }
-  /** ids: tokens sampled this step; text: their UTF-8-complete text (held back until complete, stop strings withheld). */
+  /**
+   * ids: tokens sampled this step; text: their UTF-8-complete text (held back until complete, stop
+   * strings withheld). A token that ends generation (EOG unless ignoreEos, a stopTokens entry) is
+   * not emitted; `generated` counts the emitted ids. After a request, its slot holds the prompt
+   * and every emitted token except the last one (sampled, never decoded).
+   */
   | { type: 'tokens'; id: number; ids: number[]; text: string }
   | {
       type: 'done'; id: number; finish: FinishReason; error?: string;
@@ -138,6 +147,7 @@ export interface ModelInfo {
   slots: number;
   vocabSize: number;
   bos: number; eos: number; eot: number;
+  /** null unless the vocab has prefix, suffix and middle tokens; pad/rep/sep are -1 where absent. */
   fim: { prefix: number; suffix: number; middle: number; pad: number; rep: number; sep: number } | null;
   chatTemplate: string | null;
   /** All string-valued GGUF metadata (general.name, tokenizer.ggml.model, …). */
@@ -158,24 +168,55 @@ export declare class Engine {
   submit(req: GenerateRequest): void;
   /** Cancels a queued or running request; its 'done' event says 'cancel'. Unknown ids are ignored. */
   cancel(id: number): void;
+  /** addSpecial (BOS etc. as the vocab wants) defaults to true, parseSpecial to false. */
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Int32Array;
   detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
-  /** Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path` (mode 0600). */
+  /**
+   * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
+   * (temp file + rename, mode 0600): its state and all the tokens it holds (SessionResult.tokens,
+   * which may run past `tokens`). Rejects when nothing holds even the first token.
+   */
   saveSession(path: string, tokens: number[] | Int32Array, identity: string): Promise<SessionResult>;
-  /** Loads a session file into the park so the next request with its prefix restores it. */
+  /**
+   * Loads a session file into the park so the next request with its prefix restores it. Rejects
+   * with a clear message: not a session file, corrupt (checksum), saved with another model
+   * (identity, description, params or vocab differ), parking disabled or over budget.
+   */
   loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: Int32Array }>;
+  /** The engine thread's state as published after its last step (before that step's events left). */
   snapshot(): EngineSnapshot;
-  /** Drains recorded step and request traces. */
+  /** Drains recorded step traces and the records of requests that finished since the last call. */
   traces(): { steps: StepTrace[]; requests: RequestTrace[] };
   devices(): DeviceInfo[];
   /** Stops the thread (pending requests end with 'cancel') and frees the model. */
   close(): Promise<void>;
 }
 
+/**
+ * All ggml devices of this process, after adding `rpc` servers ("host:port"; each new one is
+ * probed first, so an unreachable or busy server throws an Error naming it instead of aborting).
+ */
 export declare function listDevices(rpc?: string[]): DeviceInfo[];
-/** Blocks the calling thread forever serving ggml RPC; run it in its own process. */
+/**
+ * Blocks the calling thread serving ggml RPC on host (an IPv4 address) : port with the GPUs, else
+ * the CPU; run it in its own process. Returns only by throwing (e.g. the port is taken).
+ */
 export declare function rpcServe(host: string, port: number, threads: number): void;
+export type TestModelShape = 'tiny' | '0.5b';
+export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
+/**
+ * Writes a llama-architecture GGUF with seeded random weights and the tokenizer of `vocab` (a
+ * tokenizer-only GGUF path), via a temp file renamed into place. Deterministic per arguments and
+ * testModelVersion. `std` overrides every weight matrix's std (experiments; default: per-tensor
+ * scales that make greedy decoding prompt-sensitive). Bad arguments: TypeError/RangeError.
+ */
 export declare function makeTestModel(opts: {
-  out: string; vocab: string; shape: 'tiny' | '0.5b'; quant: 'f32' | 'f16' | 'q8_0' | 'q4_0'; seed: number; std?: number;
-}): { bytes: number; params: number };
+  out: string; vocab: string; shape: TestModelShape; quant: TestModelQuant; seed: number; std?: number;
+}): {
+  bytes: number; params: number; vocabSize: number;
+  /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */
+  fim: { prefix: number; suffix: number; middle: number } | null;
+};
+/** Generator version: changes whenever makeTestModel writes different bytes for the same arguments. */
+export declare const testModelVersion: number;
 export declare function systemInfo(): string;

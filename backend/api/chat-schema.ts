@@ -1,0 +1,122 @@
+// Validation of chat messages, tools and tool_choice (OpenAI shapes) into backend/chat types.
+import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/template.js';
+import {
+  checkArray, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
+} from './validate.js';
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function parseContentParts(v: unknown[], path: string): ContentPart[] {
+  return v.map((p, i) => {
+    const pp = field(path, i);
+    const part = requireObject(p, pp);
+    const type = checkString(get(part, 'type'), field(pp, 'type'));
+    if (type !== 'text') fail(field(pp, 'type'), `${type} content is not supported (text only)`, 'unsupported_value');
+    return { type: 'text', text: checkString(get(part, 'text'), field(pp, 'text')) };
+  });
+}
+
+function parseToolCalls(v: unknown, path: string): ToolCall[] {
+  return checkArray(v, path).map((c, i) => {
+    const cp = field(path, i);
+    const call = requireObject(c, cp);
+    const id = checkString(get(call, 'id'), field(cp, 'id'), { nonEmpty: true });
+    const type = get(call, 'type');
+    if (type !== undefined && type !== 'function') fail(field(cp, 'type'), 'must be function');
+    const fp = field(cp, 'function');
+    const fn = requireObject(get(call, 'function'), fp);
+    const name = checkString(get(fn, 'name'), field(fp, 'name'), { nonEmpty: true });
+    const rawArgs = get(fn, 'arguments') ?? '{}';
+    // OpenAI sends a JSON string; some clients send the object itself.
+    const args = isRecord(rawArgs) ? JSON.stringify(rawArgs) : checkString(rawArgs, field(fp, 'arguments'));
+    return { id, type: 'function', function: { name, arguments: args } };
+  });
+}
+
+function parseMessage(v: unknown, path: string): ChatMessage {
+  const m = requireObject(v, path);
+  let roleValue = get(m, 'role');
+  if (roleValue === 'developer') roleValue = 'system';   // OpenAI's newer name for the system role
+  const role = checkEnum(roleValue, field(path, 'role'), ROLES);
+  const cp = field(path, 'content');
+  const rawContent = get(m, 'content');
+  let content: ChatMessage['content'];
+  if (rawContent === undefined) {
+    if (role !== 'assistant') fail(cp, `is required for role ${role}`, 'missing_required_parameter');
+    content = null;
+  } else if (typeof rawContent === 'string') {
+    content = rawContent;
+  } else if (Array.isArray(rawContent)) {
+    content = parseContentParts(rawContent, cp);
+  } else {
+    fail(cp, `must be a string or an array of content parts, got ${typeName(rawContent)}`);
+  }
+  const msg: ChatMessage = { role, content };
+  const name = get(m, 'name');
+  if (name !== undefined) msg.name = checkString(name, field(path, 'name'));
+  const toolCalls = get(m, 'tool_calls');
+  if (toolCalls !== undefined) {
+    if (role !== 'assistant') fail(field(path, 'tool_calls'), 'only assistant messages carry tool calls');
+    const calls = parseToolCalls(toolCalls, field(path, 'tool_calls'));
+    if (calls.length > 0) msg.tool_calls = calls;
+  }
+  if (role === 'assistant' && content === null && !msg.tool_calls) {
+    fail(cp, 'is required unless the message has tool_calls', 'missing_required_parameter');
+  }
+  if (role === 'tool') {
+    const id = get(m, 'tool_call_id');
+    if (id === undefined) fail(field(path, 'tool_call_id'), 'is required for role tool', 'missing_required_parameter');
+    msg.tool_call_id = checkString(id, field(path, 'tool_call_id'), { nonEmpty: true });
+  }
+  return msg;
+}
+
+export function parseMessages(v: unknown, path = 'messages'): ChatMessage[] {
+  if (v === undefined || v === null) fail(path, 'is required', 'missing_required_parameter');
+  const list = checkArray(v, path);
+  if (list.length === 0) fail(path, 'must contain at least one message');
+  return list.map((m, i) => parseMessage(m, field(path, i)));
+}
+
+export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
+  if (v === undefined) return [];
+  const seen = new Set<string>();
+  return checkArray(v, path).map((t, i) => {
+    const tp = field(path, i);
+    const tool = requireObject(t, tp);
+    const type = get(tool, 'type') ?? 'function';
+    if (type !== 'function') fail(field(tp, 'type'), 'must be function');
+    const fp = field(tp, 'function');
+    const fn = requireObject(get(tool, 'function'), fp);
+    const name = checkString(get(fn, 'name'), field(fp, 'name'));
+    if (!TOOL_NAME.test(name)) fail(field(fp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ . -');
+    if (seen.has(name)) fail(field(fp, 'name'), `duplicate tool name ${name}`);
+    seen.add(name);
+    const spec: ToolSpec = { type: 'function', function: { name } };
+    const description = get(fn, 'description');
+    if (description !== undefined) spec.function.description = checkString(description, field(fp, 'description'));
+    const parameters = get(fn, 'parameters');
+    if (parameters !== undefined) spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
+    return spec;
+  });
+}
+
+export function parseToolChoice(v: unknown, tools: ToolSpec[], path = 'tool_choice'): ToolChoice {
+  if (v === undefined) return tools.length > 0 ? 'auto' : 'none';
+  if (typeof v === 'string') {
+    const choice = checkEnum(v, path, ['auto', 'none', 'required'] as const);
+    if (choice === 'required' && tools.length === 0) fail(path, 'required needs tools');
+    return choice;
+  }
+  const obj: Json = requireObject(v, path);
+  if (get(obj, 'type') !== 'function') fail(field(path, 'type'), 'must be function');
+  const fn = requireObject(get(obj, 'function'), field(path, 'function'));
+  const name = checkString(get(fn, 'name'), field(field(path, 'function'), 'name'));
+  if (!tools.some((t) => t.function.name === name)) {
+    fail(field(field(path, 'function'), 'name'), `no tool named ${name} in tools`);
+  }
+  return { type: 'function', function: { name } };
+}

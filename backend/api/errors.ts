@@ -1,0 +1,47 @@
+// The one error type the HTTP layer answers with, serialised the way OpenAI clients parse it:
+// {"error": {"message", "type", "code", "param"}}.
+import { ChatTemplateError } from '../chat/template.js';
+
+export interface ApiErrorBody {
+  error: { message: string; type: string; code: string | null; param: string | null };
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  /** 'invalid_request_error' for 4xx, 'server_error' for 5xx unless given. */
+  readonly type: string;
+  readonly code: string | null;
+  /** The request field at fault (`messages[2].role`), when there is one. */
+  readonly param: string | null;
+
+  constructor(status: number, message: string, opts: { type?: string; code?: string; param?: string } = {}) {
+    super(message);
+    if (!Number.isInteger(status) || status < 400 || status > 599) {
+      throw new RangeError(`ApiError status must be an HTTP error status (400-599), got ${status}`);
+    }
+    this.status = status;
+    this.type = opts.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
+    this.code = opts.code ?? null;
+    this.param = opts.param ?? null;
+  }
+
+  toJSON(): ApiErrorBody {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
+  }
+}
+
+/**
+ * Maps anything a handler threw to an ApiError: ApiErrors as they are, a chat template's own
+ * refusal (raise_exception) to 400, other template failures and unknown errors to 500.
+ */
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  if (e instanceof ChatTemplateError) {
+    return e.kind === 'raised'
+      ? new ApiError(400, e.message, { code: 'template_rejected', param: 'messages' })
+      : new ApiError(500, e.message, { code: 'template_error' });
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return new ApiError(500, `internal error: ${message}`);
+}

@@ -1,0 +1,273 @@
+// Request validators: parsed JSON (unknown) in, typed request out, or ApiError 400 naming the
+// field. Output types are camelCase; `sampling` is the engine's own SamplingParams, ready to
+// pass on. Unknown top-level fields are ignored (OpenAI clients send extras); null means "not set".
+import type { SamplingParams } from '../../native/lib/addon.js';
+import type { ChatMessage, ToolSpec } from '../chat/template.js';
+import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './chat-schema.js';
+import {
+  checkArray, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
+  requireObject, reqString, typeName, type Json,
+} from './validate.js';
+
+export { parseJsonBody } from './body.js';
+export type { ToolChoice } from './chat-schema.js';
+
+/** Fields every generating request shares. */
+export interface GenerationParams {
+  /** The model name the client asked for (informational; one model is served). */
+  model: string | null;
+  /** max_completion_tokens, max_tokens or n_predict (>= 1); null = the server's default. */
+  maxTokens: number | null;
+  /** Stop strings (at most 8, none empty). */
+  stop: string[];
+  stream: boolean;
+  /** stream_options.include_usage: a usage chunk before [DONE]. */
+  includeUsage: boolean;
+  /** Engine sampling settings; only the fields the client set. temperature 0 = greedy. */
+  sampling: SamplingParams;
+  /** Extension: keep generating past end-of-generation tokens. */
+  ignoreEos: boolean;
+  /** llama-server extension: progress events while the prompt is read. */
+  returnProgress: boolean;
+  /** llama-server extension: timings in every streamed chunk. */
+  timingsPerToken: boolean;
+}
+
+export interface ChatRequest extends GenerationParams {
+  messages: ChatMessage[];
+  /** [] when none. */
+  tools: ToolSpec[];
+  /** Defaults: 'auto' with tools, 'none' without. */
+  toolChoice: ToolChoice;
+  parallelToolCalls: boolean;
+  /** chat_template_kwargs: extra template variables (e.g. enable_thinking). */
+  templateKwargs: Record<string, unknown>;
+}
+
+export interface CompletionRequest extends GenerationParams {
+  /** Text, or token ids. */
+  prompt: string | number[];
+}
+
+export interface InfillRequest extends GenerationParams {
+  inputPrefix: string;
+  inputSuffix: string;
+  /** Extra context files (llama-server's input_extra), in order. */
+  inputExtra: Array<{ filename: string; text: string }>;
+  /** Text placed after the FIM middle token, before generation (llama-server's prompt). */
+  prompt: string;
+  /** Stop generating after this many ms of decoding (llama-server t_max_predict_ms); null = no limit. */
+  tMaxPredictMs: number | null;
+}
+
+export interface TokenizeRequest { content: string; addSpecial: boolean; parseSpecial: boolean; withPieces: boolean }
+export interface DetokenizeRequest { tokens: number[] }
+
+/** Save what `messages` (with `tools`) or `prompt` forms; neither given: the server decides (or refuses). */
+export interface SessionSaveRequest {
+  name: string;
+  messages: ChatMessage[] | null;
+  tools: ToolSpec[];
+  prompt: string | null;
+}
+
+const MAX_STOP = 8;
+
+function parseStop(obj: Json): string[] {
+  const v = get(obj, 'stop');
+  if (v === undefined) return [];
+  const list = typeof v === 'string' ? [v] : checkArray(v, 'stop');
+  if (list.length > MAX_STOP) fail('stop', `at most ${MAX_STOP} stop strings, got ${list.length}`);
+  return list.map((s, i) => checkString(s, typeof v === 'string' ? 'stop' : field('stop', i), { nonEmpty: true }));
+}
+
+/** {"123": -5, "7": false} or [[123, -5], [7, false]]; false bans the token (-Infinity). */
+function parseLogitBias(obj: Json): Array<[number, number]> | undefined {
+  const v = get(obj, 'logit_bias');
+  if (v === undefined) return undefined;
+  const pairs: Array<[unknown, unknown, string]> = Array.isArray(v)
+    ? v.map((p, i) => {
+      const pp = field('logit_bias', i);
+      const pair = checkArray(p, pp);
+      if (pair.length !== 2) fail(pp, 'must be a [token id, bias] pair');
+      return [pair[0], pair[1], pp] as [unknown, unknown, string];
+    })
+    : Object.entries(requireObject(v, 'logit_bias')).map(([k, b]) => [/^\d+$/.test(k) ? Number(k) : k, b, field('logit_bias', k)]);
+  return pairs.map(([id, bias, path]) => {
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) fail(path, 'token id must be a non-negative integer');
+    if (bias === false) return [id, -Infinity];
+    return [id, checkNumber(bias, path, { min: -100, max: 100 })];
+  });
+}
+
+function parseMaxTokens(obj: Json): number | null {
+  for (const key of ['max_completion_tokens', 'max_tokens'] as const) {
+    const v = optNumber(obj, key, '', { integer: true, min: 1 });
+    if (v !== undefined) return v;
+  }
+  // llama-server's n_predict: -1 means "no limit".
+  const n = optNumber(obj, 'n_predict', '', { integer: true, min: -1 });
+  if (n === 0) fail('n_predict', 'must be -1 (no limit) or at least 1, got 0');
+  return n === undefined || n === -1 ? null : n;
+}
+
+function parseSampling(obj: Json): SamplingParams {
+  const s: SamplingParams = {};
+  const set = <K extends keyof SamplingParams>(key: K, value: SamplingParams[K] | undefined): void => {
+    if (value !== undefined) s[key] = value;
+  };
+  set('temperature', optNumber(obj, 'temperature', '', { min: 0, max: 2 }));
+  set('topP', optNumber(obj, 'top_p', '', { min: 0, minExclusive: true, max: 1 }));
+  set('topK', optNumber(obj, 'top_k', '', { integer: true, min: 0 }));
+  set('minP', optNumber(obj, 'min_p', '', { min: 0, max: 1 }));
+  set('seed', optNumber(obj, 'seed', '', { integer: true }));
+  set('frequencyPenalty', optNumber(obj, 'frequency_penalty', '', { min: -2, max: 2 }));
+  set('presencePenalty', optNumber(obj, 'presence_penalty', '', { min: -2, max: 2 }));
+  set('repeatPenalty', optNumber(obj, 'repeat_penalty', '', { min: 0, minExclusive: true }));
+  set('repeatLastN', optNumber(obj, 'repeat_last_n', '', { integer: true, min: -1 }));
+  set('logitBias', parseLogitBias(obj));
+  return s;
+}
+
+function refuse(obj: Json, key: string, isSet: (v: unknown) => boolean, why: string): void {
+  const v = get(obj, key);
+  if (v !== undefined && isSet(v)) fail(key, why, 'unsupported_value');
+}
+
+function parseGeneration(obj: Json): GenerationParams {
+  const n = optNumber(obj, 'n', '', { integer: true, min: 1 });
+  if (n !== undefined && n > 1) fail('n', 'only 1 is supported', 'unsupported_value');
+  refuse(obj, 'logprobs', (v) => v !== false && v !== 0, 'log probabilities are not supported');
+  refuse(obj, 'top_logprobs', (v) => v !== 0, 'log probabilities are not supported');
+  refuse(obj, 'best_of', (v) => v !== 1, 'only 1 is supported');
+  const streamOptions = get(obj, 'stream_options');
+  let includeUsage = false;
+  if (streamOptions !== undefined) {
+    includeUsage = optBool(requireObject(streamOptions, 'stream_options'), 'include_usage', 'stream_options') ?? false;
+  }
+  const model = optString(obj, 'model', '');
+  return {
+    model: model ?? null,
+    maxTokens: parseMaxTokens(obj),
+    stop: parseStop(obj),
+    stream: optBool(obj, 'stream', '') ?? false,
+    includeUsage,
+    sampling: parseSampling(obj),
+    ignoreEos: optBool(obj, 'ignore_eos', '') ?? false,
+    returnProgress: optBool(obj, 'return_progress', '') ?? false,
+    timingsPerToken: optBool(obj, 'timings_per_token', '') ?? false,
+  };
+}
+
+export function parseChatRequest(body: unknown): ChatRequest {
+  const obj = requireObject(body, '');
+  const messages = parseMessages(get(obj, 'messages'));
+  const tools = parseTools(get(obj, 'tools'));
+  const toolChoice = parseToolChoice(get(obj, 'tool_choice'), tools);
+  const format = get(obj, 'response_format');
+  if (format !== undefined) {
+    const type = get(requireObject(format, 'response_format'), 'type');
+    if (type !== 'text') fail('response_format.type', `${String(type)} is not supported (only text)`, 'unsupported_value');
+  }
+  const kwargs = get(obj, 'chat_template_kwargs');
+  return {
+    ...parseGeneration(obj),
+    messages,
+    tools,
+    toolChoice,
+    parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
+    templateKwargs: kwargs === undefined ? {} : requireObject(kwargs, 'chat_template_kwargs'),
+  };
+}
+
+function parseTokenIds(v: unknown, path: string): number[] {
+  return checkArray(v, path).map((t, i) => checkNumber(t, field(path, i), { integer: true, min: 0 }));
+}
+
+export function parseCompletionRequest(body: unknown): CompletionRequest {
+  const obj = requireObject(body, '');
+  const raw = get(obj, 'prompt');
+  if (raw === undefined) fail('prompt', 'is required', 'missing_required_parameter');
+  let prompt: string | number[];
+  if (typeof raw === 'string') {
+    prompt = raw;
+  } else if (Array.isArray(raw) && raw.every((x) => typeof x === 'number')) {
+    prompt = parseTokenIds(raw, 'prompt');
+  } else if (Array.isArray(raw) && raw.length === 1) {
+    // One prompt in a batch form: ["text"] or [[1, 2, 3]].
+    const only = raw[0];
+    prompt = typeof only === 'string' ? only : parseTokenIds(only, 'prompt[0]');
+  } else if (Array.isArray(raw)) {
+    fail('prompt', `only one prompt per request is supported, got ${raw.length}`, 'unsupported_value');
+  } else {
+    fail('prompt', `must be a string or an array of token ids, got ${typeName(raw)}`);
+  }
+  refuse(obj, 'echo', (v) => v !== false, 'echo is not supported');
+  refuse(obj, 'suffix', (v) => v !== '', 'suffix is not supported here; use /v1/infill for fill-in-the-middle');
+  return { ...parseGeneration(obj), prompt };
+}
+
+export function parseInfillRequest(body: unknown): InfillRequest {
+  const obj = requireObject(body, '');
+  const extraRaw = get(obj, 'input_extra');
+  const inputExtra = extraRaw === undefined ? [] : checkArray(extraRaw, 'input_extra').map((e, i) => {
+    const ep = field('input_extra', i);
+    const item = requireObject(e, ep);
+    return { filename: optString(item, 'filename', ep) ?? '', text: reqString(item, 'text', ep) };
+  });
+  const tMax = optNumber(obj, 't_max_predict_ms', '', { min: 0 });
+  return {
+    ...parseGeneration(obj),
+    inputPrefix: optString(obj, 'input_prefix', '') ?? '',
+    inputSuffix: optString(obj, 'input_suffix', '') ?? '',
+    inputExtra,
+    prompt: optString(obj, 'prompt', '') ?? '',
+    tMaxPredictMs: tMax === undefined || tMax === 0 ? null : tMax,
+  };
+}
+
+export function parseTokenizeRequest(body: unknown): TokenizeRequest {
+  const obj = requireObject(body, '');
+  return {
+    content: reqString(obj, 'content', ''),
+    addSpecial: optBool(obj, 'add_special', '') ?? false,
+    parseSpecial: optBool(obj, 'parse_special', '') ?? true,
+    withPieces: optBool(obj, 'with_pieces', '') ?? false,
+  };
+}
+
+export function parseDetokenizeRequest(body: unknown): DetokenizeRequest {
+  const obj = requireObject(body, '');
+  const tokens = get(obj, 'tokens');
+  if (tokens === undefined) fail('tokens', 'is required', 'missing_required_parameter');
+  return { tokens: parseTokenIds(tokens, 'tokens') };
+}
+
+const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** A session name safe as a file name: [A-Za-z0-9._-], 1-64 characters, no leading dot. */
+export function sanitizeSessionName(name: unknown, path = 'name'): string {
+  if (typeof name !== 'string') fail(path, `must be a string, got ${typeName(name)}`);
+  if (name.length === 0 || name.length > 64) fail(path, `must be 1-64 characters, got ${name.length}`);
+  if (name.startsWith('.')) fail(path, 'must not start with a dot');
+  if (!SESSION_NAME.test(name)) {
+    const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c)) ?? '';
+    fail(path, `may contain only letters, digits, '.', '_' and '-' (found ${JSON.stringify(bad)})`);
+  }
+  return name;
+}
+
+export function parseSessionSaveRequest(body: unknown): SessionSaveRequest {
+  const obj = requireObject(body, '');
+  const name = get(obj, 'name');
+  if (name === undefined) fail('name', 'is required', 'missing_required_parameter');
+  const messagesRaw = get(obj, 'messages');
+  const promptRaw = get(obj, 'prompt');
+  if (messagesRaw !== undefined && promptRaw !== undefined) fail('prompt', 'give messages or prompt, not both');
+  return {
+    name: sanitizeSessionName(name),
+    messages: messagesRaw === undefined ? null : parseMessages(messagesRaw),
+    tools: parseTools(get(obj, 'tools')),
+    prompt: promptRaw === undefined ? null : checkString(promptRaw, 'prompt'),
+  };
+}

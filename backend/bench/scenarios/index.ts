@@ -1,0 +1,12 @@
+// The scenarios by name, in the order they run.
+import type { Scenario, ScenarioName } from '../types.js';
+import { concurrent } from './concurrent.js';
+import { infillScenario } from './infill.js';
+import { mixed } from './mixed.js';
+import { prefill } from './prefill.js';
+import { repeat } from './repeat.js';
+import { single } from './single.js';
+
+export const scenarios: Record<ScenarioName, Scenario> = {
+  single, prefill, concurrent, repeat, mixed, infill: infillScenario,
+};

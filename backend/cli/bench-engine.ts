@@ -1,0 +1,65 @@
+// `strata bench-engine` (npm run bench:engine): the native engine beside llama.cpp's own
+// llama-batched-bench, same model, threads and batch sizes, in one run, printed as ratios.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { packageRoot } from '../native.js';
+import { optInt, optList, optString, type ParsedArgs } from './args.js';
+import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
+
+export const command = {
+  summary: 'engine prefill/decode tok/s at 1, 4, 8 slots beside llama-batched-bench',
+  async run(args: ParsedArgs): Promise<number> {
+    const threads = optInt(args, 'threads', 1, 1024) ?? availableParallelism();
+    const pp = optInt(args, 'pp', 1, 65536) ?? 256;
+    const tg = optInt(args, 'tg', 2, 65536) ?? 64;
+    const batch = optInt(args, 'batch', 1, 65536) ?? 512;
+    const npl = (optList(args, 'npl') ?? ['1', '4', '8']).map(Number);
+    const maxSlots = Math.max(...npl);
+    const model = optString(args, 'model') ?? await standIn();
+    const ctx = pp + tg + 16;
+    process.stderr.write(`model ${model}\nthreads ${threads}, pp ${pp}, tg ${tg}, batch ${batch}, npl ${npl.join(',')}\n`);
+
+    process.stderr.write('llama-batched-bench …\n');
+    const theirs = runBatchedBench({ model, threads, pp, tg, batch, npl, ctx: ctx * maxSlots });
+    process.stderr.write('strata engine …\n');
+    const ours = await measureEngine({ model, threads, pp, tg, batch, npl, ctx, slots: maxSlots });
+
+    const rows = npl.map((n) => {
+      const a = ours.find((r) => r.npl === n)!;
+      const b = theirs.find((r) => r.npl === n)!;
+      return { npl: n, ours: a, theirs: b, prefillRatio: a.prefillTps / b.prefillTps, decodeRatio: a.decodeTps / b.decodeTps };
+    });
+    const lines = [
+      `| slots | prefill tok/s strata | llama-batched-bench | ratio | decode tok/s strata | llama-batched-bench | ratio |`,
+      `|---:|---:|---:|---:|---:|---:|---:|`,
+      ...rows.map((r) => `| ${r.npl} | ${r.ours.prefillTps.toFixed(1)} | ${r.theirs.prefillTps.toFixed(1)} | ${r.prefillRatio.toFixed(3)} | ${r.ours.decodeTps.toFixed(1)} | ${r.theirs.decodeTps.toFixed(1)} | ${r.decodeRatio.toFixed(3)} |`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+    const out = optString(args, 'json') ?? join(packageRoot, 'test-output', 'bench', 'engine-latest.json');
+    mkdirSync(join(out, '..'), { recursive: true });
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), model, threads, pp, tg, batch, rows }, null, 2));
+    process.stderr.write(`wrote ${out}\n`);
+    return 0;
+  },
+};
+
+async function standIn(): Promise<string> {
+  const { ensureModel } = await import('../models/stand-in.js');
+  return ensureModel({ vocab: 'qwen2', shape: '0.5b', quant: 'f16', seed: 1 });
+}
+
+function runBatchedBench(o: { model: string; threads: number; pp: number; tg: number; batch: number; npl: number[]; ctx: number }): BatchFigures[] {
+  const bin = execFileSync(process.execPath, [join(packageRoot, 'scripts', 'build-native.mjs'), '--target', 'llama-batched-bench'],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+  const out = execFileSync(bin, [
+    '-m', o.model, '-c', String(o.ctx), '-b', String(o.batch), '-ub', String(o.batch),
+    '-npp', String(o.pp), '-ntg', String(o.tg), '-npl', o.npl.join(','),
+    '-t', String(o.threads), '-tb', String(o.threads), '--output-format', 'jsonl',
+  ], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  return out.split('\n').filter((l) => l.startsWith('{')).map((l) => {
+    const j = JSON.parse(l) as { pl: number; speed_pp: number; speed_tg: number };
+    return { npl: j.pl, prefillTps: j.speed_pp, decodeTps: j.speed_tg };
+  });
+}

@@ -1,0 +1,80 @@
+// `strata serve`: the OpenAI-compatible local server. Settings from flags, STRATA_* env and
+// a JSON config file; prints "listening on http://HOST:PORT"; Ctrl+C / SIGTERM stop it
+// cleanly (engines closed, exit 0).
+import { existsSync, readFileSync } from 'node:fs';
+import { createLogger } from '../log/logger.js';
+import { StrataServer } from '../server/app.js';
+import { ConfigError, resolveConfig, serveHelp } from '../server/config.js';
+import { ensureModel } from '../models/stand-in.js';
+import type { ParsedArgs } from './args.js';
+
+export const command = {
+  summary: 'run the OpenAI-compatible inference server',
+  async run(args: ParsedArgs): Promise<number> {
+    if (args.options.has('help')) { process.stdout.write(`${serveHelp()}\n`); return 0; }
+    let config;
+    try {
+      config = resolveConfig({ flags: args.options, env: process.env, readFile: (p) => readFileSync(p, 'utf8') });
+    } catch (e) {
+      if (e instanceof ConfigError) { process.stderr.write(`strata serve: ${e.message}\n`); return 2; }
+      throw e;
+    }
+    if (args.positional.length > 0) { process.stderr.write(`strata serve: unexpected argument '${args.positional[0]}' (see --help)\n`); return 2; }
+    const log = createLogger({ format: config.logFormat, level: config.logLevel });
+
+    let modelPath = config.model;
+    const demo = modelPath === null;
+    if (modelPath === null) {
+      try {
+        // The same tiny generated model the tests use: Qwen2's real tokenizer, random weights.
+        modelPath = await ensureModel({ vocab: 'qwen2', shape: 'tiny', quant: 'q8_0', seed: 1 });
+      } catch (e) {
+        process.stderr.write(`strata serve: no --model given and the demo model cannot be made: ${(e as Error).message}; pass --model FILE.gguf\n`);
+        return 1;
+      }
+      log.warn(`no --model given: serving a random-weight DEMO model (${modelPath}); its answers are meaningless text. Pass --model FILE.gguf to serve a real model.`);
+    } else if (!existsSync(modelPath)) {
+      process.stderr.write(`strata serve: model file not found: ${modelPath}\n`);
+      return 1;
+    }
+
+    const server = new StrataServer({ config, modelPath, demo, log });
+    let stopping: Promise<number> | null = null;
+    const stop = (signal: string): Promise<number> => {
+      stopping ??= (async () => {
+        log.info(`${signal}: shutting down`);
+        await server.close();
+        log.info('stopped');
+        await log.flush(2000);
+        return 0;
+      })();
+      return stopping;
+    };
+    const exited = new Promise<number>((resolve) => {
+      process.once('SIGINT', () => { void stop('SIGINT').then(resolve); });
+      process.once('SIGTERM', () => { void stop('SIGTERM').then(resolve); });
+    });
+
+    let listening;
+    try {
+      listening = await server.listen();
+    } catch (e) {
+      log.error((e as Error).message);
+      await server.close();
+      await log.flush();
+      return 1;
+    }
+    log.info(`listening on ${listening.url}`);
+    if (config.apiKey === null) log.info('no API key: only loopback clients are served (Host and Origin are checked)');
+    server.startEngines().catch(async (e: unknown) => {
+      log.error((e as Error).message);
+      await server.close();
+      await log.flush();
+      process.exit(1);
+    });
+    const code = await exited;
+    // Everything is closed; if some handle still holds the loop, do not hang the terminal.
+    setTimeout(() => process.exit(code), 3000).unref();
+    return code;
+  },
+};

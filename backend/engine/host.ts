@@ -1,0 +1,201 @@
+// Engine host: the child process that owns one native Engine (bundled to dist/engine-host.mjs,
+// started by process-client.ts with an IPC channel). It loads the model on 'init', forwards each
+// engine step's events as one message, runs calls, and exits when the parent goes away.
+// stdout/stderr are logs only; the protocol runs over the IPC channel.
+import { write, writeSync } from 'node:fs';
+import type { Engine } from '../../native/lib/addon.js';
+import { loadAddon } from '../native.js';
+import { parseCommand, type CallCommand, type Command, type HostMessage } from './protocol.js';
+
+// --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
+
+const LOG_QUEUE_MAX = 1000;
+const logQueue: string[] = [];
+let logDropped = 0;
+let logWriting = false;
+
+function log(line: string): void {
+  if (logQueue.length >= LOG_QUEUE_MAX) { logDropped++; return; }
+  logQueue.push(`${new Date().toISOString()} ${line}\n`);
+  flushLog();
+}
+
+function flushLog(): void {
+  if (logWriting || logQueue.length === 0) return;
+  let text = logQueue.splice(0).join('');
+  if (logDropped) { text += `engine host: ${logDropped} log lines dropped\n`; logDropped = 0; }
+  logWriting = true;
+  write(2, text, (err) => {
+    logWriting = false;
+    // EAGAIN: stderr is a non-blocking pipe that is full; try again shortly (the queue keeps bounded).
+    if (err && (err as NodeJS.ErrnoException).code === 'EAGAIN') {
+      logQueue.unshift(text);
+      setTimeout(flushLog, 20).unref();
+    } else {
+      flushLog();
+    }
+  });
+}
+
+/** At exit only: what is still queued, written at once. */
+function drainLogSync(): void {
+  try { writeSync(2, logQueue.splice(0).join('')); } catch { /* stderr gone */ }
+}
+
+// --- state ---
+
+function readEpoch(): number {
+  const i = process.argv.indexOf('--epoch');
+  const raw = i >= 0 ? process.argv[i + 1] : process.env.STRATA_ENGINE_EPOCH;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    process.stderr.write(`engine host: missing or bad epoch ${JSON.stringify(raw)} (pass --epoch N)\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const epoch = readEpoch();
+let engine: Engine | null = null;
+let loading = false;
+let exiting = false;
+/** IPC writes are asynchronous: count them so that we exit only after the last one is out. */
+let sending = 0;
+let onSent: (() => void) | null = null;
+
+function send(msg: HostMessage): void {
+  if (!process.connected || !process.send) return;
+  sending++;
+  process.send(msg, undefined, {}, (err: Error | null) => {
+    if (err) log(`engine host: send failed: ${err.message}`);
+    if (--sending === 0) onSent?.();
+  });
+}
+
+/** Exits once every message is written (bounded: a parent that stopped reading must not keep us). */
+function exitAfterSends(code: number): void {
+  const exit = (): void => { drainLogSync(); process.exit(code); };
+  setTimeout(exit, 2000).unref();
+  if (sending === 0 || !process.connected) exit();
+  else onSent = exit;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Stops the engine (bounded wait: a stuck engine thread must not keep us alive) and exits. */
+function shutdown(code: number, why: string): void {
+  if (exiting) return;
+  exiting = true;
+  log(`engine host (epoch ${epoch}) exiting: ${why}`);
+  setTimeout(() => { drainLogSync(); process.exit(code); }, 5000).unref();
+  const e = engine;
+  engine = null;
+  if (!e) { exitAfterSends(code); return; }
+  e.close().then(
+    () => exitAfterSends(code),
+    (err: unknown) => { log(`engine host: close failed: ${message(err)}`); exitAfterSends(code); },
+  );
+}
+
+// --- commands ---
+
+async function init(config: Extract<Command, { kind: 'init' }>['config']): Promise<void> {
+  if (engine || loading) { log('engine host: init ignored, the engine is already loaded'); return; }
+  loading = true;
+  try {
+    const { Engine } = loadAddon();
+    const loaded = await Engine.load({
+      ...config,
+      onEvents: (events) => send({ kind: 'events', epoch, events }),
+    });
+    if (exiting) { void loaded.close(); return; }
+    engine = loaded;
+    send({ kind: 'ready', epoch, pid: process.pid, info: loaded.info });
+  } catch (err) {
+    // Say why, then leave: a failed load holds nothing worth keeping.
+    send({ kind: 'loadError', epoch, error: message(err) });
+    shutdown(1, 'model load failed');
+  } finally {
+    loading = false;
+  }
+}
+
+async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
+  switch (cmd.kind) {
+    case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
+    case 'detokenize': return e.detokenize(cmd.tokens);
+    case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity);
+    case 'loadSession': {
+      const r = await e.loadSession(cmd.path, cmd.identity);
+      return { ...r, tokenIds: Array.from(r.tokenIds) };
+    }
+    case 'snapshot': return e.snapshot();
+    case 'traces': return e.traces();
+    case 'devices': return e.devices();
+  }
+}
+
+function handle(cmd: Command): void {
+  switch (cmd.kind) {
+    case 'init':
+      void init(cmd.config);
+      return;
+    case 'submit':
+      try {
+        if (!engine) throw new Error('engine is not loaded');
+        engine.submit({ ...cmd.request, id: cmd.id });
+      } catch (err) {
+        send({ kind: 'submitError', epoch, id: cmd.id, error: message(err) });
+      }
+      return;
+    case 'cancel':
+      engine?.cancel(cmd.id);
+      return;
+    case 'close':
+      shutdown(0, 'close requested');
+      return;
+    default: {
+      const e = engine;
+      const done = e ? Promise.resolve().then(() => runCall(e, cmd)) : Promise.reject(new Error('engine is not loaded'));
+      done.then(
+        (value) => send({ kind: 'result', epoch, call: cmd.call, value }),
+        (err: unknown) => send({ kind: 'callError', epoch, call: cmd.call, error: message(err) }),
+      );
+    }
+  }
+}
+
+process.on('message', (raw: unknown) => {
+  let cmd: Command;
+  try {
+    cmd = parseCommand(raw);
+  } catch (err) {
+    log(`engine host: bad command dropped: ${message(err)}`);
+    return;
+  }
+  if (cmd.epoch !== epoch) {
+    log(`engine host (epoch ${epoch}): dropped ${cmd.kind} for epoch ${cmd.epoch}`);
+    return;
+  }
+  if (!exiting) handle(cmd);
+});
+
+// The parent is gone (closed the channel or died): never linger as an orphan.
+process.on('disconnect', () => shutdown(0, 'parent disconnected'));
+
+function fatal(err: unknown): void {
+  const text = err instanceof Error ? err.stack ?? err.message : String(err);
+  log(`engine host fatal: ${text}`);
+  send({ kind: 'fatal', epoch, error: message(err) });
+  exitAfterSends(1);
+}
+process.on('uncaughtException', fatal);
+process.on('unhandledRejection', fatal);
+
+if (!process.send) {
+  log('engine host: no IPC channel (start it with child_process.fork)');
+  process.exit(2);
+}
+log(`engine host started (epoch ${epoch}, pid ${process.pid}, node ${process.version})`);

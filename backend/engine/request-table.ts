@@ -1,0 +1,175 @@
+// Request ownership on the client side, with no I/O: which requests are live, which epoch
+// each belongs to, routing of engine events to them, and exactly one 'done' per request.
+// Events for an unknown, finished or older-epoch request are dropped and counted.
+import type { EngineEvent, FinishReason } from '../../native/lib/addon.js';
+import type { EngineRequest, GenerateInput, RequestEvent } from './client.js';
+
+export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
+
+/** One request's event stream: a buffer for its single consumer and the terminal promise. */
+class RequestStream implements EngineRequest {
+  readonly done: Promise<DoneEvent>;
+  readonly events: AsyncIterable<RequestEvent>;
+  private readonly buffered: RequestEvent[] = [];
+  private wake: (() => void) | null = null;
+  private finished = false;
+  private consumed = false;
+  private resolveDone!: (d: DoneEvent) => void;
+
+  constructor(readonly id: number, readonly epoch: number, private readonly onCancel: () => void) {
+    this.done = new Promise((resolve) => { this.resolveDone = resolve; });
+    this.events = { [Symbol.asyncIterator]: () => this.iterate() };
+  }
+
+  get ended(): boolean { return this.finished; }
+
+  cancel(): void {
+    if (!this.finished) this.onCancel();
+  }
+
+  push(ev: RequestEvent): void {
+    if (this.finished) return;
+    this.buffered.push(ev);
+    if (ev.type === 'done') {
+      this.finished = true;
+      this.resolveDone(ev);
+    }
+    this.wake?.();
+  }
+
+  private async *iterate(): AsyncGenerator<RequestEvent> {
+    if (this.consumed) throw new Error(`request ${this.id}: events can be read only once`);
+    this.consumed = true;
+    for (;;) {
+      const ev = this.buffered.shift();
+      if (ev) {
+        yield ev;
+        if (ev.type === 'done') return;
+        continue;
+      }
+      await new Promise<void>((resolve) => { this.wake = resolve; });
+      this.wake = null;
+    }
+  }
+}
+
+interface Entry {
+  stream: RequestStream;
+  admitted: boolean;
+  promptTokens: number;
+  reused: number;
+  generated: number;
+  cancelRequested: boolean;
+}
+
+export interface LocalEnd {
+  finish: FinishReason;
+  error?: string;
+  engineDied?: boolean;
+}
+
+export class RequestTable {
+  private nextId = 1;
+  private readonly live = new Map<number, Entry>();
+  private stale = 0;
+
+  /** Events and replies dropped because their request or epoch was not live. */
+  get staleFrames(): number { return this.stale; }
+  /** Live requests. */
+  get size(): number { return this.live.size; }
+
+  /**
+   * Registers a new request of `epoch` under a fresh id (ids never repeat for this table).
+   * `onCancel(id)` runs at the first cancel() while it is live; the engine's 'done' ends it.
+   */
+  open(epoch: number, input: GenerateInput, onCancel: (id: number) => void): EngineRequest {
+    const id = this.nextId++;
+    const entry: Entry = {
+      stream: new RequestStream(id, epoch, () => {
+        if (entry.cancelRequested) return;
+        entry.cancelRequested = true;
+        onCancel(id);
+      }),
+      admitted: false, promptTokens: input.prompt?.length ?? 0, reused: 0, generated: 0, cancelRequested: false,
+    };
+    this.live.set(id, entry);
+    return entry.stream;
+  }
+
+  /** A request that ends at once without reaching an engine (e.g. the engine is down). */
+  openEnded(epoch: number, input: GenerateInput, end: LocalEnd): EngineRequest {
+    const req = this.open(epoch, input, () => {});
+    this.end(req.id, end);
+    return req;
+  }
+
+  isLive(id: number): boolean { return this.live.has(id); }
+
+  /** Routes one engine step's events; returns how many were dropped as stale. */
+  deliver(epoch: number, events: readonly EngineEvent[]): number {
+    let dropped = 0;
+    for (const ev of events) {
+      const entry = this.live.get(ev.id);
+      if (!entry || entry.stream.epoch !== epoch) {
+        dropped++;
+        continue;
+      }
+      entry.stream.push(this.translate(entry, ev));
+      if (ev.type === 'done') this.live.delete(ev.id);
+    }
+    this.stale += dropped;
+    return dropped;
+  }
+
+  /** Counts frames dropped elsewhere (e.g. replies of an older epoch). */
+  countStale(n = 1): void { this.stale += n; }
+
+  /** Ends a live request locally; false when it was not live (nothing happens then). */
+  end(id: number, end: LocalEnd): boolean {
+    const entry = this.live.get(id);
+    if (!entry) return false;
+    this.live.delete(id);
+    entry.stream.push({
+      type: 'done', finish: end.finish,
+      ...(end.error !== undefined ? { error: end.error } : {}),
+      ...(end.engineDied ? { engineDied: true } : {}),
+      promptTokens: entry.promptTokens, reused: entry.reused, promptMs: null, decodeMs: null,
+      generated: entry.generated, text: '',
+    });
+    return true;
+  }
+
+  /** Ends every live request (of one epoch, or all); returns how many. */
+  endAll(end: LocalEnd, epoch?: number): number {
+    let n = 0;
+    for (const [id, entry] of [...this.live]) {
+      if (epoch === undefined || entry.stream.epoch === epoch) n += this.end(id, end) ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** Engine event -> the request's event, keeping the per-request figures a local end needs. */
+  private translate(entry: Entry, ev: EngineEvent): RequestEvent {
+    switch (ev.type) {
+      case 'admitted':
+        entry.admitted = true;
+        entry.promptTokens = ev.promptTokens;
+        entry.reused = ev.reused;
+        return { type: 'admitted', slot: ev.slot, promptTokens: ev.promptTokens, reused: ev.reused, restored: ev.restored };
+      case 'progress':
+        return { type: 'progress', read: ev.read, total: ev.total };
+      case 'tokens':
+        entry.generated += ev.ids.length;
+        return { type: 'tokens', ids: ev.ids, text: ev.text };
+      case 'done':
+        // A phase the request never reached has no duration: null, not the engine's 0.
+        return {
+          type: 'done', finish: ev.finish, ...(ev.error !== undefined ? { error: ev.error } : {}),
+          promptTokens: ev.promptTokens, reused: ev.reused,
+          promptMs: entry.admitted ? ev.promptMs : null,
+          decodeMs: ev.generated > 0 ? ev.decodeMs : null,
+          generated: ev.generated, text: ev.text,
+        };
+    }
+  }
+}

@@ -1,0 +1,206 @@
+// Runs one generation for a route: books the request, tokenizes its prompt, checks the
+// context, queues it, follows the client (a disconnect or a stalled reader cancels the
+// request, which frees its slot at once), keeps a waiting stream alive, and hands text to
+// the route. The record is ended in a finally, so it can never leave the bookkeeping while
+// its client waits.
+import type { ServerResponse } from 'node:http';
+import { ApiError } from '../api/errors.js';
+import type { EngineClient } from '../engine/client.js';
+import type { RequestKind, RequestRecord } from '../scheduler/request-table.js';
+import { SchedulerRefusal, type DoneEvent, type GenerationSpec, type Job } from '../scheduler/scheduler.js';
+import type { AppContext } from '../server/context.js';
+import type { ModelView } from '../server/model-view.js';
+import { ClientConnection } from './client-connection.js';
+import type { Figures } from './openai-shapes.js';
+import { SseStream } from './sse.js';
+
+export interface GenerationRun {
+  app: AppContext;
+  rec: RequestRecord;
+  model: ModelView;
+  conn: ClientConnection;
+  /** Present for streamed requests. */
+  sse: SseStream | null;
+}
+
+export function requireModel(app: AppContext): ModelView {
+  const m = app.model();
+  if (!m) throw new ApiError(503, app.scheduler.unavailableReason() ?? 'the model is still loading', { code: 'model_loading' });
+  return m;
+}
+
+export function requireTokenizer(app: AppContext): EngineClient {
+  const c = app.scheduler.anyReadyClient();
+  if (!c) throw new ApiError(503, app.scheduler.unavailableReason() ?? 'no engine is ready', { code: 'engine_unavailable' });
+  return c;
+}
+
+/** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
+export async function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
+  const client = requireTokenizer(app);
+  try {
+    return await client.tokenize(text, addSpecial, parseSpecial);
+  } catch (e) {
+    throw new ApiError(503, `the engine could not tokenize the prompt: ${(e as Error)?.message ?? String(e)}`, { code: 'engine_unavailable' });
+  }
+}
+
+/**
+ * Books a request, runs `body` and ends the record whatever happens. The route sets
+ * rec.end when it knows better (tool_calls); an ApiError ends it as 'rejected' (4xx) or 'error'.
+ */
+export async function withRequest(
+  app: AppContext, kind: RequestKind, stream: boolean, res: ServerResponse,
+  body: (run: GenerationRun) => Promise<void>,
+): Promise<void> {
+  const model = requireModel(app);
+  if (app.stopping()) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
+  const rec = app.table.accept(kind, stream);
+  const conn = new ClientConnection(res, app.config.writeStallMs);
+  const sse = stream
+    ? new SseStream(conn, { keepAliveMs: app.config.keepAliveMs, headers: { 'X-Request-Id': String(rec.id) } })
+    : null;
+  res.setHeader('X-Request-Id', String(rec.id));
+  try {
+    await body({ app, rec, model, conn, sse });
+  } catch (e) {
+    if (e instanceof ApiError && rec.end === null) {
+      rec.end = e.status < 500 ? 'rejected' : 'error';
+      rec.error = e.message;
+    }
+    throw e;
+  } finally {
+    if (rec.state === 'queued' || rec.state === 'finishing') {
+      app.table.end(rec, rec.end ?? (conn.gone ? 'disconnected' : 'error'));
+    } else if (rec.state !== 'ended') {
+      // Still admitting/running here means the route stopped following a live job: a bug.
+      app.log.error('request left while its engine work was live', { request: rec.id, state: rec.state });
+      app.table.end(rec, 'error', 'internal: request abandoned');
+    }
+    sse?.close();
+  }
+}
+
+/** Tokenizes a prompt and checks that it fits a slot's context with room to generate. */
+export function checkContext(tokens: number[], model: ModelView, field: string): void {
+  const ctx = model.info.ctx;
+  if (tokens.length === 0) throw new ApiError(400, `${field} is empty after tokenization`, { param: field, code: 'empty_prompt' });
+  if (tokens.length >= ctx) {
+    throw new ApiError(400,
+      `${field} is ${tokens.length} tokens, which does not fit the context of ${ctx} tokens per slot (--ctx); shorten it or start the server with a larger --ctx`,
+      { param: field, code: 'context_length_exceeded' });
+  }
+}
+
+/** max_tokens, limited to the room left in the context; null = all the room. */
+export function maxTokensFor(requested: number | null, promptTokens: number, model: ModelView): number {
+  const room = model.info.ctx - promptTokens;
+  return requested === null ? room : Math.min(requested, room);
+}
+
+export interface FollowHandlers {
+  /** Text as the engine releases it (UTF-8 complete, stop strings withheld). */
+  onText(text: string, job: Job): void;
+  /** The engine read more of the prompt (read of total tokens). */
+  onProgress?(read: number, total: number): void;
+}
+
+/** llama-server's prompt_progress (return_progress): where the prompt read is. */
+export function promptProgress(rec: RequestRecord, read: number, total: number) {
+  return { total, cache: rec.reused ?? 0, processed: read, time_ms: rec.admittedAt !== null ? Date.now() - rec.admittedAt : 0 };
+}
+
+/**
+ * Queues the job and follows it to its one 'done' (returned). Throws ApiError 503 when it
+ * cannot be queued. The route decides what an error 'done' means for its answer.
+ */
+export async function follow(run: GenerationRun, spec: GenerationSpec, h: FollowHandlers): Promise<DoneEvent> {
+  const { app, rec, conn, sse } = run;
+  if (conn.gone) { rec.end = 'disconnected'; throw new ClientGone(); }
+  let job: Job;
+  try {
+    job = app.scheduler.submit(rec, spec);
+  } catch (e) {
+    if (e instanceof SchedulerRefusal) {
+      throw new ApiError(503, e.message, { code: e.code });
+    }
+    throw e;
+  }
+  conn.onGone((why) => {
+    app.log.info(why === 'stalled' ? 'client stopped reading; cancelling' : 'client disconnected; cancelling', { request: rec.id, state: rec.state });
+    job.cancel('disconnected');
+  });
+  sse?.setWaiting(true);
+  let done: DoneEvent | null = null;
+  let failure: unknown = null;
+  for await (const ev of job.events) {
+    if (failure !== null) continue; // draining a cancelled job to its 'done'
+    try {
+      if (ev.type === 'progress') {
+        sse?.progress();
+        h.onProgress?.(ev.read, ev.total);
+      }
+      else if (ev.type === 'tokens') {
+        sse?.setWaiting(false);
+        if (ev.text) h.onText(ev.text, job);
+      } else if (ev.type === 'done') {
+        done = ev;
+        if (ev.text && ev.finish !== 'error') h.onText(ev.text, job);
+      }
+    } catch (e) {
+      // The route failed on this text: stop the engine work, wait for its end, then report.
+      failure = e;
+      job.cancel('cancel');
+    }
+  }
+  sse?.setWaiting(false);
+  if (failure !== null) throw failure;
+  if (!done) throw new Error('internal: a request ended without its done event');
+  return done;
+}
+
+/** Thrown when the client left before the request was queued; nothing to answer. */
+export class ClientGone extends Error {
+  constructor() { super('the client disconnected'); }
+}
+
+/** The error a failed 'done' becomes: 503 when the engine died, 500 for other engine errors. */
+export function doneError(done: DoneEvent): ApiError {
+  if (done.engineDied) {
+    return new ApiError(503, done.error ?? 'the engine stopped', { code: 'engine_unavailable' });
+  }
+  return new ApiError(500, `the engine failed: ${done.error ?? 'unknown error'}`, { code: 'engine_error' });
+}
+
+export function figuresOf(rec: RequestRecord, done: DoneEvent): Figures {
+  return {
+    promptTokens: done.promptTokens || (rec.promptTokens ?? 0),
+    reused: rec.admittedAt !== null || done.finish !== 'error' ? done.reused : null,
+    generated: done.generated,
+    promptMs: done.promptMs ?? null,
+    decodeMs: done.decodeMs ?? null,
+  };
+}
+
+/**
+ * Deals with a 'done' that is not a normal end (engine error or death, a cancel we did not
+ * ask for, shutdown, a client that left). Returns true when the route should answer normally.
+ */
+export function settle(run: GenerationRun, done: DoneEvent): boolean {
+  if (done.finish === 'error') { failRun(run, doneError(done)); return false; }
+  if (run.conn.gone) return false;
+  if (done.finish === 'cancel' && run.rec.end !== 'stop' && run.rec.end !== 'length') {
+    const why = run.rec.end === 'shutdown' ? 'the server is shutting down' : `the engine cancelled the request${done.error ? `: ${done.error}` : ''}`;
+    failRun(run, new ApiError(503, why, { code: run.rec.end === 'shutdown' ? 'shutting_down' : 'engine_unavailable' }));
+    return false;
+  }
+  return true;
+}
+
+/** Ends a stream or throws for the wrapper to answer, depending on what was sent already. */
+export function failRun(run: GenerationRun, err: ApiError): void {
+  run.rec.end = run.rec.end ?? (err.status < 500 ? 'rejected' : 'error');
+  run.rec.error = run.rec.error ?? err.message;
+  if (run.sse?.isStarted) { run.sse.fail(err.toJSON()); return; }
+  throw err;
+}

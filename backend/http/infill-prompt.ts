@@ -1,0 +1,119 @@
+// Fill-in-the-middle prompts from the model's FIM token ids, laid out as llama-server does:
+//   [BOS] extra-context [FIM_PRE] prefix prompt [FIM_SUF] suffix [FIM_MID]
+// (`prompt` is the text before the cursor on its line, so it belongs with the prefix).
+// The prefix keeps its end and the suffix its start, in llama-server's 3:1 split of a batch;
+// extra context fills what the context leaves. And a stopper that ends the completion when
+// the model starts writing the code that already follows the cursor.
+import type { ModelInfo } from '../../native/lib/addon.js';
+
+export type Fim = NonNullable<ModelInfo['fim']>;
+
+export interface InfillParts {
+  /** Tokens of each extra file's header ("filename\n", or a snippet separator) and text, in order. */
+  extra: Array<{ header: number[]; text: number[] }>;
+  /** Repo header tokens ("myproject\n") when the vocab has a repo token. */
+  repoHeader: number[];
+  prefix: number[];
+  suffix: number[];
+  prompt: number[];
+}
+
+export interface InfillPrompt { tokens: number[]; truncated: boolean }
+
+const has = (id: number) => id >= 0;
+
+export function buildInfillPrompt(
+  fim: Fim, bosPrefix: number[], parts: InfillParts, budget: { batch: number; ctx: number; maxTokens: number },
+): InfillPrompt {
+  const nPrefix = Math.min(parts.prefix.length, Math.floor((3 * budget.batch) / 4));
+  const nSuffix = Math.min(parts.suffix.length, Math.max(0, Math.floor(budget.batch / 4) - (2 + parts.prompt.length)));
+  const extra: number[] = [];
+  if (parts.extra.length > 0 || has(fim.rep)) {
+    if (has(fim.rep)) extra.push(fim.rep, ...parts.repoHeader);
+    for (const e of parts.extra) {
+      if (has(fim.sep)) extra.push(fim.sep);
+      extra.push(...e.header, ...e.text);
+    }
+  }
+  const room = Math.max(0, budget.ctx - budget.batch - 2 * budget.maxTokens);
+  const nExtra = Math.min(room, extra.length);
+  const tokens = [
+    ...bosPrefix,
+    ...extra.slice(extra.length - nExtra),
+    fim.prefix, ...parts.prefix.slice(parts.prefix.length - nPrefix), ...parts.prompt,
+    fim.suffix, ...parts.suffix.slice(0, nSuffix),
+    fim.middle,
+  ];
+  const truncated = nPrefix < parts.prefix.length || nSuffix < parts.suffix.length || nExtra < extra.length;
+  return { tokens, truncated };
+}
+
+/**
+ * Holds back the line being written and stops once a complete line (after the first, which
+ * continues the cursor's line) equals the suffix's first full line: the model has started to
+ * repeat the code after the cursor. Lines of fewer than `minChars` visible characters (a lone
+ * "}") must be followed by the suffix's next line too, so a closing brace alone does not stop it.
+ */
+export class SuffixRepeatStop {
+  private pending = '';
+  private lineIndex = 0;
+  private readonly targets: string[];
+  /** A short first line matched: the line text held until the next line decides. */
+  private held: string | null = null;
+  stopped = false;
+
+  constructor(suffix: string, private readonly minChars = 6) {
+    // The suffix's first line is the rest of the cursor's line; the next non-blank lines follow.
+    this.targets = suffix.split('\n').slice(1).map((l) => l.trim()).filter((l) => l.length > 0).slice(0, 2);
+  }
+
+  /** Feeds generated text; returns what may be emitted now. */
+  push(text: string): string {
+    if (this.stopped) return '';
+    this.pending += text;
+    let out = '';
+    let nl: number;
+    while (!this.stopped && (nl = this.pending.indexOf('\n')) >= 0) {
+      const line = this.pending.slice(0, nl + 1);
+      this.pending = this.pending.slice(nl + 1);
+      out += this.line(line);
+    }
+    return out;
+  }
+
+  /** The rest at the end of generation. */
+  end(): string {
+    if (this.stopped) return '';
+    const rest = (this.held ?? '') + this.pending;
+    this.held = null;
+    this.pending = '';
+    return rest;
+  }
+
+  private line(line: string): string {
+    const index = this.lineIndex++;
+    const t = line.trim();
+    if (this.held !== null) {
+      if (this.targets[1] !== undefined && t === this.targets[1]) { this.stop(); return ''; }
+      const out = this.held;
+      this.held = null;
+      return out + this.line2(line, index);
+    }
+    return this.line2(line, index);
+  }
+
+  private line2(line: string, index: number): string {
+    const t = line.trim();
+    const first = this.targets[0];
+    if (index === 0 || first === undefined || t !== first) return line;
+    if (first.replace(/\s/g, '').length >= this.minChars || this.targets[1] === undefined) { this.stop(); return ''; }
+    this.held = line;
+    return '';
+  }
+
+  private stop(): void {
+    this.stopped = true;
+    this.pending = '';
+    this.held = null;
+  }
+}

@@ -1,0 +1,66 @@
+// POST /v1/chat/completions: messages -> the model's chat template -> tokens -> a queued
+// generation; the output goes through the streaming tool-call parser, so tool calls leave
+// as OpenAI tool_call deltas and anything that is not a valid call leaves as content (what
+// the model writes never causes a 5xx).
+import { parseChatRequest } from '../../api/schemas.js';
+import { ToolCallStreamParser } from '../../chat/tool-calls.js';
+import type { AppContext } from '../../server/context.js';
+import {
+  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest,
+} from '../generation.js';
+import { ChatChunkBuilder, chatCompletion, chatFinish } from '../openai-shapes.js';
+import { readJson, sendJson } from '../respond.js';
+import type { RouteContext } from '../router.js';
+
+export async function chatCompletions(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const model = requireModel(app);
+  const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
+  const text = model.template.render(body.messages, {
+    ...(toolsOn ? { tools: body.tools } : {}),
+    addGenerationPrompt: true,
+    ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
+  });
+
+  await withRequest(app, 'chat', body.stream, res, async (run) => {
+    const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
+    const prompt = await tokenizeText(app, text, addSpecial, true);
+    checkContext(prompt, model, 'messages');
+    const id = `chatcmpl-${run.rec.id}`;
+    const created = Math.floor(Date.now() / 1000);
+    const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
+    const parser = new ToolCallStreamParser(model.template.toolFormat, { toolsEnabled: toolsOn });
+    let content = '';
+    const sse = run.sse;
+    if (sse) { sse.start(); sse.event(chunks.role()); }
+
+    const done = await follow(run, {
+      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
+      stop: body.stop, ignoreEos: body.ignoreEos,
+    }, {
+      onText(piece) {
+        const deltas = parser.push(piece);
+        if (sse) { for (const c of chunks.deltas(deltas)) sse.event(c); return; }
+        for (const d of deltas) if (d.type === 'content') content += d.text;
+      },
+      ...(sse && body.returnProgress ? {
+        onProgress: (read: number, total: number) => sse.event({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
+      } : {}),
+    });
+
+    if (!settle(run, done)) return;
+    const tail = parser.end();
+    const finish = chatFinish(done.finish, parser.calls);
+    if (parser.calls.length > 0) run.rec.end = 'tool_calls';
+    const figures = figuresOf(run.rec, done);
+    if (sse) {
+      for (const c of chunks.deltas(tail)) sse.event(c);
+      sse.event(chunks.final(finish, figures));
+      if (body.includeUsage) sse.event(chunks.usageOnly(figures));
+      sse.done();
+      return;
+    }
+    for (const d of tail) if (d.type === 'content') content += d.text;
+    sendJson(res, 200, chatCompletion({ id, model: model.id, created, fingerprint: app.fingerprint, content, calls: parser.calls, finish, figures }));
+  });
+}

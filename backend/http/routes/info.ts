@@ -1,0 +1,57 @@
+// GET /health, /v1/models, /v1/devices: what is served and whether it is ready.
+import { basename } from 'node:path';
+import type { AppContext } from '../../server/context.js';
+import { sendJson } from '../respond.js';
+import type { RouteContext } from '../router.js';
+
+export function health(app: AppContext, { res }: RouteContext): void {
+  if (app.stopping()) { sendJson(res, 503, { status: 'stopping' }); return; }
+  const model = app.model();
+  if (!model || app.scheduler.isLoading()) { sendJson(res, 503, { status: 'loading' }, { 'Retry-After': '1' }); return; }
+  const why = app.scheduler.unavailableReason();
+  if (why) { sendJson(res, 503, { status: 'unavailable', reason: why }, { 'Retry-After': '1' }); return; }
+  const views = app.scheduler.views();
+  const ready = views.filter((v) => v.state === 'ready');
+  const slots = ready.reduce((n, v) => n + v.slots, 0);
+  const busy = ready.reduce((n, v) => n + v.inFlight, 0);
+  sendJson(res, 200, {
+    status: 'ok', model: model.id, demo: model.demo, ctx: model.info.ctx,
+    slots, slots_idle: Math.max(0, slots - busy), slots_processing: busy,
+    replicas: { ready: ready.length, total: views.length },
+    queued: app.scheduler.queuedCount(),
+  });
+}
+
+export function models(app: AppContext, { res }: RouteContext): void {
+  const model = app.model();
+  const id = model?.id ?? basename(app.modelPath).replace(/\.gguf$/i, '');
+  sendJson(res, 200, {
+    object: 'list',
+    data: [{
+      id, object: 'model', created: model?.created ?? Math.floor(app.startedAt / 1000), owned_by: 'strata',
+      meta: model ? {
+        file: basename(model.path), demo: model.demo, architecture: model.info.architecture, params: model.info.params,
+        size: model.info.sizeBytes, n_ctx: model.info.ctx, n_ctx_train: model.info.trainCtx, n_vocab: model.info.vocabSize,
+        slots: model.info.slots, kv_type: model.info.kvType, flash_attn: model.info.flashAttn,
+        fim: model.info.fim !== null, chat_template: model.template.source, tool_format: model.template.toolFormat,
+      } : { file: basename(app.modelPath), loading: true },
+    }],
+  });
+}
+
+export async function devices(app: AppContext, { res }: RouteContext): Promise<void> {
+  const data = await Promise.all(app.engines.map(async (e) => {
+    const s = e.status();
+    let live: Awaited<ReturnType<typeof e.devices>> | null = null;
+    if (s.state === 'ready') live = await e.devices().catch(() => null);
+    return {
+      replica: e.replica, state: s.state, epoch: s.epoch, pid: s.pid,
+      devices: (live ?? []).map((d) => ({
+        name: d.name, description: d.description, type: d.type, backend: d.backend,
+        memory_free: d.memoryFree, memory_total: d.memoryTotal,
+      })),
+      placement: (e.info?.placement ?? []).map((p) => ({ device: p.device, layers: p.layers, memory_free: p.memoryFree, memory_total: p.memoryTotal })),
+    };
+  }));
+  sendJson(res, 200, { object: 'list', data });
+}

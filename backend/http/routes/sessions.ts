@@ -1,0 +1,29 @@
+// Sessions: GET /v1/sessions, POST /v1/sessions {name, messages}, GET/DELETE
+// /v1/sessions/{name}, POST /v1/sessions/{name}/restore.
+import { parseSessionSaveRequest, sanitizeSessionName } from '../../api/schemas.js';
+import type { AppContext } from '../../server/context.js';
+import { readJson, sendJson } from '../respond.js';
+import type { RouteContext } from '../router.js';
+
+export async function sessionsList(app: AppContext, { res }: RouteContext): Promise<void> {
+  sendJson(res, 200, { object: 'list', data: await app.sessions.list() });
+}
+
+export async function sessionSave(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseSessionSaveRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  sendJson(res, 201, await app.sessions.save(body));
+}
+
+export async function sessionGet(app: AppContext, { res, params }: RouteContext): Promise<void> {
+  sendJson(res, 200, await app.sessions.get(sanitizeSessionName(params.name)));
+}
+
+export async function sessionRestore(app: AppContext, { res, params }: RouteContext): Promise<void> {
+  sendJson(res, 200, await app.sessions.restore(sanitizeSessionName(params.name)));
+}
+
+export async function sessionDelete(app: AppContext, { res, params }: RouteContext): Promise<void> {
+  const name = sanitizeSessionName(params.name);
+  await app.sessions.remove(name);
+  sendJson(res, 200, { name, deleted: true });
+}

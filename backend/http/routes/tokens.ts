@@ -1,0 +1,25 @@
+// POST /v1/tokenize and /v1/detokenize (llama-server's shapes).
+import { ApiError } from '../../api/errors.js';
+import { parseDetokenizeRequest, parseTokenizeRequest } from '../../api/schemas.js';
+import type { AppContext } from '../../server/context.js';
+import { requireModel, requireTokenizer } from '../generation.js';
+import { readJson, sendJson } from '../respond.js';
+import type { RouteContext } from '../router.js';
+
+export async function tokenize(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseTokenizeRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const client = requireTokenizer(app);
+  const tokens = await client.tokenize(body.content, body.addSpecial, body.parseSpecial);
+  if (!body.withPieces) { sendJson(res, 200, { tokens }); return; }
+  const pieces = await Promise.all(tokens.map((id) => client.detokenize([id])));
+  sendJson(res, 200, { tokens: tokens.map((id, i) => ({ id, piece: pieces[i] })) });
+}
+
+export async function detokenize(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseDetokenizeRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const model = requireModel(app);
+  const bad = body.tokens.findIndex((t) => t >= model.info.vocabSize);
+  if (bad >= 0) throw new ApiError(400, `tokens[${bad}] is ${body.tokens[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `tokens[${bad}]` });
+  const content = await requireTokenizer(app).detokenize(body.tokens);
+  sendJson(res, 200, { content });
+}

@@ -1,0 +1,73 @@
+// Who may call the server. With an API key: every route but /health needs it (Bearer or
+// x-api-key, compared in constant time). Without a key the server is loopback-only, and a
+// web page must not reach it through the user's browser: the Host header must name
+// loopback (DNS rebinding) and a cross-site Origin is refused.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+export type AccessVerdict =
+  | { ok: true }
+  | { ok: false; status: 401 | 403; code: string; message: string };
+
+const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export function isLoopbackHost(host: string): boolean {
+  return loopbackHosts.has(host.toLowerCase()) || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** The host part of a Host header ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost"). */
+export function hostOf(header: string): string {
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end > 0 ? h.slice(0, end + 1) : h;
+  }
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 ? h.slice(0, colon) : h;
+}
+
+/** An Origin a local page of ours may have: loopback http(s), or VS Code's webview schemes. */
+export function isAllowedOrigin(origin: string): boolean {
+  let url: URL;
+  try { url = new URL(origin); } catch { return false; }
+  if (url.protocol === 'vscode-webview:' || url.protocol === 'vscode-file:') return true;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return isLoopbackHost(url.hostname);
+}
+
+export function keyMatches(given: string, expected: string): boolean {
+  // Hash both so the comparison is constant-time whatever the lengths.
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+export function presentedKey(headers: IncomingHttpHeaders): string | null {
+  const auth = headers.authorization;
+  if (typeof auth === 'string') {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (m) return m[1]!.trim();
+  }
+  const x = headers['x-api-key'];
+  if (typeof x === 'string' && x.length > 0) return x.trim();
+  return null;
+}
+
+export function checkAccess(headers: IncomingHttpHeaders, apiKey: string | null, isPublic: boolean): AccessVerdict {
+  if (apiKey) {
+    if (isPublic) return { ok: true };
+    const given = presentedKey(headers);
+    if (given === null) return { ok: false, status: 401, code: 'invalid_api_key', message: 'an API key is required (Authorization: Bearer KEY or x-api-key: KEY)' };
+    if (!keyMatches(given, apiKey)) return { ok: false, status: 401, code: 'invalid_api_key', message: 'the API key is not valid' };
+    return { ok: true };
+  }
+  const host = headers.host;
+  if (typeof host !== 'string' || !isLoopbackHost(hostOf(host))) {
+    return { ok: false, status: 403, code: 'host_not_allowed', message: `Host '${host ?? ''}' is not allowed: without an API key the server only answers requests addressed to localhost, 127.0.0.1 or [::1]` };
+  }
+  const origin = headers.origin;
+  if (typeof origin === 'string' && !isAllowedOrigin(origin)) {
+    return { ok: false, status: 403, code: 'origin_not_allowed', message: `Origin '${origin}' is not allowed: cross-site requests need the server to run with an API key` };
+  }
+  return { ok: true };
+}

@@ -1,0 +1,119 @@
+// The HTTP server: the route table, access checks, and the one place errors become
+// answers. Handlers throw ApiError for what the client can fix (4xx) or what is down (503);
+// anything else is a 500 with the message, logged with the request.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { ApiError, toApiError } from '../api/errors.js';
+import type { AppContext } from '../server/context.js';
+import { ClientGone } from './generation.js';
+import { sendError } from './respond.js';
+import { Router, type Handler, type RouteContext } from './router.js';
+import { chatCompletions } from './routes/chat.js';
+import { completions } from './routes/completions.js';
+import { metricsJson, metricsPrometheus, traceOne, tracesList } from './routes/diagnostics.js';
+import { infill } from './routes/infill.js';
+import { devices, health, models } from './routes/info.js';
+import { sessionDelete, sessionGet, sessionRestore, sessionSave, sessionsList } from './routes/sessions.js';
+import { detokenize, tokenize } from './routes/tokens.js';
+import { checkAccess } from './security.js';
+
+export function buildRouter(app: AppContext): Router {
+  const h = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void): Handler => (ctx) => fn(app, ctx);
+  return new Router()
+    .add({ method: 'GET', pattern: '/health', handler: h(health), public: true })
+    .add({ method: 'GET', pattern: '/v1/health', handler: h(health), public: true })
+    .add({ method: 'GET', pattern: '/v1/models', handler: h(models) })
+    .add({ method: 'POST', pattern: '/v1/chat/completions', handler: h(chatCompletions) })
+    .add({ method: 'POST', pattern: '/v1/completions', handler: h(completions) })
+    .add({ method: 'POST', pattern: '/v1/infill', handler: h(infill) })
+    .add({ method: 'POST', pattern: '/infill', handler: h(infill) })
+    .add({ method: 'POST', pattern: '/v1/tokenize', handler: h(tokenize) })
+    .add({ method: 'POST', pattern: '/tokenize', handler: h(tokenize) })
+    .add({ method: 'POST', pattern: '/v1/detokenize', handler: h(detokenize) })
+    .add({ method: 'POST', pattern: '/detokenize', handler: h(detokenize) })
+    .add({ method: 'GET', pattern: '/v1/devices', handler: h(devices) })
+    .add({ method: 'GET', pattern: '/v1/traces', handler: h(tracesList) })
+    .add({ method: 'GET', pattern: '/v1/traces/:id', handler: h(traceOne) })
+    .add({ method: 'GET', pattern: '/v1/sessions', handler: h(sessionsList) })
+    .add({ method: 'POST', pattern: '/v1/sessions', handler: h(sessionSave) })
+    .add({ method: 'GET', pattern: '/v1/sessions/:name', handler: h(sessionGet) })
+    .add({ method: 'DELETE', pattern: '/v1/sessions/:name', handler: h(sessionDelete) })
+    .add({ method: 'POST', pattern: '/v1/sessions/:name/restore', handler: h(sessionRestore) })
+    .add({ method: 'GET', pattern: '/metrics', handler: h(metricsJson) })
+    .add({ method: 'GET', pattern: '/metrics/prometheus', handler: h(metricsPrometheus) });
+}
+
+export function createHttpServer(app: AppContext, router = buildRouter(app)): Server {
+  const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 0 }, (req, res) => {
+    void handle(app, router, req, res);
+  });
+  // Headers must arrive in time; bodies of long prompts may take longer (requestTimeout 0).
+  server.headersTimeout = 30_000;
+  return server;
+}
+
+const corsHeaders = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Api-Key',
+  'Access-Control-Max-Age': '600',
+};
+
+async function handle(app: AppContext, router: Router, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = Date.now();
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    sendError(res, new ApiError(400, 'malformed request URL', { code: 'invalid_url' }));
+    return;
+  }
+  const method = req.method ?? 'GET';
+  // With a key, browsers may call us cross-site (the key protects); without one they may not.
+  const cors = app.config.apiKey !== null && typeof req.headers.origin === 'string';
+  if (cors) for (const [k, v] of Object.entries(corsHeaders)) res.setHeader(k, v);
+
+  if (method === 'OPTIONS') {
+    const verdict = checkAccess(req.headers, app.config.apiKey, true);
+    if (!verdict.ok) { sendError(res, new ApiError(verdict.status, verdict.message, { code: verdict.code, type: 'permission_error' })); return; }
+    res.writeHead(204);
+    res.end();
+    return;
+  }
+
+  const found = router.match(method, url.pathname);
+  const isPublic = 'route' in found && found.route.public === true;
+  const verdict = checkAccess(req.headers, app.config.apiKey, isPublic);
+  if (!verdict.ok) {
+    sendError(res, new ApiError(verdict.status, verdict.message, {
+      code: verdict.code, type: verdict.status === 401 ? 'authentication_error' : 'permission_error',
+    }));
+    req.resume();
+    return;
+  }
+  if ('error' in found) {
+    req.resume();
+    if (found.error === 'method') {
+      sendError(res, new ApiError(405, `${method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(', ')})`, { code: 'method_not_allowed' }), { Allow: found.allowed.join(', ') });
+    } else {
+      sendError(res, new ApiError(404, `no route ${method} ${url.pathname}`, { code: 'not_found' }));
+    }
+    return;
+  }
+
+  try {
+    await found.route.handler({ req, res, params: found.params, url });
+  } catch (e) {
+    if (e instanceof ClientGone) { res.destroy(); return; }
+    const err = toApiError(e);
+    if (err.status >= 500 && !(e instanceof ApiError)) app.log.error('request failed', { method, path: url.pathname, error: (e as Error)?.stack ?? String(e) });
+    if (res.headersSent) { res.end(); return; }
+    const headers: Record<string, string> = err.status === 413 ? { Connection: 'close' } : {};
+    sendError(res, err, headers);
+    if (!req.complete) req.resume();
+  } finally {
+    const path = url.pathname;
+    if (path !== '/health' && path !== '/metrics') {
+      app.log.debug('http', { method, path, status: res.statusCode, ms: Date.now() - started });
+    }
+  }
+}

@@ -1,0 +1,84 @@
+// Server-sent events for streamed completions: headers, `data:` events, `: keep-alive`
+// comments while the request waits (queued, or the engine reads its prompt), an error
+// event, and `data: [DONE]`.
+import type { ClientConnection } from './client-connection.js';
+
+export interface SseOptions {
+  /** Comment period while waiting (ms). */
+  keepAliveMs: number;
+  /** Least gap between comments sent on progress events (ms). */
+  progressGapMs?: number;
+  headers?: Record<string, string>;
+}
+
+export class SseStream {
+  private timer: NodeJS.Timeout | null = null;
+  private lastWrite = 0;
+  private started = false;
+  private readonly progressGapMs: number;
+
+  constructor(private readonly conn: ClientConnection, private readonly opts: SseOptions) {
+    this.progressGapMs = opts.progressGapMs ?? 1000;
+  }
+
+  get isStarted(): boolean { return this.started; }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    const res = this.conn.res;
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+      ...this.opts.headers,
+    });
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    this.lastWrite = Date.now();
+  }
+
+  /** While waiting, a comment goes out every keepAliveMs so proxies and clients keep the stream. */
+  setWaiting(waiting: boolean): void {
+    if (waiting && !this.timer && this.opts.keepAliveMs > 0) {
+      this.timer = setInterval(() => {
+        if (Date.now() - this.lastWrite >= this.opts.keepAliveMs - 5) this.comment('keep-alive');
+      }, this.opts.keepAliveMs);
+    } else if (!waiting) this.stopTimer();
+  }
+
+  /** The engine read more of the prompt: say we are alive (rate-limited). */
+  progress(): void {
+    if (Date.now() - this.lastWrite >= this.progressGapMs) this.comment('keep-alive');
+  }
+
+  comment(text: string): void { this.write(`: ${text}\n\n`); }
+
+  event(data: unknown): void { this.write(`data: ${JSON.stringify(data)}\n\n`); }
+
+  /** Ends the stream with an error event (OpenAI clients throw it as an APIError). */
+  fail(error: unknown): void {
+    this.stopTimer();
+    if (!this.started) this.start();
+    this.conn.end(`data: ${JSON.stringify(error)}\n\n`);
+  }
+
+  done(): void {
+    this.stopTimer();
+    this.conn.end('data: [DONE]\n\n');
+  }
+
+  close(): void {
+    this.stopTimer();
+    this.conn.end();
+  }
+
+  private write(s: string): void {
+    if (this.conn.write(s)) this.lastWrite = Date.now();
+  }
+
+  private stopTimer(): void {
+    if (this.timer) { clearInterval(this.timer); this.timer = null; }
+  }
+}

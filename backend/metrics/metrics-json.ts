@@ -1,0 +1,157 @@
+// GET /metrics: the server's state as JSON. `live` comes from the request table (every
+// accepted request is in exactly one state there) and the engines' slot snapshots;
+// `requests` is the recent history; a figure an engine never reported is null, never 0.
+import type { EngineSnapshot, ModelInfo } from '../../native/lib/addon.js';
+import type { EngineClient, EngineStatus } from '../engine/client.js';
+import type { HistoryEntry, RequestRecord, RequestTable, Totals } from '../scheduler/request-table.js';
+import { round2 } from '../scheduler/request-table.js';
+import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
+
+export interface MetricsSources {
+  table: RequestTable;
+  scheduler: Scheduler;
+  engines: readonly EngineClient[];
+  model: { id: string; info: ModelInfo; demo: boolean } | null;
+  stopping: boolean;
+  startedAt: number;
+  logDropped: number;
+}
+
+export interface SlotView {
+  replica: number;
+  slot: number;
+  state: 'idle' | 'reading' | 'decoding';
+  held_tokens: number;
+  request_id: number | null;
+  prompt_tokens: number | null;
+  prompt_read: number | null;
+  generated: number | null;
+  tok_s: number | null;
+}
+
+export type LiveState = 'loading' | 'unavailable' | 'stopping' | 'idle' | 'reading' | 'generating';
+
+/** Each ready engine's snapshot, or null when it is not ready or does not answer in time. */
+export async function engineSnapshots(engines: readonly EngineClient[], timeoutMs = 1000): Promise<Array<EngineSnapshot | null>> {
+  return Promise.all(engines.map(async (e) => {
+    if (e.status().state !== 'ready') return null;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        e.snapshot(),
+        new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), timeoutMs); }),
+      ]);
+    } catch {
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }));
+}
+
+function findRecord(live: RequestRecord[], replica: number, epoch: number, engineId: number | null): RequestRecord | undefined {
+  if (engineId === null) return undefined;
+  return live.find((r) => r.replica === replica && r.epoch === epoch && r.engineId === engineId);
+}
+
+export function slotViews(engines: readonly EngineClient[], snaps: Array<EngineSnapshot | null>, live: RequestRecord[]): SlotView[] {
+  const out: SlotView[] = [];
+  engines.forEach((e, i) => {
+    const snap = snaps[i];
+    if (!snap) return;
+    const epoch = e.status().epoch;
+    for (const s of snap.slots) {
+      const rec = findRecord(live, e.replica, epoch, s.requestId);
+      const busy = s.state !== 'idle';
+      out.push({
+        replica: e.replica, slot: s.slot,
+        state: s.state === 'idle' ? 'idle' : s.state === 'prompt' ? 'reading' : 'decoding',
+        held_tokens: s.heldTokens,
+        request_id: rec?.id ?? null,
+        prompt_tokens: busy ? s.promptTokens : null,
+        prompt_read: busy && rec ? rec.promptRead : null,
+        generated: busy ? s.generated : null,
+        tok_s: busy && rec ? rec.rate.perSecond() : null,
+      });
+    }
+  });
+  return out;
+}
+
+function liveState(src: MetricsSources, live: RequestRecord[]): LiveState {
+  if (src.stopping) return 'stopping';
+  if (src.scheduler.isLoading()) return 'loading';
+  if (src.scheduler.unavailableReason() !== null) return 'unavailable';
+  const running = live.filter((r) => r.state === 'running');
+  if (running.some((r) => r.firstTokenAt !== null)) return 'generating';
+  if (running.length > 0 || live.some((r) => r.state === 'admitting')) return 'reading';
+  return 'idle';
+}
+
+export function derivedTotals(t: Totals) {
+  return {
+    ...t,
+    prompt_tokens_processed: t.prompt_tokens - t.reused_tokens,
+    prompt_tok_s: t.prompt_ms > 0 ? round2(((t.prompt_tokens - t.reused_tokens) * 1000) / t.prompt_ms) : null,
+    decode_tok_s: t.decode_ms > 0 ? round2((t.output_tokens * 1000) / t.decode_ms) : null,
+  };
+}
+
+export function conversationCache(snaps: Array<EngineSnapshot | null>) {
+  const parks = snaps.filter((s): s is EngineSnapshot => s !== null).map((s) => s.park);
+  if (parks.length === 0) return null;
+  const sum = (f: (p: EngineSnapshot['park']) => number) => parks.reduce((n, p) => n + f(p), 0);
+  return {
+    parked: sum((p) => p.entries.length), bytes: sum((p) => p.bytes), budget: sum((p) => p.budget),
+    hits: sum((p) => p.hits), misses: sum((p) => p.misses), evictions: sum((p) => p.evictions),
+    refused_low_ram: sum((p) => p.refusedLowRam),
+    entries: parks.flatMap((p) => p.entries.map((e) => ({ tokens: e.tokens, bytes: e.bytes, last_used_ms: e.lastUsedMs }))),
+  };
+}
+
+export function engineViews(engines: readonly EngineClient[], views: ReplicaView[]) {
+  return engines.map((e) => {
+    const s: EngineStatus = e.status();
+    const v = views.find((x) => x.replica === e.replica);
+    return {
+      replica: e.replica, state: s.state, alive: s.pid !== null && (s.state === 'ready' || s.state === 'starting'),
+      epoch: s.epoch, pid: s.pid, restarts: s.restarts, last_error: s.lastError, stale_frames: s.staleFrames,
+      slots: v?.slots ?? null, in_flight: v?.inFlight ?? 0, indexed_blocks: v?.indexedBlocks ?? 0,
+      devices: e.info?.placement.map((p) => ({ device: p.device, layers: p.layers, memory_free: p.memoryFree, memory_total: p.memoryTotal })) ?? [],
+    };
+  });
+}
+
+export async function buildMetrics(src: MetricsSources, opts: { requests?: number } = {}) {
+  const snaps = await engineSnapshots(src.engines);
+  const live = src.table.liveRecords();
+  const counts = src.table.counts();
+  const slots = slotViews(src.engines, snaps, live);
+  const rates = live.filter((r) => r.state === 'running').map((r) => r.rate.perSecond() ?? 0);
+  const history: HistoryEntry[] = src.table.recent(opts.requests ?? 50);
+  return {
+    model: src.model ? { id: src.model.id, demo: src.model.demo, ctx: src.model.info.ctx, slots: src.model.info.slots } : null,
+    uptime_s: round2((Date.now() - src.startedAt) / 1000),
+    live: {
+      state: liveState(src, live),
+      reason: src.scheduler.unavailableReason(),
+      ...counts,
+      tok_s: rates.length ? round2(rates.reduce((a, b) => a + b, 0)) : 0,
+      slots,
+      requests: live.map((r) => ({
+        id: r.id, kind: r.kind, state: r.state, replica: r.replica, slot: r.slot,
+        waited_ms: (r.dispatchedAt ?? Date.now()) - r.acceptedAt,
+        prompt_tokens: r.promptTokens, prompt_read: r.promptRead, reused: r.reused, generated: r.generated,
+      })),
+    },
+    requests: history,
+    totals: derivedTotals(src.table.totals),
+    conversation_cache: conversationCache(snaps),
+    engines: engineViews(src.engines, src.scheduler.views()),
+    stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),
+    missed_dispatches: src.scheduler.missedDispatches,
+    log_lines_dropped: src.logDropped,
+  };
+}
+
+export type MetricsJson = Awaited<ReturnType<typeof buildMetrics>>;

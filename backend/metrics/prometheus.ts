@@ -1,0 +1,68 @@
+// GET /metrics/prometheus: the JSON metrics as Prometheus text. llama-server's llamacpp:*
+// names where one exists (so existing dashboards work), strata:* for the rest.
+import type { MetricsJson } from './metrics-json.js';
+
+type Sample = { labels?: Record<string, string | number>; value: number | null };
+
+class Writer {
+  private readonly lines: string[] = [];
+
+  metric(name: string, type: 'counter' | 'gauge', help: string, samples: Sample[] | number | null): void {
+    const list = typeof samples === 'number' || samples === null ? [{ value: samples }] : samples;
+    const present = list.filter((s) => s.value !== null && Number.isFinite(s.value));
+    if (present.length === 0) return; // a figure never reported is left out, not written as 0
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const s of present) this.lines.push(`${name}${labelText(s.labels)} ${s.value}`);
+  }
+
+  text(): string { return `${this.lines.join('\n')}\n`; }
+}
+
+function labelText(labels?: Record<string, string | number>): string {
+  if (!labels || Object.keys(labels).length === 0) return '';
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${String(v).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  return `{${parts.join(',')}}`;
+}
+
+export function prometheusText(m: MetricsJson): string {
+  const w = new Writer();
+  const t = m.totals;
+  w.metric('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed.', t.prompt_tokens_processed);
+  w.metric('llamacpp:prompt_seconds_total', 'counter', 'Prompt process time.', t.prompt_ms / 1000);
+  w.metric('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed.', t.output_tokens);
+  w.metric('llamacpp:tokens_predicted_seconds_total', 'counter', 'Predict process time.', t.decode_ms / 1000);
+  w.metric('llamacpp:prompt_tokens_seconds', 'gauge', 'Average prompt throughput in tokens/s.', t.prompt_tok_s);
+  w.metric('llamacpp:predicted_tokens_seconds', 'gauge', 'Average generation throughput in tokens/s.', t.decode_tok_s);
+  w.metric('llamacpp:requests_processing', 'gauge', 'Number of requests processing.', m.live.admitting + m.live.running + m.live.finishing);
+  w.metric('llamacpp:requests_deferred', 'gauge', 'Number of requests deferred.', m.live.queued);
+  if (m.model) w.metric('llamacpp:n_ctx', 'gauge', 'Context size per slot.', m.model.ctx);
+
+  w.metric('strata:requests', 'gauge', 'Accepted requests by state (each is in exactly one).',
+    (['queued', 'admitting', 'running', 'finishing'] as const).map((s) => ({ labels: { state: s }, value: m.live[s] })));
+  w.metric('strata:requests_total', 'counter', 'Ended requests by how they ended.',
+    Object.entries(t.by_finish).map(([finish, n]) => ({ labels: { finish }, value: n })));
+  w.metric('strata:prompt_tokens_total', 'counter', 'Prompt tokens of ended requests (read or reused).', t.prompt_tokens);
+  w.metric('strata:reused_tokens_total', 'counter', 'Prompt tokens taken from the cache instead of read.', t.reused_tokens);
+  w.metric('strata:live_tokens_per_second', 'gauge', 'Generation speed of running requests now.', m.live.tok_s);
+  w.metric('strata:slot_held_tokens', 'gauge', 'Tokens held by each slot.',
+    m.live.slots.map((s) => ({ labels: { replica: s.replica, slot: s.slot }, value: s.held_tokens })));
+  const cc = m.conversation_cache;
+  if (cc) {
+    w.metric('strata:conversation_cache_parked', 'gauge', 'Conversations parked in host RAM.', cc.parked);
+    w.metric('strata:conversation_cache_bytes', 'gauge', 'Bytes of parked conversations.', cc.bytes);
+    w.metric('strata:conversation_cache_budget_bytes', 'gauge', 'Budget for parked conversations.', cc.budget);
+    w.metric('strata:conversation_cache_hits_total', 'counter', 'Requests restored from the park.', cc.hits);
+    w.metric('strata:conversation_cache_misses_total', 'counter', 'Park lookups that found nothing.', cc.misses);
+    w.metric('strata:conversation_cache_evictions_total', 'counter', 'Parked conversations evicted.', cc.evictions);
+  }
+  w.metric('strata:engine_up', 'gauge', 'Whether the engine replica is ready (1) or not (0).',
+    m.engines.map((e) => ({ labels: { replica: e.replica }, value: e.state === 'ready' ? 1 : 0 })));
+  w.metric('strata:engine_epoch', 'gauge', 'Engine process generation (grows on each restart).',
+    m.engines.map((e) => ({ labels: { replica: e.replica }, value: e.epoch })));
+  w.metric('strata:engine_restarts_total', 'counter', 'Engine restarts.',
+    m.engines.map((e) => ({ labels: { replica: e.replica }, value: e.restarts })));
+  w.metric('strata:stale_frames_total', 'counter', 'Engine messages dropped as belonging to no live request.', m.stale_frames);
+  w.metric('strata:log_lines_dropped_total', 'counter', 'Log lines dropped because the console could not keep up.', m.log_lines_dropped);
+  w.metric('strata:invariant_violations_total', 'counter', 'Refused request state moves (should stay 0).', t.invariant_violations);
+  return w.text();
+}

@@ -1,0 +1,64 @@
+// Generated models (random weights, real tokenizers): tiny ones for tests, the 0.5b shape as a
+// performance stand-in. Cached by arguments + generator version under <cache>/test-models/.
+import { mkdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
+import { loadAddon } from '../native.js';
+import { strataCacheDir } from './cache-dir.js';
+import { resolveVocab } from './vocab.js';
+
+export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b'];
+export const TEST_MODEL_QUANTS: readonly TestModelQuant[] = ['f32', 'f16', 'q8_0', 'q4_0'];
+
+export interface StandInOptions {
+  /** Vocabulary name (qwen2, starcoder, …) or a tokenizer GGUF path. */
+  vocab: string;
+  shape: TestModelShape;
+  quant: TestModelQuant;
+  seed: number;
+}
+
+export interface GeneratedModel {
+  path: string;
+  bytes: number;
+  params: number;
+  vocabSize: number;
+  fim: { prefix: number; suffix: number; middle: number } | null;
+}
+
+/** Writes a model to `out` (temp file + rename); bad arguments throw with the reason. */
+export function generateModel(out: string, o: StandInOptions): GeneratedModel {
+  const vocab = resolveVocab(o.vocab);
+  const r = loadAddon().makeTestModel({ out, vocab, shape: o.shape, quant: o.quant, seed: o.seed });
+  return { path: out, ...r };
+}
+
+/** Cache path of a generated model; the generator version is part of the name. */
+export function standInPath(o: StandInOptions): string {
+  const vocabKey = o.vocab.replace(/^.*\//, '').replace(/\.gguf$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
+  const version = loadAddon().testModelVersion;
+  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}-v${version}.gguf`);
+}
+
+const pending = new Map<string, Promise<string>>();
+
+/**
+ * The cached model for these arguments, generated on first use. Safe when several processes
+ * race: each writes its own temp file and renames it over the same, identical result.
+ */
+export function ensureModel(o: StandInOptions): Promise<string> {
+  const path = standInPath(o);
+  let p = pending.get(path);
+  if (!p) {
+    p = (async () => {
+      if (!existsSync(path)) {
+        mkdirSync(join(path, '..'), { recursive: true });
+        generateModel(path, o);
+      }
+      return path;
+    })();
+    pending.set(path, p);
+    p.catch(() => pending.delete(path));
+  }
+  return p;
+}

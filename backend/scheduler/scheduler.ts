@@ -1,0 +1,378 @@
+// Server-level admission and routing. Requests wait in one queue (priority + aging) and are
+// dispatched to a replica only when it has a free slot (in flight < slots), so the engine
+// never queues behind our back and /metrics always knows where every request is. Among
+// replicas with a free slot, the cheapest wins: uncached prompt tokens + a load term.
+//
+// Everything here runs on the main thread and every state change calls pump(): there is
+// no condition variable to lose a wake-up on. audit() re-checks the invariant anyway.
+import type { SamplingParams } from '../../native/lib/addon.js';
+import type { EngineClient, EngineRequest, EngineStatus, RequestEvent } from '../engine/client.js';
+import type { Logger } from '../log/logger.js';
+import { silentLogger } from '../log/logger.js';
+import { AdmissionQueue } from './admission-queue.js';
+import { Channel } from './channel.js';
+import { PrefixIndex } from './prefix-index.js';
+import type { EndReason, RequestKind, RequestRecord, RequestTable } from './request-table.js';
+
+export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
+
+export interface GenerationSpec {
+  prompt: number[];
+  maxTokens: number;
+  sampling?: SamplingParams;
+  stop?: string[];
+  stopTokens?: number[];
+  ignoreEos?: boolean;
+}
+
+export interface SchedulerOptions {
+  /** One priority level gained per this many ms of waiting (default 2000). */
+  agingMs?: number;
+  priorities?: Partial<Record<RequestKind, number>>;
+  /** Routing cost of one request in flight, in prompt tokens (default 3000). */
+  loadTokens?: number;
+  /** Requests allowed to wait; more are refused with 503 (default 512). */
+  maxQueued?: number;
+  blockSize?: number;
+  /** Period of the invariant audit, ms (0 = none; default 1000). */
+  auditMs?: number;
+  log?: Logger;
+  now?: () => number;
+}
+
+/** Why a request could not be accepted. The HTTP layer answers 503 with the message. */
+export class SchedulerRefusal extends Error {
+  constructor(readonly code: 'engine_unavailable' | 'server_busy' | 'shutting_down', message: string) {
+    super(message);
+  }
+}
+
+/** Reasons a caller may give for ending a job early; 'stop'/'length' are server-side stops (infill). */
+export type CancelReason = Extract<EndReason, 'cancel' | 'disconnected' | 'shutdown' | 'stop' | 'length'>;
+
+export class Job {
+  readonly enqueuedAt: number;
+  readonly channel = new Channel<RequestEvent>();
+  engineRequest: EngineRequest | null = null;
+  cancelReason: CancelReason | null = null;
+  readonly outputIds: number[] = [];
+  /** Chained block keys of the prompt (routing). */
+  readonly promptKeys: string[];
+
+  constructor(
+    readonly record: RequestRecord,
+    readonly spec: GenerationSpec,
+    readonly priority: number,
+    readonly seq: number,
+    now: number,
+    blockSize: number,
+    private readonly cancelImpl: (job: Job, reason: CancelReason) => void,
+  ) {
+    this.enqueuedAt = now;
+    this.promptKeys = PrefixIndex.blockKeys(spec.prompt, blockSize);
+  }
+
+  /** The request's events; ends after exactly one 'done'. */
+  get events(): AsyncIterable<RequestEvent> { return this.channel; }
+
+  /** Ends the job wherever it is (queued: at once; in an engine: cancels there). Idempotent. */
+  cancel(reason: CancelReason = 'cancel'): void { this.cancelImpl(this, reason); }
+}
+
+class Replica {
+  readonly index: PrefixIndex;
+  readonly inFlight = new Set<Job>();
+  epoch: number;
+  state: EngineStatus['state'];
+  everReady = false;
+
+  constructor(readonly client: EngineClient, blockSize: number) {
+    this.index = new PrefixIndex(blockSize);
+    const s = client.status();
+    this.epoch = s.epoch;
+    this.state = s.state;
+    this.everReady = s.state === 'ready';
+  }
+
+  /** Requests of the current epoch in flight (an old epoch's cannot hold this epoch's slots). */
+  busy(): number {
+    let n = 0;
+    for (const j of this.inFlight) if (j.record.epoch === this.epoch) n++;
+    return n;
+  }
+
+  slots(): number { return this.client.info?.slots ?? 0; }
+  free(): number { return this.state === 'ready' ? Math.max(0, this.slots() - this.busy()) : 0; }
+}
+
+export interface ReplicaView {
+  replica: number;
+  state: EngineStatus['state'];
+  epoch: number;
+  slots: number;
+  inFlight: number;
+  indexedBlocks: number;
+}
+
+export class Scheduler {
+  private readonly queue: AdmissionQueue<Job>;
+  private readonly replicas: Replica[];
+  private readonly opts: Required<Omit<SchedulerOptions, 'priorities' | 'log' | 'now'>>;
+  private readonly priorities: Record<RequestKind, number>;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly unsubscribers: Array<() => void> = [];
+  private readonly auditTimer: NodeJS.Timeout | null;
+  private seq = 0;
+  private readonly idleWaiters = new Set<() => void>();
+  private stopping = false;
+  /** Times the audit found a request that should have been dispatched (a bug if > 0). */
+  missedDispatches = 0;
+
+  constructor(clients: EngineClient[], private readonly table: RequestTable, opts: SchedulerOptions = {}) {
+    this.opts = {
+      agingMs: opts.agingMs ?? 2000, loadTokens: opts.loadTokens ?? 3000, maxQueued: opts.maxQueued ?? 512,
+      blockSize: opts.blockSize ?? 64, auditMs: opts.auditMs ?? 1000,
+    };
+    this.priorities = { infill: 2, chat: 0, completion: 0, ...opts.priorities };
+    this.log = opts.log ?? silentLogger;
+    this.now = opts.now ?? Date.now;
+    this.queue = new AdmissionQueue<Job>(this.opts.agingMs, this.now);
+    this.replicas = clients.map((c) => new Replica(c, this.opts.blockSize));
+    for (const r of this.replicas) this.unsubscribers.push(r.client.onStatus((s) => this.onStatus(r, s)));
+    this.auditTimer = this.opts.auditMs > 0 ? setInterval(() => this.audit(), this.opts.auditMs) : null;
+    this.auditTimer?.unref();
+  }
+
+  /** Queues a request already booked in the table. Throws SchedulerRefusal when it cannot wait. */
+  submit(record: RequestRecord, spec: GenerationSpec): Job {
+    if (this.stopping) throw new SchedulerRefusal('shutting_down', 'the server is shutting down');
+    const why = this.unavailableReason();
+    if (why) throw new SchedulerRefusal('engine_unavailable', why);
+    if (this.queue.length >= this.opts.maxQueued) {
+      throw new SchedulerRefusal('server_busy', `the server is busy: ${this.queue.length} requests are waiting (limit ${this.opts.maxQueued})`);
+    }
+    const job = new Job(record, spec, this.priorities[record.kind], this.seq++, this.now(), this.opts.blockSize,
+      (j, reason) => this.cancel(j, reason));
+    record.promptTokens = spec.prompt.length;
+    this.queue.push(job);
+    this.pump();
+    return job;
+  }
+
+  /** null when some replica can serve now; else why not (loading, died, closed). */
+  unavailableReason(): string | null {
+    if (this.replicas.some((r) => r.state === 'ready')) return null;
+    if (this.replicas.length === 0) return 'no engine is configured';
+    const reasons = this.replicas.map((r) => {
+      const s = r.client.status();
+      if (s.state === 'starting') return r.everReady ? `engine ${r.client.replica} is restarting` : `engine ${r.client.replica} is loading the model`;
+      if (s.state === 'dead') return `engine ${r.client.replica} stopped${s.lastError ? ` (${s.lastError})` : ''}; restarting`;
+      return `engine ${r.client.replica} is closed`;
+    });
+    return reasons.join('; ');
+  }
+
+  isLoading(): boolean { return this.replicas.every((r) => !r.everReady); }
+
+  /** A ready replica's client for tokenizing and other model-level work (least busy first). */
+  anyReadyClient(): EngineClient | null {
+    let best: Replica | null = null;
+    for (const r of this.replicas) if (r.state === 'ready' && (!best || r.busy() < best.busy())) best = r;
+    return best?.client ?? null;
+  }
+
+  /** Ready replicas ordered by how much of `tokens` they probably hold (most first). */
+  replicasByCache(tokens: number[]): EngineClient[] {
+    const keys = PrefixIndex.blockKeys(tokens, this.opts.blockSize);
+    return this.replicas.filter((r) => r.state === 'ready')
+      .map((r) => ({ r, cached: r.index.cachedKeys(keys) }))
+      .sort((a, b) => b.cached - a.cached || a.r.busy() - b.r.busy())
+      .map((x) => x.r.client);
+  }
+
+  /** Tells the router a replica holds these tokens (e.g. a session loaded into its park). */
+  noteCached(replica: number, tokens: number[]): void {
+    this.replicas.find((r) => r.client.replica === replica)?.index.add(tokens);
+  }
+
+  views(): ReplicaView[] {
+    return this.replicas.map((r) => ({
+      replica: r.client.replica, state: r.state, epoch: r.epoch, slots: r.slots(), inFlight: r.inFlight.size,
+      indexedBlocks: r.index.size,
+    }));
+  }
+
+  queuedCount(): number { return this.queue.length; }
+  queuePosition(job: Job): number { return this.queue.position(job); }
+
+  /** Stops accepting; queued requests end at once, running ones are cancelled. */
+  shutdown(): void {
+    this.stopping = true;
+    for (const job of this.queue.drain()) this.endQueued(job, 'shutdown');
+    for (const r of this.replicas) for (const job of r.inFlight) this.cancel(job, 'shutdown');
+  }
+
+  /** Resolves true when nothing is in flight on any replica, false after timeoutMs. */
+  idle(timeoutMs: number): Promise<boolean> {
+    if (this.inFlightTotal() === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = (): void => { clearTimeout(timer); resolve(true); };
+      const timer = setTimeout(() => { this.idleWaiters.delete(waiter); resolve(false); }, timeoutMs);
+      this.idleWaiters.add(waiter);
+    });
+  }
+
+  private inFlightTotal(): number { return this.replicas.reduce((n, r) => n + r.inFlight.size, 0); }
+
+  close(): void {
+    if (this.auditTimer) clearInterval(this.auditTimer);
+    for (const u of this.unsubscribers.splice(0)) u();
+  }
+
+  /** Checks that no request waits while a replica has a free slot; dispatches if one does. */
+  audit(): void {
+    if (this.queue.length > 0 && this.replicas.some((r) => r.free() > 0)) {
+      this.missedDispatches++;
+      this.log.warn('audit: a request was waiting while a slot was free; dispatching now', { queued: this.queue.length });
+      this.pump();
+    }
+  }
+
+  private cancel(job: Job, reason: CancelReason): void {
+    const rec = job.record;
+    if (rec.state === 'ended' || job.channel.isClosed) return;
+    if (this.queue.remove(job)) { this.endQueued(job, reason); this.pump(); return; }
+    if (job.cancelReason === null) job.cancelReason = reason;
+    job.engineRequest?.cancel();
+    // The engine still owns the slot until its 'done'; the record shows the request is ending.
+    if (rec.state === 'admitting' || rec.state === 'running') this.table.move(rec, 'finishing');
+  }
+
+  /** A job that never reached an engine: one terminal 'done', no engine figures. */
+  private endQueued(job: Job, reason: EndReason, error?: string, engineDied = false): void {
+    const rec = job.record;
+    rec.end = rec.end ?? reason;
+    if (error) rec.error = error;
+    this.table.move(rec, 'finishing');
+    const done: DoneEvent = {
+      type: 'done', finish: reason === 'error' ? 'error' : 'cancel', promptTokens: job.spec.prompt.length, reused: 0,
+      promptMs: null, decodeMs: null, generated: 0, text: '',
+      ...(error ? { error } : {}), ...(engineDied ? { engineDied: true } : {}),
+    };
+    job.channel.push(done);
+    job.channel.close();
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const candidates = this.replicas.filter((r) => r.free() > 0);
+      if (candidates.length === 0) return;
+      const job = this.queue.shift()!;
+      let best = candidates[0]!;
+      let bestCost = Infinity;
+      for (const r of candidates) {
+        const uncached = job.spec.prompt.length - r.index.cachedKeys(job.promptKeys) * this.opts.blockSize;
+        const cost = uncached + this.opts.loadTokens * r.busy();
+        if (cost < bestCost) { best = r; bestCost = cost; }
+      }
+      this.dispatch(job, best);
+    }
+  }
+
+  private dispatch(job: Job, replica: Replica): void {
+    const rec = job.record;
+    rec.replica = replica.client.replica;
+    rec.epoch = replica.epoch;
+    rec.dispatchedAt = this.now();
+    this.table.move(rec, 'admitting');
+    replica.inFlight.add(job);
+    replica.index.add(job.spec.prompt);
+    void this.drive(job, replica);
+  }
+
+  private async drive(job: Job, replica: Replica): Promise<void> {
+    const rec = job.record;
+    let done: DoneEvent | null = null;
+    try {
+      const req = replica.client.generate({
+        prompt: job.spec.prompt, maxTokens: job.spec.maxTokens, priority: job.priority,
+        ...(job.spec.sampling ? { sampling: job.spec.sampling } : {}),
+        ...(job.spec.stop?.length ? { stop: job.spec.stop } : {}),
+        ...(job.spec.stopTokens?.length ? { stopTokens: job.spec.stopTokens } : {}),
+        ...(job.spec.ignoreEos ? { ignoreEos: true } : {}),
+      });
+      job.engineRequest = req;
+      rec.engineId = req.id;
+      rec.epoch = req.epoch;
+      if (job.cancelReason !== null) req.cancel();
+      for await (const ev of req.events) {
+        if (ev.type === 'done') { done = ev; break; }
+        this.onEvent(job, ev);
+      }
+    } catch (err) {
+      this.log.error('engine request failed', { request: rec.id, error: String(err) });
+      done = null;
+    }
+    done ??= {
+      type: 'done', finish: 'error', error: 'the engine ended the request without a result', engineDied: true,
+      promptTokens: job.spec.prompt.length, reused: rec.reused ?? 0, promptMs: null, decodeMs: null,
+      generated: rec.generated, text: '',
+    };
+    this.finish(job, replica, done);
+  }
+
+  private onEvent(job: Job, ev: Exclude<RequestEvent, { type: 'done' }>): void {
+    const rec = job.record;
+    switch (ev.type) {
+      case 'admitted':
+        rec.slot = ev.slot; rec.promptTokens = ev.promptTokens; rec.reused = ev.reused; rec.restored = ev.restored;
+        rec.admittedAt = this.now();
+        if (rec.state === 'admitting') this.table.move(rec, 'running');
+        break;
+      case 'progress':
+        rec.promptRead = ev.read;
+        break;
+      case 'tokens':
+        if (rec.firstTokenAt === null) rec.firstTokenAt = this.now();
+        rec.generated += ev.ids.length;
+        rec.rate.add(ev.ids.length);
+        for (const id of ev.ids) job.outputIds.push(id);
+        break;
+    }
+    job.channel.push(ev);
+  }
+
+  private finish(job: Job, replica: Replica, done: DoneEvent): void {
+    const rec = job.record;
+    replica.inFlight.delete(job);
+    rec.engineDoneAt = this.now();
+    rec.promptTokens = done.promptTokens || rec.promptTokens;
+    if (done.finish !== 'error' || rec.admittedAt !== null) rec.reused = done.reused;
+    rec.promptMs = done.promptMs ?? null;
+    rec.decodeMs = done.decodeMs ?? null;
+    rec.generated = Math.max(rec.generated, done.generated);
+    if (done.finish === 'error') { rec.end = rec.end ?? 'error'; rec.error = rec.error ?? done.error ?? 'engine error'; }
+    else rec.end = rec.end ?? job.cancelReason ?? done.finish;
+    this.table.move(rec, 'finishing');
+    if (done.finish !== 'error' && rec.epoch === replica.epoch) replica.index.add([...job.spec.prompt, ...job.outputIds]);
+    job.channel.push(done);
+    job.channel.close();
+    if (this.idleWaiters.size > 0 && this.inFlightTotal() === 0) {
+      for (const w of [...this.idleWaiters]) w();
+      this.idleWaiters.clear();
+    }
+    this.pump();
+  }
+
+  private onStatus(r: Replica, s: EngineStatus): void {
+    if (s.epoch !== r.epoch) { r.index.clear(); r.epoch = s.epoch; }
+    r.state = s.state;
+    if (s.state === 'ready') { r.everReady = true; this.pump(); return; }
+    // Nothing can serve the queue now: waiting would be invisible to the client, so say why.
+    if (!this.replicas.some((x) => x.state === 'ready') && this.queue.length > 0) {
+      const why = this.unavailableReason() ?? 'no engine is available';
+      for (const job of this.queue.drain()) this.endQueued(job, 'error', why, true);
+    }
+  }
+}

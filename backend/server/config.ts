@@ -1,0 +1,219 @@
+// `strata serve` settings: one table of options read from flags, STRATA_* environment
+// variables and a JSON config file, in that order of precedence (flags > env > config >
+// defaults). A bad value is refused with a message naming where it came from.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { isLoopbackHost } from '../http/security.js';
+
+export type LogFormat = 'text' | 'json';
+
+export interface ServerConfig {
+  model: string | null;
+  host: string;
+  port: number;
+  slots: number;
+  ctx: number | null;
+  batch: number | null;
+  threads: number | null;
+  kvType: 'f16' | 'q8_0' | 'q4_0' | null;
+  flashAttn: 'auto' | 'on' | 'off' | null;
+  cacheMib: number | null;
+  replicas: number;
+  /** Device names per replica (null: the engine's default placement). */
+  deviceGroups: string[][] | null;
+  splitMode: 'none' | 'layer' | 'row' | null;
+  tensorSplit: number[] | null;
+  rpc: string[] | null;
+  gpuLayers: number | null;
+  apiKey: string | null;
+  sessionsDir: string;
+  logFormat: LogFormat;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  bodyLimitMib: number;
+  writeStallMs: number;
+  keepAliveMs: number;
+  maxQueued: number;
+  engineReadyTimeoutMs: number;
+  engineSilenceTimeoutMs: number;
+  configFile: string | null;
+}
+
+type Kind =
+  | { t: 'string' } | { t: 'int'; min: number; max: number } | { t: 'number'; min: number; max: number }
+  | { t: 'enum'; values: readonly string[] } | { t: 'list' } | { t: 'numlist' } | { t: 'bool' };
+
+interface Option {
+  /** Flag name without dashes; env is STRATA_<NAME_UPPER>; config keys: flag name or camelCase. */
+  flag: string;
+  key: keyof ServerConfig | 'devices';
+  kind: Kind;
+  help: string;
+}
+
+const int = (min: number, max: number): Kind => ({ t: 'int', min, max });
+
+export const serveOptions: readonly Option[] = [
+  { flag: 'model', key: 'model', kind: { t: 'string' }, help: 'GGUF model file (default: a random-weight demo model)' },
+  { flag: 'host', key: 'host', kind: { t: 'string' }, help: 'address to listen on (default 127.0.0.1; others need --api-key)' },
+  { flag: 'port', key: 'port', kind: int(0, 65535), help: 'port (default 8080; 0 = any free port)' },
+  { flag: 'slots', key: 'slots', kind: int(1, 256), help: 'concurrent requests per engine (default 4)' },
+  { flag: 'ctx', key: 'ctx', kind: int(16, 1 << 24), help: 'context tokens per slot (default: engine default)' },
+  { flag: 'batch', key: 'batch', kind: int(1, 1 << 16), help: 'token budget per engine step (default 512)' },
+  { flag: 'threads', key: 'threads', kind: int(1, 1024), help: 'CPU threads per engine' },
+  { flag: 'kv-type', key: 'kvType', kind: { t: 'enum', values: ['f16', 'q8_0', 'q4_0'] }, help: 'KV cache type' },
+  { flag: 'flash-attn', key: 'flashAttn', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'flash attention' },
+  { flag: 'cache-mib', key: 'cacheMib', kind: int(0, 1 << 24), help: 'host RAM for parked conversations, MiB (0 = off)' },
+  { flag: 'replicas', key: 'replicas', kind: int(1, 64), help: 'engine processes (default: one per device group)' },
+  { flag: 'devices', key: 'devices', kind: { t: 'string' }, help: 'devices, comma-separated; "/" separates replicas (CUDA0,CUDA1/CUDA2,CUDA3)' },
+  { flag: 'split-mode', key: 'splitMode', kind: { t: 'enum', values: ['none', 'layer', 'row'] }, help: 'multi-device split' },
+  { flag: 'tensor-split', key: 'tensorSplit', kind: { t: 'numlist' }, help: 'proportions per device (3,1)' },
+  { flag: 'rpc', key: 'rpc', kind: { t: 'list' }, help: 'ggml RPC servers host:port,... (trusted networks only)' },
+  { flag: 'gpu-layers', key: 'gpuLayers', kind: int(-1, 100000), help: 'layers on GPU devices (-1 = all)' },
+  { flag: 'api-key', key: 'apiKey', kind: { t: 'string' }, help: 'API key clients must send (also STRATA_API_KEY)' },
+  { flag: 'sessions-dir', key: 'sessionsDir', kind: { t: 'string' }, help: 'folder for saved sessions' },
+  { flag: 'log-format', key: 'logFormat', kind: { t: 'enum', values: ['text', 'json'] }, help: 'log line format' },
+  { flag: 'log-level', key: 'logLevel', kind: { t: 'enum', values: ['debug', 'info', 'warn', 'error'] }, help: 'least level logged' },
+  { flag: 'body-limit-mib', key: 'bodyLimitMib', kind: int(1, 4096), help: 'largest request body, MiB (default 32)' },
+  { flag: 'write-stall-ms', key: 'writeStallMs', kind: int(0, 3_600_000), help: 'a client that reads nothing this long is disconnected (default 30000)' },
+  { flag: 'keep-alive-ms', key: 'keepAliveMs', kind: int(0, 3_600_000), help: 'SSE keep-alive period while waiting (default 10000)' },
+  { flag: 'max-queued', key: 'maxQueued', kind: int(1, 1_000_000), help: 'requests allowed to wait (default 512)' },
+  { flag: 'engine-ready-timeout-ms', key: 'engineReadyTimeoutMs', kind: int(1000, 86_400_000), help: 'model load limit (default 900000)' },
+  { flag: 'engine-silence-timeout-ms', key: 'engineSilenceTimeoutMs', kind: int(1000, 86_400_000), help: 'an engine silent this long while busy is restarted (default 300000)' },
+];
+
+export class ConfigError extends Error {}
+
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', 'sessions');
+  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  return join(base, 'strata', 'sessions');
+}
+
+export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  return {
+    model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, threads: null, kvType: null,
+    flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
+    gpuLayers: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
+    bodyLimitMib: 32, writeStallMs: 30_000, keepAliveMs: 10_000, maxQueued: 512,
+    engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null,
+  };
+}
+
+export interface ConfigSources {
+  /** --name value pairs from the command line. */
+  flags: Map<string, string>;
+  env: NodeJS.ProcessEnv;
+  /** Reads the config file (tests pass their own). */
+  readFile: (path: string) => string;
+}
+
+const envName = (flag: string) => `STRATA_${flag.toUpperCase().replace(/-/g, '_')}`;
+const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+export function resolveConfig(src: ConfigSources): ServerConfig {
+  const known = new Set([...serveOptions.map((o) => o.flag), 'config', 'help']);
+  for (const name of src.flags.keys()) {
+    if (!known.has(name)) throw new ConfigError(`unknown option --${name} (see strata serve --help)`);
+  }
+  const cfg = defaultConfig(src.env);
+  const configPath = src.flags.get('config') ?? src.env.STRATA_CONFIG ?? null;
+  let fileValues: Record<string, unknown> = {};
+  if (configPath) {
+    let text: string;
+    try { text = src.readFile(configPath); } catch (e) { throw new ConfigError(`cannot read config file ${configPath}: ${(e as Error).message}`); }
+    let parsed: unknown;
+    try { parsed = JSON.parse(text); } catch (e) { throw new ConfigError(`config file ${configPath} is not valid JSON: ${(e as Error).message}`); }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${configPath} must hold a JSON object`);
+    fileValues = parsed as Record<string, unknown>;
+    const keys = new Set(serveOptions.flatMap((o) => [o.flag, camel(o.flag)]));
+    for (const k of Object.keys(fileValues)) {
+      if (!keys.has(k)) throw new ConfigError(`config file ${configPath}: unknown setting '${k}'`);
+    }
+    cfg.configFile = configPath;
+  }
+
+  let devices: string | null = null;
+  let replicasGiven = false;
+  for (const opt of serveOptions) {
+    let raw: unknown;
+    let where: string;
+    if (src.flags.has(opt.flag)) { raw = src.flags.get(opt.flag); where = `--${opt.flag}`; }
+    else if (src.env[envName(opt.flag)] !== undefined && src.env[envName(opt.flag)] !== '') { raw = src.env[envName(opt.flag)]; where = envName(opt.flag); }
+    else if (opt.flag in fileValues || camel(opt.flag) in fileValues) {
+      raw = fileValues[opt.flag] ?? fileValues[camel(opt.flag)];
+      where = `config file ${configPath}: ${opt.flag}`;
+    } else continue;
+    const value = convert(raw, opt.kind, where);
+    if (opt.key === 'devices') { devices = value as string; continue; }
+    if (opt.key === 'replicas') replicasGiven = true;
+    (cfg as unknown as Record<string, unknown>)[opt.key] = value;
+  }
+
+  if (devices !== null) {
+    const groups = devices.split('/').map((g) => g.split(',').map((d) => d.trim()).filter(Boolean));
+    if (groups.some((g) => g.length === 0)) throw new ConfigError(`--devices '${devices}' has an empty device group`);
+    if (groups.length > 1) {
+      if (replicasGiven && cfg.replicas !== groups.length) {
+        throw new ConfigError(`--devices names ${groups.length} device groups but --replicas is ${cfg.replicas}`);
+      }
+      cfg.replicas = groups.length;
+      cfg.deviceGroups = groups;
+    } else {
+      const all = groups[0]!;
+      if (cfg.replicas > 1) {
+        if (all.length % cfg.replicas !== 0) {
+          throw new ConfigError(`--devices lists ${all.length} devices, which do not divide into ${cfg.replicas} replicas (use "/" to group them)`);
+        }
+        const per = all.length / cfg.replicas;
+        cfg.deviceGroups = Array.from({ length: cfg.replicas }, (_, i) => all.slice(i * per, (i + 1) * per));
+      } else cfg.deviceGroups = [all];
+    }
+  }
+  if (cfg.model !== null && cfg.model.trim() === '') throw new ConfigError('--model is empty');
+  if (cfg.apiKey !== null && cfg.apiKey.trim() === '') cfg.apiKey = null;
+  if (!isLoopbackHost(cfg.host) && cfg.apiKey === null) {
+    throw new ConfigError(`refusing to listen on ${cfg.host} without an API key: anyone who can reach it could use the model. Set --api-key KEY (or STRATA_API_KEY), or keep --host 127.0.0.1`);
+  }
+  return cfg;
+}
+
+function convert(raw: unknown, kind: Kind, where: string): unknown {
+  const fail = (what: string): never => { throw new ConfigError(`${where}: ${what}, got ${JSON.stringify(raw)}`); };
+  switch (kind.t) {
+    case 'string':
+      if (typeof raw !== 'string' || raw === 'true' && where.startsWith('--')) fail('expected a value');
+      return raw;
+    case 'int': case 'number': {
+      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      if (!Number.isFinite(n) || (kind.t === 'int' && !Number.isInteger(n))) fail(kind.t === 'int' ? 'expected an integer' : 'expected a number');
+      if (n < kind.min || n > kind.max) fail(`must be in [${kind.min}, ${kind.max}]`);
+      return n;
+    }
+    case 'enum':
+      if (typeof raw !== 'string' || !kind.values.includes(raw)) fail(`must be one of ${kind.values.join(', ')}`);
+      return raw;
+    case 'bool':
+      if (raw === true || raw === 'true' || raw === '1') return true;
+      if (raw === false || raw === 'false' || raw === '0') return false;
+      return fail('expected true or false');
+    case 'list': {
+      const items = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',') : fail('expected a comma-separated list');
+      const list = items.map((s) => s.trim()).filter(Boolean);
+      if (list.length === 0) fail('expected at least one item');
+      return list;
+    }
+    case 'numlist': {
+      const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : fail('expected numbers separated by commas');
+      const nums = items.map((s) => Number(typeof s === 'string' ? s.trim() : s));
+      if (nums.length === 0 || nums.some((n) => !Number.isFinite(n) || n < 0)) fail('expected non-negative numbers separated by commas');
+      return nums;
+    }
+  }
+}
+
+export function serveHelp(): string {
+  const lines = ['usage: strata serve [options]', '', 'options (also STRATA_<NAME> env vars and a JSON --config FILE; flags > env > config):'];
+  for (const o of serveOptions) lines.push(`  --${o.flag.padEnd(26)} ${o.help}`);
+  lines.push(`  --${'config'.padEnd(26)} JSON file with any of the settings above (also STRATA_CONFIG)`);
+  return lines.join('\n');
+}

@@ -1,0 +1,28 @@
+// What every route handler may use. Built by app.ts; handlers get this narrow view, never
+// the server object itself.
+import type { EngineClient } from '../engine/client.js';
+import type { Logger } from '../log/logger.js';
+import type { TraceCollector } from '../metrics/traces.js';
+import type { RequestTable } from '../scheduler/request-table.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { SessionService } from '../sessions/session-service.js';
+import type { ServerConfig } from './config.js';
+import type { ModelView } from './model-view.js';
+
+export interface AppContext {
+  readonly config: ServerConfig;
+  readonly log: Logger;
+  readonly table: RequestTable;
+  readonly scheduler: Scheduler;
+  readonly engines: readonly EngineClient[];
+  readonly traces: TraceCollector;
+  readonly sessions: SessionService;
+  readonly startedAt: number;
+  /** The GGUF served (the demo model's path when none was given). */
+  readonly modelPath: string;
+  /** system_fingerprint of responses: build and model. */
+  readonly fingerprint: string;
+  /** null until an engine has loaded the model. */
+  model(): ModelView | null;
+  stopping(): boolean;
+}

@@ -1,0 +1,49 @@
+// What the HTTP layer needs to know about the served model, built once from the first
+// engine that loads it: names, the chat template, special-token texts, the BOS a prompt
+// must start with, and the identity that saved sessions are checked against.
+import { basename } from 'node:path';
+import type { ModelInfo } from '../../native/lib/addon.js';
+import { createChatTemplate, type ChatTemplate } from '../chat/template.js';
+import type { EngineClient } from '../engine/client.js';
+import { modelIdentity } from '../models/identity.js';
+import type { SessionModel } from '../sessions/session-store.js';
+
+export interface ModelView {
+  /** The id /v1/models lists (general.name, else the file name). */
+  readonly id: string;
+  readonly path: string;
+  readonly info: ModelInfo;
+  readonly demo: boolean;
+  readonly template: ChatTemplate;
+  readonly bosText: string;
+  readonly eosText: string;
+  /** [bos] when the vocabulary adds BOS to a prompt, else []. */
+  readonly bosPrefix: number[];
+  readonly session: SessionModel;
+  readonly created: number;
+}
+
+/**
+ * Sessions hold KV state: only the same weights and vocabulary (the file's content identity)
+ * with the same KV layout (cache type, flash attention) can load one.
+ */
+export function sessionIdentity(fileIdentity: string, info: ModelInfo): string {
+  return `${fileIdentity};kv=${info.kvType};fa=${info.flashAttn ? 1 : 0}`;
+}
+
+export async function createModelView(path: string, client: EngineClient, demo: boolean): Promise<ModelView> {
+  const info = client.info;
+  if (!info) throw new Error('the engine has not loaded the model');
+  const text = async (id: number): Promise<string> => (id >= 0 ? client.detokenize([id]).catch(() => '') : '');
+  const bosText = await text(info.bos);
+  const eosText = await text(info.eot >= 0 ? info.eot : info.eos);
+  const bosPrefix = await client.tokenize('', true, false);
+  const template = createChatTemplate({ chatTemplate: info.chatTemplate, bosText, eosText });
+  const id = info.metadata['general.name']?.trim() || basename(path).replace(/\.gguf$/i, '');
+  const fileIdentity = await modelIdentity(path);
+  return {
+    id, path, info, demo, template, bosText, eosText, bosPrefix,
+    session: { identity: sessionIdentity(fileIdentity, info), name: id, file: basename(path) },
+    created: Math.floor(Date.now() / 1000),
+  };
+}

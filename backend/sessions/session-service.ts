@@ -1,0 +1,117 @@
+// Sessions as the API offers them: save the conversation some messages form (from the slot
+// or the park of the replica that holds it) to disk, restore one into a replica's park so
+// the next request with that prefix starts from it, list, delete. Another model's session is
+// refused before any engine sees it.
+import type { SessionSaveRequest } from '../api/schemas.js';
+import { ApiError } from '../api/errors.js';
+import type { EngineClient } from '../engine/client.js';
+import type { Logger } from '../log/logger.js';
+import type { Scheduler } from '../scheduler/scheduler.js';
+import type { ModelView } from '../server/model-view.js';
+import { SessionStore, type SessionMeta } from './session-store.js';
+
+export interface RestoreResult {
+  name: string;
+  tokens: number;
+  bytes: number;
+  ms: number;
+  replica: number;
+}
+
+export class SessionService {
+  constructor(
+    readonly store: SessionStore,
+    private readonly deps: { model: () => ModelView | null; scheduler: Scheduler; log: Logger },
+  ) {}
+
+  list(): Promise<SessionMeta[]> { return this.store.list(); }
+
+  async get(name: string): Promise<SessionMeta> {
+    const meta = await this.store.get(name);
+    if (!meta) throw new ApiError(404, `no session named '${name}'`, { code: 'session_not_found', param: 'name' });
+    return meta;
+  }
+
+  async save(req: SessionSaveRequest): Promise<SessionMeta> {
+    const model = this.requireModel();
+    let text: string;
+    if (req.messages) {
+      text = model.template.render(req.messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false });
+    } else if (req.prompt !== null) {
+      text = req.prompt;
+    } else {
+      throw new ApiError(400, 'give the conversation to save as messages (or as prompt text)', { code: 'missing_required_parameter', param: 'messages' });
+    }
+    const tokenizer = this.requireClient();
+    const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
+    const tokens = await tokenizer.tokenize(text, addSpecial, true);
+    if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
+    await this.store.ensureDir();
+    const path = this.store.statePath(req.name);
+    const candidates = this.deps.scheduler.replicasByCache(tokens);
+    let lastError: unknown = null;
+    for (const client of candidates) {
+      try {
+        const res = await client.saveSession(path, tokens, model.session.identity);
+        const meta: SessionMeta = {
+          name: req.name, model: model.session, tokens: res.tokens, bytes: res.bytes, created: new Date().toISOString(),
+          messages: req.messages?.length ?? 0, save_ms: Math.round(res.ms),
+        };
+        await this.store.writeMeta(meta);
+        this.deps.log.info('session saved', { session: req.name, replica: client.replica, tokens: res.tokens, bytes: res.bytes });
+        return meta;
+      } catch (e) {
+        lastError = e;
+      }
+    }
+    throw sessionError(lastError, `could not save session '${req.name}'`);
+  }
+
+  async restore(name: string): Promise<RestoreResult> {
+    const model = this.requireModel();
+    const meta = await this.get(name);
+    if (meta.model.identity !== model.session.identity) {
+      throw new ApiError(409,
+        `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`,
+        { code: 'session_model_mismatch', param: 'name' });
+    }
+    const client = this.requireClient();
+    let res: Awaited<ReturnType<EngineClient['loadSession']>>;
+    try {
+      res = await client.loadSession(this.store.statePath(name), model.session.identity);
+    } catch (e) {
+      throw sessionError(e, `could not restore session '${name}'`);
+    }
+    this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
+    this.deps.log.info('session restored', { session: name, replica: client.replica, tokens: res.tokens });
+    return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica };
+  }
+
+  async remove(name: string): Promise<void> {
+    if (!(await this.store.remove(name))) throw new ApiError(404, `no session named '${name}'`, { code: 'session_not_found', param: 'name' });
+  }
+
+  private requireModel(): ModelView {
+    const m = this.deps.model();
+    if (!m) throw new ApiError(503, 'the model is still loading', { code: 'model_loading' });
+    return m;
+  }
+
+  private requireClient(): EngineClient {
+    const c = this.deps.scheduler.anyReadyClient();
+    if (!c) throw new ApiError(503, this.deps.scheduler.unavailableReason() ?? 'no engine is ready', { code: 'engine_unavailable' });
+    return c;
+  }
+}
+
+/** An engine's refusal as the status a client can act on. */
+export function sessionError(e: unknown, what: string): ApiError {
+  if (e instanceof ApiError) return e;
+  const msg = e instanceof Error ? e.message : String(e ?? 'no engine is ready');
+  if (/another model/i.test(msg)) return new ApiError(409, `${what}: ${msg}`, { code: 'session_model_mismatch' });
+  if (/corrupt|not a Strata session|unsupported version|damaged/i.test(msg)) return new ApiError(422, `${what}: ${msg}`, { code: 'session_unreadable' });
+  if (/no conversation|not held|nothing to save|no slot/i.test(msg)) return new ApiError(404, `${what}: ${msg}`, { code: 'conversation_not_found' });
+  if (/not reachable|not running|restarting|closed/i.test(msg)) return new ApiError(503, `${what}: ${msg}`, { code: 'engine_unavailable' });
+  if (/ENOSPC|no space/i.test(msg)) return new ApiError(507, `${what}: ${msg}`, { code: 'insufficient_storage' });
+  return new ApiError(500, `${what}: ${msg}`, { code: 'session_error' });
+}

@@ -1,0 +1,216 @@
+// The one HTTP client for the Strata server (or any OpenAI-compatible one in remote mode).
+// Every request takes an AbortSignal: aborting closes the connection, which makes the server
+// cancel the request and free its slot.
+import { ChatChunkAssembler } from './chatStream.js';
+import {
+  errorMessage, parseDevices, parseHealth, parseInfill, parseMetrics, parseModels, parseRequestTrace,
+  parseRestored, parseSavedSession, parseSessions, parseTraces,
+} from './normalize.js';
+import { SseDecoder } from './sse.js';
+import type {
+  ChatMessage, ChatRequest, ChatStreamEvent, DeviceMemory, Health, InfillRequest, InfillResult, Metrics,
+  ModelEntry, RequestTraceView, RestoredSession, SessionInfo, Traces,
+} from './types.js';
+
+export class StrataApiError extends Error {
+  constructor(message: string, readonly status: number, readonly code: string | null = null) {
+    super(message);
+    this.name = 'StrataApiError';
+  }
+}
+
+/** Told when a request that occupies the model starts and ends (status bar "busy"). */
+export interface ActivitySink {
+  begin(kind: 'chat' | 'infill'): void;
+  end(kind: 'chat' | 'infill'): void;
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  fetch?: typeof fetch;
+  activity?: ActivitySink;
+  /** Limit for requests that do not stream (ms). */
+  timeoutMs?: number;
+}
+
+/** "http://h:p/v1/" and "http://h:p" both mean the server root. */
+export function normalizeBaseUrl(url: string): string {
+  let u = url.trim().replace(/\/+$/, '');
+  if (u.endsWith('/v1')) u = u.slice(0, -3);
+  return u;
+}
+
+export function toWireMessage(m: ChatMessage): Record<string, unknown> {
+  const w: Record<string, unknown> = { role: m.role, content: m.content };
+  if (m.toolCalls?.length) {
+    w.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  }
+  if (m.toolCallId) w.tool_call_id = m.toolCallId;
+  if (m.name) w.name = m.name;
+  return w;
+}
+
+export class StrataClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly fetchImpl: typeof fetch;
+  private readonly activity: ActivitySink | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(opts: ClientOptions) {
+    this.baseUrl = normalizeBaseUrl(opts.baseUrl);
+    this.apiKey = opts.apiKey || undefined;
+    this.fetchImpl = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    this.activity = opts.activity;
+    this.timeoutMs = opts.timeoutMs ?? 15_000;
+  }
+
+  async health(signal?: AbortSignal): Promise<Health> {
+    const res = await this.send('GET', '/health', undefined, signal);
+    return parseHealth(res.status, await readJson(res));
+  }
+
+  async models(signal?: AbortSignal): Promise<ModelEntry[]> {
+    return parseModels(await this.json('GET', '/v1/models', undefined, signal));
+  }
+
+  async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
+    const body: Record<string, unknown> = {
+      model: req.model ?? 'strata',
+      messages: req.messages.map(toWireMessage),
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+    if (req.temperature !== undefined) body.temperature = req.temperature;
+    if (req.tools?.length) {
+      body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters ?? { type: 'object', properties: {} } } }));
+      if (req.toolChoice) body.tool_choice = req.toolChoice;
+    }
+    this.activity?.begin('chat');
+    try {
+      const res = await this.send('POST', '/v1/chat/completions', body, signal, true);
+      if (!res.ok) throw await apiError(res);
+      if (!res.body) throw new StrataApiError('the server sent no response body', res.status);
+      const sse = new SseDecoder();
+      const chunks = new ChatChunkAssembler();
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          const payloads = done ? sse.end() : sse.push(value);
+          for (const p of payloads) {
+            if (p.trim() === '[DONE]') {
+              yield* chunks.end();
+              return;
+            }
+            let parsed: unknown;
+            try { parsed = JSON.parse(p); } catch { throw new StrataApiError(`the server sent a stream event that is not JSON: ${p.slice(0, 80)}`, res.status); }
+            yield* chunks.push(parsed);
+          }
+          if (done) break;
+        }
+      } finally {
+        reader.releaseLock();
+        // Ends the connection when the consumer stops early (cancel) so the server frees the slot.
+        void res.body.cancel().catch(() => undefined);
+      }
+      yield* chunks.end();
+    } finally {
+      this.activity?.end('chat');
+    }
+  }
+
+  async infill(req: InfillRequest, signal: AbortSignal): Promise<InfillResult> {
+    this.activity?.begin('infill');
+    try {
+      const body = {
+        input_prefix: req.prefix,
+        input_suffix: req.suffix,
+        input_extra: req.extra,
+        max_tokens: req.maxTokens,
+        t_max_predict_ms: req.maxPredictMs,
+        stream: false,
+      };
+      return parseInfill(await this.json('POST', '/v1/infill', body, signal, true));
+    } finally {
+      this.activity?.end('infill');
+    }
+  }
+
+  async tokenize(text: string, signal?: AbortSignal): Promise<number[]> {
+    const o = await this.json('POST', '/v1/tokenize', { content: text }, signal);
+    const tokens = (o as { tokens?: unknown }).tokens;
+    if (!Array.isArray(tokens)) throw new StrataApiError('the server answered /v1/tokenize without a tokens list', 200);
+    return tokens as number[];
+  }
+
+  async metrics(signal?: AbortSignal): Promise<Metrics> {
+    return parseMetrics(await this.json('GET', '/metrics', undefined, signal));
+  }
+  async devices(signal?: AbortSignal): Promise<DeviceMemory[]> {
+    return parseDevices(await this.json('GET', '/v1/devices', undefined, signal));
+  }
+  async traces(signal?: AbortSignal): Promise<Traces> {
+    return parseTraces(await this.json('GET', '/v1/traces', undefined, signal));
+  }
+  async trace(id: string, signal?: AbortSignal): Promise<RequestTraceView> {
+    return parseRequestTrace(await this.json('GET', `/v1/traces/${encodeURIComponent(id)}`, undefined, signal));
+  }
+  async sessions(signal?: AbortSignal): Promise<SessionInfo[]> {
+    return parseSessions(await this.json('GET', '/v1/sessions', undefined, signal));
+  }
+  async saveSession(name: string, messages: ChatMessage[], signal?: AbortSignal): Promise<SessionInfo> {
+    const body = { name, messages: messages.map(toWireMessage) };
+    return parseSavedSession(await this.json('POST', '/v1/sessions', body, signal, true));
+  }
+  async restoreSession(name: string, signal?: AbortSignal): Promise<RestoredSession> {
+    return parseRestored(name, await this.json('POST', `/v1/sessions/${encodeURIComponent(name)}/restore`, {}, signal, true));
+  }
+  async deleteSession(name: string, signal?: AbortSignal): Promise<void> {
+    await this.json('DELETE', `/v1/sessions/${encodeURIComponent(name)}`, undefined, signal);
+  }
+
+  private async json(method: string, path: string, body: unknown, signal?: AbortSignal, long = false): Promise<unknown> {
+    const res = await this.send(method, path, body, signal, long);
+    if (!res.ok) throw await apiError(res);
+    return readJson(res);
+  }
+
+  /** long: no client-side time limit (generation may take a while; the caller cancels). */
+  private async send(method: string, path: string, body: unknown, signal?: AbortSignal, long = false): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    const signals = [signal, long ? undefined : AbortSignal.timeout(this.timeoutMs)].filter((s): s is AbortSignal => !!s);
+    const combined = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    try {
+      return await this.fetchImpl(this.baseUrl + path, {
+        method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: combined ?? null,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const c = (err as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
+      const cause = c?.code ?? c?.errors?.[0]?.code;
+      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs / 1000} s` : cause ?? c?.message ?? (err as Error).message;
+      throw new StrataApiError(`cannot reach the Strata server at ${this.baseUrl} (${why})`, 0, cause ?? null);
+    }
+  }
+}
+
+async function readJson(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (!text) return {};
+  try { return JSON.parse(text); } catch { throw new StrataApiError(`the server answered ${res.status} with a body that is not JSON: ${text.slice(0, 120)}`, res.status); }
+}
+
+async function apiError(res: Response): Promise<StrataApiError> {
+  const text = await res.text().catch(() => '');
+  let body: unknown = null;
+  try { body = JSON.parse(text); } catch { /* plain text error */ }
+  const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  const msg = errorMessage(body) ?? (text.trim().slice(0, 200) || res.statusText);
+  const hint = res.status === 401 || res.status === 403 ? ' (check the Strata API key: run "Strata: Set API Key" or the strata.apiKey setting)' : '';
+  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null);
+}

@@ -1,0 +1,55 @@
+// Real processes and ports for the Supervisor (Node only, no vscode).
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import type { ProcessHandle } from './supervisor.js';
+
+/**
+ * Runs a Node script with the editor's own runtime: inside VS Code process.execPath is Electron,
+ * which behaves as plain Node with ELECTRON_RUN_AS_NODE=1, so no separate Node install is needed.
+ */
+export function spawnNodeScript(script: string, args: string[], env: Record<string, string> = {}): ProcessHandle {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
+  const outputListeners: Array<(l: string) => void> = [];
+  const exitListeners: Array<(c: number | null, s: string | null) => void> = [];
+  let exited: [number | null, string | null] | undefined;
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (l) => { for (const f of outputListeners) f(l); });
+  }
+  const onExit = (code: number | null, signal: string | null): void => {
+    if (exited) return;
+    exited = [code, signal];
+    for (const f of exitListeners) f(code, signal);
+  };
+  child.on('exit', (code, signal) => onExit(code, signal));
+  child.on('error', (err) => {
+    for (const f of outputListeners) f(`error: ${err.message}`);
+    onExit(null, null);
+  });
+  return {
+    pid: child.pid,
+    kill: (signal) => { if (!exited) child.kill(signal); },
+    onOutput: (l) => { outputListeners.push(l); },
+    onExit: (l) => {
+      if (exited) l(...exited);
+      else exitListeners.push(l);
+    },
+  };
+}
+
+/** A port that is free on 127.0.0.1 right now (the OS picks it). */
+export function pickFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => (port ? resolve(port) : reject(new Error('the OS gave no port'))));
+    });
+  });
+}

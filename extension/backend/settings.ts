@@ -1,0 +1,66 @@
+// Server settings as the extension reads them, and the `strata serve` arguments they become.
+// Pure: extension/config.ts reads VS Code's configuration into ServerSettings.
+
+export type KvType = 'f16' | 'q8_0' | 'q4_0' | 'f32' | 'bf16';
+export type SplitMode = 'none' | 'layer' | 'row' | '';
+
+export interface ServerSettings {
+  /** Path of a GGUF file; '' = the generated demo model. */
+  modelPath: string;
+  /** 0 = pick a free port. */
+  port: number;
+  slots: number;
+  contextSize: number;
+  kvType: string;
+  cacheMiB: number;
+  devices: string[];
+  splitMode: SplitMode;
+  tensorSplit: number[];
+  replicas: number;
+  rpcServers: string[];
+}
+
+export const DEFAULT_SETTINGS: ServerSettings = {
+  modelPath: '', port: 0, slots: 4, contextSize: 8192, kvType: 'f16', cacheMiB: 2048,
+  devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
+};
+
+/** Problems a user must fix in settings before the server can start (empty = fine). */
+export function settingsProblems(s: ServerSettings): string[] {
+  const out: string[] = [];
+  const int = (v: number, name: string, min: number, max: number): void => {
+    if (!Number.isInteger(v) || v < min || v > max) out.push(`strata.${name} must be a whole number from ${min} to ${max} (is ${v})`);
+  };
+  int(s.port, 'port', 0, 65535);
+  int(s.slots, 'slots', 1, 256);
+  int(s.contextSize, 'contextSize', 256, 1 << 21);
+  int(s.cacheMiB, 'cacheMiB', 0, 1 << 20);
+  int(s.replicas, 'replicas', 1, 64);
+  if (s.tensorSplit.some((v) => !Number.isFinite(v) || v < 0)) out.push('strata.tensorSplit must be non-negative numbers, e.g. "3,1"');
+  for (const r of s.rpcServers) if (!/^[\w.\-[\]:]+:\d{1,5}$/.test(r)) out.push(`strata.rpcServers entry '${r}' is not host:port`);
+  return out;
+}
+
+/** Parses "3,1" or "3, 1" into numbers; an entry that is not a number stays NaN (caught by settingsProblems). */
+export function parseNumberList(v: string | number[] | undefined): number[] {
+  if (Array.isArray(v)) return v.map(Number);
+  return (v ?? '').split(',').map((x) => x.trim()).filter(Boolean).map(Number);
+}
+
+export function parseStringList(v: string | string[] | undefined): string[] {
+  if (Array.isArray(v)) return v.map((x) => String(x).trim()).filter(Boolean);
+  return (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+}
+
+/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`. */
+export function buildServeArgs(s: ServerSettings, port: number): string[] {
+  const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
+  if (s.modelPath) a.push('--model', s.modelPath);
+  a.push('--slots', String(s.slots), '--ctx', String(s.contextSize), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
+  if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
+  if (s.devices.length) a.push('--devices', s.devices.join(','));
+  if (s.splitMode) a.push('--split-mode', s.splitMode);
+  if (s.tensorSplit.length) a.push('--tensor-split', s.tensorSplit.join(','));
+  if (s.rpcServers.length) a.push('--rpc', s.rpcServers.join(','));
+  return a;
+}

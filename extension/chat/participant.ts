@@ -1,0 +1,74 @@
+// The @strata chat participant: answers from the Strata server directly (no other chat
+// extension or model needed), plus /save NAME, /restore NAME, /sessions and /stats.
+import * as vscode from 'vscode';
+import type { ServerConnection } from '../backend/connection.js';
+import { StartDeclined } from '../backend/manager.js';
+import { abortOn } from '../lm/provider.js';
+import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
+import { sessionsMarkdown, statsMarkdown } from './format.js';
+import { sessionNameProblem } from '../../webview/protocol.js';
+import { conversationFromHistory, type RestoredMeta, type TurnLike } from './history.js';
+
+export const PARTICIPANT_ID = 'strata.chat';
+
+export function registerChatParticipant(context: vscode.ExtensionContext, server: ServerConnection, conversations: ConversationStore): void {
+  const handler: vscode.ChatRequestHandler = async (request, chatContext, stream, token) => {
+    let client;
+    try {
+      client = rememberingSessions(await server.ensureReady(), conversations);
+    } catch (err) {
+      if (err instanceof StartDeclined) stream.markdown('The Strata server is not running. Run **Strata: Start Server** or **Strata: Select Model**.');
+      else stream.markdown(`The Strata server is not available: ${(err as Error).message}`);
+      return {};
+    }
+    const conversation = conversationFromHistory(chatContext.history as readonly TurnLike[], PARTICIPANT_ID);
+    const name = request.prompt.trim();
+    try {
+      switch (request.command) {
+        case 'save': {
+          if (!name) { stream.markdown('Usage: `/save NAME` saves this conversation as a session.'); return {}; }
+          const problem = sessionNameProblem(name);
+          if (problem) { stream.markdown(problem); return {}; }
+          if (!conversation.length) { stream.markdown('Nothing to save yet: ask something first.'); return {}; }
+          const saved = await client.saveSession(name, conversation);
+          stream.markdown(`Saved session **${saved.name}** (${conversation.length} messages${saved.tokens !== null ? `, ${saved.tokens} tokens` : ''}).`);
+          return {};
+        }
+        case 'restore': {
+          if (!name) { stream.markdown('Usage: `/restore NAME` continues a saved session here. `/sessions` lists them.'); return {}; }
+          const r = await client.restoreSession(name);
+          if (!r.messages?.length) {
+            stream.markdown(`Restored session **${r.name}** into the server's cache, but the server did not return its messages, so this chat cannot show them.`);
+            return {};
+          }
+          stream.markdown(`Restored session **${r.name}** (${r.messages.length} messages${r.tokens !== null ? `, ${r.tokens} tokens` : ''}). Continue below.`);
+          const last = r.messages.filter((m) => m.role === 'assistant').at(-1);
+          if (last) stream.markdown(`\n\n> ${last.content.slice(0, 400).replace(/\n/g, '\n> ')}`);
+          const restored: RestoredMeta = { name: r.name, messages: r.messages };
+          return { metadata: { restored } };
+        }
+        case 'sessions':
+          stream.markdown(sessionsMarkdown(await client.sessions()));
+          return {};
+        case 'stats':
+          stream.markdown(statsMarkdown(await client.metrics()));
+          return {};
+      }
+      if (!name) { stream.markdown('Ask a question, or use /save, /restore, /sessions, /stats.'); return {}; }
+      const messages = [...conversation, { role: 'user' as const, content: request.prompt }];
+      const ac = abortOn(token);
+      let usage = '';
+      for await (const ev of client.chatStream({ messages }, ac.signal)) {
+        if (ev.type === 'text') stream.markdown(ev.text);
+        else if (ev.type === 'done' && ev.timings?.predictedPerSecond) usage = `${ev.timings.predictedPerSecond.toFixed(1)} tok/s`;
+      }
+      return { metadata: { usage } };
+    } catch (err) {
+      if (token.isCancellationRequested) return {};
+      return { errorDetails: { message: `Strata: ${(err as Error).message}` } };
+    }
+  };
+  const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, handler);
+  participant.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'icon.png');
+  context.subscriptions.push(participant);
+}

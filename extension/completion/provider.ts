@@ -1,0 +1,131 @@
+// Inline (ghost text) completions over the server's /v1/infill. The rules live in the pure
+// modules next to this file; this one only connects them to VS Code.
+import * as vscode from 'vscode';
+import { StrataApiError } from '../api/client.js';
+import type { ServerConnection } from '../backend/connection.js';
+import { completionSettings } from '../config.js';
+import { CompletionCache } from './cache.js';
+import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';
+import { LatestOnlyScheduler } from './debounce.js';
+import type { CompletionStats } from './stats.js';
+import { isMidLine, trimCompletion } from './trim.js';
+import { buildWindow } from './window.js';
+
+const PREFIX_LINES = 64;
+const SUFFIX_LINES = 16;
+const ACCEPTED_COMMAND = 'strata.completionAccepted';
+/** Files larger than this are not read whole for extra context chunks. */
+const MAX_CONTEXT_FILE_LINES = 20_000;
+
+export function registerInlineCompletions(context: vscode.ExtensionContext, server: ServerConnection, stats: CompletionStats, onStatsChange: () => void, log: vscode.LogOutputChannel): void {
+  const cache = new CompletionCache();
+  const scheduler = new LatestOnlyScheduler();
+  const edits = new RecentEdits();
+  // A model without FIM tokens answers 400 to every infill: stop asking until the server changes.
+  let noFim = false;
+
+  const provider: vscode.InlineCompletionItemProvider = {
+    async provideInlineCompletionItems(doc, pos, ictx, token) {
+      const settings = completionSettings();
+      const client = server.client;
+      if (!settings.enabled || !client || noFim) return undefined;
+
+      const from = Math.max(0, pos.line - PREFIX_LINES);
+      const to = Math.min(doc.lineCount - 1, pos.line + SUFFIX_LINES);
+      const lines: string[] = [];
+      for (let i = from; i <= to; i++) lines.push(doc.lineAt(i).text);
+      const win = buildWindow(lines, pos.line - from, pos.character, { prefixLines: PREFIX_LINES, suffixLines: SUFFIX_LINES, maxLines: settings.maxLines });
+      const item = (text: string): vscode.InlineCompletionItem[] | undefined => {
+        if (!text) return undefined;
+        stats.shown();
+        onStatsChange();
+        return [new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos), { title: 'Accepted', command: ACCEPTED_COMMAND })];
+      };
+
+      const cached = cache.get(win.prefix, win.suffix);
+      if (cached !== undefined) {
+        stats.cacheHit();
+        return item(cached);
+      }
+
+      const explicit = ictx.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
+      const signal = await scheduler.wait(explicit ? 0 : settings.debounceMs, (l) => token.onCancellationRequested(l));
+      if (!signal || token.isCancellationRequested) return undefined;
+
+      const single = isMidLine(win.cursor);
+      const extra = pickChunks(contextSources(edits), {
+        chunkLines: 32, maxChunks: 4, maxChars: 8000,
+        exclude: { filename: vscode.workspace.asRelativePath(doc.uri), fromLine: from + win.fromLine, toLine: from + win.toLine },
+      });
+      stats.request();
+      const t0 = performance.now();
+      try {
+        const res = await client.infill({
+          prefix: win.prefix, suffix: win.suffix, extra,
+          maxTokens: single ? 64 : Math.min(512, settings.maxLines * 32), maxPredictMs: single ? 1000 : 2500,
+        }, signal);
+        stats.latency(performance.now() - t0);
+        const text = trimCompletion(res.content, win.cursor);
+        // Cached even when VS Code no longer wants it: typing on will likely ask for it again.
+        cache.put(win.prefix, win.suffix, text);
+        onStatsChange();
+        if (token.isCancellationRequested) return undefined;
+        return item(text);
+      } catch (err) {
+        if (signal.aborted || token.isCancellationRequested) stats.cancelled();
+        else if (err instanceof StrataApiError && err.code === 'fim_not_supported') {
+          noFim = true;
+          log.warn(`inline completions paused: ${err.message}`);
+          void vscode.window.showInformationMessage(`Strata: inline completions need a code model with fill-in-the-middle tokens. ${err.message}`);
+        } else {
+          stats.error();
+          log.debug(`inline completion failed: ${(err as Error).message}`);
+        }
+        onStatsChange();
+        return undefined;
+      }
+    },
+  };
+
+  context.subscriptions.push(
+    vscode.languages.registerInlineCompletionItemProvider({ scheme: 'file' }, provider),
+    vscode.commands.registerCommand(ACCEPTED_COMMAND, () => { stats.accepted(); onStatsChange(); }),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document.uri.scheme !== 'file') return;
+      for (const c of e.contentChanges) edits.record(vscode.workspace.asRelativePath(e.document.uri), c.range.start.line);
+    }),
+    vscode.workspace.onDidCloseTextDocument((d) => edits.forget(vscode.workspace.asRelativePath(d.uri))),
+    server.onDidChange((s) => {
+      if (s.state !== 'ready') {
+        scheduler.cancel();
+        cache.clear();
+        noFim = false;
+      }
+    }),
+    { dispose: () => scheduler.cancel() },
+  );
+}
+
+/** Recently edited files (at their edit lines) and visible editors (at their visible middle). */
+function contextSources(edits: RecentEdits): ChunkSource[] {
+  const byName = new Map<string, vscode.TextDocument>();
+  for (const d of vscode.workspace.textDocuments) {
+    if (d.uri.scheme === 'file' && d.lineCount <= MAX_CONTEXT_FILE_LINES) byName.set(vscode.workspace.asRelativePath(d.uri), d);
+  }
+  const sources = new Map<string, ChunkSource>();
+  const n = edits.list().length;
+  edits.list().forEach((f, i) => {
+    const d = byName.get(f.filename);
+    if (d) sources.set(f.filename, { filename: f.filename, text: d.getText(), focusLines: [...f.lines], lastUsed: 1000 + n - i });
+  });
+  for (const ed of vscode.window.visibleTextEditors) {
+    const name = vscode.workspace.asRelativePath(ed.document.uri);
+    const r = ed.visibleRanges[0];
+    if (!r || !byName.has(name)) continue;
+    const mid = Math.floor((r.start.line + r.end.line) / 2);
+    const src = sources.get(name);
+    if (src) src.focusLines.push(mid);
+    else sources.set(name, { filename: name, text: ed.document.getText(), focusLines: [mid], lastUsed: 0 });
+  }
+  return [...sources.values()];
+}

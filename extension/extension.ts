@@ -1,0 +1,64 @@
+// Strata for VS Code: activation wires one feature per register* call. Features get narrow
+// interfaces (ServerConnection, PanelHub, MetricsFeed), never an app object.
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { ActivityTracker } from './backend/activity.js';
+import { ServerManager } from './backend/manager.js';
+import type { BenchController } from './bench/benchRunner.js';
+import { registerBenchmark } from './bench/benchRunner.js';
+import { registerChatParticipant } from './chat/participant.js';
+import { registerServerCommands } from './commands/serverCommands.js';
+import { registerSessionCommands } from './commands/sessionCommands.js';
+import { registerInlineCompletions } from './completion/provider.js';
+import { CompletionStats } from './completion/stats.js';
+import { autoStart } from './config.js';
+import { registerChatModelProvider } from './lm/provider.js';
+import { registerSelectModel } from './models/selectModel.js';
+import { registerPanel } from './panel/registerPanel.js';
+import { FileConversationStore } from './sessions/conversationMemory.js';
+import { registerMetricsFeed } from './status/registerMetricsFeed.js';
+import { registerStatusBar } from './status/statusBar.js';
+
+let stopServer: (() => Promise<void>) | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = vscode.window.createOutputChannel('Strata', { log: true });
+  const activity = new ActivityTracker();
+  const server = new ServerManager(context, log, activity);
+  context.subscriptions.push(log, server);
+  stopServer = () => server.stop();
+
+  const conversations = new FileConversationStore(join(context.globalStorageUri.fsPath, 'conversations'));
+  const feed = registerMetricsFeed(context, server, activity);
+  registerServerCommands(context, server, log);
+  registerSelectModel(context, server, log);
+  registerStatusBar(context, server, feed);
+
+  let bench: BenchController | undefined;
+  const panel = registerPanel(context, server, feed, log, conversations, async () => bench?.clear());
+  bench = registerBenchmark(context, server, log, (v) => panel.hub.benchChanged(v), () => { panel.open(); panel.hub.showTab('bench'); });
+  panel.hub.benchChanged(bench.view());
+  registerSessionCommands(context, server, panel.hub, conversations, () => panel.open());
+
+  registerChatModelProvider(context, server);
+  registerChatParticipant(context, server, conversations);
+
+  const stats = new CompletionStats();
+  registerInlineCompletions(context, server, stats, throttled(500, () => panel.hub.completionStatsChanged(stats.view())), log);
+  panel.hub.completionStatsChanged(stats.view());
+
+  if (autoStart()) void server.start().catch((err: Error) => log.info(`auto-start did not start the server: ${err.message}`));
+}
+
+/** Stops the managed server (SIGTERM, then SIGKILL) before VS Code unloads the extension. */
+export async function deactivate(): Promise<void> {
+  await stopServer?.();
+}
+
+/** Calls f at most once per `ms`, always with the latest data (a trailing call). */
+function throttled(ms: number, f: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return () => {
+    timer ??= setTimeout(() => { timer = undefined; f(); }, ms);
+  };
+}

@@ -1,0 +1,49 @@
+// Wires the panel: the hub, its two views, the Open Panel command, and the data it shows.
+import * as vscode from 'vscode';
+import { join } from 'node:path';
+import type { ServerConnection } from '../backend/connection.js';
+import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
+import type { MetricsFeed } from '../status/metricsFeed.js';
+import type { PanelCommand } from '../../webview/protocol.js';
+import { PanelHub } from './hub.js';
+import { PanelViews } from './panelViews.js';
+
+const COMMANDS: Record<PanelCommand, string> = {
+  start: 'strata.startServer', stop: 'strata.stopServer', restart: 'strata.restartServer',
+  selectModel: 'strata.selectModel', showLog: 'strata.showLog', runBench: 'strata.runBenchmark',
+};
+
+export interface PanelHandle {
+  hub: PanelHub;
+  open(): void;
+}
+
+export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, conversations: ConversationStore, clearBench: () => Promise<void>): PanelHandle {
+  const hub = new PanelHub({
+    client: () => (server.client ? rememberingSessions(server.client, conversations) : undefined),
+    ensureClient: async () => rememberingSessions(await server.ensureReady(), conversations),
+    runCommand: (c) => void vscode.commands.executeCommand(COMMANDS[c]),
+    revealSession: (name, reported) => {
+      // The managed server keeps sessions where the extension told it to (--sessions-dir).
+      const path = reported ?? (server.status.mode === 'managed' ? join(context.globalStorageUri.fsPath, 'sessions', `${name}.session`) : null);
+      if (!path) return void vscode.window.showInformationMessage(`Strata: the server did not say where session "${name}" is stored.`);
+      void vscode.window.showInformationMessage(`Session "${name}": ${path}`, 'Copy Path', 'Reveal in File Explorer').then((b) => {
+        if (b === 'Copy Path') void vscode.env.clipboard.writeText(path);
+        else if (b) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(path));
+      });
+    },
+    clearBench,
+    visibilityChanged: (v) => feed.setPanelVisible(v),
+    log: (m) => log.debug(m),
+  });
+  const views = new PanelViews(context.extensionUri, hub);
+  context.subscriptions.push(
+    ...views.register(),
+    { dispose: () => hub.dispose() },
+    server.onDidChange((s) => hub.serverChanged(s)),
+    feed.onMetrics((m) => hub.metricsChanged(m)),
+    vscode.commands.registerCommand('strata.openPanel', () => views.open()),
+  );
+  hub.serverChanged(server.status);
+  return { hub, open: () => views.open() };
+}

@@ -1,0 +1,112 @@
+// Fetches /metrics only when someone looks or something happens: while requests run, while
+// the server reports work, or while a panel is visible. Idle and hidden means no requests at all.
+// Pure: the fetch and the timers are injected.
+import type { Metrics } from '../api/types.js';
+import { realTimers, type Timers } from '../completion/debounce.js';
+
+export interface MetricsFeedOptions {
+  busyIntervalMs: number;
+  visibleIntervalMs: number;
+}
+
+export class MetricsFeed {
+  private busy = false;
+  private panelVisible = false;
+  private serverWorking = false;
+  private timer: unknown;
+  private inFlight = false;
+  private latest: Metrics | undefined;
+  private readonly listeners = new Set<(m: Metrics) => void>();
+  private disposed = false;
+
+  constructor(
+    /** Returns undefined when there is no server to ask. */
+    private readonly fetchMetrics: () => Promise<Metrics> | undefined,
+    private readonly timers: Timers = realTimers,
+    private readonly opts: MetricsFeedOptions = { busyIntervalMs: 1000, visibleIntervalMs: 2000 },
+  ) {}
+
+  get last(): Metrics | undefined {
+    return this.latest;
+  }
+
+  onMetrics(listener: (m: Metrics) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  /** Our own requests started or ended. Ending refreshes once so the final figures show. */
+  setBusy(busy: boolean): void {
+    if (busy === this.busy) return;
+    this.busy = busy;
+    this.refreshNow();
+  }
+
+  setPanelVisible(visible: boolean): void {
+    if (visible === this.panelVisible) return;
+    this.panelVisible = visible;
+    if (visible) this.refreshNow();
+    else this.reschedule();
+  }
+
+  /** The server went away or came back: forget old figures, look once. */
+  reset(): void {
+    this.latest = undefined;
+    this.serverWorking = false;
+    this.refreshNow();
+  }
+
+  refreshNow(): void {
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.tick();
+  }
+
+  /** The interval to use now, or null when nothing should be polled. */
+  interval(): number | null {
+    if (this.busy || this.serverWorking) return this.opts.busyIntervalMs;
+    if (this.panelVisible) return this.opts.visibleIntervalMs;
+    return null;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.timers.clearTimeout(this.timer);
+    this.listeners.clear();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.disposed || this.inFlight) return;
+    const p = this.fetchMetrics();
+    if (!p) {
+      this.serverWorking = false;
+      return;
+    }
+    this.inFlight = true;
+    try {
+      const m = await p;
+      this.latest = m;
+      this.serverWorking = m.running + m.queued + m.admitting + m.finishing > 0;
+      for (const l of this.listeners) l(m);
+    } catch {
+      this.serverWorking = false;
+    } finally {
+      this.inFlight = false;
+    }
+    this.reschedule();
+  }
+
+  private reschedule(): void {
+    if (this.disposed) return;
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    const ms = this.interval();
+    if (ms !== null) this.timer = this.timers.setTimeout(() => { this.timer = undefined; void this.tick(); }, ms);
+  }
+}
+
+/** Live generation speed: the sum over slots that are decoding. */
+export function liveTokS(m: Metrics): number | null {
+  const speeds = m.slots.map((s) => s.tokS).filter((v): v is number => v !== null && v > 0);
+  return speeds.length ? speeds.reduce((a, b) => a + b, 0) : null;
+}

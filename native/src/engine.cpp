@@ -1,0 +1,265 @@
+// Engine thread, command queue, closing, and the published snapshot.
+#include "engine.h"
+
+#include <algorithm>
+
+namespace strata {
+
+Engine::Engine(llama_model* model, llama_context* ctx, const EngineConfig& cfg, const ModelInfo& info, Sink sink)
+    : model_(model),
+      ctx_(ctx),
+      vocab_(llama_model_get_vocab(model)),
+      mem_(llama_get_memory(ctx)),
+      cfg_(cfg),
+      info_(info),
+      ctx_per_slot_(info.ctx),
+      sink_(std::move(sink)),
+      t0_(std::chrono::steady_clock::now()),
+      park_(static_cast<uint64_t>(cfg.park_budget_mib * 1024.0 * 1024.0)),
+      batch_(llama_batch_init(std::max(cfg.batch, cfg.slots), 0, 1)),
+      msg_(std::make_unique<StepMessage>()),
+      piece_(256),
+      step_traces_(static_cast<size_t>(std::max(cfg.trace_steps, 0))),
+      request_traces_(static_cast<size_t>(std::max(cfg.trace_steps, 0))) {
+  slots_.resize(static_cast<size_t>(cfg.slots));
+  for (size_t i = 0; i < slots_.size(); ++i) slots_[i].id = static_cast<int32_t>(i);
+  prompt_order_.reserve(slots_.size());
+  PublishSnapshot();
+}
+
+Engine::~Engine() {
+  StopSilently();
+  for (auto& s : slots_) {
+    if (s.run && s.run->chain) llama_sampler_free(s.run->chain);
+  }
+  llama_batch_free(batch_);
+  if (ctx_) llama_free(ctx_);
+  if (model_) llama_model_free(model_);
+}
+
+void Engine::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+double Engine::NowMs() const {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+void Engine::Submit(GenerateRequest req) {
+  Command c;
+  c.kind = Command::Submit;
+  c.req = std::move(req);
+  c.t_ms = NowMs();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commands_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+void Engine::Cancel(uint64_t key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancels_.push_back(key);
+  }
+  cv_.notify_one();
+}
+
+void Engine::SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity) {
+  Command c;
+  c.kind = Command::SaveSession;
+  c.ticket = ticket;
+  c.path = std::move(path);
+  c.tokens = std::move(tokens);
+  c.identity = std::move(identity);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commands_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+void Engine::LoadSession(uint64_t ticket, std::string path, std::string identity) {
+  Command c;
+  c.kind = Command::LoadSession;
+  c.ticket = ticket;
+  c.path = std::move(path);
+  c.identity = std::move(identity);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commands_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+void Engine::RequestClose() {
+  Command c;
+  c.kind = Command::Close;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (close_requested_) return;
+    close_requested_ = true;
+    commands_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+void Engine::StopSilently() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_silently_ = true;
+  }
+  cv_.notify_one();
+  Join();
+}
+
+void Engine::Join() {
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+bool Engine::WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels) {
+  bool free_slot = false, running = false;
+  for (const auto& s : slots_) {
+    if (s.run) running = true;
+    else free_slot = true;
+  }
+  const bool work = running || (!waiting_.empty() && free_slot);
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return work || stop_silently_ || !commands_.empty() || !cancels_.empty(); });
+  if (stop_silently_) return false;
+  cmds.swap(commands_);
+  cancels.swap(cancels_);
+  return true;
+}
+
+void Engine::Run() {
+  std::deque<Command> cmds;
+  std::vector<uint64_t> cancels;
+  bool closing = false;
+  while (!closing) {
+    if (!WaitForWork(cmds, cancels)) return;
+    closing = std::any_of(cmds.begin(), cmds.end(), [](const Command& c) { return c.kind == Command::Close; });
+    HandleCommands(cmds, cancels);
+    if (closing) break;
+    AdmitWaiting();
+    Step();
+    // Published before the events leave, so a reader reacting to an event sees at least that state.
+    PublishSnapshot();
+    Post();
+  }
+  CloseAll();
+  PublishSnapshot();
+  msg_->closed = true;
+  Post();
+}
+
+void Engine::HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels) {
+  // Cancels first; one whose submit is in this same batch is remembered and applied to it.
+  std::set<uint64_t> unmatched;
+  for (uint64_t key : cancels) CancelRequest(key, unmatched);
+  cancels.clear();
+  for (auto& c : cmds) {
+    switch (c.kind) {
+      case Command::Submit: {
+        Waiting w{std::move(c.req), order_++, c.t_ms};
+        if (unmatched.erase(w.req.key)) {
+          EndWaiting(w, FinishReason::Cancel, "");
+        } else {
+          waiting_.push_back(std::move(w));
+        }
+        break;
+      }
+      case Command::SaveSession: DoSaveSession(c); break;
+      case Command::LoadSession: DoLoadSession(c); break;
+      case Command::Close: break;
+    }
+  }
+  cmds.clear();
+}
+
+void Engine::CancelRequest(uint64_t key, std::set<uint64_t>& unmatched) {
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    if (waiting_[i].req.key == key) {
+      Waiting w = std::move(waiting_[i]);
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+      EndWaiting(w, FinishReason::Cancel, "");
+      return;
+    }
+  }
+  for (auto& s : slots_) {
+    if (s.run && s.run->req.key == key) {
+      Finish(s, FinishReason::Cancel);
+      return;
+    }
+  }
+  unmatched.insert(key);
+}
+
+void Engine::CloseAll() {
+  for (auto& w : waiting_) EndWaiting(w, FinishReason::Cancel, "");
+  waiting_.clear();
+  for (auto& s : slots_) {
+    if (s.run) Finish(s, FinishReason::Cancel);
+  }
+}
+
+EngineEvent& Engine::NewEvent(EventType type, int64_t id) {
+  msg_->events.emplace_back();
+  EngineEvent& e = msg_->events.back();
+  e.type = type;
+  e.id = id;
+  return e;
+}
+
+void Engine::Post() {
+  if (msg_->events.empty() && msg_->results.empty() && !msg_->closed) return;
+  sink_(std::move(msg_));
+  msg_ = std::make_unique<StepMessage>();
+}
+
+void Engine::PublishSnapshot() {
+  std::lock_guard<std::mutex> lock(snap_mu_);
+  EngineSnapshot& s = snapshot_;
+  s.slots.resize(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& slot = slots_[i];
+    SlotSnapshot& o = s.slots[i];
+    o.slot = slot.id;
+    o.held_tokens = static_cast<int32_t>(slot.held.size());
+    if (slot.run) {
+      o.state = slot.run->decoding ? SlotSnapshot::Decode : SlotSnapshot::Prompt;
+      o.request_id = slot.run->req.id;
+      o.prompt_tokens = static_cast<int32_t>(slot.run->req.prompt.size());
+      o.generated = slot.run->stats.generated;
+    } else {
+      o.state = SlotSnapshot::Idle;
+      o.request_id = -1;
+      o.prompt_tokens = 0;
+      o.generated = 0;
+    }
+  }
+  s.queued = static_cast<int32_t>(waiting_.size());
+  s.park.clear();
+  for (const auto& e : park_.entries()) {
+    s.park.push_back({static_cast<int32_t>(e.tokens.size()), e.state.size(), e.last_used_ms});
+  }
+  s.park_bytes = park_.bytes();
+  s.park_budget = park_.budget();
+  const ParkCounters& pc = park_.counters();
+  s.hits = pc.hits;
+  s.misses = pc.misses;
+  s.evictions = pc.evictions;
+  s.refused_low_ram = pc.refused_low_ram;
+  s.prompt_tokens = totals_.prompt_tokens;
+  s.reused_tokens = totals_.reused_tokens;
+  s.generated = totals_.generated;
+  s.steps = steps_;
+  s.requests = totals_.requests;
+}
+
+EngineSnapshot Engine::Snapshot() const {
+  std::lock_guard<std::mutex> lock(snap_mu_);
+  return snapshot_;
+}
+
+}  // namespace strata

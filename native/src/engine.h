@@ -1,0 +1,171 @@
+// The inference engine: one thread owns the llama_context and runs the batch loop over the
+// slots (one llama sequence each). Other threads only enqueue commands and read published
+// copies (Snapshot, DrainTraces). Events leave once per step through the sink.
+//
+// Files: engine.cpp (thread, command queue, snapshot), engine_admit.cpp (admission, slot
+// choice, parking and restore), engine_step.cpp (batch, decode, sampling, finishing),
+// engine_session.cpp (session files).
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine_options.h"
+#include "engine_snapshot.h"
+#include "llama.h"
+#include "park_store.h"
+#include "request.h"
+#include "session_file.h"
+#include "text_stream.h"
+#include "trace.h"
+
+namespace strata {
+
+class Engine {
+ public:
+  // Receives each step's message on the engine thread; must not block for long.
+  using Sink = std::function<void(std::unique_ptr<StepMessage>)>;
+
+  // Takes ownership of model and ctx (freed in the destructor, after the thread ended).
+  Engine(llama_model* model, llama_context* ctx, const EngineConfig& cfg, const ModelInfo& info, Sink sink);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void Start();
+
+  // Any thread. Requests must be validated already; ids unique among live requests.
+  void Submit(GenerateRequest req);
+  void Cancel(uint64_t key);
+  void SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity);
+  void LoadSession(uint64_t ticket, std::string path, std::string identity);
+  // Ends every request with 'cancel', posts a message with closed = true, and ends the thread.
+  void RequestClose();
+  // Ends the thread without posting anything (process teardown). Joins.
+  void StopSilently();
+  void Join();
+
+  EngineSnapshot Snapshot() const;
+  std::vector<StepTraceRec> DrainStepTraces() { return step_traces_.Drain(); }
+  std::vector<RequestTraceRec> DrainRequestTraces() { return request_traces_.Drain(); }
+
+ private:
+  struct Command {
+    enum Kind { Submit, SaveSession, LoadSession, Close } kind = Submit;
+    GenerateRequest req;
+    double t_ms = 0;
+    uint64_t ticket = 0;
+    std::string path, identity;
+    std::vector<llama_token> tokens;
+  };
+  struct Waiting {
+    GenerateRequest req;
+    uint64_t order = 0;
+    double queued_ms = 0;
+  };
+  // A request that holds a slot. Engine thread only.
+  struct Active {
+    GenerateRequest req;
+    size_t n_read = 0;          // prompt tokens whose KV is in the slot
+    bool decoding = false;      // prompt done; `pending` is the last sampled token
+    llama_token pending = -1;   // sampled, emitted, not yet in the KV
+    llama_sampler* chain = nullptr;
+    bool greedy = false;        // plain greedy: argmax without the chain
+    TextStream text;
+    RequestStats stats;
+    RequestTraceRec trace;
+    double t_admitted = 0, t_prompt_done = 0;
+    // This step's plan.
+    int32_t chunk = 0;          // prompt tokens in the batch
+    int32_t logits_at = -1;     // batch index whose logits this request samples
+  };
+  struct Slot {
+    int32_t id = 0;
+    std::vector<llama_token> held;  // tokens whose KV the sequence holds, positions 0..n-1
+    uint64_t last_used = 0;
+    std::unique_ptr<Active> run;
+  };
+
+  // engine.cpp
+  void Run();
+  bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
+  void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
+  void CancelRequest(uint64_t key, std::set<uint64_t>& unmatched);
+  void CloseAll();
+  void Post();
+  void PublishSnapshot();
+  double NowMs() const;
+
+  // engine_admit.cpp
+  void AdmitWaiting();
+  void Admit(Waiting w, Slot& slot, size_t reuse, bool restored);
+  size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int* slot_out, bool* restored);
+  size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
+  void MaybePark(Slot& slot, size_t keep);
+  bool TrimSlot(Slot& slot, size_t keep);
+  bool CaptureState(int32_t seq, std::vector<uint8_t>& out);
+
+  // engine_step.cpp
+  bool Step();
+  void PlanBatch();
+  void FailBatch(int32_t rc);
+  void AfterDecode(double step_t, double decode_ms);
+  void SampleAndEmit(Slot& slot);
+  void Finish(Slot& slot, FinishReason reason, const std::string& error = "", bool stopped_by_string = false);
+  void EndWaiting(Waiting& w, FinishReason reason, const std::string& error);
+
+  // engine_session.cpp
+  void DoSaveSession(Command& c);
+  void DoLoadSession(Command& c);
+  SessionModelId ModelId(const std::string& identity) const;
+
+  EngineEvent& NewEvent(EventType type, int64_t id);
+
+  llama_model* model_;
+  llama_context* ctx_;
+  const llama_vocab* vocab_;
+  llama_memory_t mem_;
+  const EngineConfig cfg_;
+  const ModelInfo info_;
+  const int32_t ctx_per_slot_;
+  Sink sink_;
+  const std::chrono::steady_clock::time_point t0_;
+
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Command> commands_;   // guarded by mu_
+  std::vector<uint64_t> cancels_;  // request keys; guarded by mu_; handled before commands
+  bool close_requested_ = false;   // guarded by mu_
+  bool stop_silently_ = false;     // guarded by mu_
+
+  // Engine thread only.
+  std::vector<Slot> slots_;
+  std::vector<Waiting> waiting_;
+  uint64_t order_ = 0;
+  uint64_t tick_ = 0;
+  ParkStore park_;
+  llama_batch batch_;
+  std::unique_ptr<StepMessage> msg_;
+  std::vector<char> piece_;
+  std::vector<size_t> prompt_order_;
+  EngineSnapshot totals_;  // totals and counters kept here, copied into the snapshot
+  uint64_t steps_ = 0;
+  double sample_ms_ = 0, detok_ms_ = 0;  // this step's
+
+  mutable std::mutex snap_mu_;
+  EngineSnapshot snapshot_;  // guarded by snap_mu_
+
+  TraceRing<StepTraceRec> step_traces_;
+  TraceRing<RequestTraceRec> request_traces_;
+};
+
+}  // namespace strata

@@ -1,0 +1,186 @@
+// Admission: which queued request goes next, which slot it takes, what of the slot's KV it
+// keeps, and parking / restoring conversations around that. Engine thread only.
+#include <algorithm>
+
+#include "engine.h"
+#include "sampling.h"
+#include "slot_picker.h"
+
+namespace strata {
+
+// A slot's conversation is parked only when taking the slot loses at least this many tokens.
+static constexpr size_t kMinParkLoss = 16;
+// Copying another slot's sequence costs a whole stream copy: only for this many tokens saved.
+static constexpr size_t kMinForkGain = 32;
+
+void Engine::AdmitWaiting() {
+  while (!waiting_.empty()) {
+    if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.run; })) return;
+    // Higher priority first; FIFO within a priority.
+    size_t best = 0;
+    for (size_t i = 1; i < waiting_.size(); ++i) {
+      const Waiting& a = waiting_[i];
+      const Waiting& b = waiting_[best];
+      if (a.req.priority > b.req.priority || (a.req.priority == b.req.priority && a.order < b.order)) best = i;
+    }
+    Waiting w = std::move(waiting_[best]);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(best));
+    int slot = -1;
+    bool restored = false;
+    const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, &slot, &restored);
+    Admit(std::move(w), slots_[static_cast<size_t>(slot)], reuse, restored);
+  }
+}
+
+size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int* slot_out, bool* restored) {
+  std::vector<SlotView> views(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
+  std::vector<const std::vector<llama_token>*> parked;
+  for (const auto& e : park_.entries()) parked.push_back(&e.tokens);
+  const SlotChoice choice = PickSlot(views, parked, prompt);
+  Slot& slot = slots_[static_cast<size_t>(choice.slot)];
+  *slot_out = choice.slot;
+  *restored = false;
+
+  // What each source would let the request keep; at least one prompt token is evaluated.
+  const size_t limit = prompt.size() - 1;
+  const size_t own = std::min(choice.common, limit);
+  size_t fork = choice.donor >= 0 ? std::min(choice.donor_common, limit) : 0;
+  if (fork < own + kMinForkGain) fork = 0;
+  const size_t local = std::max(own, fork);
+
+  if (park_.enabled() && local < limit) {
+    size_t common = 0;
+    auto it = park_.BestMatch(prompt, &common);
+    if (it != park_.entries().end() && std::min(common, limit) > local) {
+      MaybePark(slot, 0);  // may evict entries: look the match up again
+      it = park_.BestMatch(prompt, &common);
+      const size_t keep = std::min(common, limit);
+      if (it != park_.entries().end() && keep > local) return Restore(slot, it, keep, restored);
+    }
+    park_.counters().misses++;
+  }
+  if (fork > 0) {
+    // Copy the donor's sequence (a shared system prompt, or a busy slot's conversation).
+    const Slot& donor = slots_[static_cast<size_t>(choice.donor)];
+    MaybePark(slot, 0);
+    llama_memory_seq_rm(mem_, slot.id, -1, -1);
+    llama_memory_seq_cp(mem_, donor.id, slot.id, -1, -1);
+    slot.held = donor.held;
+    return TrimSlot(slot, fork) ? fork : 0;
+  }
+  MaybePark(slot, own);
+  return TrimSlot(slot, own) ? own : 0;
+}
+
+size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored) {
+  llama_memory_seq_rm(mem_, slot.id, -1, -1);
+  slot.held.clear();
+  if (llama_state_seq_set_data(ctx_, it->state.data(), it->state.size(), slot.id) == 0) {
+    // The snapshot does not fit this context (e.g. a session from another setup): drop it.
+    llama_memory_seq_rm(mem_, slot.id, -1, -1);
+    park_.Take(it);
+    park_.counters().misses++;
+    return 0;
+  }
+  slot.held = it->tokens;
+  if (keep >= it->tokens.size()) {
+    park_.Take(it);  // the slot now holds all of it
+  } else {
+    it->last_used = ++tick_;
+    it->last_used_ms = NowMs();
+  }
+  park_.counters().hits++;
+  if (!TrimSlot(slot, keep)) return 0;
+  *restored = true;
+  return keep;
+}
+
+bool Engine::TrimSlot(Slot& slot, size_t keep) {
+  if (keep < slot.held.size()) {
+    if (!llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(keep), -1)) {
+      // Recurrent or otherwise non-trimmable memory: start over.
+      llama_memory_seq_rm(mem_, slot.id, -1, -1);
+      slot.held.clear();
+      return keep == 0;
+    }
+    slot.held.resize(keep);
+  }
+  // Sliding-window layers may have dropped positions the continuation still needs.
+  const int32_t n_swa = llama_model_n_swa(model_);
+  if (keep > 0 && n_swa > 0) {
+    const llama_pos pos_min = llama_memory_seq_pos_min(mem_, slot.id);
+    if (pos_min > std::max<llama_pos>(0, static_cast<llama_pos>(keep) - n_swa)) {
+      llama_memory_seq_rm(mem_, slot.id, -1, -1);
+      slot.held.clear();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Engine::CaptureState(int32_t seq, std::vector<uint8_t>& out) {
+  const size_t size = llama_state_seq_get_size(ctx_, seq);
+  if (size == 0 || size > park_.budget()) return false;
+  const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
+  if (MemAvailableBytes() < floor + size) {
+    park_.counters().refused_low_ram++;
+    return false;
+  }
+  out.resize(size);
+  const size_t n = llama_state_seq_get_data(ctx_, out.data(), out.size(), seq);
+  if (n == 0) {
+    out.clear();
+    return false;
+  }
+  out.resize(n);
+  if (MemAvailableBytes() < floor) {
+    park_.counters().refused_low_ram++;
+    std::vector<uint8_t>().swap(out);
+    return false;
+  }
+  return true;
+}
+
+void Engine::MaybePark(Slot& slot, size_t keep) {
+  if (!park_.enabled() || slot.held.size() < keep + kMinParkLoss) return;
+  if (park_.Covers(slot.held)) return;
+  ParkedConversation e;
+  if (!CaptureState(slot.id, e.state)) return;
+  e.tokens = slot.held;
+  e.last_used = ++tick_;
+  e.last_used_ms = NowMs();
+  park_.Add(std::move(e));
+}
+
+void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
+  auto a = std::make_unique<Active>();
+  a->req = std::move(w.req);
+  a->n_read = reuse;
+  a->chain = MakeSamplerChain(a->req.sampling, vocab_);
+  a->greedy = IsPlainGreedy(a->req.sampling);
+  AcceptPromptTokens(a->chain, a->req.sampling, a->req.prompt);
+  a->text.Reset(a->req.stop);
+  a->stats.prompt_tokens = static_cast<int32_t>(a->req.prompt.size());
+  a->stats.reused = static_cast<int32_t>(reuse);
+  a->t_admitted = NowMs();
+  a->trace.id = a->req.id;
+  a->trace.queued = w.queued_ms;
+  a->trace.admitted = a->t_admitted;
+  a->trace.slot = slot.id;
+  a->trace.reused = static_cast<int32_t>(reuse);
+  a->trace.restored = restored;
+
+  EngineEvent& e = NewEvent(EventType::Admitted, a->req.id);
+  e.slot = slot.id;
+  e.total = a->stats.prompt_tokens;
+  e.stats.reused = a->stats.reused;
+  e.restored = restored;
+
+  totals_.prompt_tokens += a->req.prompt.size();
+  totals_.reused_tokens += reuse;
+  slot.last_used = ++tick_;
+  slot.run = std::move(a);
+}
+
+}  // namespace strata

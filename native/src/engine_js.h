@@ -1,0 +1,32 @@
+// Conversions between JS values and the engine's native types (JS thread only). Parsers throw
+// Napi::TypeError / Napi::RangeError naming the offending field and never half-apply.
+#pragma once
+#include <napi.h>
+
+#include <map>
+#include <vector>
+
+#include "engine_options.h"
+#include "engine_snapshot.h"
+#include "request.h"
+#include "trace.h"
+
+namespace strata {
+
+// EngineOptions without onEvents.
+EngineConfig ParseEngineOptions(const Napi::Object& o);
+
+// A GenerateRequest checked against the model (vocab, slot context) and the live ids.
+GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const std::map<int64_t, uint64_t>& live);
+
+// number[] or Int32Array of token ids in [0, n_vocab). `field` names it in errors.
+std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, int32_t n_vocab, bool allow_empty);
+
+Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events);
+Napi::Object InfoToJs(Napi::Env env, const ModelInfo& info);
+Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s);
+Napi::Object TracesToJs(Napi::Env env, const std::vector<StepTraceRec>& steps, const std::vector<RequestTraceRec>& reqs);
+Napi::Object DeviceToJs(Napi::Env env, const DeviceDesc& d);
+Napi::Int32Array TokensToJs(Napi::Env env, const std::vector<llama_token>& tokens);
+
+}  // namespace strata

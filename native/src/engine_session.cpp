@@ -1,0 +1,107 @@
+// Session files on the engine thread, between steps: save the conversation holding the
+// longest prefix of given tokens; load one into the park.
+#include <chrono>
+#include <stdexcept>
+
+#include "engine.h"
+#include "slot_picker.h"
+
+namespace strata {
+
+SessionModelId Engine::ModelId(const std::string& identity) const {
+  return {identity, info_.description, info_.params, static_cast<uint32_t>(info_.vocab_size)};
+}
+
+void Engine::DoSaveSession(Command& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandResult r;
+  r.ticket = c.ticket;
+  try {
+    // The best holder: a slot (busy or not; its KV matches `held` between steps) or a parked entry.
+    size_t best = 0;
+    const Slot* slot = nullptr;
+    const ParkedConversation* parked = nullptr;
+    for (const Slot& s : slots_) {
+      const size_t common = CommonPrefix(s.held, c.tokens);
+      if (common > best) {
+        best = common;
+        slot = &s;
+      }
+    }
+    for (const auto& e : park_.entries()) {
+      const size_t common = CommonPrefix(e.tokens, c.tokens);
+      if (common > best) {
+        best = common;
+        slot = nullptr;
+        parked = &e;
+      }
+    }
+    if (best == 0) throw std::runtime_error("no cached conversation starts with these tokens (nothing to save)");
+    uint64_t bytes = 0;
+    if (slot) {
+      std::vector<uint8_t> state(llama_state_seq_get_size(ctx_, slot->id));
+      const size_t n = llama_state_seq_get_data(ctx_, state.data(), state.size(), slot->id);
+      if (n == 0) throw std::runtime_error("could not read the KV state of slot " + std::to_string(slot->id));
+      state.resize(n);
+      bytes = WriteSessionFile(c.path, ModelId(c.identity), slot->held, state);
+      r.session.tokens = static_cast<int32_t>(slot->held.size());
+    } else {
+      bytes = WriteSessionFile(c.path, ModelId(c.identity), parked->tokens, parked->state);
+      r.session.tokens = static_cast<int32_t>(parked->tokens.size());
+    }
+    r.session.bytes = bytes;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  r.session.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  msg_->results.push_back(std::move(r));
+}
+
+void Engine::DoLoadSession(Command& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandResult r;
+  r.ticket = c.ticket;
+  try {
+    SessionData d = ReadSessionFile(c.path);
+    CheckSessionModel(d.model, ModelId(c.identity), c.path);
+    if (d.tokens.empty()) throw std::runtime_error("session file " + c.path + " holds no tokens");
+    if (d.tokens.size() > static_cast<size_t>(ctx_per_slot_)) {
+      throw std::runtime_error("session file " + c.path + " holds " + std::to_string(d.tokens.size()) +
+                               " tokens, more than the slot context (" + std::to_string(ctx_per_slot_) + ")");
+    }
+    for (llama_token t : d.tokens) {
+      if (t < 0 || t >= info_.vocab_size) {
+        throw std::runtime_error("session file " + c.path + " is corrupt (token " + std::to_string(t) +
+                                 " is outside the vocabulary)");
+      }
+    }
+    if (!park_.enabled()) {
+      throw std::runtime_error("cannot load a session: parking is disabled (parkBudgetMiB is 0)");
+    }
+    const uint64_t need = d.state.size();
+    if (need > park_.budget()) {
+      throw std::runtime_error("session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " +
+                               std::to_string(park_.budget() >> 20));
+    }
+    const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
+    if (MemAvailableBytes() < floor) {
+      park_.counters().refused_low_ram++;
+      throw std::runtime_error("cannot load a session: free RAM is below freeRamFloorMiB");
+    }
+    r.session.tokens = static_cast<int32_t>(d.tokens.size());
+    r.session.bytes = d.file_bytes;
+    r.token_ids = d.tokens;
+    ParkedConversation e;
+    e.tokens = std::move(d.tokens);
+    e.state = std::move(d.state);
+    e.last_used = ++tick_;
+    e.last_used_ms = NowMs();
+    park_.Add(std::move(e));
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+  r.session.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  msg_->results.push_back(std::move(r));
+}
+
+}  // namespace strata

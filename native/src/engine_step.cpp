@@ -1,0 +1,234 @@
+// One engine step: plan the batch (every decoding sequence adds its token; the rest of the
+// n_batch budget goes to prompt chunks, shortest remaining prompt first), decode, then
+// sample, detokenize and check stops per sequence. Engine thread only.
+#include <algorithm>
+#include <chrono>
+
+#include "engine.h"
+#include "sampling.h"
+
+namespace strata {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+void BatchAdd(llama_batch& b, llama_token tok, llama_pos pos, llama_seq_id seq, bool logits) {
+  const int32_t i = b.n_tokens++;
+  b.token[i] = tok;
+  b.pos[i] = pos;
+  b.n_seq_id[i] = 1;
+  b.seq_id[i][0] = seq;
+  b.logits[i] = logits ? 1 : 0;
+}
+
+const char* DecodeError(int32_t rc) {
+  switch (rc) {
+    case 1: return "no KV cache room for the batch (llama_decode returned 1)";
+    case 2: return "decoding was aborted (llama_decode returned 2)";
+    case -1: return "invalid batch (llama_decode returned -1)";
+    default: return "llama_decode failed";
+  }
+}
+
+}  // namespace
+
+void Engine::PlanBatch() {
+  batch_.n_tokens = 0;
+  int32_t budget = cfg_.batch;
+  prompt_order_.clear();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Active* a = slots_[i].run.get();
+    if (!a) continue;
+    a->chunk = 0;
+    a->logits_at = -1;
+    if (a->decoding) {
+      --budget;
+    } else {
+      prompt_order_.push_back(i);
+    }
+  }
+  // Shortest remaining prompt first, so short prompts and decoders never wait behind a long read.
+  std::sort(prompt_order_.begin(), prompt_order_.end(), [this](size_t x, size_t y) {
+    const Active& a = *slots_[x].run;
+    const Active& b = *slots_[y].run;
+    const size_t ra = a.req.prompt.size() - a.n_read, rb = b.req.prompt.size() - b.n_read;
+    return ra != rb ? ra < rb : a.t_admitted < b.t_admitted;
+  });
+  for (size_t i : prompt_order_) {
+    if (budget <= 0) break;
+    Active& a = *slots_[i].run;
+    a.chunk = static_cast<int32_t>(std::min<size_t>(a.req.prompt.size() - a.n_read, static_cast<size_t>(budget)));
+    budget -= a.chunk;
+  }
+  // Laid out in sequence order: llama splits a non-unified batch into ubatches of
+  // consecutive sequence ids, so this order keeps the number of ubatches low.
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a) continue;
+    if (a->decoding) {
+      BatchAdd(batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
+      a->logits_at = batch_.n_tokens - 1;
+    } else if (a->chunk > 0) {
+      const bool completes = a->n_read + static_cast<size_t>(a->chunk) == a->req.prompt.size();
+      for (int32_t k = 0; k < a->chunk; ++k) {
+        const size_t p = a->n_read + static_cast<size_t>(k);
+        BatchAdd(batch_, a->req.prompt[p], static_cast<llama_pos>(p), s.id, completes && k == a->chunk - 1);
+      }
+      if (completes) a->logits_at = batch_.n_tokens - 1;
+    }
+  }
+}
+
+bool Engine::Step() {
+  const auto t_build = Clock::now();
+  PlanBatch();
+  if (batch_.n_tokens == 0) return false;
+  StepTraceRec tr;
+  tr.step = steps_;
+  tr.t = NowMs();
+  for (const Slot& s : slots_) {
+    if (!s.run) continue;
+    if (s.run->decoding) tr.decode_tokens++;
+    tr.prompt_tokens += s.run->chunk;
+    if (s.run->decoding || s.run->chunk > 0) tr.sequences++;
+  }
+  const auto t_decode = Clock::now();
+  tr.build_ms = Ms(t_build, t_decode);
+  const int32_t rc = llama_decode(ctx_, batch_);
+  if (rc != 0) {
+    FailBatch(rc);
+    return true;
+  }
+  llama_synchronize(ctx_);
+  const auto t_decoded = Clock::now();
+  tr.decode_ms = Ms(t_decode, t_decoded);
+  steps_++;
+  sample_ms_ = 0;
+  detok_ms_ = 0;
+  AfterDecode(tr.t, tr.decode_ms);
+  tr.sample_ms = sample_ms_;
+  tr.detok_ms = detok_ms_;
+  step_traces_.Push(tr);
+  return true;
+}
+
+void Engine::FailBatch(int32_t rc) {
+  const std::string why = std::string(DecodeError(rc)) + " (code " + std::to_string(rc) + ")";
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a || (a->chunk == 0 && !a->decoding)) continue;
+    // Part of the batch may be in the KV: drop the sequence rather than trust it.
+    llama_memory_seq_rm(mem_, s.id, -1, -1);
+    s.held.clear();
+    Finish(s, FinishReason::Error, why);
+  }
+}
+
+void Engine::AfterDecode(double step_t, double decode_ms) {
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a) continue;
+    if (a->chunk > 0) {
+      const auto first = a->req.prompt.begin() + static_cast<std::ptrdiff_t>(a->n_read);
+      s.held.insert(s.held.end(), first, first + a->chunk);
+      a->n_read += static_cast<size_t>(a->chunk);
+      EngineEvent& e = NewEvent(EventType::Progress, a->req.id);
+      e.read = static_cast<int32_t>(a->n_read);
+      e.total = static_cast<int32_t>(a->req.prompt.size());
+      a->trace.legs.push_back({step_t, a->chunk, decode_ms});
+      if (a->n_read < a->req.prompt.size()) continue;
+      a->t_prompt_done = NowMs();
+      a->stats.prompt_ms = a->t_prompt_done - a->t_admitted;
+      a->trace.prompt_done = a->t_prompt_done;
+      if (a->req.max_tokens == 0) {
+        Finish(s, FinishReason::Length);
+        continue;
+      }
+      a->decoding = true;
+      SampleAndEmit(s);
+    } else if (a->decoding && a->logits_at >= 0) {
+      s.held.push_back(a->pending);
+      SampleAndEmit(s);
+    }
+  }
+}
+
+void Engine::SampleAndEmit(Slot& s) {
+  Active& a = *s.run;
+  const auto t0 = Clock::now();
+  const llama_token tok = a.greedy ? ArgmaxToken(llama_get_logits_ith(ctx_, a.logits_at), info_.vocab_size)
+                                   : llama_sampler_sample(a.chain, ctx_, a.logits_at);
+  const auto t1 = Clock::now();
+  sample_ms_ += Ms(t0, t1);
+
+  const bool eog = !a.req.ignore_eos && llama_vocab_is_eog(vocab_, tok);
+  if (eog || std::find(a.req.stop_tokens.begin(), a.req.stop_tokens.end(), tok) != a.req.stop_tokens.end()) {
+    Finish(s, FinishReason::Stop);
+    return;
+  }
+  a.stats.generated++;
+  if (a.trace.first_token < 0) a.trace.first_token = NowMs();
+
+  int32_t n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, false);
+  if (n < 0) {
+    piece_.resize(static_cast<size_t>(-n));
+    n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, false);
+  }
+  EngineEvent& e = NewEvent(EventType::Tokens, a.req.id);
+  e.ids.push_back(tok);
+  const bool stopped = a.text.Push(piece_.data(), static_cast<size_t>(std::max(n, 0)), e.text);
+  detok_ms_ += Ms(t1, Clock::now());
+
+  if (stopped) {
+    Finish(s, FinishReason::Stop, "", true);
+  } else if (a.stats.generated >= a.req.max_tokens || s.held.size() >= static_cast<size_t>(ctx_per_slot_)) {
+    // No room left for the next token's position, or the request's budget is spent.
+    Finish(s, FinishReason::Length);
+  } else {
+    a.pending = tok;
+  }
+}
+
+void Engine::Finish(Slot& s, FinishReason reason, const std::string& error, bool stopped_by_string) {
+  Active& a = *s.run;
+  const double now = NowMs();
+  if (a.decoding) {
+    a.stats.decode_ms = now - a.t_prompt_done;
+  } else {
+    a.stats.prompt_ms = now - a.t_admitted;
+  }
+  EngineEvent& e = NewEvent(EventType::Done, a.req.id);
+  e.finish = reason;
+  e.error = error;
+  e.stats = a.stats;
+  e.slot = s.id;
+  if (!stopped_by_string) e.text = a.text.Flush();
+
+  a.trace.finished = now;
+  request_traces_.Push(std::move(a.trace));
+  totals_.generated += static_cast<uint64_t>(a.stats.generated);
+  totals_.requests++;
+  llama_sampler_free(a.chain);
+  s.last_used = ++tick_;
+  s.run.reset();
+}
+
+void Engine::EndWaiting(Waiting& w, FinishReason reason, const std::string& error) {
+  EngineEvent& e = NewEvent(EventType::Done, w.req.id);
+  e.finish = reason;
+  e.error = error;
+  e.stats.prompt_tokens = static_cast<int32_t>(w.req.prompt.size());
+  RequestTraceRec tr;
+  tr.id = w.req.id;
+  tr.queued = w.queued_ms;
+  tr.finished = NowMs();
+  request_traces_.Push(std::move(tr));
+  totals_.requests++;
+}
+
+}  // namespace strata

@@ -1,0 +1,400 @@
+// The JS Engine class (addon.d.ts): a thin ObjectWrap over strata::Engine. JS thread only,
+// except the sink, which the engine thread calls to hand a step's message to the TSFN.
+#include "engine_wrap.h"
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "engine.h"
+#include "engine_js.h"
+#include "model_loader.h"
+
+namespace strata {
+
+namespace {
+
+class EngineWrap;
+void DeliverStep(Napi::Env env, Napi::Function cb, EngineWrap* self, StepMessage* msg);
+using EventsFn = Napi::TypedThreadSafeFunction<EngineWrap, StepMessage, DeliverStep>;
+
+// What Engine.load hands to the constructor (through a Napi::External).
+struct LoadResult {
+  LoadedModel loaded;
+  EngineConfig cfg;
+  ~LoadResult() { FreeLoadedModel(loaded); }
+};
+
+class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Engine", {
+        StaticMethod<&EngineWrap::Load>("load"),
+        InstanceMethod<&EngineWrap::Submit>("submit"),
+        InstanceMethod<&EngineWrap::Cancel>("cancel"),
+        InstanceMethod<&EngineWrap::Tokenize>("tokenize"),
+        InstanceMethod<&EngineWrap::Detokenize>("detokenize"),
+        InstanceMethod<&EngineWrap::SaveSession>("saveSession"),
+        InstanceMethod<&EngineWrap::LoadSession>("loadSession"),
+        InstanceMethod<&EngineWrap::Snapshot>("snapshot"),
+        InstanceMethod<&EngineWrap::Traces>("traces"),
+        InstanceMethod<&EngineWrap::Devices>("devices"),
+        InstanceMethod<&EngineWrap::Close>("close"),
+    });
+  }
+
+  explicit EngineWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EngineWrap>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 2 || !info[0].IsExternal() || !info[1].IsFunction()) {
+      throw Napi::TypeError::New(env, "Engine cannot be constructed directly; use Engine.load(options)");
+    }
+    LoadResult* r = info[0].As<Napi::External<LoadResult>>().Data();
+    if (!r->loaded.model) throw Napi::Error::New(env, "this load result was already used");
+    info_ = r->loaded.info;
+    devices_ = r->loaded.devices;
+    vocab_ = llama_model_get_vocab(r->loaded.model);
+    tsfn_ = EventsFn::New(env, info[1].As<Napi::Function>(), "strata:EngineEvents", 0, 1, this);
+    EventsFn tsfn = tsfn_;
+    Engine::Sink sink = [tsfn](std::unique_ptr<StepMessage> m) mutable {
+      StepMessage* raw = m.release();
+      if (tsfn.NonBlockingCall(raw) != napi_ok) delete raw;  // JS side is gone
+    };
+    engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->cfg, r->loaded.info, std::move(sink));
+    r->loaded.model = nullptr;  // the engine owns them now
+    r->loaded.ctx = nullptr;
+    info.This().As<Napi::Object>().DefineProperty(
+        Napi::PropertyDescriptor::Value("info", InfoToJs(env, info_), napi_enumerable));
+    engine_->Start();
+    Ref();  // alive until close(), whatever JS holds
+    env_ = env;
+    napi_add_env_cleanup_hook(env, &EngineWrap::OnEnvTeardown, this);
+    UpdateRef(env);
+  }
+
+  ~EngineWrap() override { Teardown(); }
+
+  // Called on the JS thread with one engine step's message.
+  void Deliver(Napi::Env env, Napi::Function cb, StepMessage& msg) {
+    Napi::HandleScope scope(env);
+    for (const auto& e : msg.events) {
+      if (e.type == EventType::Done) live_.erase(e.id);
+    }
+    std::unique_ptr<Napi::Error> thrown;
+    if (!msg.events.empty()) {
+      try {
+        cb.Call({EventsToJs(env, msg.events)});
+      } catch (const Napi::Error& e) {
+        thrown = std::make_unique<Napi::Error>(e);
+      }
+    }
+    for (auto& r : msg.results) Settle(env, r);
+    if (msg.closed) FinishClose(env);
+    UpdateRef(env);
+    if (thrown) thrown->ThrowAsJavaScriptException();  // the onEvents handler's own error
+  }
+
+ private:
+  static Napi::Value Load(const Napi::CallbackInfo& info);
+
+  void Submit(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    GenerateRequest req = ParseRequest(info[0], info_, live_);
+    req.key = next_key_++;
+    live_.emplace(req.id, req.key);
+    engine_->Submit(std::move(req));
+    UpdateRef(env);
+  }
+
+  void Cancel(const Napi::CallbackInfo& info) {
+    if (!engine_ || closing_ || !info[0].IsNumber()) return;
+    const double id = info[0].As<Napi::Number>().DoubleValue();
+    const auto key = static_cast<int64_t>(id);
+    auto it = live_.find(key);
+    if (static_cast<double>(key) == id && it != live_.end()) engine_->Cancel(it->second);
+  }
+
+  Napi::Value Tokenize(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    if (!info[0].IsString()) throw Napi::TypeError::New(env, "text must be a string");
+    const std::string text = info[0].As<Napi::String>().Utf8Value();
+    const bool add_special = OptionalBool(info, 1, "addSpecial", true);
+    const bool parse_special = OptionalBool(info, 2, "parseSpecial", false);
+    std::vector<llama_token> out(text.size() + 8);
+    int32_t n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), out.data(),
+                               static_cast<int32_t>(out.size()), add_special, parse_special);
+    if (n < 0) {
+      if (n == INT32_MIN) throw Napi::RangeError::New(env, "text is too long to tokenize");
+      out.resize(static_cast<size_t>(-n));
+      n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), out.data(),
+                         static_cast<int32_t>(out.size()), add_special, parse_special);
+    }
+    out.resize(static_cast<size_t>(std::max(n, 0)));
+    return TokensToJs(env, out);
+  }
+
+  Napi::Value Detokenize(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    const std::vector<llama_token> tokens = ParseTokens(info[0], "tokens", info_.vocab_size, true);
+    const bool remove_special = OptionalBool(info, 1, "removeSpecial", false);
+    const bool unparse_special = OptionalBool(info, 2, "unparseSpecial", false);
+    std::string text(tokens.size() * 8 + 16, '\0');
+    int32_t n = llama_detokenize(vocab_, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),
+                                 static_cast<int32_t>(text.size()), remove_special, unparse_special);
+    if (n < 0) {
+      text.resize(static_cast<size_t>(-n));
+      n = llama_detokenize(vocab_, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),
+                           static_cast<int32_t>(text.size()), remove_special, unparse_special);
+    }
+    text.resize(static_cast<size_t>(std::max(n, 0)));
+    return Napi::String::New(env, text);
+  }
+
+  Napi::Value SaveSession(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto d = Napi::Promise::Deferred::New(env);
+    try {
+      CheckOpen(env);
+      const std::string path = PathArg(info[0]);
+      std::vector<llama_token> tokens = ParseTokens(info[1], "tokens", info_.vocab_size, false);
+      const std::string identity = IdentityArg(info[2]);
+      const uint64_t ticket = next_ticket_++;
+      pending_.emplace(ticket, Pending{d, false});
+      engine_->SaveSession(ticket, path, std::move(tokens), identity);
+      UpdateRef(env);
+    } catch (const Napi::Error& e) {
+      d.Reject(e.Value());
+    }
+    return d.Promise();
+  }
+
+  Napi::Value LoadSession(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto d = Napi::Promise::Deferred::New(env);
+    try {
+      CheckOpen(env);
+      const std::string path = PathArg(info[0]);
+      const std::string identity = IdentityArg(info[1]);
+      const uint64_t ticket = next_ticket_++;
+      pending_.emplace(ticket, Pending{d, true});
+      engine_->LoadSession(ticket, path, identity);
+      UpdateRef(env);
+    } catch (const Napi::Error& e) {
+      d.Reject(e.Value());
+    }
+    return d.Promise();
+  }
+
+  Napi::Value Snapshot(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!engine_) throw Napi::Error::New(env, "engine is closed");
+    return SnapshotToJs(env, engine_->Snapshot());
+  }
+
+  Napi::Value Traces(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!engine_) throw Napi::Error::New(env, "engine is closed");
+    return TracesToJs(env, engine_->DrainStepTraces(), engine_->DrainRequestTraces());
+  }
+
+  Napi::Value Devices(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!engine_) throw Napi::Error::New(env, "engine is closed");
+    Napi::Array out = Napi::Array::New(env, devices_.size());
+    for (size_t i = 0; i < devices_.size(); ++i) out.Set(static_cast<uint32_t>(i), DeviceToJs(env, DescribeDevice(devices_[i])));
+    return out;
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    auto d = Napi::Promise::Deferred::New(env);
+    if (!engine_) {
+      d.Resolve(env.Undefined());
+      return d.Promise();
+    }
+    close_waiters_.push_back(d);
+    if (!closing_) {
+      closing_ = true;
+      engine_->RequestClose();
+    }
+    UpdateRef(env);
+    return d.Promise();
+  }
+
+  struct Pending {
+    Napi::Promise::Deferred deferred;
+    bool is_load;
+  };
+
+  void Settle(Napi::Env env, CommandResult& r) {
+    auto it = pending_.find(r.ticket);
+    if (it == pending_.end()) return;
+    Pending p = it->second;
+    pending_.erase(it);
+    if (!r.error.empty()) {
+      p.deferred.Reject(Napi::Error::New(env, r.error).Value());
+      return;
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("tokens", r.session.tokens);
+    o.Set("bytes", static_cast<double>(r.session.bytes));
+    o.Set("ms", r.session.ms);
+    if (p.is_load) o.Set("tokenIds", TokensToJs(env, r.token_ids));
+    p.deferred.Resolve(o);
+  }
+
+  void FinishClose(Napi::Env env) {
+    Teardown();
+    for (auto& kv : pending_) kv.second.deferred.Reject(Napi::Error::New(env, "engine is closed").Value());
+    pending_.clear();
+    for (auto& d : close_waiters_) d.Resolve(env.Undefined());
+    close_waiters_.clear();
+    tsfn_.Release();
+    released_ = true;
+    Unref();
+  }
+
+  // Stops the thread and frees the model; safe to call more than once.
+  void Teardown() {
+    if (engine_) {
+      engine_->StopSilently();
+      engine_.reset();
+    }
+    if (env_) {
+      napi_remove_env_cleanup_hook(env_, &EngineWrap::OnEnvTeardown, this);
+      env_ = nullptr;
+    }
+  }
+
+  // Process exit without close(): stop the thread before the runtime goes away.
+  static void OnEnvTeardown(void* arg) {
+    auto* self = static_cast<EngineWrap*>(arg);
+    if (self->engine_) {
+      self->engine_->StopSilently();
+      self->engine_.reset();
+    }
+    self->env_ = nullptr;
+  }
+
+  // The TSFN keeps Node alive only while something waits on the engine.
+  void UpdateRef(Napi::Env env) {
+    if (released_) return;
+    const bool want = !live_.empty() || !pending_.empty() || closing_;
+    if (want == refd_) return;
+    if (want) tsfn_.Ref(env);
+    else tsfn_.Unref(env);
+    refd_ = want;
+  }
+
+  void CheckOpen(Napi::Env env) const {
+    if (!engine_ || closing_) throw Napi::Error::New(env, "engine is closed");
+  }
+
+  static bool OptionalBool(const Napi::CallbackInfo& info, size_t i, const char* name, bool def) {
+    if (info.Length() <= i || info[i].IsUndefined()) return def;
+    if (!info[i].IsBoolean()) throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a boolean");
+    return info[i].As<Napi::Boolean>().Value();
+  }
+
+  static std::string PathArg(const Napi::Value& v) {
+    if (!v.IsString() || v.As<Napi::String>().Utf8Value().empty()) {
+      throw Napi::TypeError::New(v.Env(), "path must be a non-empty string");
+    }
+    return v.As<Napi::String>().Utf8Value();
+  }
+
+  static std::string IdentityArg(const Napi::Value& v) {
+    if (!v.IsString()) throw Napi::TypeError::New(v.Env(), "identity must be a string");
+    return v.As<Napi::String>().Utf8Value();
+  }
+
+  std::unique_ptr<Engine> engine_;
+  ModelInfo info_;
+  std::vector<ggml_backend_dev_t> devices_;
+  const llama_vocab* vocab_ = nullptr;
+  EventsFn tsfn_;
+  napi_env env_ = nullptr;
+  std::map<int64_t, uint64_t> live_;  // caller id -> request key, until its 'done' is delivered
+  uint64_t next_key_ = 1;
+  std::map<uint64_t, Pending> pending_;
+  uint64_t next_ticket_ = 1;
+  std::vector<Napi::Promise::Deferred> close_waiters_;
+  bool closing_ = false;
+  bool refd_ = true;  // a new TSFN is referenced
+  bool released_ = false;
+};
+
+void DeliverStep(Napi::Env env, Napi::Function cb, EngineWrap* self, StepMessage* msg) {
+  std::unique_ptr<StepMessage> owned(msg);
+  if (env == nullptr || self == nullptr) return;  // the TSFN is being torn down
+  self->Deliver(env, cb, *owned);
+}
+
+// Loads on a worker thread; the engine object is created back on the JS thread.
+class EngineLoadWorker : public Napi::AsyncWorker {
+ public:
+  EngineLoadWorker(Napi::Env env, EngineConfig cfg, Napi::Function ctor, Napi::Function on_events)
+      : Napi::AsyncWorker(env, "strata:EngineLoad"), deferred_(Napi::Promise::Deferred::New(env)),
+        result_(std::make_unique<LoadResult>()) {
+    result_->cfg = std::move(cfg);
+    ctor_.Reset(ctor, 1);
+    on_events_.Reset(on_events, 1);
+  }
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      result_->loaded = LoadModel(result_->cfg);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    try {
+      Napi::Object engine = ctor_.Value().New({Napi::External<LoadResult>::New(env, result_.get()), on_events_.Value()});
+      deferred_.Resolve(engine);
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::unique_ptr<LoadResult> result_;  // frees the model unless the engine took it
+  Napi::FunctionReference ctor_;
+  Napi::FunctionReference on_events_;
+};
+
+Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "Engine.load needs an options object");
+    const Napi::Object opts = info[0].As<Napi::Object>();
+    EngineConfig cfg = ParseEngineOptions(opts);
+    const Napi::Value on_events = opts.Get("onEvents");
+    if (!on_events.IsFunction()) throw Napi::TypeError::New(env, "onEvents must be a function");
+    auto* worker = new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>());
+    Napi::Promise p = worker->Promise();
+    worker->Queue();
+    return p;
+  } catch (const Napi::Error& e) {
+    auto d = Napi::Promise::Deferred::New(env);
+    d.Reject(e.Value());
+    return d.Promise();
+  }
+}
+
+}  // namespace
+
+void InitEngine(Napi::Env env, Napi::Object exports) {
+  exports.Set("Engine", EngineWrap::Define(env));
+}
+
+}  // namespace strata

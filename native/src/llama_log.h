@@ -1,0 +1,31 @@
+// Routes llama.cpp / ggml log lines: errors to stderr (warnings too with STRATA_LLAMA_LOG=warn,
+// everything with STRATA_LLAMA_LOG=1), and lets the engine capture the lines its own calls produce, to turn
+// "failed to load model" into the reason llama gave.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace strata {
+
+// Installs the callback once per process (idempotent).
+void InstallLlamaLog();
+
+// Captures the lines logged on this thread while it lives.
+class LlamaLogCapture {
+ public:
+  LlamaLogCapture();
+  ~LlamaLogCapture();
+  LlamaLogCapture(const LlamaLogCapture&) = delete;
+  LlamaLogCapture& operator=(const LlamaLogCapture&) = delete;
+
+  // The error lines logged so far, trimmed and joined with "; " (at most 3), or "".
+  std::string Errors() const;
+  bool Contains(const std::string& needle) const;
+
+ private:
+  friend void AppendCapturedLine(int level, const char* text);
+  std::vector<std::pair<int, std::string>> lines_;
+  LlamaLogCapture* prev_;
+};
+
+}  // namespace strata

@@ -1,0 +1,320 @@
+#include "model_loader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "gguf.h"
+#include "llama_log.h"
+#include "backends.h"
+#include "tools.h"
+
+namespace strata {
+
+namespace {
+
+void CheckModelFile(const std::string& path) {
+  struct stat st {};
+  if (path.empty()) throw std::runtime_error("model path is empty");
+  if (::stat(path.c_str(), &st) != 0) throw std::runtime_error("model file not found: " + path);
+  if (S_ISDIR(st.st_mode)) throw std::runtime_error("model path is a folder, not a GGUF file: " + path);
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error("cannot open model file " + path + ": " + std::strerror(errno));
+  char magic[4] = {};
+  const size_t n = std::fread(magic, 1, 4, f);
+  std::fclose(f);
+  if (n != 4 || std::memcmp(magic, "GGUF", 4) != 0) {
+    throw std::runtime_error(path + " is not a GGUF file (it does not start with the GGUF magic)");
+  }
+}
+
+// Training context from the GGUF header, read without loading tensors (0 if absent).
+int64_t ReadTrainCtx(const std::string& path) {
+  gguf_init_params gp{};
+  gp.no_alloc = true;
+  gp.ctx = nullptr;
+  LlamaLogCapture capture;
+  gguf_context* g = gguf_init_from_file(path.c_str(), gp);
+  if (!g) {
+    const std::string why = capture.Errors();
+    throw std::runtime_error(path + " is not a valid GGUF file" + (why.empty() ? "" : ": " + why));
+  }
+  int64_t train = 0;
+  const int64_t arch_id = gguf_find_key(g, "general.architecture");
+  if (arch_id >= 0 && gguf_get_kv_type(g, arch_id) == GGUF_TYPE_STRING) {
+    const std::string key = std::string(gguf_get_val_str(g, arch_id)) + ".context_length";
+    const int64_t id = gguf_find_key(g, key.c_str());
+    if (id >= 0) {
+      switch (gguf_get_kv_type(g, id)) {
+        case GGUF_TYPE_UINT32: train = gguf_get_val_u32(g, id); break;
+        case GGUF_TYPE_INT32: train = gguf_get_val_i32(g, id); break;
+        case GGUF_TYPE_UINT64: train = static_cast<int64_t>(gguf_get_val_u64(g, id)); break;
+        case GGUF_TYPE_INT64: train = gguf_get_val_i64(g, id); break;
+        default: break;
+      }
+    }
+  }
+  gguf_free(g);
+  return train;
+}
+
+std::string KnownDevices() {
+  std::string out;
+  for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    if (!out.empty()) out += ", ";
+    out += ggml_backend_dev_name(ggml_backend_dev_get(i));
+  }
+  return out.empty() ? "none" : out;
+}
+
+bool IsRpcDevice(ggml_backend_dev_t dev) {
+  return std::strcmp(ggml_backend_reg_name(ggml_backend_dev_backend_reg(dev)), "RPC") == 0;
+}
+
+// Offload devices in llama's order: the requested ones by name (CPU means "host only"), or
+// by default this config's RPC servers, then GPUs, then integrated GPUs if there is no GPU.
+std::vector<ggml_backend_dev_t> ResolveDevices(const EngineConfig& cfg, const std::vector<ggml_backend_dev_t>& rpc) {
+  std::vector<ggml_backend_dev_t> out;
+  if (cfg.devices_given) {
+    for (const auto& name : cfg.devices) {
+      ggml_backend_dev_t dev = ggml_backend_dev_by_name(name.c_str());
+      if (!dev) throw std::runtime_error("unknown device \"" + name + "\" (known devices: " + KnownDevices() + ")");
+      if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) continue;
+      if (std::find(out.begin(), out.end(), dev) != out.end()) {
+        throw std::runtime_error("device \"" + name + "\" is listed twice");
+      }
+      out.push_back(dev);
+    }
+    return out;
+  }
+  out = rpc;
+  std::vector<ggml_backend_dev_t> igpus;
+  for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    const auto type = ggml_backend_dev_type(dev);
+    if (type == GGML_BACKEND_DEVICE_TYPE_GPU && !IsRpcDevice(dev)) out.push_back(dev);
+    if (type == GGML_BACKEND_DEVICE_TYPE_IGPU) igpus.push_back(dev);
+  }
+  if (out.size() == rpc.size()) out.insert(out.end(), igpus.begin(), igpus.end());
+  return out;
+}
+
+// Layers per device by llama's own rule (llama_model::load_tensors): the last gpu_layers of
+// n_layer+1 go to devices in proportion to tensor_split (default: free memory).
+std::vector<PlacementDesc> ComputePlacement(const EngineConfig& cfg, const std::vector<ggml_backend_dev_t>& devs,
+                                            int32_t n_layer) {
+  ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+  std::vector<ggml_backend_dev_t> used = devs;
+  if (cfg.split_mode == LLAMA_SPLIT_MODE_NONE && !used.empty()) used = {devs[static_cast<size_t>(cfg.main_gpu)]};
+  const int32_t n_gpu = cfg.gpu_layers < 0 ? n_layer + 1 : cfg.gpu_layers;
+  const int32_t start = std::max(n_layer + 1 - n_gpu, 0);
+  const int32_t act = used.empty() ? 0 : std::min(n_gpu, n_layer + 1);
+  std::vector<float> splits(used.size(), 0.0f);
+  const bool all_zero = cfg.split_mode == LLAMA_SPLIT_MODE_NONE ||
+                        std::all_of(cfg.tensor_split.begin(), cfg.tensor_split.end(), [](float x) { return x == 0.0f; });
+  for (size_t i = 0; i < used.size(); ++i) {
+    if (all_zero) {
+      size_t free = 0, total = 0;
+      ggml_backend_dev_memory(used[i], &free, &total);
+      if (free == 0 && total == 0 && cpu) ggml_backend_dev_memory(cpu, &free, &total);
+      splits[i] = static_cast<float>(free);
+    } else {
+      splits[i] = i < cfg.tensor_split.size() ? cfg.tensor_split[i] : 0.0f;
+    }
+  }
+  float sum = 0;
+  for (auto& s : splits) { sum += s; s = sum; }
+  for (auto& s : splits) s = sum > 0 ? s / sum : 1.0f;
+
+  std::vector<int32_t> layers(used.size() + 1, 0);  // last = CPU
+  for (int32_t il = 0; il < n_layer; ++il) {
+    if (il < start || il - start >= act) {
+      layers.back()++;
+      continue;
+    }
+    const size_t d = std::upper_bound(splits.begin(), splits.end(), float(il - start) / act) - splits.begin();
+    layers[std::min(d, used.size() - 1)]++;
+  }
+  std::vector<PlacementDesc> out;
+  for (size_t i = 0; i <= used.size(); ++i) {
+    ggml_backend_dev_t dev = i < used.size() ? used[i] : cpu;
+    if (!dev || (i == used.size() && layers[i] == 0 && !used.empty())) continue;
+    const DeviceDesc d = DescribeDevice(dev);
+    out.push_back({d.name, layers[i], d.memory_free, d.memory_total});
+  }
+  return out;
+}
+
+const char* KvTypeName(ggml_type t) {
+  switch (t) {
+    case GGML_TYPE_Q8_0: return "q8_0";
+    case GGML_TYPE_Q4_0: return "q4_0";
+    default: return "f16";
+  }
+}
+
+void FillInfo(LoadedModel& m, const EngineConfig& cfg, int32_t ctx, bool flash_attn) {
+  ModelInfo& info = m.info;
+  const llama_vocab* vocab = llama_model_get_vocab(m.model);
+  char buf[512];
+  llama_model_desc(m.model, buf, sizeof buf);
+  info.description = buf;
+  info.params = llama_model_n_params(m.model);
+  info.size_bytes = llama_model_size(m.model);
+  info.train_ctx = llama_model_n_ctx_train(m.model);
+  info.ctx = ctx;
+  info.slots = cfg.slots;
+  info.vocab_size = llama_vocab_n_tokens(vocab);
+  info.bos = llama_vocab_bos(vocab);
+  info.eos = llama_vocab_eos(vocab);
+  info.eot = llama_vocab_eot(vocab);
+  info.fim = {llama_vocab_fim_pre(vocab), llama_vocab_fim_suf(vocab), llama_vocab_fim_mid(vocab),
+              llama_vocab_fim_pad(vocab), llama_vocab_fim_rep(vocab), llama_vocab_fim_sep(vocab)};
+  info.has_fim = info.fim.prefix >= 0 && info.fim.suffix >= 0 && info.fim.middle >= 0;
+  const char* tmpl = llama_model_chat_template(m.model, nullptr);
+  info.has_chat_template = tmpl != nullptr;
+  info.chat_template = tmpl ? tmpl : "";
+  const int32_t n_meta = llama_model_meta_count(m.model);
+  std::vector<char> val(1 << 16);
+  for (int32_t i = 0; i < n_meta; ++i) {
+    if (llama_model_meta_key_by_index(m.model, i, buf, sizeof buf) < 0) continue;
+    int32_t n = llama_model_meta_val_str_by_index(m.model, i, val.data(), val.size());
+    if (n < 0) continue;
+    if (static_cast<size_t>(n) >= val.size()) {
+      val.resize(static_cast<size_t>(n) + 1);
+      n = llama_model_meta_val_str_by_index(m.model, i, val.data(), val.size());
+    }
+    info.metadata[buf] = std::string(val.data(), static_cast<size_t>(std::max(n, 0)));
+  }
+  auto arch = info.metadata.find("general.architecture");
+  info.architecture = arch != info.metadata.end() ? arch->second : "";
+  info.kv_type = KvTypeName(cfg.kv_type);
+  info.flash_attn = flash_attn;
+}
+
+// One throwaway decode, as llama-server does at start: the first decode pays one-time costs
+// (weight repacking, buffer allocation) that would otherwise land on the first request.
+void Warmup(llama_context* ctx, llama_model* model) {
+  const llama_vocab* vocab = llama_model_get_vocab(model);
+  llama_token tok = llama_vocab_bos(vocab);
+  if (tok < 0) tok = llama_vocab_eos(vocab);
+  if (tok < 0) tok = 0;
+  llama_decode(ctx, llama_batch_get_one(&tok, 1));
+  llama_synchronize(ctx);
+  llama_memory_clear(llama_get_memory(ctx), true);
+  llama_perf_context_reset(ctx);
+}
+
+}  // namespace
+
+DeviceDesc DescribeDevice(ggml_backend_dev_t dev) {
+  DeviceDesc d;
+  d.name = ggml_backend_dev_name(dev);
+  d.description = ggml_backend_dev_description(dev);
+  d.type = DeviceTypeName(ggml_backend_dev_type(dev));
+  ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
+  d.backend = reg ? ggml_backend_reg_name(reg) : "";
+  size_t free = 0, total = 0;
+  ggml_backend_dev_memory(dev, &free, &total);
+  d.memory_free = free;
+  d.memory_total = total;
+  return d;
+}
+
+LoadedModel LoadModel(const EngineConfig& cfg) {
+  CheckModelFile(cfg.model);
+  const int64_t train = ReadTrainCtx(cfg.model);
+  const int32_t ctx = cfg.ctx > 0 ? cfg.ctx : static_cast<int32_t>(train > 0 ? std::min<int64_t>(4096, train) : 4096);
+  if (train > 0 && ctx > train) {
+    throw std::runtime_error("ctx " + std::to_string(ctx) + " is over the model's training context (" +
+                             std::to_string(train) + " tokens)");
+  }
+  if (cfg.kv_type != GGML_TYPE_F16 && cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_DISABLED) {
+    throw std::runtime_error(std::string("kvType ") + KvTypeName(cfg.kv_type) +
+                             " needs flash attention (flashAttn 'auto' or 'on')");
+  }
+
+  InstallLlamaLog();
+  EnsureBackendsLoaded();
+  const std::vector<ggml_backend_dev_t> rpc = AddRpcServers(cfg.rpc);
+  const std::vector<ggml_backend_dev_t> devs = ResolveDevices(cfg, rpc);
+  if (cfg.split_mode == LLAMA_SPLIT_MODE_NONE && !devs.empty() && cfg.main_gpu >= static_cast<int32_t>(devs.size())) {
+    throw std::runtime_error("mainGpu " + std::to_string(cfg.main_gpu) + " is out of range (" +
+                             std::to_string(devs.size()) + " offload devices)");
+  }
+  if (cfg.tensor_split.size() > std::max<size_t>(devs.size(), 1)) {
+    throw std::runtime_error("tensorSplit has " + std::to_string(cfg.tensor_split.size()) + " entries for " +
+                             std::to_string(devs.size()) + " offload devices");
+  }
+
+  std::vector<ggml_backend_dev_t> dev_list = devs;
+  dev_list.push_back(nullptr);
+  std::vector<float> split(llama_max_devices(), 0.0f);
+  std::copy(cfg.tensor_split.begin(), cfg.tensor_split.end(), split.begin());
+
+  llama_model_params mp = llama_model_default_params();
+  mp.devices = dev_list.data();
+  mp.n_gpu_layers = cfg.gpu_layers;
+  mp.split_mode = cfg.split_mode;
+  mp.main_gpu = cfg.main_gpu;
+  mp.tensor_split = split.data();
+
+  LoadedModel m;
+  {
+    LlamaLogCapture capture;
+    m.model = llama_model_load_from_file(cfg.model.c_str(), mp);
+    if (!m.model) {
+      const std::string why = capture.Errors();
+      throw std::runtime_error("failed to load model " + cfg.model + (why.empty() ? "" : ": " + why));
+    }
+  }
+  const std::vector<PlacementDesc> placement = ComputePlacement(cfg, devs, llama_model_n_layer(m.model));
+
+  llama_context_params cp = llama_context_default_params();
+  const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  cp.n_ctx = static_cast<uint32_t>(ctx) * static_cast<uint32_t>(cfg.slots);
+  cp.n_seq_max = static_cast<uint32_t>(cfg.slots);
+  cp.kv_unified = false;
+  cp.n_batch = static_cast<uint32_t>(cfg.batch);
+  cp.n_ubatch = static_cast<uint32_t>(cfg.ubatch > 0 ? cfg.ubatch : std::min(cfg.batch, 512));
+  cp.n_threads = cfg.threads > 0 ? cfg.threads : hw;
+  cp.n_threads_batch = cfg.threads_batch > 0 ? cfg.threads_batch : cp.n_threads;
+  cp.type_k = cfg.kv_type;
+  cp.type_v = cfg.kv_type;
+  cp.flash_attn_type = cfg.flash_attn;
+  cp.no_perf = false;
+  bool flash_attn = cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_ENABLED;
+  {
+    LlamaLogCapture capture;
+    m.ctx = llama_init_from_model(m.model, cp);
+    if (!m.ctx) {
+      const std::string why = capture.Errors();
+      llama_model_free(m.model);
+      m.model = nullptr;
+      throw std::runtime_error("failed to create the context (ctx " + std::to_string(ctx) + " x " +
+                               std::to_string(cfg.slots) + " slots)" + (why.empty() ? "" : ": " + why));
+    }
+    if (cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_AUTO) {
+      flash_attn = capture.Contains("Flash Attention enabled") || capture.Contains("enabling flash_attn");
+    }
+  }
+  Warmup(m.ctx, m.model);
+  m.devices = devs;
+  if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
+  FillInfo(m, cfg, ctx, flash_attn);
+  m.info.placement = placement;
+  return m;
+}
+
+void FreeLoadedModel(LoadedModel& m) {
+  if (m.ctx) llama_free(m.ctx);
+  if (m.model) llama_model_free(m.model);
+  m.ctx = nullptr;
+  m.model = nullptr;
+}
+
+}  // namespace strata

@@ -1,0 +1,25 @@
+// Loads a model and creates its context from an EngineConfig, checking first what llama.cpp
+// would otherwise abort on or report vaguely. Runs on a worker thread (Engine.load).
+#pragma once
+#include <vector>
+
+#include "engine_options.h"
+#include "llama.h"
+
+namespace strata {
+
+struct LoadedModel {
+  llama_model* model = nullptr;
+  llama_context* ctx = nullptr;
+  ModelInfo info;
+  std::vector<ggml_backend_dev_t> devices;  // offload devices, then the CPU
+};
+
+// Throws std::runtime_error with a message that names the problem (missing file, not a
+// GGUF, ctx over the training context, unknown device with the known ones listed,
+// unreachable RPC server, llama's own load error).
+LoadedModel LoadModel(const EngineConfig& cfg);
+
+void FreeLoadedModel(LoadedModel& m);
+
+}  // namespace strata

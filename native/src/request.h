@@ -1,0 +1,88 @@
+// Plain types shared by the engine thread and the N-API layer: requests in, events out.
+// No llama_context here; these values cross threads by move.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llama.h"
+
+namespace strata {
+
+enum class FinishReason { Stop, Length, Cancel, Error };
+const char* FinishReasonName(FinishReason reason);
+
+// Defaults mean "off": temperature 0 is greedy, penalties 1/0 disable themselves.
+struct SamplingParams {
+  float temperature = 0.0f;
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  uint32_t seed = LLAMA_DEFAULT_SEED;
+  float repeat_penalty = 1.0f;
+  int32_t repeat_last_n = 64;
+  float frequency_penalty = 0.0f;
+  float presence_penalty = 0.0f;
+  std::vector<llama_logit_bias> logit_bias;
+};
+
+// A validated request (the N-API layer checks every field before it gets here).
+struct GenerateRequest {
+  int64_t id = 0;      // the caller's id (reusable once its 'done' was delivered)
+  uint64_t key = 0;    // unique for the engine's lifetime: cancels address this, never a reused id
+  std::vector<llama_token> prompt;
+  int32_t max_tokens = 0;
+  SamplingParams sampling;
+  std::vector<std::string> stop;
+  std::vector<llama_token> stop_tokens;
+  bool ignore_eos = false;
+  int32_t priority = 0;
+};
+
+struct RequestStats {
+  int32_t prompt_tokens = 0;
+  int32_t reused = 0;
+  int32_t generated = 0;
+  double prompt_ms = 0;
+  double decode_ms = 0;
+};
+
+enum class EventType { Admitted, Progress, Tokens, Done };
+
+// One event of one request; which fields matter depends on `type` (see addon.d.ts EngineEvent).
+struct EngineEvent {
+  EventType type = EventType::Done;
+  int64_t id = 0;
+  int32_t slot = -1;          // admitted
+  bool restored = false;      // admitted
+  int32_t read = 0;           // progress
+  int32_t total = 0;          // progress; admitted: prompt tokens
+  std::vector<llama_token> ids;  // tokens
+  std::string text;           // tokens, done
+  FinishReason finish = FinishReason::Stop;  // done
+  std::string error;          // done
+  RequestStats stats;         // done (admitted: reused)
+};
+
+struct SessionResult {
+  int32_t tokens = 0;
+  uint64_t bytes = 0;
+  double ms = 0;
+};
+
+// The answer to a command that JS awaits (saveSession, loadSession).
+struct CommandResult {
+  uint64_t ticket = 0;
+  std::string error;  // empty = success
+  SessionResult session;
+  std::vector<llama_token> token_ids;
+};
+
+// Everything one engine step produced; crosses to the JS thread in one call.
+struct StepMessage {
+  std::vector<EngineEvent> events;
+  std::vector<CommandResult> results;
+  bool closed = false;  // the engine thread has ended (close() or a fatal error)
+};
+
+}  // namespace strata

@@ -1,0 +1,327 @@
+// Test-model generator (see test_model.h). Streams the GGUF: metadata first, then each
+// tensor generated, converted and written in row chunks, so a 0.5B model never sits in RAM.
+#include "test_model.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "ggml.h"
+#include "gguf.h"
+#include "llama.h"
+
+namespace strata {
+
+namespace {
+
+struct Shape {
+  const char * name;
+  int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, ctx_train;
+  bool tied_output;
+  float rope_base, rms_eps;
+};
+
+// tiny: seconds to make, a few MB plus the vocab's embedding. 0.5b: Qwen2-0.5B's shapes
+// (head dim 64, tied output) as a performance stand-in.
+const Shape kShapes[] = {
+    {"tiny", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-5f},
+    {"0.5b", 896, 24, 14, 2, 4864, 32768, true, 1000000.0f, 1e-6f},
+};
+
+struct Quant {
+  const char * name;
+  ggml_type type;
+  uint32_t file_type;  // llama_ftype
+};
+
+const Quant kQuants[] = {
+    {"f32", GGML_TYPE_F32, LLAMA_FTYPE_ALL_F32},
+    {"f16", GGML_TYPE_F16, LLAMA_FTYPE_MOSTLY_F16},
+    {"q8_0", GGML_TYPE_Q8_0, LLAMA_FTYPE_MOSTLY_Q8_0},
+    {"q4_0", GGML_TYPE_Q4_0, LLAMA_FTYPE_MOSTLY_Q4_0},
+};
+
+const Shape & FindShape(const std::string & name) {
+  for (const Shape & s : kShapes) if (name == s.name) return s;
+  throw std::invalid_argument("shape must be 'tiny' or '0.5b', got '" + name + "'");
+}
+
+const Quant & FindQuant(const std::string & name) {
+  for (const Quant & q : kQuants) if (name == q.name) return q;
+  throw std::invalid_argument("quant must be one of f32, f16, q8_0, q4_0, got '" + name + "'");
+}
+
+uint64_t SplitMix64(uint64_t & state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// xoshiro256+: fast, and the same stream on every platform (unlike std:: distributions).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) {
+    for (uint64_t & w : s_) w = SplitMix64(seed);
+  }
+  // Uniform in [-1, 1).
+  float NextSigned() {
+    const uint64_t result = s_[0] + s_[3];
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = (s_[3] << 45) | (s_[3] >> 19);
+    return static_cast<float>(result >> 40) * (2.0f / 16777216.0f) - 1.0f;
+  }
+
+ private:
+  uint64_t s_[4];
+};
+
+uint64_t Fnv1a(const std::string & text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+struct TensorPlan {
+  std::string name;
+  int64_t ne0, ne1;  // ne1 = 1 for vectors
+  ggml_type type;
+  float std;         // 0: a norm weight (see NormValue)
+};
+
+// Norm weights are 1, except the output norm's random signs: with tied embeddings the logit of
+// the current token would otherwise be |e_t|^2-biased and every continuation repeats a token.
+float NormValue(const TensorPlan & t, Rng & rng) {
+  if (t.name != "output_norm.weight") return 1.0f;
+  return rng.NextSigned() < 0 ? -1.0f : 1.0f;
+}
+
+std::vector<TensorPlan> PlanTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
+  const int64_t head_dim = s.n_embd / s.n_head;
+  const int64_t n_q = s.n_head * head_dim, n_kv = s.n_head_kv * head_dim;
+  std::vector<TensorPlan> plan;
+  plan.push_back({"token_embd.weight", s.n_embd, n_vocab, wtype, w.embd});
+  for (int64_t i = 0; i < s.n_layer; i++) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    plan.push_back({p + "attn_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "attn_q.weight", s.n_embd, n_q, wtype, w.qk});
+    plan.push_back({p + "attn_k.weight", s.n_embd, n_kv, wtype, w.qk});
+    plan.push_back({p + "attn_v.weight", s.n_embd, n_kv, wtype, w.v});
+    plan.push_back({p + "attn_output.weight", n_q, s.n_embd, wtype, w.o});
+    plan.push_back({p + "ffn_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "ffn_gate.weight", s.n_embd, s.n_ff, wtype, w.up});
+    plan.push_back({p + "ffn_up.weight", s.n_embd, s.n_ff, wtype, w.up});
+    plan.push_back({p + "ffn_down.weight", s.n_ff, s.n_embd, wtype, w.down});
+  }
+  plan.push_back({"output_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+  if (!s.tied_output) plan.push_back({"output.weight", s.n_embd, n_vocab, wtype, w.out});
+  return plan;
+}
+
+using GgufPtr = std::unique_ptr<gguf_context, decltype(&gguf_free)>;
+using GgmlPtr = std::unique_ptr<ggml_context, decltype(&ggml_free)>;
+
+GgufPtr ReadVocab(const std::string & path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    throw std::invalid_argument("vocab file '" + path + "' not found: " + std::strerror(errno));
+  }
+  gguf_init_params params{/*no_alloc =*/ true, /*ctx =*/ nullptr};
+  GgufPtr vocab(gguf_init_from_file(path.c_str(), params), gguf_free);
+  if (!vocab) throw std::invalid_argument("vocab file '" + path + "' is not a readable GGUF");
+  const int64_t tokens = gguf_find_key(vocab.get(), "tokenizer.ggml.tokens");
+  if (tokens < 0 || gguf_get_kv_type(vocab.get(), tokens) != GGUF_TYPE_ARRAY || gguf_get_arr_n(vocab.get(), tokens) == 0) {
+    throw std::invalid_argument("vocab file '" + path + "' has no tokenizer (tokenizer.ggml.tokens)");
+  }
+  return vocab;
+}
+
+// Metadata: llama hyper-parameters, then every tokenizer.* key of the vocab (tokens, merges,
+// special ids, chat template, FIM ids where present).
+GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant & q, const gguf_context * vocab, int64_t n_vocab) {
+  GgufPtr out(gguf_init_empty(), gguf_free);
+  gguf_context * g = out.get();
+  const int64_t name_key = gguf_find_key(vocab, "general.name");
+  const std::string vocab_name = name_key >= 0 && gguf_get_kv_type(vocab, name_key) == GGUF_TYPE_STRING
+      ? gguf_get_val_str(vocab, name_key) : "vocab";
+  gguf_set_val_str(g, "general.architecture", "llama");
+  gguf_set_val_str(g, "general.name", ("strata-test-" + std::string(s.name) + "-" + vocab_name).c_str());
+  gguf_set_val_u32(g, "general.file_type", q.file_type);
+  if (ggml_is_quantized(q.type)) gguf_set_val_u32(g, "general.quantization_version", GGML_QNT_VERSION);
+  gguf_set_val_u32(g, "llama.vocab_size", static_cast<uint32_t>(n_vocab));
+  gguf_set_val_u32(g, "llama.context_length", static_cast<uint32_t>(s.ctx_train));
+  gguf_set_val_u32(g, "llama.embedding_length", static_cast<uint32_t>(s.n_embd));
+  gguf_set_val_u32(g, "llama.block_count", static_cast<uint32_t>(s.n_layer));
+  gguf_set_val_u32(g, "llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  gguf_set_val_u32(g, "llama.attention.head_count", static_cast<uint32_t>(s.n_head));
+  gguf_set_val_u32(g, "llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  gguf_set_val_u32(g, "llama.rope.dimension_count", static_cast<uint32_t>(s.n_embd / s.n_head));
+  gguf_set_val_f32(g, "llama.rope.freq_base", s.rope_base);
+  gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", s.rms_eps);
+  gguf_set_val_u32(g, "strata.test_model.version", kTestModelVersion);
+  gguf_set_val_u64(g, "strata.test_model.seed", spec.seed);
+  if (spec.std > 0) gguf_set_val_f32(g, "strata.test_model.std", spec.std);
+
+  GgufPtr tokenizer(gguf_init_empty(), gguf_free);
+  gguf_set_kv(tokenizer.get(), vocab);
+  for (int64_t i = gguf_get_n_kv(tokenizer.get()) - 1; i >= 0; i--) {
+    const std::string key = gguf_get_key(tokenizer.get(), i);
+    if (key.rfind("tokenizer.", 0) != 0) gguf_remove_key(tokenizer.get(), key.c_str());
+  }
+  gguf_set_kv(g, tokenizer.get());
+  return out;
+}
+
+// Generates one tensor in row chunks and writes it converted to its type, padded to `alignment`.
+void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment, const std::string & out) {
+  Rng rng(seed ^ Fnv1a(t.name));
+  const float amplitude = t.std * std::sqrt(3.0f);  // uniform [-a, a] has std a/sqrt(3)
+  const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / t.ne0);
+  const size_t row_bytes = ggml_row_size(t.type, t.ne0);
+  std::vector<float> src(static_cast<size_t>(rows_per_chunk * t.ne0));
+  std::vector<uint8_t> dst(static_cast<size_t>(rows_per_chunk) * row_bytes);
+  size_t written = 0;
+  for (int64_t row = 0; row < t.ne1; row += rows_per_chunk) {
+    const int64_t rows = std::min(rows_per_chunk, t.ne1 - row);
+    const size_t n = static_cast<size_t>(rows * t.ne0);
+    for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
+    const void * data = src.data();
+    size_t bytes = n * sizeof(float);
+    if (t.type == GGML_TYPE_F16) {
+      ggml_fp32_to_fp16_row(src.data(), reinterpret_cast<ggml_fp16_t *>(dst.data()), static_cast<int64_t>(n));
+      data = dst.data();
+      bytes = n * sizeof(ggml_fp16_t);
+    } else if (t.type != GGML_TYPE_F32) {
+      bytes = ggml_quantize_chunk(t.type, src.data(), dst.data(), 0, rows, t.ne0, nullptr);
+      data = dst.data();
+    }
+    if (fwrite(data, 1, bytes, f) != bytes) throw std::runtime_error("cannot write " + out + ": " + std::strerror(errno));
+    written += bytes;
+  }
+  static const uint8_t zeros[64] = {};
+  for (size_t pad = GGML_PAD(written, alignment) - written; pad > 0;) {
+    const size_t chunk = std::min(pad, sizeof(zeros));
+    if (fwrite(zeros, 1, chunk, f) != chunk) throw std::runtime_error("cannot write " + out + ": " + std::strerror(errno));
+    pad -= chunk;
+  }
+}
+
+// Loads the written file's vocabulary with llama.cpp: proves the metadata parses and reads the
+// FIM ids exactly as the engine will (llama.cpp also detects them from token texts).
+void ReadBackVocab(const std::string & path, TestModelResult & result) {
+  ggml_log_callback prev_cb = nullptr;
+  void * prev_ud = nullptr;
+  llama_log_get(&prev_cb, &prev_ud);
+  struct Forward { ggml_log_callback cb; void * ud; } forward{prev_cb, prev_ud};
+  // Only errors pass: a vocab load prints ~40 info lines.
+  llama_log_set([](ggml_log_level level, const char * text, void * ud) {
+    auto * fw = static_cast<Forward *>(ud);
+    if (level == GGML_LOG_LEVEL_ERROR && fw->cb) fw->cb(level, text, fw->ud);
+  }, &forward);
+  llama_model_params params = llama_model_default_params();
+  params.vocab_only = true;
+  llama_model * model = llama_model_load_from_file(path.c_str(), params);
+  llama_log_set(prev_cb, prev_ud);
+  if (!model) throw std::runtime_error("llama.cpp could not load the generated model's vocabulary (" + path + ")");
+  const llama_vocab * vocab = llama_model_get_vocab(model);
+  result.vocab_size = static_cast<uint32_t>(llama_vocab_n_tokens(vocab));
+  result.fim_prefix = llama_vocab_fim_pre(vocab);
+  result.fim_suffix = llama_vocab_fim_suf(vocab);
+  result.fim_middle = llama_vocab_fim_mid(vocab);
+  llama_model_free(model);
+}
+
+std::string TempPathFor(const std::string & out) {
+  static std::atomic<unsigned> counter{0};
+  return out + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+}  // namespace
+
+WeightScales DefaultWeightScales(const std::string & shape_name) {
+  const Shape & s = FindShape(shape_name);
+  const float embd = static_cast<float>(s.n_embd), ff = static_cast<float>(s.n_ff);
+  WeightScales w{};
+  w.embd = 12.0f / std::sqrt(embd);  // logits' std ~12: the top token leads by ~2.5 on average
+  w.qk = 1.5f / std::sqrt(embd);
+  w.v = 1.0f / std::sqrt(embd);
+  w.o = 2.0f / std::sqrt(embd);
+  w.up = 1.0f / std::sqrt(embd);
+  w.down = 2.0f / std::sqrt(ff);
+  w.out = 12.0f / std::sqrt(embd);
+  return w;
+}
+
+TestModelResult WriteTestModel(const TestModelSpec & spec) {
+  WeightScales scales = DefaultWeightScales(spec.shape);
+  if (spec.std > 0) scales = {spec.std, spec.std, spec.std, spec.std, spec.std, spec.std, spec.std};
+  return WriteTestModel(spec, scales);
+}
+
+TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & scales) {
+  const Shape & shape = FindShape(spec.shape);
+  const Quant & quant = FindQuant(spec.quant);
+  if (!(spec.std >= 0.0f) || !std::isfinite(spec.std)) throw std::invalid_argument("std must be a positive number");
+  if (spec.out.empty()) throw std::invalid_argument("out must be a file path");
+  struct stat st {};
+  if (stat(spec.out.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw std::invalid_argument("out '" + spec.out + "' is a directory");
+  }
+  GgufPtr vocab = ReadVocab(spec.vocab);
+  const int64_t n_vocab = static_cast<int64_t>(gguf_get_arr_n(vocab.get(), gguf_find_key(vocab.get(), "tokenizer.ggml.tokens")));
+
+  GgufPtr meta = BuildMetadata(spec, shape, quant, vocab.get(), n_vocab);
+  vocab.reset();
+  const std::vector<TensorPlan> plan = PlanTensors(shape, quant.type, n_vocab, scales);
+  // Tensor descriptions only (no_alloc): gguf needs shapes and types to lay out offsets.
+  ggml_init_params ip{ggml_tensor_overhead() * (plan.size() + 1), nullptr, /*no_alloc =*/ true};
+  GgmlPtr tensors(ggml_init(ip), ggml_free);
+  TestModelResult result;
+  for (const TensorPlan & t : plan) {
+    ggml_tensor * tensor = t.ne1 == 1 ? ggml_new_tensor_1d(tensors.get(), t.type, t.ne0)
+                                      : ggml_new_tensor_2d(tensors.get(), t.type, t.ne0, t.ne1);
+    ggml_set_name(tensor, t.name.c_str());
+    gguf_add_tensor(meta.get(), tensor);
+    result.params += static_cast<uint64_t>(t.ne0 * t.ne1);
+  }
+
+  const std::string tmp = TempPathFor(spec.out);
+  FILE * f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
+  try {
+    if (!gguf_write_to_file_ptr(meta.get(), f, /*only_meta =*/ true)) throw std::runtime_error("cannot write " + spec.out);
+    const size_t alignment = gguf_get_alignment(meta.get());
+    for (const TensorPlan & t : plan) WriteTensor(f, t, spec.seed, alignment, spec.out);
+    if (std::fflush(f) != 0 || std::ferror(f)) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
+    const long size = std::ftell(f);
+    result.bytes = size > 0 ? static_cast<uint64_t>(size) : 0;
+    const int closed = std::fclose(f);
+    f = nullptr;
+    if (closed != 0) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
+    ReadBackVocab(tmp, result);
+    if (std::rename(tmp.c_str(), spec.out.c_str()) != 0) {
+      throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
+    }
+  } catch (...) {
+    if (f) std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  return result;
+}
+
+}  // namespace strata

@@ -1,0 +1,170 @@
+// Process-wide tools of the addon: listDevices, rpcServe, makeTestModel, systemInfo,
+// testModelVersion (types in native/lib/addon.d.ts). JS thread only; every argument checked.
+#include "tools.h"
+
+#include <arpa/inet.h>
+
+#include <cmath>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "backends.h"
+#include "ggml-backend.h"
+#include "llama.h"
+#include "test_model.h"
+
+namespace strata {
+
+namespace {
+
+std::string RequireString(const Napi::Value & v, const char * what) {
+  if (!v.IsString()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+// An integer in [min, max], else a TypeError/RangeError naming `what`.
+int64_t RequireInteger(const Napi::Value & v, const char * what, int64_t min, int64_t max) {
+  if (!v.IsNumber()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(d) || std::floor(d) != d || d < static_cast<double>(min) || d > static_cast<double>(max)) {
+    throw Napi::RangeError::New(v.Env(), std::string(what) + " must be an integer in [" + std::to_string(min) + ", " +
+                                             std::to_string(max) + "], got " + v.ToString().Utf8Value());
+  }
+  return static_cast<int64_t>(d);
+}
+
+std::vector<std::string> OptionalStringArray(const Napi::Value & v, const char * what) {
+  std::vector<std::string> out;
+  if (v.IsUndefined() || v.IsNull()) return out;
+  if (!v.IsArray()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be an array of \"host:port\" strings");
+  const Napi::Array arr = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    out.push_back(RequireString(arr.Get(i), (std::string(what) + "[" + std::to_string(i) + "]").c_str()));
+  }
+  return out;
+}
+
+Napi::Object DeviceToJs(Napi::Env env, ggml_backend_dev_t dev) {
+  size_t free = 0, total = 0;
+  ggml_backend_dev_memory(dev, &free, &total);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", ggml_backend_dev_name(dev));
+  o.Set("description", ggml_backend_dev_description(dev));
+  o.Set("type", DeviceTypeName(ggml_backend_dev_type(dev)));
+  ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
+  o.Set("backend", reg ? ggml_backend_reg_name(reg) : "");
+  o.Set("memoryFree", static_cast<double>(free));
+  o.Set("memoryTotal", static_cast<double>(total));
+  return o;
+}
+
+// listDevices(rpc?: string[]): DeviceInfo[]
+Napi::Value ListDevices(const Napi::CallbackInfo & info) {
+  Napi::Env env = info.Env();
+  const std::vector<std::string> rpc = OptionalStringArray(info[0], "rpc");
+  EnsureBackendsLoaded();
+  try {
+    AddRpcServers(rpc);
+  } catch (const std::exception & e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  const size_t n = ggml_backend_dev_count();
+  Napi::Array out = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) out.Set(static_cast<uint32_t>(i), DeviceToJs(env, ggml_backend_dev_get(i)));
+  return out;
+}
+
+// rpcServe(host, port, threads): blocks this thread serving ggml RPC; returns only by throwing.
+Napi::Value RpcServe(const Napi::CallbackInfo & info) {
+  Napi::Env env = info.Env();
+  const std::string host = RequireString(info[0], "host");
+  in_addr addr{};
+  if (inet_pton(AF_INET, host.c_str(), &addr) != 1) {
+    throw Napi::TypeError::New(env, "host must be an IPv4 address such as 127.0.0.1, got '" + host + "'");
+  }
+  const int64_t port = RequireInteger(info[1], "port", 1, 65535);
+  const int64_t threads = RequireInteger(info[2], "threads", 1, 1024);
+  EnsureBackendsLoaded();
+  // Like llama.cpp's rpc-server: serve the GPUs when there are any, else the CPU.
+  std::vector<ggml_backend_dev_t> devices;
+  for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    const auto type = ggml_backend_dev_type(dev);
+    const bool remote = std::string(ggml_backend_reg_name(ggml_backend_dev_backend_reg(dev))).rfind("RPC", 0) == 0;
+    if (!remote && (type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU)) devices.push_back(dev);
+  }
+  if (devices.empty()) {
+    ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
+    if (cpu == nullptr) throw Napi::Error::New(env, "no CPU device to serve");
+    devices.push_back(cpu);
+  }
+  ggml_backend_reg_t rpc_reg = ggml_backend_reg_by_name("RPC");
+  if (rpc_reg == nullptr) throw Napi::Error::New(env, "this build has no RPC backend (build with GGML_RPC=ON)");
+  using StartServerFn = void (*)(const char *, const char *, size_t, size_t, ggml_backend_dev_t *);
+  auto start = reinterpret_cast<StartServerFn>(ggml_backend_reg_get_proc_address(rpc_reg, "ggml_backend_rpc_start_server"));
+  if (start == nullptr) throw Napi::Error::New(env, "the RPC backend lacks ggml_backend_rpc_start_server");
+  const std::string endpoint = host + ":" + std::to_string(port);
+  start(endpoint.c_str(), /*cache_dir =*/ nullptr, static_cast<size_t>(threads), devices.size(), devices.data());
+  // ggml returns only when it could not set up (bind/listen failed); it printed why.
+  throw Napi::Error::New(env, "rpc server on " + endpoint + " could not start (address in use or not available?)");
+}
+
+// makeTestModel({out, vocab, shape, quant, seed, std?}) -> {bytes, params, vocabSize, fim}
+Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestModel expects an options object");
+  const Napi::Object opts = info[0].As<Napi::Object>();
+  TestModelSpec spec;
+  spec.out = RequireString(opts.Get("out"), "out");
+  spec.vocab = RequireString(opts.Get("vocab"), "vocab");
+  spec.shape = RequireString(opts.Get("shape"), "shape");
+  spec.quant = RequireString(opts.Get("quant"), "quant");
+  spec.seed = static_cast<uint64_t>(RequireInteger(opts.Get("seed"), "seed", 0, (int64_t{1} << 53) - 1));
+  const Napi::Value std_value = opts.Get("std");
+  if (!std_value.IsUndefined()) {
+    const double s = std_value.IsNumber() ? std_value.As<Napi::Number>().DoubleValue() : NAN;
+    if (!std::isfinite(s) || s <= 0 || s > 100) throw Napi::RangeError::New(env, "std must be a number in (0, 100]");
+    spec.std = static_cast<float>(s);
+  }
+  if (spec.out.empty()) throw Napi::TypeError::New(env, "out must be a non-empty file path");
+  TestModelResult r;
+  try {
+    r = WriteTestModel(spec);
+  } catch (const std::invalid_argument & e) {
+    throw Napi::RangeError::New(env, e.what());
+  } catch (const std::exception & e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("bytes", static_cast<double>(r.bytes));
+  out.Set("params", static_cast<double>(r.params));
+  out.Set("vocabSize", static_cast<double>(r.vocab_size));
+  if (r.fim_prefix >= 0 && r.fim_suffix >= 0 && r.fim_middle >= 0) {
+    Napi::Object fim = Napi::Object::New(env);
+    fim.Set("prefix", r.fim_prefix);
+    fim.Set("suffix", r.fim_suffix);
+    fim.Set("middle", r.fim_middle);
+    out.Set("fim", fim);
+  } else {
+    out.Set("fim", env.Null());
+  }
+  return out;
+}
+
+Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
+  EnsureBackendsLoaded();
+  return Napi::String::New(info.Env(), llama_print_system_info());
+}
+
+}  // namespace
+
+void InitTools(Napi::Env env, Napi::Object exports) {
+  exports.Set("listDevices", Napi::Function::New(env, ListDevices, "listDevices"));
+  exports.Set("rpcServe", Napi::Function::New(env, RpcServe, "rpcServe"));
+  exports.Set("makeTestModel", Napi::Function::New(env, MakeTestModel, "makeTestModel"));
+  exports.Set("systemInfo", Napi::Function::New(env, SystemInfo, "systemInfo"));
+  exports.Set("testModelVersion", Napi::Number::New(env, kTestModelVersion));
+}
+
+}  // namespace strata

@@ -1,0 +1,208 @@
+// Driving the VS Code workbench in Chromium: the command palette, the status bar, editors, inline
+// suggestions, webview frames and screenshots. Selectors prefer roles and labels; the few CSS
+// classes used (status bar, ghost text, output view) are VS Code's stable workbench parts.
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Frame, Locator, Page } from './playwright.js';
+
+/** Thrown by a probe to end the wait at once: the awaited thing can no longer happen. */
+export class StopWaiting extends Error {}
+
+/**
+ * Polls `probe` until it returns a value (not undefined) or the deadline passes. Other errors
+ * from the probe count as "not yet" (the page may be mid-update); StopWaiting ends the wait.
+ */
+export async function waitForValue<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 250): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      if (err instanceof StopWaiting) throw err;
+      lastError = err;
+    }
+    if (Date.now() >= end) {
+      const why = lastError instanceof Error ? ` (last error: ${lastError.message.split('\n')[0]})` : '';
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${why}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Monaco renders spaces as U+00A0; compare text with plain spaces. */
+export function plainSpaces(s: string): string {
+  return s.replace(/\u00a0/g, ' ');
+}
+
+export class Workbench {
+  private constructor(readonly page: Page, private readonly outDir: string) {}
+
+  /** Opens the workbench URL in a new page and waits until the workbench and its status bar are up. */
+  static async open(browser: Browser, url: string, outDir: string, name: string): Promise<Workbench> {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const consoleLog = join(outDir, `browser-${name}.log`);
+    mkdirSync(outDir, { recursive: true });
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') appendFileSync(consoleLog, `[${m.type()}] ${m.text()}\n`);
+    });
+    page.on('pageerror', (e) => appendFileSync(consoleLog, `[pageerror] ${e.message}\n`));
+    const wb = new Workbench(page, outDir);
+    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    await wb.statusBar().first().waitFor({ timeout: 90_000 });
+    return wb;
+  }
+
+  async screenshot(step: string): Promise<string> {
+    const path = join(this.outDir, `${step}.png`);
+    await this.page.screenshot({ path });
+    return path;
+  }
+
+  // --- command palette -----------------------------------------------------------------------
+
+  /** F1, type the command's title, pick the row whose label is that title. */
+  async runCommand(title: string, timeoutMs = 20_000): Promise<void> {
+    await this.dismissQuickInput();
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: timeoutMs });
+    await input.fill(`>${title}`);
+    const row = this.page.locator('.quick-input-list').getByRole('option', { name: title }).first();
+    try {
+      await row.waitFor({ state: 'visible', timeout: timeoutMs });
+    } catch {
+      const offered = await this.page.locator('.quick-input-list').getByRole('option').allInnerTexts().catch(() => []);
+      await this.dismissQuickInput();
+      throw new Error(`command "${title}" is not in the palette (offered: ${offered.map((t) => t.split('\n')[0]).join(' | ') || 'nothing'})`);
+    }
+    await row.click({ timeout: timeoutMs });
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: timeoutMs });
+  }
+
+  async dismissQuickInput(): Promise<void> {
+    if (await this.page.locator('.quick-input-widget').isVisible().catch(() => false)) {
+      await this.page.keyboard.press('Escape');
+      await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
+    }
+  }
+
+  // --- status bar ------------------------------------------------------------------------------
+
+  statusBar(): Locator {
+    return this.page.locator('#workbench\\.parts\\.statusbar .statusbar-item');
+  }
+
+  /** Waits for a status bar item whose text (or accessible label) matches; returns its text. */
+  async waitForStatusBar(match: RegExp, timeoutMs: number): Promise<string> {
+    return waitForValue(`a status bar item matching ${match}`, async () => {
+      for (const item of await this.statusBarTexts()) if (match.test(item)) return item;
+      return undefined;
+    }, timeoutMs);
+  }
+
+  /** Texts of all status bar items, each with its aria-label when that says more. */
+  async statusBarTexts(): Promise<string[]> {
+    const items = this.statusBar();
+    const n = await items.count();
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const text = (await items.nth(i).innerText().catch(() => '')).trim();
+      const label = (await items.nth(i).locator('a, [role="button"]').first().getAttribute('aria-label', { timeout: 1000 }).catch(() => null)) ?? '';
+      out.push(label && !label.includes(text) ? `${text} ${label}`.trim() : label || text);
+    }
+    return out;
+  }
+
+  // --- notifications ---------------------------------------------------------------------------
+
+  /** Texts of the visible notification toasts (errors from the extension show up here). */
+  async notifications(): Promise<string[]> {
+    return this.page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts().catch(() => []);
+  }
+
+  // --- output view -----------------------------------------------------------------------------
+
+  /** The text shown in the Output view's editor (the visible lines). */
+  async outputText(): Promise<string> {
+    const text = await this.page.locator('.part.panel .output-view .view-lines').first().innerText({ timeout: 5000 }).catch(() => '');
+    return plainSpaces(text);
+  }
+
+  /** The channel picked in the Output view's dropdown. */
+  async outputChannel(): Promise<string> {
+    return this.page.locator('.part.panel').getByRole('combobox', { name: 'Switch Output' }).inputValue({ timeout: 5000 }).catch(() => '');
+  }
+
+  // --- editors ---------------------------------------------------------------------------------
+
+  /** Opens a workspace file through Quick Open (Ctrl+P) and waits for its editor. */
+  async openFile(relativePath: string, timeoutMs = 20_000): Promise<void> {
+    await this.dismissQuickInput();
+    await this.page.keyboard.press('Control+P');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: timeoutMs });
+    await input.fill(relativePath);
+    const base = relativePath.split('/').pop() ?? relativePath;
+    await this.page.locator('.quick-input-list').getByRole('option', { name: base }).first().waitFor({ timeout: timeoutMs });
+    await this.page.keyboard.press('Enter');
+    await this.page.locator(`.tabs-container [role="tab"][aria-label^="${base}"]`).first().waitFor({ timeout: timeoutMs });
+    await this.activeEditor().waitFor({ state: 'visible', timeout: timeoutMs });
+  }
+
+  activeEditor(): Locator {
+    return this.page.locator('.editor-group-container.active .monaco-editor').first();
+  }
+
+  /** Puts the cursor at the end of the active editor's text. */
+  async focusEditorEnd(): Promise<void> {
+    await this.activeEditor().locator('.view-lines').click();
+    await this.page.keyboard.press('Control+End');
+  }
+
+  /** Ghost text of an inline suggestion in the active editor, once it shows. */
+  async waitForGhostText(timeoutMs: number): Promise<string> {
+    return waitForValue('inline ghost text in the editor', async () => {
+      const parts = await this.activeEditor().locator('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text').allInnerTexts();
+      const text = plainSpaces(parts.join('\n')).trim();
+      return text ? text : undefined;
+    }, timeoutMs);
+  }
+
+  /** The visible lines of the active editor. */
+  async editorText(): Promise<string> {
+    return plainSpaces(await this.activeEditor().locator('.view-lines').innerText());
+  }
+
+  // --- webviews --------------------------------------------------------------------------------
+
+  /**
+   * Content frames of webviews (the inner frame of VS Code's webview host iframe), optionally only
+   * those of one extension. The outer frame's URL carries `extensionId=publisher.name`.
+   */
+  webviewFrames(extensionId?: string): Frame[] {
+    return this.page.frames().filter((f) => {
+      const parent = f.parentFrame();
+      if (f.isDetached() || !parent) return false;
+      const host = parent.url();
+      if (!host.includes('/webview/browser/pre/index.html')) return false;
+      return !extensionId || host.toLowerCase().includes(`extensionid=${extensionId.toLowerCase()}`);
+    });
+  }
+
+  /** The first webview content frame where `selector` (a probe) is present. */
+  async waitForWebviewFrame(what: string, probe: (f: Frame) => Locator, timeoutMs: number, extensionId?: string): Promise<Frame> {
+    return waitForValue(`a webview showing ${what}`, async () => {
+      for (const f of this.webviewFrames(extensionId)) {
+        if ((await probe(f).count().catch(() => 0)) > 0) return f;
+      }
+      return undefined;
+    }, timeoutMs);
+  }
+
+  async close(): Promise<void> {
+    if (!this.page.isClosed()) await this.page.close();
+  }
+}

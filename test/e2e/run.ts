@@ -1,0 +1,156 @@
+// `npm run test:e2e`: the Strata VSIX in a real VS Code (code-server's VS Code server on Node 24)
+// driven by playwright-core in Debian's Chromium. Two phases, each on its own fresh server:
+//   1. UI suite (ui.suite.ts): status bar, palette, panel tabs, inline completion; screenshots of
+//      each step in test-output/e2e/<step>.png.
+//   2. Extension-host suite (suite/*.ts, bundled): vscode.lm against the chat model provider.
+// `--self-check` runs both phases against a throwaway extension instead (harness validation).
+// Environment: STRATA_E2E_VSIX (a VSIX to test instead of the newest built one),
+// STRATA_E2E_MODEL (a GGUF instead of the generated tiny test model), STRATA_E2E_KEEP=1 (keep the
+// VS Code temp dirs), STRATA_E2E_ONLY=ui|exthost (one phase).
+// Exit code: 0 only when every step passed.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveEnv, type E2eEnv } from './lib/env.js';
+import { runExtensionHostTests } from './lib/exthost.js';
+import { launchChromium, type Browser } from './lib/playwright.js';
+import { StepRunner, summarize, type StepResult } from './lib/steps.js';
+import { resolveTestModel } from './lib/test-model.js';
+import { VsCodeServer } from './lib/vscode-server.js';
+import { Workbench } from './lib/workbench.js';
+import { buildHarnessCheckVsix, SELF_CHECK_SETTINGS, selfCheckUiSuite } from './self-check.suite.js';
+import { STRATA_SETTINGS_FOR, uiSuite } from './ui.suite.js';
+
+const selfCheck = process.argv.includes('--self-check');
+const only = process.env.STRATA_E2E_ONLY;
+
+/** Everything started so far, stopped on exit and on Ctrl+C. */
+const cleanups: (() => Promise<void>)[] = [];
+async function cleanup(): Promise<void> {
+  while (cleanups.length) await cleanups.pop()!().catch((e: unknown) => console.error('[e2e] cleanup:', e));
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    console.error(`[e2e] ${sig}: stopping VS Code and Chromium`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+function findVsix(env: E2eEnv): string {
+  const given = process.env.STRATA_E2E_VSIX;
+  if (given) {
+    if (!existsSync(given)) throw new Error(`STRATA_E2E_VSIX=${given} does not exist`);
+    return given;
+  }
+  const candidates = [env.repoRoot, join(env.repoRoot, 'dist')]
+    .filter((d) => existsSync(d))
+    .flatMap((d) => readdirSync(d).filter((f) => /^strata.*\.vsix$/.test(f)).map((f) => join(d, f)))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  if (!candidates[0]) throw new Error('no Strata VSIX found (strata*.vsix in the repository root or dist/); run `npm run package` first or set STRATA_E2E_VSIX');
+  return candidates[0];
+}
+
+/** Clears the previous run's screenshots and logs (the build/ folder stays). */
+function cleanOutput(env: E2eEnv): void {
+  mkdirSync(env.outDir, { recursive: true });
+  for (const f of readdirSync(env.outDir)) {
+    if (/\.(png|log|txt|json)$/.test(f) || f.startsWith('vscode-logs-')) rmSync(join(env.outDir, f), { recursive: true, force: true });
+  }
+}
+
+interface Phase {
+  vsix: string;
+  settings: Record<string, unknown>;
+}
+
+async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
+  const server = await VsCodeServer.start(env, { name: 'ui', vsixes: [phase.vsix], settings: phase.settings });
+  cleanups.push(() => server.stop());
+  let wb: Workbench | undefined;
+  const t = new StepRunner(selfCheck ? 'ui self-check' : 'ui', async (name) => {
+    if (wb) await wb.screenshot(`failed-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`);
+  });
+  try {
+    await t.step('workbench opens', async () => {
+      wb = await Workbench.open(browser, server.workbenchUrl(), env.outDir, 'ui');
+    }, { timeoutMs: 120_000 });
+    if (wb) {
+      if (selfCheck) await selfCheckUiSuite(t, wb, server.workspace);
+      else await uiSuite(t, wb, server.workspace);
+    }
+  } finally {
+    await wb?.close().catch(() => undefined);
+    await server.stop();
+    cleanups.splice(cleanups.length - 1, 1);
+  }
+  return t.results;
+}
+
+async function extHostPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
+  const dev = join(env.outDir, 'build', 'exthost-dev');
+  const suite = join(dev, 'suite', 'index.js');
+  const resultsFile = join(env.outDir, 'exthost-results.json');
+  const t = new StepRunner(selfCheck ? 'exthost self-check' : 'exthost');
+  if (!existsSync(suite)) {
+    t.record({ name: 'extension-host suite', outcome: 'failed', ms: 0, detail: `${suite} is missing; run node test/e2e/build.mjs` });
+    return t.results;
+  }
+  const server = await VsCodeServer.start(env, {
+    name: 'exthost', vsixes: [phase.vsix], settings: phase.settings,
+    env: { STRATA_E2E_RESULTS: resultsFile, ...(selfCheck ? { STRATA_E2E_SUITE: 'self-check' } : {}) },
+  });
+  cleanups.push(() => server.stop());
+  const t0 = Date.now();
+  try {
+    const { exitCode } = await runExtensionHostTests(browser, server, { developmentPath: dev, testsPath: suite, timeoutMs: 300_000, outDir: env.outDir });
+    const reported = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: StepResult[] }).results : [];
+    for (const r of reported) t.record(r);
+    if (!reported.length) t.record({ name: 'extension-host suite', outcome: 'failed', ms: Date.now() - t0, detail: `no results reported (exit code ${exitCode}); see test-output/e2e/exthost-*.txt and server-exthost.log` });
+    else if (exitCode !== 0 && reported.every((r) => r.outcome === 'passed')) {
+      t.record({ name: 'extension-host exit code', outcome: 'failed', ms: 0, detail: `VS Code ended the run with exit code ${exitCode}` });
+    }
+  } catch (err) {
+    t.record({ name: 'extension-host suite', outcome: 'failed', ms: Date.now() - t0, detail: err instanceof Error ? err.message : String(err) });
+  } finally {
+    await server.stop();
+    cleanups.splice(cleanups.length - 1, 1);
+  }
+  return t.results;
+}
+
+async function main(): Promise<number> {
+  const t0 = Date.now();
+  const env = resolveEnv();
+  cleanOutput(env);
+  let phase: Phase;
+  if (selfCheck) {
+    phase = { vsix: buildHarnessCheckVsix(env), settings: SELF_CHECK_SETTINGS };
+  } else {
+    const vsix = findVsix(env);
+    const model = await resolveTestModel(env);
+    phase = { vsix, settings: STRATA_SETTINGS_FOR(model) };
+    console.log(`[e2e] VSIX ${vsix}\n[e2e] model ${model}`);
+  }
+  const browser = await launchChromium(env.toolsModules, env.chromium);
+  cleanups.push(() => browser.close());
+  console.log(`[e2e] Chromium ${browser.version()}; output in ${env.outDir}`);
+  const results: StepResult[] = [];
+  try {
+    if (only !== 'exthost') results.push(...(await uiPhase(env, browser, phase)));
+    if (only !== 'ui') results.push(...(await extHostPhase(env, browser, phase)));
+  } finally {
+    await cleanup();
+  }
+  const { line, failed } = summarize(results);
+  console.log(`[e2e] ${line} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return failed || results.length === 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    console.error('[e2e] error:', err instanceof Error ? err.message : err);
+    await cleanup();
+    console.log('[e2e] 0 passed, 1 failed');
+    process.exit(1);
+  },
+);

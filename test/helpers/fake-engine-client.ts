@@ -1,0 +1,189 @@
+// A scripted EngineClient for model-free unit tests of the scheduler and HTTP layer. Tests
+// drive each request by hand (admit, tokens, finish) or let `autoRun` answer it. It keeps
+// the real contract: exactly one 'done' per request, engine death ends in-flight requests
+// with engineDied, a new epoch on restart. Integration tests use the real engine instead.
+import type { ModelInfo } from '../../native/lib/addon.js';
+import type {
+  EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
+} from '../../backend/engine/client.js';
+import { Channel } from '../../backend/scheduler/channel.js';
+
+type Done = Extract<RequestEvent, { type: 'done' }>;
+
+export class FakeRequest implements EngineRequest {
+  readonly events: Channel<RequestEvent> = new Channel();
+  readonly done: Promise<Done>;
+  cancelled = false;
+  finished = false;
+  generated = 0;
+  text = '';
+  private resolveDone!: (d: Done) => void;
+
+  constructor(readonly id: number, readonly epoch: number, readonly input: GenerateInput, private readonly owner: FakeEngineClient) {
+    this.done = new Promise((r) => { this.resolveDone = r; });
+  }
+
+  admit(slot = 0, reused = 0): void {
+    this.events.push({ type: 'admitted', slot, promptTokens: this.input.prompt.length, reused, restored: false });
+  }
+  progress(read: number): void { this.events.push({ type: 'progress', read, total: this.input.prompt.length }); }
+  tokens(ids: number[], text: string): void {
+    if (this.finished) return;
+    this.generated += ids.length;
+    this.text += text;
+    this.events.push({ type: 'tokens', ids, text });
+  }
+  finish(finish: Done['finish'], extra: Partial<Done> = {}): void {
+    if (this.finished) return;
+    this.finished = true;
+    const d: Done = {
+      type: 'done', finish, promptTokens: this.input.prompt.length, reused: 0, promptMs: 5, decodeMs: 10,
+      generated: this.generated, text: '', ...extra,
+    };
+    this.events.push(d);
+    this.events.close();
+    this.owner.release(this);
+    this.resolveDone(d);
+  }
+  cancel(): void {
+    if (this.finished) return;
+    this.cancelled = true;
+    // The engine answers a cancel at its next step.
+    queueMicrotask(() => this.finish('cancel'));
+  }
+}
+
+export interface AutoRun { tokens: number; delayMs?: number; text?: (r: FakeRequest) => string[] }
+
+export interface FakeEngineOptions {
+  replica?: number;
+  slots?: number;
+  ctx?: number;
+  /**
+   * Answer every request by itself: admit, then `tokens` tokens (text 't<id>.<i> ', or the
+   * pieces `text` gives), then 'length' (max_tokens reached) or 'stop'.
+   */
+  autoRun?: AutoRun | null;
+}
+
+export class FakeEngineClient implements EngineClient {
+  readonly replica: number;
+  private state: EngineStatus['state'] = 'starting';
+  private epoch = 1;
+  private restarts = 0;
+  private lastError: string | null = null;
+  private nextId = 1;
+  private readonly listeners = new Set<(s: EngineStatus) => void>();
+  readonly live = new Set<FakeRequest>();
+  readonly all: FakeRequest[] = [];
+  info: ModelInfo | null = null;
+  autoRun: FakeEngineOptions['autoRun'];
+  private readonly slots: number;
+  private readonly ctx: number;
+  /** Called for every new request (tests use it to script answers). */
+  onGenerate: ((r: FakeRequest) => void) | null = null;
+
+  constructor(opts: FakeEngineOptions = {}) {
+    this.replica = opts.replica ?? 0;
+    this.slots = opts.slots ?? 2;
+    this.ctx = opts.ctx ?? 256;
+    this.autoRun = opts.autoRun ?? null;
+  }
+
+  status(): EngineStatus {
+    return { replica: this.replica, state: this.state, epoch: this.epoch, pid: 1000 + this.epoch, restarts: this.restarts, lastError: this.lastError, staleFrames: 0 };
+  }
+
+  async start(): Promise<ModelInfo> {
+    this.info = fakeModelInfo(this.slots, this.ctx);
+    this.setState('ready');
+    return this.info;
+  }
+
+  generate(input: GenerateInput): EngineRequest {
+    const r = new FakeRequest(this.nextId++, this.epoch, input, this);
+    this.all.push(r);
+    if (this.state !== 'ready') {
+      queueMicrotask(() => r.finish('error', { error: 'engine is not running', engineDied: true, promptMs: null, decodeMs: null }));
+      return r;
+    }
+    this.live.add(r);
+    this.onGenerate?.(r);
+    if (this.autoRun) void this.run(r, this.autoRun);
+    return r;
+  }
+
+  private async run(r: FakeRequest, auto: AutoRun): Promise<void> {
+    const delayMs = auto.delayMs ?? 0;
+    await tick(delayMs);
+    if (r.finished) return;
+    r.admit(this.live.size - 1);
+    const pieces = auto.text ? auto.text(r) : Array.from({ length: auto.tokens }, (_, i) => `t${r.id}.${i} `);
+    const n = Math.min(pieces.length, r.input.maxTokens);
+    for (let i = 0; i < n && !r.finished; i++) {
+      await tick(delayMs);
+      r.tokens([100 + (i % 100)], pieces[i]!);
+    }
+    await tick(delayMs);
+    r.finish(n >= r.input.maxTokens ? 'length' : 'stop');
+  }
+
+  release(r: FakeRequest): void { this.live.delete(r); }
+
+  /** The engine process dies: in-flight requests end with engineDied; state 'dead'. */
+  die(reason = 'killed'): void {
+    this.lastError = reason;
+    for (const r of [...this.live]) r.finish('error', { error: `engine died: ${reason}`, engineDied: true, promptMs: null, decodeMs: null });
+    this.setState('dead');
+  }
+
+  /** A restart with a new epoch. */
+  restart(): void {
+    this.epoch++;
+    this.restarts++;
+    this.setState('starting');
+    this.setState('ready');
+  }
+
+  async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
+  async detokenize(tokens: number[]): Promise<string> { return Buffer.from(tokens).toString(); }
+  async saveSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
+  async loadSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
+  async snapshot() {
+    return {
+      slots: [], queued: 0,
+      park: { entries: [], bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0, refusedLowRam: 0 },
+      totals: { promptTokens: 0, reusedTokens: 0, generated: 0, steps: 0, requests: 0 },
+    };
+  }
+  async traces() { return { steps: [], requests: [] }; }
+  async devices() { return []; }
+
+  onStatus(listener: (s: EngineStatus) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    for (const r of [...this.live]) r.finish('cancel');
+    this.setState('closed');
+  }
+
+  private setState(s: EngineStatus['state']): void {
+    this.state = s;
+    const st = this.status();
+    for (const l of this.listeners) l(st);
+  }
+}
+
+function tick(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((r) => setTimeout(r, ms)) : new Promise((r) => setImmediate(r));
+}
+
+export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
+  return {
+    description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, slots,
+    vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, metadata: { 'general.name': 'fake' },
+    placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', flashAttn: false,
+  };
+}

@@ -1,0 +1,24 @@
+// Test models the tests generate themselves (see backend/models/stand-in.ts).
+//
+// Default quant is q8_0, not f16: on CPU, q8_0 (and q4_0) weights give bit-identical logits
+// whatever a sequence is batched with, so greedy parity tests (solo vs batched, parked vs not,
+// one device vs an RPC split) are exact. With f16 weights the batched and solo matmul paths
+// round differently and ~5% of 32-token greedy runs diverge (measured: 3 of 64).
+import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
+import { ensureModel } from '../../backend/models/stand-in.js';
+
+export interface TestModelOptions {
+  /** Vocabulary name (qwen2, starcoder, deepseek-coder, llama-bpe, …) or a tokenizer GGUF path. */
+  vocab?: string;
+  shape?: TestModelShape;
+  quant?: TestModelQuant;
+  seed?: number;
+}
+
+/**
+ * Path of a generated model, made once into
+ * ${STRATA_CACHE_DIR or ~/.cache/strata}/test-models/<vocab>-<shape>-<quant>-<seed>-v<generator version>.gguf.
+ */
+export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1 }: TestModelOptions = {}): Promise<string> {
+  return ensureModel({ vocab, shape, quant, seed });
+}

@@ -1,0 +1,91 @@
+// The native Engine's step plan (real tiny model): decoding sequences add a token every step
+// while a long prompt is read, the rest of the n_batch budget goes to the shortest remaining
+// prompt first, admission follows priority then arrival, and the trace records say so.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineEvent } from '../../native/lib/addon.js';
+import { ensureTestModel } from '../helpers/models.js';
+import { EngineDriver, promptText } from './engine-driver.js';
+
+const BATCH = 32;
+let eng: EngineDriver;
+
+beforeAll(async () => {
+  const model = await ensureTestModel({});
+  eng = await EngineDriver.load({ model, ctx: 2048, slots: 3, batch: BATCH, threads: 2, traceSteps: 100_000 });
+});
+afterAll(async () => {
+  await eng?.close();
+});
+
+describe('step plan', () => {
+  it('keeps decoders and short prompts moving while a long prompt is read', async () => {
+    eng.engine.traces();  // drop earlier records
+    const decoder = eng.start({ prompt: eng.tokens(promptText('decoder', 8)), maxTokens: 1000, ignoreEos: true });
+    await eng.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
+
+    const longPrompt = eng.tokens(promptText('a very long document to read', 900));
+    expect(longPrompt.length).toBeGreaterThan(20 * BATCH);
+    const long = eng.start({ prompt: longPrompt, maxTokens: 2, ignoreEos: true });
+    // A short prompt arriving while the long one is being read.
+    const shortPrompt = eng.tokens(promptText('short', 40));
+    let short: { id: number; done: Promise<unknown> } | undefined;
+    eng.when((e) => e.type === 'progress' && e.id === long.id, () => {
+      short = eng.start({ prompt: shortPrompt, maxTokens: 2, ignoreEos: true });
+    });
+    const longRun = await long.done;
+    eng.engine.cancel(decoder.id);
+    await decoder.done;
+    expect(short).toBeDefined();
+    await short!.done;
+
+    // The short request finished its prompt long before the long one.
+    const t = eng.engine.traces();
+    const rec = (id: number) => t.requests.find((r) => r.id === id)!;
+    expect(rec(short!.id).promptDone!).toBeLessThan(rec(long.id).promptDone!);
+    const shortSteps = rec(short!.id).promptLegs.length;
+    expect(shortSteps).toBeLessThanOrEqual(2);
+
+    // Every step stays within n_batch; while the long prompt was read the decoder was in every step.
+    const readingLong = t.steps.filter((s) => s.t >= rec(long.id).admitted! && s.t < rec(long.id).promptDone!);
+    expect(readingLong.length).toBeGreaterThanOrEqual(Math.floor(longPrompt.length / BATCH));
+    for (const s of t.steps) expect(s.decodeTokens + s.promptTokens).toBeLessThanOrEqual(BATCH);
+    for (const s of readingLong) expect(s.decodeTokens).toBeGreaterThanOrEqual(1);
+
+    // The decoder got one token per step throughout (one tokens event per onEvents call).
+    const decoderTokens = eng.eventsOf(decoder.id).filter((e) => e.type === 'tokens').length;
+    expect(decoderTokens).toBeGreaterThanOrEqual(readingLong.length);
+
+    // Prompt legs add up to what was read; the request record is ordered in time.
+    const longRec = rec(long.id);
+    expect(longRec.promptLegs.reduce((n, l) => n + l.tokens, 0)).toBe(longPrompt.length - longRun.admitted!.reused);
+    expect(longRec.queued).toBeLessThanOrEqual(longRec.admitted!);
+    expect(longRec.admitted!).toBeLessThanOrEqual(longRec.promptDone!);
+    expect(longRec.promptDone!).toBeLessThanOrEqual(longRec.firstToken!);
+    expect(longRec.firstToken!).toBeLessThanOrEqual(longRec.finished!);
+  });
+
+  it('admits by priority, then in arrival order', async () => {
+    // Fill every slot, queue four requests, and release the slots together.
+    const blockers = [0, 1, 2].map((i) => eng.start({ prompt: eng.tokens(promptText(`blocker ${i}`, 8)), maxTokens: 1000, ignoreEos: true }));
+    await Promise.all(blockers.map((b) => eng.next((e) => e.type === 'tokens' && e.id === b.id, 'blockers decoding')));
+    const queued = [
+      { name: 'low-1', priority: 0 },
+      { name: 'high', priority: 5 },
+      { name: 'low-2', priority: 0 },
+      { name: 'mid', priority: 1 },
+    ].map((q) => ({ ...q, req: eng.start({ prompt: eng.tokens(promptText(q.name, 8)), maxTokens: 1, ignoreEos: true, priority: q.priority }) }));
+    const order: number[] = [];
+    const listen = (e: EngineEvent): void => { if (e.type === 'admitted') order.push(e.id); };
+    const ids = new Set(queued.map((q) => q.req.id));
+    for (let i = 0; i < 4; i++) eng.when((e) => e.type === 'admitted' && ids.has(e.id) && !order.includes(e.id), listen);
+    // One slot frees at a time: each admission is a free choice among the waiting.
+    expect(order).toEqual([]);
+    for (const b of blockers) {
+      eng.engine.cancel(b.id);
+      await b.done;
+    }
+    await Promise.all(queued.map((q) => q.req.done));
+    const byId = new Map(queued.map((q) => [q.req.id, q.name]));
+    expect(order.map((id) => byId.get(id))).toEqual(['high', 'mid', 'low-1', 'low-2']);
+  });
+});

@@ -1,0 +1,93 @@
+// `strata serve` as a user runs it: the bundled CLI in its own process. It prints where it
+// listens (--port 0 picks a free port), serves, and stops cleanly on SIGTERM and SIGINT
+// (exit 0, its engine processes gone). Without --model it serves the demo model and says so.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../backend/native.js';
+import { ensureTestModel } from '../helpers/models.js';
+import { json, tempDir, until } from './server-helpers.js';
+
+const cli = join(packageRoot, 'dist', 'strata.mjs');
+const children: ChildProcess[] = [];
+const tmp = tempDir('strata-cli-it-');
+let model = '';
+
+beforeAll(async () => { model = await ensureTestModel({}); });
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  tmp.remove();
+});
+
+interface Proc { child: ChildProcess; out: string[]; port: Promise<number>; exit: Promise<number | null> }
+
+function serve(args: string[], env: Record<string, string> = {}): Proc {
+  const child = spawn(process.execPath, [cli, 'serve', ...args], {
+    env: { ...process.env, STRATA_SESSIONS_DIR: join(tmp.dir, 'sessions'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const out: string[] = [];
+  const port = new Promise<number>((resolve, reject) => {
+    const onData = (b: Buffer) => {
+      for (const line of b.toString().split('\n')) {
+        if (line) out.push(line);
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
+        if (m) resolve(Number(m[1]));
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`serve exited (${code}) before listening:\n${out.join('\n')}`)));
+  });
+  port.catch(() => {});
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, out, port, exit };
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+describe('strata serve (bundled CLI)', () => {
+  it('is built', () => { expect(existsSync(cli)).toBe(true); });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`serves on --port 0 and exits 0 on ${signal} with nothing left running`, async () => {
+      const p = serve(['--model', model, '--port', '0', '--slots', '1', '--threads', '2', '--ctx', '512']);
+      const port = await p.port;
+      await until('health 200', () => json(port, 'GET', '/health'), (h) => h.status === 200, 60_000);
+      const res = await json(port, 'POST', '/v1/completions', { prompt: 'Hi', max_tokens: 2, temperature: 0 });
+      expect(res.status).toBe(200);
+      const m = await json(port, 'GET', '/metrics');
+      const enginePid = m.body.engines[0].pid as number;
+      expect(alive(enginePid)).toBe(true);
+      p.child.kill(signal);
+      expect(await p.exit).toBe(0);
+      expect(alive(enginePid)).toBe(false);
+      expect(p.out.join('\n')).toMatch(/stopped/);
+    });
+  }
+
+  it('serves a random-weight demo model without --model and says so', async () => {
+    // The demo model is the generated tiny qwen2 model (the same file ensureTestModel gives).
+    const p = serve(['--port', '0', '--slots', '1', '--ctx', '256', '--log-format', 'json']);
+    const port = await p.port;
+    await until('health 200', () => json(port, 'GET', '/health'), (h) => h.status === 200, 120_000);
+    const health = await json(port, 'GET', '/health');
+    expect(health.body.demo).toBe(true);
+    const models = await json(port, 'GET', '/v1/models');
+    expect(models.body.data[0].meta.file).toBe(basename(model));
+    const warn = p.out.map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((l) => l?.level === 'warn' && /DEMO/.test(l.msg));
+    expect(warn).toBeTruthy();
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+  });
+
+  it('refuses to listen beyond loopback without an API key', async () => {
+    const p = serve(['--model', model, '--host', '0.0.0.0', '--port', '0']);
+    expect(await p.exit).toBe(2);
+    expect(p.out.join('\n')).toMatch(/without an API key/);
+  });
+});

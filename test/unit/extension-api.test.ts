@@ -1,0 +1,197 @@
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChatChunkAssembler } from '../../extension/api/chatStream.js';
+import { normalizeBaseUrl, StrataApiError, StrataClient } from '../../extension/api/client.js';
+import { parseDevices, parseHealth, parseMetrics, parseModels, parseSessions, parseTraces } from '../../extension/api/normalize.js';
+import { SseDecoder } from '../../extension/api/sse.js';
+import type { ChatStreamEvent } from '../../extension/api/types.js';
+import { ActivityTracker } from '../../extension/backend/activity.js';
+
+describe('SseDecoder', () => {
+  it('splits events across arbitrary chunk boundaries and skips comments', () => {
+    const text = ': keep-alive\n\ndata: {"a":1}\r\n\r\ndata: x\ndata: y\n\ndata: [DONE]\n\n';
+    for (let cut = 0; cut <= text.length; cut++) {
+      const d = new SseDecoder();
+      const out = [...d.push(text.slice(0, cut)), ...d.push(text.slice(cut)), ...d.end()];
+      expect(out, `cut at ${cut}`).toEqual(['{"a":1}', 'x\ny', '[DONE]']);
+    }
+  });
+  it('keeps multi-byte characters split across chunks intact', () => {
+    const bytes = new TextEncoder().encode('data: héllo ✓\n\n');
+    const d = new SseDecoder();
+    expect([...d.push(bytes.subarray(0, 8)), ...d.push(bytes.subarray(8))]).toEqual(['héllo ✓']);
+  });
+});
+
+describe('ChatChunkAssembler', () => {
+  it('emits text, whole tool calls assembled from deltas, then one done with usage and timings', () => {
+    const a = new ChatChunkAssembler();
+    const ev: ChatStreamEvent[] = [
+      ...a.push({ choices: [{ delta: { role: 'assistant' } }] }),
+      ...a.push({ choices: [{ delta: { content: 'Let me check.' } }] }),
+      ...a.push({ choices: [{ delta: { tool_calls: [{ index: 0, id: 'call_1', function: { name: 'get_weather', arguments: '{"ci' } }] } }] }),
+      ...a.push({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: 'ty":"Oslo"}' } }] } }] }),
+      ...a.push({ choices: [{ delta: {}, finish_reason: 'tool_calls' }] }),
+      ...a.push({ choices: [], usage: { prompt_tokens: 9, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 6 } }, timings: { predicted_per_second: 20, prompt_ms: 3 } }),
+      ...a.end(),
+      ...a.end(),
+    ];
+    expect(ev).toEqual([
+      { type: 'text', text: 'Let me check.' },
+      { type: 'toolCall', call: { id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+      { type: 'done', finishReason: 'tool_calls', usage: { promptTokens: 9, completionTokens: 4, cachedTokens: 6 }, timings: { promptMs: 3, predictedMs: null, predictedPerSecond: 20, promptPerSecond: null } },
+    ]);
+  });
+  it('turns an error event into an exception', () => {
+    expect(() => new ChatChunkAssembler().push({ error: { message: 'engine died' } })).toThrow('engine died');
+  });
+});
+
+describe('normalize', () => {
+  it('reads health states and models', () => {
+    expect(parseHealth(503, { status: 'loading' }).status).toBe('loading');
+    expect(parseHealth(200, { status: 'ok', model: 'tiny', slots: 2 })).toEqual({ status: 'ok', model: 'tiny', slots: 2 });
+    expect(parseModels({ data: [{ id: 'm', meta: { n_ctx: 4096 } }] })).toEqual([{ id: 'm', contextLength: 4096, maxOutputTokens: null, toolCalling: true }]);
+  });
+  it('keeps figures the server did not report as null and reads the documented metrics shape', () => {
+    const m = parseMetrics({
+      live: { state: 'ready', queued: 1, running: 2, slots: [{ slot: 0, state: 'decode', held_tokens: 40, request_id: 'r9', tok_s: 12.5 }] },
+      requests: [{ id: 'r8', prompt: 10, reused: 4, output: 3, prompt_ms: 5, decode_ms: null }],
+      conversation_cache: { parked: 1, bytes: 2048, budget: 4096, hits: 3, misses: 1, evictions: 0 },
+      engines: [{ replica: 0, epoch: 2, pid: 77, alive: true, restarts: 1, devices: ['CPU'] }],
+    });
+    expect(m.slots[0]).toEqual({ slot: 0, replica: null, state: 'decode', heldTokens: 40, requestId: 'r9', tokS: 12.5 });
+    expect(m.requests[0]).toMatchObject({ promptTokens: 10, reusedTokens: 4, outputTokens: 3, promptMs: 5, decodeMs: null, decodeTokS: null });
+    expect(m.cache).toEqual({ parked: 1, bytes: 2048, budget: 4096, hits: 3, misses: 1, evictions: 0 });
+    expect(m.engines[0]).toEqual({ replica: 0, epoch: 2, pid: 77, alive: true, restarts: 1, devices: ['CPU'] });
+    expect([m.queued, m.running]).toEqual([1, 2]);
+  });
+  it('puts the engine\'s trace on the server\'s clock and lists requests oldest first', () => {
+    const t = parseTraces({
+      object: 'list',
+      requests: [
+        { id: 12, kind: 'chat', replica: 0, slot: 1, finish: 'stop', error: null, accepted: '2025-01-01T00:00:01.000Z', prompt_tokens: 40, reused: 8, restored: false, generated: 5,
+          marks: { dispatched: 2, admitted: 3, first_token: 30, engine_done: 49, ended: 50 },
+          engine: { id: 3, queued: 1000, admitted: 1001, promptDone: 1020, firstToken: 1027, finished: 1046, slot: 1, reused: 8, restored: false, promptLegs: [{ t: 1001, tokens: 32, ms: 19 }] } },
+        { id: 11, kind: 'infill', replica: 0, slot: 0, finish: 'stop', accepted: '2025-01-01T00:00:00.000Z', marks: { dispatched: 1, admitted: 2, first_token: null, engine_done: null, ended: 9 }, engine: null },
+      ],
+      steps: [{ step: 2, t: 1002, buildMs: 0.1, decodeMs: 3, sampleMs: 0.2, detokMs: 0.05, decodeTokens: 1, promptTokens: 32, sequences: 2, replica: 0, epoch: 1 }],
+    });
+    expect(t.requests.map((r) => r.id)).toEqual(['11', '12']);
+    expect(t.requests[1]).toMatchObject({ dispatched: 2, admitted: 3, promptDone: 22, firstToken: 30, finished: 50, reused: 8, promptLegs: [{ t: 3, tokens: 32, ms: 19 }] });
+    expect(t.requests[0]).toMatchObject({ kind: 'infill', admitted: 2, firstToken: null, finished: 9, promptLegs: [] });
+    expect(t.steps[0]).toMatchObject({ step: 2, decodeMs: 3, promptTokens: 32 });
+  });
+  it('reads devices per replica with the layers placed on them, and session metadata', () => {
+    const d = parseDevices({ object: 'list', data: [
+      { replica: 0, state: 'ready', devices: [{ name: 'CPU', description: 'AMD', type: 'cpu', memory_free: 10, memory_total: 20 }], placement: [{ device: 'CPU', layers: 24 }] },
+      { replica: 1, state: 'starting', devices: [], placement: [{ device: 'CUDA0', layers: 12, memory_free: 1, memory_total: 2 }] },
+    ] });
+    expect(d).toEqual([
+      { name: 'CPU', description: 'AMD', type: 'cpu', replica: 0, memoryFree: 10, memoryTotal: 20, layers: 24 },
+      { name: 'CUDA0', description: '', type: '', replica: 1, memoryFree: 1, memoryTotal: 2, layers: 12 },
+    ]);
+    const s = parseSessions({ object: 'list', data: [{ name: 'work', model: { name: 'tiny', file: 'tiny.gguf', identity: 'x' }, tokens: 40, bytes: 900, created: '2025-01-02T03:04:05.000Z', messages: 2 }] });
+    expect(s).toEqual([{ name: 'work', tokens: 40, bytes: 900, model: 'tiny', savedAt: Date.UTC(2025, 0, 2, 3, 4, 5), path: null, messages: 2 }]);
+  });
+  it('normalises base URLs', () => {
+    expect(normalizeBaseUrl('http://h:1/v1/')).toBe('http://h:1');
+    expect(normalizeBaseUrl(' http://h:1 ')).toBe('http://h:1');
+  });
+});
+
+describe('StrataClient over HTTP', () => {
+  let server: Server;
+  let base = '';
+  let closedEarly = 0;
+  const auth: Array<string | undefined> = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      auth.push(req.headers.authorization);
+      let body = '';
+      req.on('data', (c) => { body += c; });
+      req.on('end', () => {
+        if (req.url === '/v1/chat/completions') {
+          const j = JSON.parse(body) as { messages: Array<{ content: string }> };
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(': keep-alive\n\n');
+          res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: `echo ${j.messages.at(-1)!.content}` } }] })}\n\n`);
+          if (j.messages.at(-1)!.content === 'slow') {
+            res.on('close', () => { closedEarly++; });
+            return; // never finishes: the client must cancel
+          }
+          res.write(`data: ${JSON.stringify({ choices: [{ delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n`);
+          res.end('data: [DONE]\n\n');
+        } else if (req.url === '/v1/infill') {
+          const j = JSON.parse(body) as { input_prefix: string; input_extra: unknown[]; max_tokens: number };
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ content: `[${j.input_prefix}|${j.input_extra.length}|${j.max_tokens}]` }));
+        } else if (req.url === '/v1/tokenize') {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ tokens: (JSON.parse(body) as { content: string }).content.split(' ').map((_, i) => i) }));
+        } else {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: "messages[0].role: unknown role 'x'", type: 'invalid_request_error', code: 400 } }));
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const a = server.address();
+    base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}/v1`;
+  });
+  afterAll(() => { server.closeAllConnections(); server.close(); });
+
+  it('streams a chat answer, sends the key, and tracks activity', async () => {
+    const activity = new ActivityTracker();
+    const changes: boolean[] = [];
+    activity.onChange((b) => changes.push(b));
+    const c = new StrataClient({ baseUrl: base, apiKey: 'k1', activity });
+    const events: ChatStreamEvent[] = [];
+    for await (const e of c.chatStream({ messages: [{ role: 'user', content: 'hi' }] }, new AbortController().signal)) events.push(e);
+    expect(events.map((e) => e.type)).toEqual(['text', 'done']);
+    expect(events[0]).toEqual({ type: 'text', text: 'echo hi' });
+    expect(auth.at(-1)).toBe('Bearer k1');
+    expect(changes).toEqual([true, false]);
+  });
+
+  it('aborting a stream closes the connection (the server frees the slot)', async () => {
+    const c = new StrataClient({ baseUrl: base });
+    const ac = new AbortController();
+    const got: string[] = [];
+    const closed = new Promise<void>((resolve) => server.once('request', (_req, res) => res.on('close', () => resolve())));
+    await expect((async () => {
+      for await (const e of c.chatStream({ messages: [{ role: 'user', content: 'slow' }] }, ac.signal)) {
+        if (e.type === 'text') { got.push(e.text); ac.abort(); }
+      }
+    })()).rejects.toThrow();
+    await closed;
+    expect(got).toEqual(['echo slow']);
+    expect(closedEarly).toBe(1);
+  });
+
+  it('sends infill in llama-server shape and counts tokens', async () => {
+    const c = new StrataClient({ baseUrl: base });
+    const r = await c.infill({ prefix: 'def f(', suffix: ')', extra: [{ filename: 'a.py', text: 'x' }], maxTokens: 16, maxPredictMs: 500 }, new AbortController().signal);
+    expect(r.content).toBe('[def f(|1|16]');
+    expect(await c.tokenize('a b c')).toEqual([0, 1, 2]);
+  });
+
+  it('turns an OpenAI error body into an error naming the problem', async () => {
+    const c = new StrataClient({ baseUrl: base });
+    const err = await c.sessions().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StrataApiError);
+    expect((err as StrataApiError).message).toBe("messages[0].role: unknown role 'x'");
+    expect((err as StrataApiError).status).toBe(400);
+  });
+
+  it('says which server it could not reach', async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const a = probe.address();
+    const port = typeof a === 'object' && a ? a.port : 0;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const c = new StrataClient({ baseUrl: `http://127.0.0.1:${port}` });
+    await expect(c.health()).rejects.toThrow(`cannot reach the Strata server at http://127.0.0.1:${port} (ECONNREFUSED)`);
+  });
+});

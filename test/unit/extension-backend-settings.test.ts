@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { classifyExit } from '../../extension/backend/failures.js';
+import { buildServeArgs, DEFAULT_SETTINGS, parseNumberList, settingsProblems } from '../../extension/backend/settings.js';
+
+describe('serve arguments from settings', () => {
+  it('maps every setting to its flag', () => {
+    const args = buildServeArgs({
+      ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', slots: 2, contextSize: 4096, kvType: 'q8_0', cacheMiB: 512,
+      devices: ['CUDA0', 'CUDA1'], splitMode: 'layer', tensorSplit: [3, 1], replicas: 2, rpcServers: ['h:50052'],
+    }, 4321);
+    expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 4321 --model /m/a.gguf --slots 2 --ctx 4096 --kv-type q8_0 '
+      + '--cache-mib 512 --replicas 2 --devices CUDA0,CUDA1 --split-mode layer --tensor-split 3,1 --rpc h:50052');
+  });
+
+  it('leaves out the model for the demo model and defaults for the rest', () => {
+    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '8192', '--kv-type', 'f16', '--cache-mib', '2048']);
+  });
+
+  it('names the settings that are wrong', () => {
+    expect(settingsProblems(DEFAULT_SETTINGS)).toEqual([]);
+    const bad = settingsProblems({ ...DEFAULT_SETTINGS, slots: 0, tensorSplit: parseNumberList('3,x'), rpcServers: ['nohost'] });
+    expect(bad).toEqual([
+      'strata.slots must be a whole number from 1 to 256 (is 0)',
+      'strata.tensorSplit must be non-negative numbers, e.g. "3,1"',
+      "strata.rpcServers entry 'nohost' is not host:port",
+    ]);
+  });
+});
+
+describe('classifyExit', () => {
+  it('tells the common failures apart', () => {
+    expect(classifyExit(['listen EADDRINUSE 127.0.0.1:80'], 1, null, 80).kind).toBe('portInUse');
+    expect(classifyExit(['error: model file /x.gguf does not exist'], 1, null, 1).kind).toBe('modelMissing');
+    expect(classifyExit(['ggml_backend_cuda_buffer_type_alloc_buffer: cudaMalloc failed: out of memory'], 1, null, 1).kind).toBe('outOfMemory');
+    expect(classifyExit(['strata: --slots must be an integer in [1, 256], got \'0\''], 2, null, 1).kind).toBe('badSettings');
+    const crash = classifyExit(['loading', 'GGML_ASSERT(x) failed'], null, 'SIGABRT', 1);
+    expect(crash).toEqual({ kind: 'crashed', retry: true, message: 'the server was killed by SIGABRT: GGML_ASSERT(x) failed' });
+  });
+});

@@ -1,0 +1,73 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Metrics } from '../../extension/api/types.js';
+import { liveTokS, MetricsFeed } from '../../extension/status/metricsFeed.js';
+
+const metrics = (running: number, tokS: Array<number | null> = []): Metrics => ({
+  state: 'ok', queued: 0, admitting: 0, running, finishing: 0,
+  slots: tokS.map((t, i) => ({ slot: i, replica: 0, state: t ? 'decode' : 'idle', heldTokens: 0, requestId: null, tokS: t })),
+  requests: [], totals: {}, cache: { parked: 0, bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0 }, engines: [], staleFrames: 0,
+});
+
+describe('MetricsFeed', () => {
+  beforeEach(() => { vi.useFakeTimers(); });
+  afterEach(() => { vi.useRealTimers(); });
+
+  function feed(answer: () => Metrics) {
+    let calls = 0;
+    const f = new MetricsFeed(() => { calls++; return Promise.resolve(answer()); }, undefined, { busyIntervalMs: 1000, visibleIntervalMs: 2000 });
+    return { f, calls: () => calls };
+  }
+
+  it('never polls while idle and no panel is visible', async () => {
+    const { calls } = feed(() => metrics(0));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(calls()).toBe(0);
+  });
+
+  it('polls every second while busy, then once more when the work ends, then stops', async () => {
+    let running = 1;
+    const { f, calls } = feed(() => metrics(running));
+    f.setBusy(true);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls()).toBe(1);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(calls()).toBe(4);
+    running = 0;
+    f.setBusy(false);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls()).toBe(5);
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(calls()).toBe(5);
+  });
+
+  it('keeps polling while the server reports work from other clients', async () => {
+    let running = 2;
+    const { f, calls } = feed(() => metrics(running));
+    f.refreshNow();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(calls()).toBe(3);
+    running = 0;
+    await vi.advanceTimersByTimeAsync(1000);
+    const n = calls();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(calls()).toBe(n);
+  });
+
+  it('polls slowly while a panel is visible, and stops when hidden', async () => {
+    const { f, calls } = feed(() => metrics(0));
+    const seen: Metrics[] = [];
+    f.onMetrics((m) => seen.push(m));
+    f.setPanelVisible(true);
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(calls()).toBe(3);
+    expect(seen).toHaveLength(3);
+    f.setPanelVisible(false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(calls()).toBe(3);
+  });
+
+  it('sums live tok/s over decoding slots', () => {
+    expect(liveTokS(metrics(2, [10, null, 5.5]))).toBe(15.5);
+    expect(liveTokS(metrics(0, [null]))).toBeNull();
+  });
+});

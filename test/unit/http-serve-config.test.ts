@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, resolveConfig } from '../../backend/server/config.js';
+
+const flags = (o: Record<string, string>) => new Map(Object.entries(o));
+const noFile = () => { throw new Error('no file'); };
+
+describe('strata serve settings', () => {
+  it('takes flags over env over the config file over defaults', () => {
+    const file = JSON.stringify({ port: 9000, slots: 3, ctx: 2048, 'log-format': 'json', sessionsDir: '/cfg/sessions' });
+    const cfg = resolveConfig({
+      flags: flags({ config: '/x.json', slots: '6' }),
+      env: { STRATA_PORT: '9100', STRATA_SLOTS: '5', HOME: '/home/u' },
+      readFile: () => file,
+    });
+    expect(cfg.slots).toBe(6);
+    expect(cfg.port).toBe(9100);
+    expect(cfg.ctx).toBe(2048);
+    expect(cfg.logFormat).toBe('json');
+    expect(cfg.sessionsDir).toBe('/cfg/sessions');
+    expect(cfg.host).toBe('127.0.0.1');
+    expect(cfg.configFile).toBe('/x.json');
+  });
+
+  it('uses XDG_DATA_HOME for sessions and reads the key from STRATA_API_KEY', () => {
+    const cfg = resolveConfig({ flags: flags({}), env: { XDG_DATA_HOME: '/data', STRATA_API_KEY: 'k' }, readFile: noFile });
+    expect(cfg.sessionsDir).toBe('/data/strata/sessions');
+    expect(cfg.apiKey).toBe('k');
+  });
+
+  it('refuses bad values naming their source', () => {
+    expect(() => resolveConfig({ flags: flags({ port: 'eighty' }), env: {}, readFile: noFile })).toThrowError(/--port: expected an integer/);
+    expect(() => resolveConfig({ flags: flags({}), env: { STRATA_SLOTS: '0' }, readFile: noFile })).toThrowError(/STRATA_SLOTS: must be in \[1, 256\]/);
+    expect(() => resolveConfig({ flags: flags({ 'kv-type': 'q5' }), env: {}, readFile: noFile })).toThrowError(/must be one of f16, q8_0, q4_0/);
+    expect(() => resolveConfig({ flags: flags({ config: '/c.json' }), env: {}, readFile: () => '{"slots": "many"}' })).toThrowError(/config file \/c.json: slots/);
+    expect(() => resolveConfig({ flags: flags({ config: '/c.json' }), env: {}, readFile: () => '{"sloths": 2}' })).toThrowError(/unknown setting 'sloths'/);
+    expect(() => resolveConfig({ flags: flags({ config: '/c.json' }), env: {}, readFile: () => '{' })).toThrowError(/not valid JSON/);
+    expect(() => resolveConfig({ flags: flags({ prot: '1' }), env: {}, readFile: noFile })).toThrowError(ConfigError);
+  });
+
+  it('refuses to listen beyond loopback without an API key', () => {
+    expect(() => resolveConfig({ flags: flags({ host: '0.0.0.0' }), env: {}, readFile: noFile })).toThrowError(/without an API key/);
+    expect(resolveConfig({ flags: flags({ host: '0.0.0.0', 'api-key': 's' }), env: {}, readFile: noFile }).apiKey).toBe('s');
+    expect(resolveConfig({ flags: flags({ host: 'localhost' }), env: {}, readFile: noFile }).host).toBe('localhost');
+  });
+
+  it('splits devices into replica groups', () => {
+    const r = (f: Record<string, string>) => resolveConfig({ flags: flags(f), env: {}, readFile: noFile });
+    expect(r({ devices: 'CUDA0,CUDA1' })).toMatchObject({ replicas: 1, deviceGroups: [['CUDA0', 'CUDA1']] });
+    expect(r({ devices: 'CUDA0,CUDA1', replicas: '2' })).toMatchObject({ replicas: 2, deviceGroups: [['CUDA0'], ['CUDA1']] });
+    expect(r({ devices: 'CUDA0,CUDA1/CUDA2,CUDA3' })).toMatchObject({ replicas: 2, deviceGroups: [['CUDA0', 'CUDA1'], ['CUDA2', 'CUDA3']] });
+    expect(() => r({ devices: 'A,B,C', replicas: '2' })).toThrowError(/do not divide into 2 replicas/);
+    expect(() => r({ devices: 'A/B', replicas: '3' })).toThrowError(/2 device groups but --replicas is 3/);
+    expect(r({ 'tensor-split': '3,1', rpc: 'h1:50052,h2:50052' })).toMatchObject({ tensorSplit: [3, 1], rpc: ['h1:50052', 'h2:50052'] });
+  });
+});
