@@ -19,7 +19,7 @@ export function readServerSettings(): ServerSettings {
     modelPath: expandHome(c.get<string>('modelPath', '').trim()),
     port: c.get<number>('port', 0),
     slots: c.get<number>('slots', 4),
-    contextSize: c.get<number>('contextSize', 8192),
+    contextSize: c.get<number>('contextSize', 4096),
     kvType: c.get<string>('kvType', 'f16'),
     cacheMiB: c.get<number>('cacheMiB', 2048),
     devices: parseStringList(c.get<string | string[]>('devices', '')),

@@ -124,17 +124,27 @@ function os() { return require('node:os'); }
 /** Tokenizer GGUFs shipped beside the addon so the demo model can be made without the source. */
 const SHIPPED_VOCABS = ['starcoder', 'qwen2'];
 
+/**
+ * Copy + rename: a running process (a test worker, an engine host) keeps the old file it mapped.
+ * Copying over a loaded .node in place changes its pages under that process and crashes it.
+ */
+function replaceFile(src, dst) {
+  const tmp = `${dst}.tmp-${process.pid}`;
+  copyFileSync(src, tmp);
+  renameSync(tmp, dst);
+}
+
 /** Copies the addon (and dynamic backends, if any) and the shipped vocabularies into native/build/. */
 function install(bdir, srcDir) {
   const out = join(root, 'native', 'build');
   mkdirSync(join(out, 'vocab'), { recursive: true });
-  copyFileSync(join(bdir, 'strata.node'), join(out, 'strata.node'));
+  replaceFile(join(bdir, 'strata.node'), join(out, 'strata.node'));
   for (const v of SHIPPED_VOCABS) {
     copyFileSync(join(srcDir, 'models', `ggml-vocab-${v}.gguf`), join(out, 'vocab', `ggml-vocab-${v}.gguf`));
   }
   const binDir = join(bdir, 'bin');
   if (existsSync(binDir)) {
-    for (const f of readdirSync(binDir)) if (/^lib.*\.so$/.test(f)) copyFileSync(join(binDir, f), join(out, f));
+    for (const f of readdirSync(binDir)) if (/^lib.*\.so$/.test(f)) replaceFile(join(binDir, f), join(out, f));
   }
   log(`addon ready: ${join(out, 'strata.node')}`);
 }

@@ -34,7 +34,8 @@ mkdir -p "$CACHE"
 # --- Debian packages -------------------------------------------------------------------------
 missing=()
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
-dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
+# kerberos (a VS Code server dependency) builds against it: needed only while code-server installs.
+if [[ ! -f "$CS_DIR/.done" ]] && ! dpkg -s libkrb5-dev >/dev/null 2>&1; then missing+=(libkrb5-dev); fi
 if (( ${#missing[@]} )); then
   log "apt-get install ${missing[*]}"
   sudo_cmd=()

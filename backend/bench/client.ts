@@ -138,7 +138,11 @@ export async function streamCompletion(t: Target, req: CompletionRequest): Promi
     try { j = JSON.parse(data) as Record<string, unknown>; } catch { throw new Error(`${path}: bad SSE data: ${data.slice(0, 200)}`); }
     if (j.error) {
       const message = `${path}: server error in stream: ${JSON.stringify(j.error).slice(0, 300)}`;
-      if (r.textEvents === 0) throw new Error(message);
+      // Before any text only llama-server's "model produced output that does not match" error
+      // says a token exists (its response parser refused it); any other error fails the request.
+      const produced = /produced output/i.test(message);
+      if (r.textEvents === 0 && !produced) throw new Error(message);
+      if (r.textEvents === 0) { r.ttftMs = now - sentAt; r.lastTextMs = r.ttftMs; }
       r.streamError = message;
       r.totalMs = now - sentAt;
       done = true;
@@ -186,7 +190,7 @@ export async function streamCompletion(t: Target, req: CompletionRequest): Promi
   if (Number.isNaN(r.totalMs)) r.totalMs = performance.now() - sentAt;
   if (usageTokens !== null) { r.completionTokens = usageTokens; r.completionTokensSource = 'usage'; }
   else if (num(r.timings?.predicted_n) !== null) { r.completionTokens = r.timings!.predicted_n!; r.completionTokensSource = 'timings'; }
-  else r.completionTokens = r.textEvents;
+  else r.completionTokens = Math.max(r.textEvents, r.streamError && r.textEvents === 0 ? 1 : 0);
   if (r.textEvents === 0 && r.completionTokens > 0) {
     // Tokens were produced but none carried text (held back or empty): the end is the best bound.
     r.ttftMs = r.totalMs;

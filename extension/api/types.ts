@@ -39,6 +39,9 @@ export interface ToolSpec {
   parameters: object | undefined;
 }
 
+/** Answer length cap for the panel chat and @strata, so a model that never stops cannot hold a slot forever. */
+export const CHAT_MAX_TOKENS = 1024;
+
 export interface ChatRequest {
   messages: ChatMessage[];
   model?: string;

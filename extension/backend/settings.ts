@@ -21,7 +21,7 @@ export interface ServerSettings {
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
-  modelPath: '', port: 0, slots: 4, contextSize: 8192, kvType: 'f16', cacheMiB: 2048,
+  modelPath: '', port: 0, slots: 4, contextSize: 4096, kvType: 'f16', cacheMiB: 2048,
   devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
 };
 

@@ -2,6 +2,7 @@
 // extension or model needed), plus /save NAME, /restore NAME, /sessions and /stats.
 import * as vscode from 'vscode';
 import type { ServerConnection } from '../backend/connection.js';
+import { CHAT_MAX_TOKENS } from '../api/types.js';
 import { StartDeclined } from '../backend/manager.js';
 import { abortOn } from '../lm/provider.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
@@ -58,7 +59,7 @@ export function registerChatParticipant(context: vscode.ExtensionContext, server
       const messages = [...conversation, { role: 'user' as const, content: request.prompt }];
       const ac = abortOn(token);
       let usage = '';
-      for await (const ev of client.chatStream({ messages }, ac.signal)) {
+      for await (const ev of client.chatStream({ messages, maxTokens: CHAT_MAX_TOKENS }, ac.signal)) {
         if (ev.type === 'text') stream.markdown(ev.text);
         else if (ev.type === 'done' && ev.timings?.predictedPerSecond) usage = `${ev.timings.predictedPerSecond.toFixed(1)} tok/s`;
       }

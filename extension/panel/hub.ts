@@ -3,6 +3,7 @@
 // panel's chat streams. No vscode here (views are just sinks), so it is unit-tested.
 import type { StrataClient } from '../api/client.js';
 import type { ChatMessage, Metrics, SessionInfo } from '../api/types.js';
+import { CHAT_MAX_TOKENS } from '../api/types.js';
 import type {
   BenchView, ChatEndInfo, CompletionStatsView, FromWebview, PanelCommand, ServerView, TabId, ToWebview,
 } from '../../webview/protocol.js';
@@ -266,7 +267,7 @@ export class PanelHub {
     let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
     try {
       const client = await this.deps.ensureClient();
-      for await (const ev of client.chatStream({ messages }, ac.signal)) {
+      for await (const ev of client.chatStream({ messages, maxTokens: CHAT_MAX_TOKENS }, ac.signal)) {
         if (ev.type === 'text') {
           run.text += ev.text;
           this.broadcast({ type: 'chatDelta', chatId, text: ev.text });

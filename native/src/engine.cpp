@@ -5,9 +5,11 @@
 
 namespace strata {
 
-Engine::Engine(llama_model* model, llama_context* ctx, const EngineConfig& cfg, const ModelInfo& info, Sink sink)
+Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, const EngineConfig& cfg,
+               const ModelInfo& info, Sink sink)
     : model_(model),
       ctx_(ctx),
+      pools_(pools),
       vocab_(llama_model_get_vocab(model)),
       mem_(llama_get_memory(ctx)),
       cfg_(cfg),
@@ -34,6 +36,7 @@ Engine::~Engine() {
   }
   llama_batch_free(batch_);
   if (ctx_) llama_free(ctx_);
+  FreeCpuThreadpools(pools_);
   if (model_) llama_model_free(model_);
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_threadpool.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
 #include "llama.h"
@@ -34,8 +35,9 @@ class Engine {
   // Receives each step's message on the engine thread; must not block for long.
   using Sink = std::function<void(std::unique_ptr<StepMessage>)>;
 
-  // Takes ownership of model and ctx (freed in the destructor, after the thread ended).
-  Engine(llama_model* model, llama_context* ctx, const EngineConfig& cfg, const ModelInfo& info, Sink sink);
+  // Takes ownership of model, ctx and its thread pools (freed in the destructor, after the thread ended).
+  Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, const EngineConfig& cfg, const ModelInfo& info,
+         Sink sink);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -131,6 +133,7 @@ class Engine {
 
   llama_model* model_;
   llama_context* ctx_;
+  CpuThreadpools pools_;
   const llama_vocab* vocab_;
   llama_memory_t mem_;
   const EngineConfig cfg_;

@@ -59,9 +59,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       StepMessage* raw = m.release();
       if (tsfn.NonBlockingCall(raw) != napi_ok) delete raw;  // JS side is gone
     };
-    engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->cfg, r->loaded.info, std::move(sink));
+    engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->loaded.pools, r->cfg, r->loaded.info,
+                                       std::move(sink));
     r->loaded.model = nullptr;  // the engine owns them now
     r->loaded.ctx = nullptr;
+    r->loaded.pools = CpuThreadpools{};
     info.This().As<Napi::Object>().DefineProperty(
         Napi::PropertyDescriptor::Value("info", InfoToJs(env, info_), napi_enumerable));
     engine_->Start();
@@ -107,7 +109,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   void Cancel(const Napi::CallbackInfo& info) {
-    if (!engine_ || closing_ || !info[0].IsNumber()) return;
+    if (!info[0].IsNumber()) throw Napi::TypeError::New(info.Env(), "id must be a number");
+    if (!engine_ || closing_) return;
     const double id = info[0].As<Napi::Number>().DoubleValue();
     const auto key = static_cast<int64_t>(id);
     auto it = live_.find(key);

@@ -302,6 +302,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
       flash_attn = capture.Contains("Flash Attention enabled") || capture.Contains("enabling flash_attn");
     }
   }
+  m.pools = AttachCpuThreadpools(m.ctx, cp.n_threads, cp.n_threads_batch);
   Warmup(m.ctx, m.model);
   m.devices = devs;
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
@@ -312,6 +313,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
 
 void FreeLoadedModel(LoadedModel& m) {
   if (m.ctx) llama_free(m.ctx);
+  FreeCpuThreadpools(m.pools);
   if (m.model) llama_model_free(m.model);
   m.ctx = nullptr;
   m.model = nullptr;

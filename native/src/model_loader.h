@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "cpu_threadpool.h"
 #include "engine_options.h"
 #include "llama.h"
 
@@ -11,6 +12,7 @@ namespace strata {
 struct LoadedModel {
   llama_model* model = nullptr;
   llama_context* ctx = nullptr;
+  CpuThreadpools pools;  // attached to ctx; freed after it
   ModelInfo info;
   std::vector<ggml_backend_dev_t> devices;  // offload devices, then the CPU
 };

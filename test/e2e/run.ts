@@ -23,16 +23,32 @@ import { STRATA_SETTINGS_FOR, uiSuite } from './ui.suite.js';
 const selfCheck = process.argv.includes('--self-check');
 const only = process.env.STRATA_E2E_ONLY;
 
-/** Everything started so far, stopped on exit and on Ctrl+C. */
-const cleanups: (() => Promise<void>)[] = [];
-async function cleanup(): Promise<void> {
-  while (cleanups.length) await cleanups.pop()!().catch((e: unknown) => console.error('[e2e] cleanup:', e));
+/** Stops for everything running now (servers, the browser), run on Ctrl+C and on errors. */
+const running = new Set<() => Promise<void>>();
+let interrupted = false;
+async function stopAll(): Promise<void> {
+  for (const stop of [...running].reverse()) {
+    running.delete(stop);
+    await stop().catch((e: unknown) => console.error('[e2e] cleanup:', e));
+  }
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
+    interrupted = true;
     console.error(`[e2e] ${sig}: stopping VS Code and Chromium`);
-    void cleanup().finally(() => process.exit(130));
+    void stopAll().finally(() => process.exit(130));
   });
+}
+
+/** Runs `body` with `stop` registered for Ctrl+C, and always stops at the end. */
+async function withStop<T>(stop: () => Promise<void>, body: () => Promise<T>): Promise<T> {
+  running.add(stop);
+  try {
+    return await body();
+  } finally {
+    running.delete(stop);
+    await stop();
+  }
 }
 
 function findVsix(env: E2eEnv): string {
@@ -64,12 +80,11 @@ interface Phase {
 
 async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
   const server = await VsCodeServer.start(env, { name: 'ui', vsixes: [phase.vsix], settings: phase.settings });
-  cleanups.push(() => server.stop());
   let wb: Workbench | undefined;
   const t = new StepRunner(selfCheck ? 'ui self-check' : 'ui', async (name) => {
-    if (wb) await wb.screenshot(`failed-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`);
+    if (wb && !interrupted) await wb.screenshot(`failed-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`);
   });
-  try {
+  await withStop(() => server.stop(), async () => {
     await t.step('workbench opens', async () => {
       wb = await Workbench.open(browser, server.workbenchUrl(), env.outDir, 'ui');
     }, { timeoutMs: 120_000 });
@@ -77,11 +92,8 @@ async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<Ste
       if (selfCheck) await selfCheckUiSuite(t, wb, server.workspace);
       else await uiSuite(t, wb, server.workspace);
     }
-  } finally {
     await wb?.close().catch(() => undefined);
-    await server.stop();
-    cleanups.splice(cleanups.length - 1, 1);
-  }
+  });
   return t.results;
 }
 
@@ -98,22 +110,20 @@ async function extHostPhase(env: E2eEnv, browser: Browser, phase: Phase): Promis
     name: 'exthost', vsixes: [phase.vsix], settings: phase.settings,
     env: { STRATA_E2E_RESULTS: resultsFile, ...(selfCheck ? { STRATA_E2E_SUITE: 'self-check' } : {}) },
   });
-  cleanups.push(() => server.stop());
   const t0 = Date.now();
-  try {
-    const { exitCode } = await runExtensionHostTests(browser, server, { developmentPath: dev, testsPath: suite, timeoutMs: 300_000, outDir: env.outDir });
-    const reported = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: StepResult[] }).results : [];
-    for (const r of reported) t.record(r);
-    if (!reported.length) t.record({ name: 'extension-host suite', outcome: 'failed', ms: Date.now() - t0, detail: `no results reported (exit code ${exitCode}); see test-output/e2e/exthost-*.txt and server-exthost.log` });
-    else if (exitCode !== 0 && reported.every((r) => r.outcome === 'passed')) {
-      t.record({ name: 'extension-host exit code', outcome: 'failed', ms: 0, detail: `VS Code ended the run with exit code ${exitCode}` });
+  await withStop(() => server.stop(), async () => {
+    try {
+      const { exitCode } = await runExtensionHostTests(browser, server, { developmentPath: dev, testsPath: suite, timeoutMs: 300_000, outDir: env.outDir });
+      const reported = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: StepResult[] }).results : [];
+      for (const r of reported) t.record(r);
+      if (!reported.length) t.record({ name: 'extension-host suite', outcome: 'failed', ms: Date.now() - t0, detail: `no results reported (exit code ${exitCode}); see test-output/e2e/exthost-*.txt and server-exthost.log` });
+      else if (exitCode !== 0 && reported.every((r) => r.outcome === 'passed')) {
+        t.record({ name: 'extension-host exit code', outcome: 'failed', ms: 0, detail: `VS Code ended the run with exit code ${exitCode}` });
+      }
+    } catch (err) {
+      t.record({ name: 'extension-host suite', outcome: 'failed', ms: Date.now() - t0, detail: err instanceof Error ? err.message : String(err) });
     }
-  } catch (err) {
-    t.record({ name: 'extension-host suite', outcome: 'failed', ms: Date.now() - t0, detail: err instanceof Error ? err.message : String(err) });
-  } finally {
-    await server.stop();
-    cleanups.splice(cleanups.length - 1, 1);
-  }
+  });
   return t.results;
 }
 
@@ -131,17 +141,15 @@ async function main(): Promise<number> {
     console.log(`[e2e] VSIX ${vsix}\n[e2e] model ${model}`);
   }
   const browser = await launchChromium(env.toolsModules, env.chromium);
-  cleanups.push(() => browser.close());
   console.log(`[e2e] Chromium ${browser.version()}; output in ${env.outDir}`);
   const results: StepResult[] = [];
-  try {
-    if (only !== 'exthost') results.push(...(await uiPhase(env, browser, phase)));
-    if (only !== 'ui') results.push(...(await extHostPhase(env, browser, phase)));
-  } finally {
-    await cleanup();
-  }
+  await withStop(() => browser.close(), async () => {
+    if (only !== 'exthost' && !interrupted) results.push(...(await uiPhase(env, browser, phase)));
+    if (only !== 'ui' && !interrupted) results.push(...(await extHostPhase(env, browser, phase)));
+  });
   const { line, failed } = summarize(results);
   console.log(`[e2e] ${line} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  if (interrupted) return 130;
   return failed || results.length === 0 ? 1 : 0;
 }
 
@@ -149,7 +157,7 @@ main().then(
   (code) => process.exit(code),
   async (err: unknown) => {
     console.error('[e2e] error:', err instanceof Error ? err.message : err);
-    await cleanup();
+    await stopAll();
     console.log('[e2e] 0 passed, 1 failed');
     process.exit(1);
   },

@@ -21,6 +21,12 @@ export function STRATA_SETTINGS_FOR(modelPath: string): Record<string, unknown> 
     'strata.inlineCompletion.enabled': true,
     'strata.inlineCompletion.debounceMs': 50,
     'strata.inlineCompletion.maxLines': 2,
+    // The word-based suggest widget pops up while typing, and VS Code then cancels a pending
+    // inline completion (measured: any provider slower than ~0.7 s loses its ghost text). The
+    // test is about ghost text, so keep the widget away.
+    'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+    'editor.wordBasedSuggestions': 'off',
+    'editor.suggestOnTriggerCharacters': false,
   };
 }
 

@@ -26,6 +26,10 @@ beforeAll(async () => {
       if (body.prompt === 'bad') { res.writeHead(400, { 'content-type': 'application/json' }); res.end('{"error":"max_tokens: must be positive"}'); return; }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       if (body.prompt === 'midstream-error') { res.end(chunk({ error: { message: 'engine died' } })); return; }
+      if (body.prompt === 'first-token-refused') {
+        res.end(chunk({ error: { code: 500, message: 'The model produced output that does not match the expected Content-only format' } }));
+        return;
+      }
       if (body.prompt === 'late-error') {
         res.end(chunk({ choices: [{ text: 'A', index: 0, finish_reason: null }] }) + chunk({ choices: [{ text: 'B', index: 0, finish_reason: null }] })
           + chunk({ error: { code: 500, message: 'bad utf-8' } }));
@@ -88,6 +92,15 @@ describe('bench client', () => {
     expect(r.completionTokens).toBe(2);
     expect(r.completionTokensSource).toBe('events');
     expect(r.ttftMs).toBeLessThanOrEqual(r.totalMs);
+  });
+
+  it("takes llama-server's refusal of a first token as that token, and any other early error as a failure", async () => {
+    const r = await streamCompletion(target, { prompt: 'first-token-refused', maxTokens: 8, ignoreEos: true });
+    expect(r.streamError).toMatch(/produced output/);
+    expect(r.completionTokens).toBe(1);
+    expect(r.ttftMs).toBeGreaterThan(0);
+    expect(r.ttftMs).toBe(r.totalMs);
+    await expect(streamCompletion(target, { prompt: 'midstream-error', maxTokens: 1, ignoreEos: false })).rejects.toThrow(/engine died/);
   });
 
   it('reads an infill answer', async () => {

@@ -13,7 +13,7 @@ describe('serve arguments from settings', () => {
   });
 
   it('leaves out the model for the demo model and defaults for the rest', () => {
-    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '8192', '--kv-type', 'f16', '--cache-mib', '2048']);
+    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '4096', '--kv-type', 'f16', '--cache-mib', '2048']);
   });
 
   it('names the settings that are wrong', () => {

@@ -77,7 +77,10 @@ export interface Browser {
 }
 
 export interface BrowserType {
-  launch(options: { executablePath: string; headless?: boolean; args?: string[]; timeout?: number; env?: Record<string, string | undefined> }): Promise<Browser>;
+  launch(options: {
+    executablePath: string; headless?: boolean; args?: string[]; timeout?: number; env?: Record<string, string | undefined>;
+    handleSIGINT?: boolean; handleSIGTERM?: boolean; handleSIGHUP?: boolean;
+  }): Promise<Browser>;
 }
 
 /** Chromium flags from shared/notes/vscode-e2e.md: no sandbox (root), no GPU, nothing that phones home. */
@@ -91,6 +94,10 @@ export function loadChromium(toolsModules: string): BrowserType {
   return (require('playwright-core') as { chromium: BrowserType }).chromium;
 }
 
+/** Playwright's own signal handlers would exit the process before our cleanup runs: we close the browser ourselves. */
 export async function launchChromium(toolsModules: string, executablePath: string): Promise<Browser> {
-  return loadChromium(toolsModules).launch({ executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+  return loadChromium(toolsModules).launch({
+    executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 60_000,
+    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+  });
 }

@@ -195,8 +195,15 @@ export class VsCodeServer {
     return `vscode-remote://127.0.0.1:${this.port}${path}`;
   }
 
-  /** Stops the server, every extension host and anything they started; removes the temp dirs. */
-  async stop(): Promise<void> {
+  private stopping: Promise<void> | undefined;
+
+  /** Stops the server, every extension host and anything they started; removes the temp dirs. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private async doStop(): Promise<void> {
     await stopProcessTree(this.child?.pid, this.runId);
     if (this.child) await Promise.race([this.exited, new Promise((r) => setTimeout(r, 2000))]);
     this.log?.end();
