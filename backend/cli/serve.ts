@@ -26,8 +26,9 @@ export const command = {
     const demo = modelPath === null;
     if (modelPath === null) {
       try {
-        // The same tiny generated model the tests use: Qwen2's real tokenizer, random weights.
-        modelPath = await ensureModel({ vocab: 'qwen2', shape: 'tiny', quant: 'q8_0', seed: 1 });
+        // A tiny generated model: StarCoder's real tokenizer (it has FIM tokens, so inline
+        // completions work too) and random weights. Its vocab ships beside the addon.
+        modelPath = await ensureModel({ vocab: 'starcoder', shape: 'tiny', quant: 'q8_0', seed: 1 });
       } catch (e) {
         process.stderr.write(`strata serve: no --model given and the demo model cannot be made: ${(e as Error).message}; pass --model FILE.gguf\n`);
         return 1;
