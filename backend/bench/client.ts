@@ -12,7 +12,7 @@ export interface Target {
 }
 
 export class BenchHttpError extends Error {
-  constructor(readonly status: number, readonly path: string, body: string) {
+  constructor(readonly status: number, readonly path: string, readonly body: string) {
     super(`${path}: HTTP ${status}${body ? `: ${body.slice(0, 300)}` : ''}`);
   }
 }

@@ -8,9 +8,10 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../cli/args.js';
+import { rejectUnknownOptions } from '../cli/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
 import { freePort, ServerProcess, type LaunchSpec } from './launch.js';
-import { settingsFromArgs, settingsUsage } from './options.js';
+import { settingsFromArgs, settingsOptionNames, settingsUsage } from './options.js';
 import { buildReport, notesOf } from './report.js';
 import { parseScenarios, prepare, runOnce, summarize, type RunRecord } from './runner.js';
 import type { BenchContext, ScenarioName } from './types.js';
@@ -78,9 +79,12 @@ export async function main(argv: string[], root: string): Promise<number> {
   }
 }
 
+const OPTIONS = ['scenarios', 'runs', 'threads', 'slots', 'ctx', 'batch', 'model', 'quant', 'ours', 'out', 'help', ...settingsOptionNames];
+
 async function compare(argv: string[], root: string): Promise<number> {
   const args = parseArgs(argv);
   if (args.options.has('help')) { process.stdout.write(usage); return 0; }
+  rejectUnknownOptions(args, OPTIONS);
   let names: ScenarioName[];
   try { names = parseScenarios(optList(args, 'scenarios')); } catch (e) { throw new UsageError((e as Error).message); }
   const runs = optInt(args, 'runs', 1, 100) ?? 3;

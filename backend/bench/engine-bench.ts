@@ -12,7 +12,8 @@ export async function measureEngine(o: {
   const waiters = new Map<number, (e: EngineEvent) => void>();
   const engine = await Engine.load({
     model: o.model, threads: o.threads, threadsBatch: o.threads, ctx: o.ctx, slots: o.slots,
-    batch: o.batch, ubatch: o.batch, parkBudgetMiB: 0,
+    // Throughput configuration, as llama-batched-bench: prompt chunks get the whole batch.
+    batch: o.batch, ubatch: o.batch, decodePromptBudget: o.batch, parkBudgetMiB: 0,
     onEvents: (events) => { for (const e of events) waiters.get(e.id)?.(e); },
   });
   const results: BatchFigures[] = [];

@@ -29,7 +29,7 @@ function installExitHooks(): void {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(sig, () => {
       process.stderr.write(`\n[bench] ${sig}: stopping servers\n`);
-      void Promise.allSettled([...live].map((s) => s.stop())).then(() => process.exit(130));
+      void Promise.allSettled([...live].map((s) => s.stop(3000))).then(() => process.exit(130));
     });
   }
 }

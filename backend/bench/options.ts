@@ -13,6 +13,11 @@ export const settingsUsage = `scenario options:
   --infill-requests N   infill: measured requests per run (default ${defaultSettings.infillRequests})
   --timeout S           per request, seconds (default ${defaultSettings.requestTimeoutMs / 1000})`;
 
+/** The flags settingsFromArgs reads (for rejecting unknown ones). */
+export const settingsOptionNames = [
+  'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'infill-requests', 'timeout',
+] as const;
+
 function intList(args: ParsedArgs, name: string, min: number, max: number): number[] | undefined {
   const list = optList(args, name);
   if (list === undefined) return undefined;

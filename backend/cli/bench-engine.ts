@@ -16,15 +16,23 @@ export const command = {
     const tg = optInt(args, 'tg', 2, 65536) ?? 64;
     const batch = optInt(args, 'batch', 1, 65536) ?? 512;
     const npl = (optList(args, 'npl') ?? ['1', '4', '8']).map(Number);
+    const runs = optInt(args, 'runs', 1, 100) ?? 3;
     const maxSlots = Math.max(...npl);
     const model = optString(args, 'model') ?? await standIn();
     const ctx = pp + tg + 16;
-    process.stderr.write(`model ${model}\nthreads ${threads}, pp ${pp}, tg ${tg}, batch ${batch}, npl ${npl.join(',')}\n`);
+    process.stderr.write(`model ${model}\nthreads ${threads}, pp ${pp}, tg ${tg}, batch ${batch}, npl ${npl.join(',')}, runs ${runs}\n`);
 
-    process.stderr.write('llama-batched-bench …\n');
-    const theirs = runBatchedBench({ model, threads, pp, tg, batch, npl, ctx: ctx * maxSlots });
-    process.stderr.write('strata engine …\n');
-    const ours = await measureEngine({ model, threads, pp, tg, batch, npl, ctx, slots: maxSlots });
+    // Alternate the two sides run by run so drift on a shared machine hits both; report medians.
+    const theirRuns: BatchFigures[][] = [];
+    const ourRuns: BatchFigures[][] = [];
+    for (let r = 1; r <= runs; r++) {
+      process.stderr.write(`run ${r}/${runs}: llama-batched-bench …\n`);
+      theirRuns.push(runBatchedBench({ model, threads, pp, tg, batch, npl, ctx: ctx * maxSlots }));
+      process.stderr.write(`run ${r}/${runs}: strata engine …\n`);
+      ourRuns.push(await measureEngine({ model, threads, pp, tg, batch, npl, ctx, slots: maxSlots }));
+    }
+    const theirs = medianFigures(theirRuns, npl);
+    const ours = medianFigures(ourRuns, npl);
 
     const rows = npl.map((n) => {
       const a = ours.find((r) => r.npl === n)!;
@@ -39,11 +47,19 @@ export const command = {
     process.stdout.write(`${lines.join('\n')}\n`);
     const out = optString(args, 'json') ?? join(packageRoot, 'test-output', 'bench', 'engine-latest.json');
     mkdirSync(join(out, '..'), { recursive: true });
-    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), model, threads, pp, tg, batch, rows }, null, 2));
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), model, threads, pp, tg, batch, runs, rows, ourRuns, theirRuns }, null, 2));
     process.stderr.write(`wrote ${out}\n`);
     return 0;
   },
 };
+
+function medianFigures(runs: BatchFigures[][], npl: number[]): BatchFigures[] {
+  const med = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2; };
+  return npl.map((n) => {
+    const rows = runs.map((r) => r.find((x) => x.npl === n)!);
+    return { npl: n, prefillTps: med(rows.map((x) => x.prefillTps)), decodeTps: med(rows.map((x) => x.decodeTps)) };
+  });
+}
 
 async function standIn(): Promise<string> {
   const { ensureModel } = await import('../models/stand-in.js');

@@ -5,7 +5,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
-import { settingsFromArgs, settingsUsage } from '../bench/options.js';
+import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
+import { rejectUnknownOptions, runCommand } from './command-usage.js';
 import { buildReport, notesOf, summaryTable } from '../bench/report.js';
 import { parseScenarios, prepare, runOnce, summarize, type RunRecord } from '../bench/runner.js';
 import { scenarios } from '../bench/scenarios/index.js';
@@ -28,22 +29,18 @@ ${Object.values(scenarios).map((s) => `  ${s.name.padEnd(11)} ${s.summary}`).joi
 ${settingsUsage}
 `;
 
+const OPTIONS = ['url', 'api-key', 'model', 'scenarios', 'runs', 'json', 'label', 'slots', 'ctx', 'help', ...settingsOptionNames];
+
 export const command = {
   summary: 'benchmark scenarios against an OpenAI-compatible server (TTFT, tok/s, p50/p95)',
-  async run(args: ParsedArgs): Promise<number> {
-    if (args.options.has('help')) { process.stdout.write(usage); return 0; }
-    try {
-      return await bench(args);
-    } catch (err) {
-      if (err instanceof UsageError) { process.stderr.write(`strata bench: ${err.message}\n\n${usage}`); return 2; }
-      throw err;
-    }
-  },
+  run: (args: ParsedArgs): Promise<number> => runCommand('bench', usage, args, () => bench(args)),
 };
 
 async function bench(args: ParsedArgs): Promise<number> {
+  rejectUnknownOptions(args, OPTIONS);
   const url = optString(args, 'url');
   if (!url || url === 'true') throw new UsageError('--url is required');
+  if (!/^https?:\/\/[^/]+/.test(url)) throw new UsageError(`--url must be an http(s) URL, got '${url}'`);
   const names = (() => { try { return parseScenarios(optList(args, 'scenarios')); } catch (e) { throw new UsageError((e as Error).message); } })();
   const runs = optInt(args, 'runs', 1, 1000) ?? 3;
   const settings = settingsFromArgs(args);

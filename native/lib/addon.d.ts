@@ -38,6 +38,8 @@ export interface EngineOptions {
   /** Token budget per engine step (n_batch, default 512); at least `slots`. */
   batch?: number;
   ubatch?: number;
+  /** Prompt tokens per step while any sequence decodes (default: 64 on CPU, batch with GPU offload). */
+  decodePromptBudget?: number;
   threads?: number;
   threadsBatch?: number;
   kvType?: 'f16' | 'q8_0' | 'q4_0';
@@ -155,6 +157,7 @@ export interface ModelInfo {
   /** Devices the model was placed on and layers per device. */
   placement: Array<{ device: string; layers: number; memoryFree: number; memoryTotal: number }>;
   kvType: string;
+  decodePromptBudget: number;
   flashAttn: boolean;
 }
 

@@ -112,6 +112,9 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
   if (Present(o, "ubatch")) c.ubatch = static_cast<int32_t>(IntIn(o.Get("ubatch"), "ubatch", 1, c.batch));
   if (Present(o, "threads")) c.threads = static_cast<int32_t>(IntIn(o.Get("threads"), "threads", 1, 1024));
   if (Present(o, "threadsBatch")) c.threads_batch = static_cast<int32_t>(IntIn(o.Get("threadsBatch"), "threadsBatch", 1, 1024));
+  if (Present(o, "decodePromptBudget")) {
+    c.decode_prompt_budget = static_cast<int32_t>(IntIn(o.Get("decodePromptBudget"), "decodePromptBudget", 0, 1 << 20));
+  }
   if (Present(o, "kvType")) {
     c.kv_type = Enum<ggml_type>(o.Get("kvType"), "kvType",
         {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}});
@@ -336,6 +339,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   o.Set("placement", placement);
   o.Set("kvType", m.kv_type);
   o.Set("flashAttn", m.flash_attn);
+  o.Set("decodePromptBudget", m.decode_prompt_budget);
   return o;
 }
 

@@ -21,6 +21,10 @@ struct EngineConfig {
   int32_t ctx = 0;  // per slot; 0 = min(4096, train ctx)
   int32_t slots = 4;
   int32_t batch = 512;
+  // Prompt tokens per step while any sequence decodes (0 = auto: 64 on CPU, batch on GPUs).
+  // On CPU a step's time grows with its tokens, so small chunks keep decoders and short
+  // requests moving during a long read at little cost to the read.
+  int32_t decode_prompt_budget = 0;
   int32_t ubatch = 0;  // 0 = min(batch, 512)
   int32_t threads = 0;  // 0 = hardware threads
   int32_t threads_batch = 0;  // 0 = threads
@@ -58,6 +62,7 @@ struct ModelInfo {
   std::map<std::string, std::string> metadata;
   std::vector<PlacementDesc> placement;
   std::string kv_type;
+  int32_t decode_prompt_budget = 0;  // resolved from EngineConfig
   bool flash_attn = false;
 };
 

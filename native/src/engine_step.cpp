@@ -40,6 +40,7 @@ const char* DecodeError(int32_t rc) {
 void Engine::PlanBatch() {
   batch_.n_tokens = 0;
   int32_t budget = cfg_.batch;
+  int32_t decoders = 0;
   prompt_order_.clear();
   for (size_t i = 0; i < slots_.size(); ++i) {
     Active* a = slots_[i].run.get();
@@ -48,10 +49,12 @@ void Engine::PlanBatch() {
     a->logits_at = -1;
     if (a->decoding) {
       --budget;
+      ++decoders;
     } else {
       prompt_order_.push_back(i);
     }
   }
+  if (decoders > 0) budget = std::min(budget, info_.decode_prompt_budget);
   // Shortest remaining prompt first, so short prompts and decoders never wait behind a long read.
   std::sort(prompt_order_.begin(), prompt_order_.end(), [this](size_t x, size_t y) {
     const Active& a = *slots_[x].run;

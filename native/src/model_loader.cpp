@@ -308,6 +308,9 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
   FillInfo(m, cfg, ctx, flash_attn);
   m.info.placement = placement;
+  const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
+  m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
+                                : cpu_only ? std::min(64, cfg.batch) : cfg.batch;
   return m;
 }
 

@@ -64,6 +64,33 @@ describe('step plan', () => {
     expect(longRec.firstToken!).toBeLessThanOrEqual(longRec.finished!);
   });
 
+  it('reads prompts in small chunks while sequences decode, and in whole batches otherwise', async () => {
+    expect(eng.engine.info.decodePromptBudget).toBe(BATCH);  // auto on CPU: min(64, batch)
+    const model = await ensureTestModel({});
+    const small = await EngineDriver.load({ model, ctx: 2048, slots: 2, batch: 64, decodePromptBudget: 8, threads: 2, traceSteps: 100_000 });
+    try {
+      expect(small.engine.info.decodePromptBudget).toBe(8);
+      const decoder = small.start({ prompt: small.tokens(promptText('decoder', 8)), maxTokens: 1000, ignoreEos: true });
+      await small.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
+      small.engine.traces();
+      const longPrompt = small.tokens(promptText('a long read beside a decoder', 200));
+      const long = small.start({ prompt: longPrompt, maxTokens: 1, ignoreEos: true });
+      // Cancel the decoder half-way through the read: later steps may use the whole batch.
+      small.when((e) => e.type === 'progress' && e.id === long.id && e.read >= 80, () => small.engine.cancel(decoder.id));
+      await long.done;
+      await decoder.done;
+      const steps = small.engine.traces().steps.filter((s) => s.promptTokens > 0);
+      const withDecoder = steps.filter((s) => s.decodeTokens > 0);
+      const alone = steps.filter((s) => s.decodeTokens === 0);
+      expect(withDecoder.length).toBeGreaterThanOrEqual(10);
+      for (const s of withDecoder) expect(s.promptTokens).toBeLessThanOrEqual(8);
+      expect(alone.length).toBeGreaterThan(0);
+      expect(Math.max(...alone.map((s) => s.promptTokens))).toBeGreaterThan(8);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('admits by priority, then in arrival order', async () => {
     // Fill every slot, queue four requests, and release the slots together.
     const blockers = [0, 1, 2].map((i) => eng.start({ prompt: eng.tokens(promptText(`blocker ${i}`, 8)), maxTokens: 1000, ignoreEos: true }));

@@ -28,6 +28,8 @@ export const concurrent: Scenario = {
         metric(`c${n}_ttft_p50_ms`, `${n} clients: TTFT p50`, 'ms', 'lower', percentile(ttfts, 50)),
         metric(`c${n}_ttft_p95_ms`, `${n} clients: TTFT p95`, 'ms', 'lower', percentile(ttfts, 95)),
       );
+      const cut = results.filter((r) => r.streamError !== null).length;
+      if (cut > 0) out.metrics.push(metric(`c${n}_cut_short`, `${n} clients: streams ended by a server error`, 'count', 'info', cut));
       out.samples[`c${n}_ttft_ms`] = ttfts;
       groups.push({ clients: n, promptTokens: results.map((r) => r.promptTokens), maxTokens: s.concurrentGen, outputTokens: tokens });
     }

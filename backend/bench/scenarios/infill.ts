@@ -13,7 +13,7 @@ type Sent = { path: string; r: InfillResult } | { unsupported: string };
 
 /**
  * /infill (llama.cpp) or /v1/infill, whichever the server has. A missing route (404/405) tries
- * the next; 501 (e.g. a model without FIM tokens) is an answer: the scenario cannot run.
+ * the next; a model without FIM tokens is an answer: the scenario cannot run.
  */
 async function send(ctx: BenchContext, paths: string[], prefix: string, suffix: string): Promise<Sent> {
   const t: Target = ctx.target;
@@ -26,7 +26,10 @@ async function send(ctx: BenchContext, paths: string[], prefix: string, suffix: 
       return { path, r };
     } catch (err) {
       if (err instanceof BenchHttpError && (err.status === 404 || err.status === 405)) continue;
-      if (err instanceof BenchHttpError && err.status === 501) return { unsupported: err.message };
+      // 501 (llama-server), or a 4xx naming FIM/infill (ours: 400 fim_not_supported): the model cannot infill.
+      if (err instanceof BenchHttpError && (err.status === 501 || (err.status < 500 && /\b(fim|infill|fill-in-the-middle)/i.test(err.body)))) {
+        return { unsupported: err.message };
+      }
       throw err;
     }
   }
