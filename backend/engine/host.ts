@@ -125,7 +125,8 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
 async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
   switch (cmd.kind) {
     case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
-    case 'detokenize': return e.detokenize(cmd.tokens);
+    // Special tokens as their text (like llama-server): templates need bos/eos text.
+    case 'detokenize': return e.detokenize(cmd.tokens, false, true);
     case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity);
     case 'loadSession': {
       const r = await e.loadSession(cmd.path, cmd.identity);

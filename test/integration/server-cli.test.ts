@@ -71,14 +71,16 @@ describe('strata serve (bundled CLI)', () => {
   }
 
   it('serves a random-weight demo model without --model and says so', async () => {
-    // The demo model is the generated tiny qwen2 model (the same file ensureTestModel gives).
+    // The demo model is the generated tiny starcoder model (FIM tokens, so infill works too).
     const p = serve(['--port', '0', '--slots', '1', '--ctx', '256', '--log-format', 'json']);
     const port = await p.port;
     await until('health 200', () => json(port, 'GET', '/health'), (h) => h.status === 200, 120_000);
     const health = await json(port, 'GET', '/health');
     expect(health.body.demo).toBe(true);
     const models = await json(port, 'GET', '/v1/models');
-    expect(models.body.data[0].meta.file).toBe(basename(model));
+    expect(models.body.data[0].meta.file).toBe(basename(await ensureTestModel({ vocab: 'starcoder' })));
+    const infill = await json(port, 'POST', '/v1/infill', { input_prefix: 'def f(', input_suffix: ')\n', max_tokens: 4 });
+    expect(infill.status).toBe(200);
     const warn = p.out.map((l) => { try { return JSON.parse(l); } catch { return null; } }).find((l) => l?.level === 'warn' && /DEMO/.test(l.msg));
     expect(warn).toBeTruthy();
     p.child.kill('SIGTERM');

@@ -75,6 +75,11 @@ describe('OpenAI API on a real engine', () => {
     expect(d.body.content).toBe('hello world');
     const p = await json<{ tokens: Array<{ id: number; piece: string }> }>(srv.port, 'POST', '/v1/tokenize', { content: 'hello world', with_pieces: true });
     expect(p.body.tokens.map((x) => x.piece).join('')).toBe('hello world');
+    // Special tokens keep their text (chat templates need bos/eos text).
+    const sp = await json<{ tokens: number[] }>(srv.port, 'POST', '/v1/tokenize', { content: '<|im_end|>' });
+    expect(sp.body.tokens).toHaveLength(1);
+    const spText = await json<{ content: string }>(srv.port, 'POST', '/v1/detokenize', { tokens: sp.body.tokens });
+    expect(spText.body.content).toBe('<|im_end|>');
   });
 
   it('refuses infill on a model without FIM tokens', async () => {
