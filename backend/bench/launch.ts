@@ -2,7 +2,8 @@
 // server spawns engine processes), ready when /health answers 2xx, stopped with SIGTERM then
 // SIGKILL, and always stopped when this process ends (Ctrl+C, an error, a normal exit).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createServer } from 'node:net';
 import { getJson, type Target } from './client.js';
 
@@ -67,6 +68,7 @@ export class ServerProcess {
   /** Spawns the server and resolves once it answers; rejects with its log tail if it exits or times out. */
   static async start(spec: LaunchSpec): Promise<ServerProcess> {
     installExitHooks();
+    mkdirSync(dirname(spec.logFile), { recursive: true });
     const fd = openSync(spec.logFile, 'w');
     let child: ChildProcess;
     try {
