@@ -54,6 +54,16 @@ export const command = {
     const exited = new Promise<number>((resolve) => {
       process.once('SIGINT', () => { void stop('SIGINT').then(resolve); });
       process.once('SIGTERM', () => { void stop('SIGTERM').then(resolve); });
+      const parent = config.parentPid;
+      if (parent !== null) {
+        // No signal reaches us when the parent is killed hard; poll for it instead.
+        const timer = setInterval(() => {
+          if (processAlive(parent)) return;
+          clearInterval(timer);
+          void stop(`parent process ${parent} exited`).then(resolve);
+        }, 1000);
+        timer.unref();
+      }
     });
 
     let listening;
@@ -79,3 +89,12 @@ export const command = {
     return code;
   },
 };
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';  // exists, owned by someone else
+  }
+}

@@ -36,6 +36,8 @@ export interface ServerConfig {
   engineReadyTimeoutMs: number;
   engineSilenceTimeoutMs: number;
   configFile: string | null;
+  /** Exit when this process ends (the extension passes its own pid, so a killed VS Code leaves no server). */
+  parentPid: number | null;
 }
 
 type Kind =
@@ -78,6 +80,7 @@ export const serveOptions: readonly Option[] = [
   { flag: 'keep-alive-ms', key: 'keepAliveMs', kind: int(0, 3_600_000), help: 'SSE keep-alive period while waiting (default 10000)' },
   { flag: 'max-queued', key: 'maxQueued', kind: int(1, 1_000_000), help: 'requests allowed to wait (default 512)' },
   { flag: 'engine-ready-timeout-ms', key: 'engineReadyTimeoutMs', kind: int(1000, 86_400_000), help: 'model load limit (default 900000)' },
+  { flag: 'parent-pid', key: 'parentPid', kind: int(1, 2 ** 31 - 1), help: 'exit when the process with this pid ends' },
   { flag: 'engine-silence-timeout-ms', key: 'engineSilenceTimeoutMs', kind: int(1000, 86_400_000), help: 'an engine silent this long while busy is restarted (default 300000)' },
 ];
 
@@ -95,7 +98,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfi
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
     gpuLayers: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
     bodyLimitMib: 32, writeStallMs: 30_000, keepAliveMs: 10_000, maxQueued: 512,
-    engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null,
+    engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null, parentPid: null,
   };
 }
 

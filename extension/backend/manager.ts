@@ -135,7 +135,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     this.detach();
     const sup = new Supervisor({
       spawn: (port) => {
-        const args = [...buildServeArgs(settings, port), '--sessions-dir', sessionsDir];
+        const args = [...buildServeArgs(settings, port), '--sessions-dir', sessionsDir, '--parent-pid', String(process.pid)];
         this.log.info(`starting: ${basename(process.execPath)} ${cli} ${args.join(' ')}`);
         return spawnNodeScript(cli, args);
       },

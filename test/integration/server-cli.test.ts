@@ -70,6 +70,20 @@ describe('strata serve (bundled CLI)', () => {
     });
   }
 
+  it('exits 0 with nothing left running when its --parent-pid process is killed', async () => {
+    const parent = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    children.push(parent);
+    const p = serve(['--model', model, '--port', '0', '--slots', '1', '--ctx', '256', '--parent-pid', String(parent.pid)]);
+    const port = await p.port;
+    await until('health 200', () => json(port, 'GET', '/health'), (h) => h.status === 200, 60_000);
+    const enginePid = (await json(port, 'GET', '/metrics')).body.engines[0].pid as number;
+    expect(p.child.exitCode).toBeNull();
+    parent.kill('SIGKILL');
+    expect(await p.exit).toBe(0);
+    expect(alive(enginePid)).toBe(false);
+    expect(p.out.join('\n')).toMatch(/parent process \d+ exited/);
+  });
+
   it('serves a random-weight demo model without --model and says so', async () => {
     // The demo model is the generated tiny starcoder model (FIM tokens, so infill works too).
     const p = serve(['--port', '0', '--slots', '1', '--ctx', '256', '--log-format', 'json']);
