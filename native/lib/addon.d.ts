@@ -38,7 +38,11 @@ export interface EngineOptions {
   /** Token budget per engine step (n_batch, default 512); at least `slots`. */
   batch?: number;
   ubatch?: number;
-  /** Prompt tokens per step while any sequence decodes (default: 64 on CPU, batch with GPU offload). */
+  /**
+   * Prompt tokens per step while any sequence decodes (default: 64 on CPU, batch with GPU offload);
+   * a prompt longer than 4x this gets a quarter of it (at least 8) while every slot is taken or
+   * requests wait for one.
+   */
   decodePromptBudget?: number;
   threads?: number;
   threadsBatch?: number;

@@ -54,7 +54,17 @@ void Engine::PlanBatch() {
       prompt_order_.push_back(i);
     }
   }
-  if (decoders > 0) budget = std::min(budget, info_.decode_prompt_budget);
+  // While sequences decode, prompts get decode_prompt_budget per step. If every slot is taken (the
+  // server holds requests back until one frees) or requests wait here, a long prompt gets only a
+  // quarter of that, so decoders and short prompts finish and free their slots sooner.
+  int32_t long_cap = budget;
+  if (decoders > 0) {
+    budget = std::min(budget, info_.decode_prompt_budget);
+    const bool contended = !waiting_.empty() ||
+        std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.run != nullptr; });
+    if (contended) long_cap = std::max(8, info_.decode_prompt_budget / 4);
+  }
+  const size_t long_prompt = 4 * static_cast<size_t>(info_.decode_prompt_budget);
   // Shortest remaining prompt first, so short prompts and decoders never wait behind a long read.
   std::sort(prompt_order_.begin(), prompt_order_.end(), [this](size_t x, size_t y) {
     const Active& a = *slots_[x].run;
@@ -65,7 +75,9 @@ void Engine::PlanBatch() {
   for (size_t i : prompt_order_) {
     if (budget <= 0) break;
     Active& a = *slots_[i].run;
-    a.chunk = static_cast<int32_t>(std::min<size_t>(a.req.prompt.size() - a.n_read, static_cast<size_t>(budget)));
+    const size_t remaining = a.req.prompt.size() - a.n_read;
+    const int32_t cap = remaining > long_prompt ? std::min(budget, long_cap) : budget;
+    a.chunk = static_cast<int32_t>(std::min<size_t>(remaining, static_cast<size_t>(cap)));
     budget -= a.chunk;
   }
   // Laid out in sequence order: llama splits a non-unified batch into ubatches of

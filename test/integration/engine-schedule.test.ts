@@ -91,6 +91,38 @@ describe('step plan', () => {
     }
   });
 
+  it('reads in quarter chunks while every slot is taken, so decoders free their slots sooner', async () => {
+    const model = await ensureTestModel({});
+    const e3 = await EngineDriver.load({ model, ctx: 2048, slots: 3, batch: 64, decodePromptBudget: 32, threads: 2, traceSteps: 100_000 });
+    try {
+      const d1 = e3.start({ prompt: e3.tokens(promptText('first decoder', 8)), maxTokens: 1000, ignoreEos: true });
+      await e3.next((e) => e.type === 'tokens' && e.id === d1.id, 'the first decoder decoding');
+      e3.engine.traces();
+      const long = e3.start({ prompt: e3.tokens(promptText('a long read while slots fill up', 600)), maxTokens: 1, ignoreEos: true });
+      let d2: { id: number; done: Promise<unknown> } | undefined;
+      e3.when((e) => e.type === 'progress' && e.id === long.id && e.read >= 100, () => {
+        d2 = e3.start({ prompt: e3.tokens(promptText('second decoder', 4)), maxTokens: 1000, ignoreEos: true });
+      });
+      e3.when((e) => e.type === 'progress' && e.id === long.id && e.read >= 300, () => {
+        e3.engine.cancel(d1.id);
+        if (d2) e3.engine.cancel(d2.id);
+      });
+      await long.done;
+      await d1.done;
+      expect(d2).toBeDefined();
+      await d2!.done;
+      const steps = e3.engine.traces().steps.filter((s) => s.promptTokens > 0);
+      const oneDecoder = steps.filter((s) => s.decodeTokens === 1);  // two of three slots taken
+      const allSlots = steps.filter((s) => s.decodeTokens === 2);    // every slot taken
+      for (const s of oneDecoder) expect(s.promptTokens).toBeLessThanOrEqual(32);
+      expect(Math.max(...oneDecoder.map((s) => s.promptTokens))).toBeGreaterThan(8);
+      expect(allSlots.length).toBeGreaterThanOrEqual(5);
+      for (const s of allSlots) expect(s.promptTokens).toBeLessThanOrEqual(8);
+    } finally {
+      await e3.close();
+    }
+  });
+
   it('admits by priority, then in arrival order', async () => {
     // Fill every slot, queue four requests, and release the slots together.
     const blockers = [0, 1, 2].map((i) => eng.start({ prompt: eng.tokens(promptText(`blocker ${i}`, 8)), maxTokens: 1000, ignoreEos: true }));
