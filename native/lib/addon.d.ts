@@ -39,9 +39,9 @@ export interface EngineOptions {
   batch?: number;
   ubatch?: number;
   /**
-   * Prompt tokens per step while any sequence decodes (default: 64 on CPU, batch with GPU offload);
-   * a prompt longer than 4x this gets a quarter of it (at least 8) while every slot is taken or
-   * requests wait for one.
+   * Prompt tokens per step (P) while any sequence decodes (default: 64 on CPU, batch with GPU offload).
+   * When P is below batch, a prompt with over 4P tokens left reads at most 4P a step alone, P beside
+   * other sequences, and P/4 (at least 8) while every slot is taken or requests wait for one.
    */
   decodePromptBudget?: number;
   threads?: number;

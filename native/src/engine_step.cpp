@@ -54,17 +54,20 @@ void Engine::PlanBatch() {
       prompt_order_.push_back(i);
     }
   }
-  // While sequences decode, prompts get decode_prompt_budget per step. If every slot is taken (the
-  // server holds requests back until one frees) or requests wait here, a long prompt gets only a
-  // quarter of that, so decoders and short prompts finish and free their slots sooner.
+  // While sequences decode, prompts get decode_prompt_budget (P) per step. With small chunks (P below
+  // the batch, the CPU default) a long prompt (over 4P left) also yields: at most 4P a step alone, so a
+  // newcomer never waits behind a big step; P beside other sequences; and P/4 while every slot is
+  // taken (the server holds requests back until one frees) or requests wait here, so the others
+  // finish and free their slots sooner.
+  const int32_t P = info_.decode_prompt_budget;
+  if (decoders > 0) budget = std::min(budget, P);
   int32_t long_cap = budget;
-  if (decoders > 0) {
-    budget = std::min(budget, info_.decode_prompt_budget);
-    const bool contended = !waiting_.empty() ||
-        std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.run != nullptr; });
-    if (contended) long_cap = std::max(8, info_.decode_prompt_budget / 4);
+  if (P < cfg_.batch) {
+    const size_t active = static_cast<size_t>(decoders) + prompt_order_.size();
+    const bool contended = !waiting_.empty() || active == slots_.size();
+    long_cap = contended && active > 1 ? std::max(8, P / 4) : active > 1 ? P : 4 * P;
   }
-  const size_t long_prompt = 4 * static_cast<size_t>(info_.decode_prompt_budget);
+  const size_t long_prompt = 4 * static_cast<size_t>(P);
   // Shortest remaining prompt first, so short prompts and decoders never wait behind a long read.
   std::sort(prompt_order_.begin(), prompt_order_.end(), [this](size_t x, size_t y) {
     const Active& a = *slots_[x].run;
