@@ -1,6 +1,8 @@
 // Tiny DOM helpers: elements built with textContent only (never innerHTML), so nothing the
 // server or the model sends can inject markup.
 
+export { fmtBytes } from './format.js';
+
 type Attrs = Record<string, string | number | boolean | undefined | null>;
 type Child = Node | string | null | undefined | false;
 
@@ -38,15 +40,6 @@ export function title(text: string): SVGElement {
   return svg('title', {}, text);
 }
 
-export function fmtBytes(n: number | null): string {
-  if (n === null) return '–';
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
 
 export function fmtNum(v: number | null, digits = 1): string {
   if (v === null) return '–';

@@ -1,21 +1,12 @@
 // Markdown for the participant's /sessions and /stats answers (pure).
 import type { Metrics, SessionInfo } from '../api/types.js';
-
-export function bytes(n: number | null): string {
-  if (n === null) return '–';
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
+import { fmtBytes } from '../../webview/format.js';
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export function sessionsMarkdown(list: SessionInfo[]): string {
   if (!list.length) return 'No saved sessions yet. Save this conversation with `/save NAME`.';
-  const rows = list.map((s) => `| ${cell(s.name)} | ${s.tokens ?? '–'} | ${bytes(s.bytes)} | ${cell(s.model ?? '–')} | ${s.savedAt ? new Date(s.savedAt).toISOString().replace('T', ' ').slice(0, 16) : '–'} |`);
+  const rows = list.map((s) => `| ${cell(s.name)} | ${s.tokens ?? '–'} | ${fmtBytes(s.bytes)} | ${cell(s.model ?? '–')} | ${s.savedAt ? new Date(s.savedAt).toISOString().replace('T', ' ').slice(0, 16) : '–'} |`);
   return ['| name | tokens | size | model | saved |', '|---|---:|---:|---|---|', ...rows].join('\n');
 }
 
@@ -25,7 +16,7 @@ export function statsMarkdown(m: Metrics): string {
   const lines = [
     `**Server:** ${m.state} · running ${m.running} · queued ${m.queued}`,
     `**Slots:** ${m.slots.map((s) => `#${s.slot} ${s.state} (${s.heldTokens} tok)`).join(', ') || '–'}`,
-    `**Conversation cache:** ${m.cache.parked} parked · ${bytes(m.cache.bytes)} of ${bytes(m.cache.budget)} · hits ${m.cache.hits} · misses ${m.cache.misses} · evictions ${m.cache.evictions}`,
+    `**Conversation cache:** ${m.cache.parked} parked · ${fmtBytes(m.cache.bytes)} of ${fmtBytes(m.cache.budget)} · hits ${m.cache.hits} · misses ${m.cache.misses} · evictions ${m.cache.evictions}`,
     `**Engines:** ${m.engines.map((e) => `replica ${e.replica} ${e.alive ? 'alive' : 'down'} (epoch ${e.epoch}, restarts ${e.restarts})`).join(', ') || '–'}`,
   ];
   if (last) {

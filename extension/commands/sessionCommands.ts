@@ -2,7 +2,7 @@
 // current conversation; Restore loads a saved one into the panel's chat.
 import * as vscode from 'vscode';
 import type { ServerConnection } from '../backend/connection.js';
-import { bytes } from '../chat/format.js';
+import { fmtBytes } from '../../webview/format.js';
 import type { PanelHub } from '../panel/hub.js';
 import { sessionNameProblem } from '../../webview/protocol.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
@@ -40,7 +40,7 @@ export function registerSessionCommands(context: vscode.ExtensionContext, server
           if (!list.length) return void vscode.window.showInformationMessage('Strata: no saved sessions yet.');
           const pick = await vscode.window.showQuickPick(list.map((s) => ({
             label: s.name,
-            description: [s.tokens !== null ? `${s.tokens} tokens` : null, bytes(s.bytes), s.model].filter(Boolean).join(' · '),
+            description: [s.tokens !== null ? `${s.tokens} tokens` : null, fmtBytes(s.bytes), s.model].filter(Boolean).join(' · '),
             detail: s.savedAt ? new Date(s.savedAt).toLocaleString() : undefined,
           })), { title: 'Restore Strata session' });
           name = pick?.label;

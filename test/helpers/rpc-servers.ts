@@ -1,7 +1,7 @@
 // Local `strata rpc-server` processes for multi-device tests: each in its own process group
 // (killed as a group), on a free loopback port, ready once it accepts a TCP connection.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { packageRoot } from '../../backend/native.js';
 
@@ -17,17 +17,8 @@ export interface RpcServer {
 
 const READY_TIMEOUT_MS = 30_000;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../backend/bench/launch.js';
+import { freePort } from '../../backend/bench/launch.js';
 
 function tryConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
