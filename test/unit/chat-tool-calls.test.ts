@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ToolCallStreamParser, type ParsedDelta } from '../../backend/chat/tool-calls.js';
 import type { ToolCallFormat } from '../../backend/chat/template.js';
 import { FIXTURES, type ToolCallFixture } from './chat-tool-call-fixtures.js';
+import { seededRandom } from '../../backend/bench/prompts.js';
 
 interface Result {
   deltas: ParsedDelta[];
@@ -52,17 +53,8 @@ function check(f: ToolCallFixture, r: Result): void {
   }
 }
 
-/** mulberry32: a seeded generator so a failing split can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// A seeded generator so a failing split can be replayed.
+const rng = seededRandom;
 
 function randomSplit(text: string, rand: () => number): string[] {
   const pieces: string[] = [];
