@@ -61,8 +61,8 @@ function llamaServerBinary(root: string): string {
 async function standInModel(quant: string): Promise<string> {
   const { ensureModel, TEST_MODEL_QUANTS } = await import('../models/stand-in.js');
   if (!TEST_MODEL_QUANTS.includes(quant as never)) throw new UsageError(`--quant must be one of ${TEST_MODEL_QUANTS.join(', ')}, got '${quant}'`);
-  log(`0.5b stand-in model (${quant}): made once, then cached`);
-  return ensureModel({ vocab: 'qwen2', shape: '0.5b', quant: quant as (typeof TEST_MODEL_QUANTS)[number], seed: 1 });
+  log(`0.5b stand-in model (Qwen2.5-Coder-0.5B shapes and tokenizer, ${quant}): made once, then cached`);
+  return ensureModel({ vocab: 'qwen2.5-coder', shape: '0.5b', quant: quant as (typeof TEST_MODEL_QUANTS)[number], seed: 1 });
 }
 
 function stamp(d: Date): string {

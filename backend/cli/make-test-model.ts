@@ -9,8 +9,8 @@ import { rejectUnknownOptions, runCommand } from './command-usage.js';
 
 const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N]
-  --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...) or a
-            tokenizer GGUF path (default qwen2)
+  --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
+            (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
   --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny)
   --quant   weight type; norms stay f32 (default f16)
   --seed    weights' seed, a non-negative integer (default 1)`;

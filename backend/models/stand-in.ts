@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
 import { loadAddon } from '../native.js';
 import { strataCacheDir } from './cache-dir.js';
-import { resolveVocab } from './vocab.js';
+import { resolveVocabSpec } from './vocab.js';
 
 export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b'];
 export const TEST_MODEL_QUANTS: readonly TestModelQuant[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 
 export interface StandInOptions {
-  /** Vocabulary name (qwen2, starcoder, …) or a tokenizer GGUF path. */
+  /** Vocabulary name (qwen2, qwen2.5-coder, starcoder, …) or a tokenizer GGUF path. */
   vocab: string;
   shape: TestModelShape;
   quant: TestModelQuant;
@@ -28,8 +28,11 @@ export interface GeneratedModel {
 
 /** Writes a model to `out` (temp file + rename); bad arguments throw with the reason. */
 export function generateModel(out: string, o: StandInOptions): GeneratedModel {
-  const vocab = resolveVocab(o.vocab);
-  const r = loadAddon().makeTestModel({ out, vocab, shape: o.shape, quant: o.quant, seed: o.seed });
+  const vocab = resolveVocabSpec(o.vocab);
+  const r = loadAddon().makeTestModel({
+    out, vocab: vocab.path, shape: o.shape, quant: o.quant, seed: o.seed,
+    ...(vocab.addedTokens.length > 0 ? { addedTokens: vocab.addedTokens } : {}),
+  });
   return { path: out, ...r };
 }
 

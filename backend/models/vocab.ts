@@ -10,6 +10,39 @@ const PINNED_SOURCE = 'llama.cpp-80fb11ac73e6';
 
 export class VocabNotFoundError extends Error {}
 
+export interface AddedToken { id: number; text: string; type: 'control' | 'user' }
+
+/**
+ * Tokenizers that extend a base vocabulary with a model family's added tokens, so a stand-in model
+ * gets the special tokens (FIM, tool calls) of the family it stands in for.
+ * qwen2.5-coder: llama.cpp's qwen2 vocab (151,936 entries, [PAD] placeholders from 151646) with
+ * Qwen2.5's added tokens at their real ids 151646-151664 (FIM prefix/middle/suffix =
+ * 151659/151660/151661), typed as in the published GGUFs (FIM and tool-call tokens not special).
+ */
+const QWEN25_ADDED: Array<[string, AddedToken['type']]> = [
+  ...['object_ref_start', 'object_ref_end', 'box_start', 'box_end', 'quad_start', 'quad_end',
+    'vision_start', 'vision_end', 'vision_pad', 'image_pad', 'video_pad'].map((n): [string, 'control'] => [`<|${n}|>`, 'control']),
+  ...['<tool_call>', '</tool_call>', '<|fim_prefix|>', '<|fim_middle|>', '<|fim_suffix|>', '<|fim_pad|>',
+    '<|repo_name|>', '<|file_sep|>'].map((t): [string, 'user'] => [t, 'user']),
+];
+const VARIANTS: Record<string, { base: string; addedTokens: AddedToken[] }> = {
+  'qwen2.5-coder': { base: 'qwen2', addedTokens: QWEN25_ADDED.map(([text, type], i) => ({ id: 151646 + i, text, type })) },
+};
+
+export interface VocabSpec {
+  /** The tokenizer GGUF to copy. */
+  path: string;
+  /** Tokens written at their ids over the vocab's placeholders (empty for a plain vocab). */
+  addedTokens: AddedToken[];
+}
+
+/** A vocabulary name (a file's, or a variant such as qwen2.5-coder) or a GGUF path -> what to build it from. */
+export function resolveVocabSpec(nameOrPath: string): VocabSpec {
+  const variant = Object.hasOwn(VARIANTS, nameOrPath) ? VARIANTS[nameOrPath] : undefined;
+  if (variant) return { path: resolveVocab(variant.base), addedTokens: variant.addedTokens };
+  return { path: resolveVocab(nameOrPath), addedTokens: [] };
+}
+
 /** Folders holding ggml-vocab-*.gguf: those shipped beside the addon, then the pinned source's. */
 export function vocabDirs(): string[] {
   const src = join(strataCacheDir(), 'src');
@@ -21,7 +54,7 @@ export function vocabDirs(): string[] {
   return [join(packageRoot, 'native', 'build', 'vocab'), ...sources].filter((d) => existsSync(d));
 }
 
-/** Names of the available vocabularies ("qwen2", "starcoder", …), sorted. */
+/** Names of the available vocabularies ("qwen2", "qwen2.5-coder", "starcoder", …), sorted. */
 export function listVocabs(): string[] {
   const names = new Set<string>();
   for (const dir of vocabDirs()) {
@@ -30,6 +63,7 @@ export function listVocabs(): string[] {
       if (m) names.add(m[1]!);
     }
   }
+  for (const [name, v] of Object.entries(VARIANTS)) if (names.has(v.base)) names.add(name);
   return [...names].sort();
 }
 

@@ -219,6 +219,11 @@ export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
  */
 export declare function makeTestModel(opts: {
   out: string; vocab: string; shape: TestModelShape; quant: TestModelQuant; seed: number; std?: number;
+  /**
+   * A model family's added tokens at their ids: each replaces a "[PAD<id>]" placeholder or extends
+   * the vocab at its end; another id, or a text already present, is a RangeError.
+   */
+  addedTokens?: Array<{ id: number; text: string; type: 'control' | 'user' }>;
 }): {
   bytes: number; params: number; vocabSize: number;
   /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */

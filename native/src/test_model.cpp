@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <unordered_set>
 #include <vector>
 
 #include "ggml.h"
@@ -150,6 +151,57 @@ GgufPtr ReadVocab(const std::string & path) {
   return vocab;
 }
 
+// Writes `added` into the vocab's per-token arrays (tokens, token types, scores where present), the
+// way a model family extends a base tokenizer: each id is a "[PAD<id>]" placeholder or the next
+// id after the end. Any other id, or a text the vocab already has, is refused.
+void AddTokens(gguf_context * vocab, const std::vector<TestModelSpec::AddedToken> & added) {
+  if (added.empty()) return;
+  const int64_t tokens_key = gguf_find_key(vocab, "tokenizer.ggml.tokens");
+  const size_t n = gguf_get_arr_n(vocab, tokens_key);
+  std::vector<std::string> texts;
+  texts.reserve(n + added.size());
+  for (size_t i = 0; i < n; i++) texts.emplace_back(gguf_get_arr_str(vocab, tokens_key, i));
+  std::unordered_set<std::string> seen(texts.begin(), texts.end());
+  const int64_t type_key = gguf_find_key(vocab, "tokenizer.ggml.token_type");
+  std::vector<int32_t> types;
+  if (type_key >= 0 && gguf_get_arr_type(vocab, type_key) == GGUF_TYPE_INT32 && gguf_get_arr_n(vocab, type_key) == n) {
+    const auto * old = static_cast<const int32_t *>(gguf_get_arr_data(vocab, type_key));
+    types.assign(old, old + n);
+  }
+  const int64_t score_key = gguf_find_key(vocab, "tokenizer.ggml.scores");
+  std::vector<float> scores;
+  if (score_key >= 0 && gguf_get_arr_type(vocab, score_key) == GGUF_TYPE_FLOAT32 && gguf_get_arr_n(vocab, score_key) == n) {
+    const auto * old = static_cast<const float *>(gguf_get_arr_data(vocab, score_key));
+    scores.assign(old, old + n);
+  }
+  for (const auto & t : added) {
+    const std::string what = "added token '" + t.text + "' (id " + std::to_string(t.id) + ")";
+    if (t.text.empty()) throw std::invalid_argument("an added token must have text");
+    if (t.type < 1 || t.type > 6) throw std::invalid_argument(what + ": type must be 1..6");
+    if (seen.count(t.text) != 0) throw std::invalid_argument(what + " is already in the vocab");
+    const size_t id = static_cast<size_t>(t.id);
+    if (t.id >= 0 && id == texts.size()) {
+      texts.push_back(t.text);
+      if (!types.empty()) types.push_back(t.type);
+      if (!scores.empty()) scores.push_back(0.0f);
+    } else if (t.id >= 0 && id < texts.size() && texts[id] == "[PAD" + std::to_string(id) + "]") {
+      seen.erase(texts[id]);
+      texts[id] = t.text;
+      if (!types.empty()) types[id] = t.type;
+    } else {
+      throw std::invalid_argument(what + ": the id must be a [PAD<id>] placeholder or " + std::to_string(texts.size()) +
+                                  " (the next id)");
+    }
+    seen.insert(t.text);
+  }
+  std::vector<const char *> ptrs;
+  ptrs.reserve(texts.size());
+  for (const auto & t : texts) ptrs.push_back(t.c_str());
+  gguf_set_arr_str(vocab, "tokenizer.ggml.tokens", ptrs.data(), ptrs.size());
+  if (!types.empty()) gguf_set_arr_data(vocab, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types.data(), types.size());
+  if (!scores.empty()) gguf_set_arr_data(vocab, "tokenizer.ggml.scores", GGUF_TYPE_FLOAT32, scores.data(), scores.size());
+}
+
 // Metadata: llama hyper-parameters, then every tokenizer.* key of the vocab (tokens, merges,
 // special ids, chat template, FIM ids where present).
 GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant & q, const gguf_context * vocab, int64_t n_vocab) {
@@ -282,6 +334,7 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
     throw std::invalid_argument("out '" + spec.out + "' is a directory");
   }
   GgufPtr vocab = ReadVocab(spec.vocab);
+  AddTokens(vocab.get(), spec.added);
   const int64_t n_vocab = static_cast<int64_t>(gguf_get_arr_n(vocab.get(), gguf_find_key(vocab.get(), "tokenizer.ggml.tokens")));
 
   GgufPtr meta = BuildMetadata(spec, shape, quant, vocab.get(), n_vocab);

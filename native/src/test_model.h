@@ -4,6 +4,7 @@
 // Plain C++ (no N-API): tools.cpp binds it as makeTestModel. Any thread; blocking.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata {
 
@@ -33,6 +34,14 @@ struct TestModelSpec {
   std::string quant;  // "f32" | "f16" | "q8_0" | "q4_0" (norms stay f32)
   uint64_t seed = 0;
   float std = 0.0f;   // > 0: every weight matrix uses this std (for experiments); 0: defaults
+  // A model family's added tokens (e.g. FIM) at their ids: each takes the place of a padding
+  // placeholder "[PAD<id>]" or extends the vocab at its end.
+  struct AddedToken {
+    int64_t id = 0;
+    std::string text;
+    int32_t type = 3;  // llama_token_type: 3 control, 4 user-defined
+  };
+  std::vector<AddedToken> added;
 };
 
 struct TestModelResult {

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <vector>
@@ -110,7 +111,7 @@ Napi::Value RpcServe(const Napi::CallbackInfo & info) {
   throw Napi::Error::New(env, "rpc server on " + endpoint + " could not start (address in use or not available?)");
 }
 
-// makeTestModel({out, vocab, shape, quant, seed, std?}) -> {bytes, params, vocabSize, fim}
+// makeTestModel({out, vocab, shape, quant, seed, std?, addedTokens?}) -> {bytes, params, vocabSize, fim}
 Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestModel expects an options object");
@@ -126,6 +127,25 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
     const double s = std_value.IsNumber() ? std_value.As<Napi::Number>().DoubleValue() : NAN;
     if (!std::isfinite(s) || s <= 0 || s > 100) throw Napi::RangeError::New(env, "std must be a number in (0, 100]");
     spec.std = static_cast<float>(s);
+  }
+  const Napi::Value added = opts.Get("addedTokens");
+  if (!added.IsUndefined()) {
+    if (!added.IsArray()) throw Napi::TypeError::New(env, "addedTokens must be an array of {id, text, type}");
+    const Napi::Array list = added.As<Napi::Array>();
+    for (uint32_t i = 0; i < list.Length(); i++) {
+      const Napi::Value item = list.Get(i);
+      const std::string where = "addedTokens[" + std::to_string(i) + "]";
+      if (!item.IsObject()) throw Napi::TypeError::New(env, where + " must be an object {id, text, type}");
+      const Napi::Object o = item.As<Napi::Object>();
+      TestModelSpec::AddedToken t;
+      t.id = RequireInteger(o.Get("id"), (where + ".id").c_str(), 0, INT32_MAX);
+      t.text = RequireString(o.Get("text"), (where + ".text").c_str());
+      const std::string type = RequireString(o.Get("type"), (where + ".type").c_str());
+      if (type == "control") t.type = LLAMA_TOKEN_TYPE_CONTROL;
+      else if (type == "user") t.type = LLAMA_TOKEN_TYPE_USER_DEFINED;
+      else throw Napi::RangeError::New(env, where + ".type must be 'control' or 'user', got '" + type + "'");
+      spec.added.push_back(std::move(t));
+    }
   }
   if (spec.out.empty()) throw Napi::TypeError::New(env, "out must be a non-empty file path");
   TestModelResult r;

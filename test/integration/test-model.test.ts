@@ -10,7 +10,7 @@ import { loadAddon } from '../../backend/native.js';
 import { readGgufHeader } from '../../backend/models/gguf.js';
 import { modelIdentity } from '../../backend/models/identity.js';
 import { generateModel, standInPath } from '../../backend/models/stand-in.js';
-import { resolveVocab } from '../../backend/models/vocab.js';
+import { listVocabs, resolveVocab } from '../../backend/models/vocab.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver } from './engine-driver.js';
 
@@ -60,6 +60,24 @@ describe('generation', () => {
     expect(r.vocabSize).toBe(151936);
   });
 
+  it('gives qwen2.5-coder Qwen2.5\'s added tokens at their real ids, so FIM works like the real coder model', async () => {
+    const r = generateModel(join(dir, 'coder.gguf'), { vocab: 'qwen2.5-coder', shape: 'tiny', quant: 'q8_0', seed: 1 });
+    expect(r.fim).toEqual({ prefix: 151659, suffix: 151661, middle: 151660 });
+    expect(r.vocabSize).toBe(151936); // placeholders replaced, nothing appended
+    const eng = await EngineDriver.load({ model: r.path, ctx: 128, slots: 1, threads: 2 });
+    try {
+      expect(eng.engine.info.fim).toMatchObject({ prefix: 151659, suffix: 151661, middle: 151660, pad: 151662, rep: 151663, sep: 151664 });
+      const ids = Array.from(eng.engine.tokenize('<|fim_prefix|>a<|fim_suffix|>b<|fim_middle|><tool_call>', false, true));
+      expect(ids).toEqual([151659, ...eng.engine.tokenize('a', false, false), 151661,
+        ...eng.engine.tokenize('b', false, false), 151660, 151657]);
+      // The base vocab's own tokens are untouched.
+      expect(Array.from(eng.engine.tokenize('<|im_start|>', false, true))).toEqual([151644]);
+    } finally {
+      await eng.close();
+    }
+    expect(listVocabs()).toEqual(expect.arrayContaining(['qwen2', 'qwen2.5-coder', 'starcoder']));
+  });
+
   it('gives the 0.5b stand-in Qwen2-0.5B shapes', async () => {
     const r = generateModel(join(dir, 'big.gguf'), { vocab: 'qwen2', shape: '0.5b', quant: 'q4_0', seed: 1 });
     const h = await readGgufHeader(r.path);
@@ -96,6 +114,16 @@ describe('generation', () => {
     const notGguf = join(dir, 'not-a-vocab.txt');
     writeFileSync(notGguf, 'hello');
     expect(() => addon.makeTestModel({ ...base, vocab: notGguf })).toThrow(/not a readable GGUF/);
+    const added: Array<[unknown, RegExp]> = [
+      [{ id: 5, text: '<x>', type: 'control' }, /added token '<x>' \(id 5\): the id must be a \[PAD<id>\] placeholder or 49152/],
+      [{ id: 49152, text: '<fim_prefix>', type: 'control' }, /added token '<fim_prefix>' \(id 49152\) is already in the vocab/],
+      [{ id: 49152, text: '<x>', type: 'special' }, /addedTokens\[0\]\.type must be 'control' or 'user', got 'special'/],
+      [{ text: '<x>', type: 'user' }, /addedTokens\[0\]\.id must be a number/],
+      ['<x>', /addedTokens\[0\] must be an object/],
+    ];
+    for (const [token, message] of added) {
+      expect(() => addon.makeTestModel({ ...base, addedTokens: [token] } as Parameters<typeof addon.makeTestModel>[0])).toThrow(message);
+    }
     expect(() => resolveVocab('no-such-vocab')).toThrow(/unknown vocab 'no-such-vocab'.*available: .*qwen2/);
     expect(readdirSync(dir).filter((f) => f.startsWith('bad') || f.includes('.tmp-'))).toEqual([]);
   });
