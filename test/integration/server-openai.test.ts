@@ -124,4 +124,19 @@ describe('infill on a FIM model', () => {
     expect(b.body.content).toBe(a.body.content);
     expect(b.body.choices[0].text).toBe(a.body.content);
   });
+
+  it('reuses a long prefix across keystrokes (the window starts at a stable line)', async () => {
+    // batch 64 (server-helpers): the prefix gets 48 tokens; the file's prefix is far longer.
+    const prefix = Array.from({ length: 60 }, (_, i) => `    total_${i} = compute(value_${i}, ${i})`).join('\n');
+    const ask = (typed: string) => json(fim.port, 'POST', '/v1/infill', { input_prefix: `${prefix}\n    res${typed}`, input_suffix: '\n    return total\n', ...greedy(2) });
+    const a = await ask('');
+    const b = await ask('ult');
+    const c = await ask('ult = ');
+    for (const r of [a, b, c]) expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(a.body.truncated).toBe(true);
+    // The keystrokes read again only what follows the window's stable part: the cursor line and the suffix.
+    expect(b.body.tokens_cached).toBeGreaterThan(30);
+    expect(c.body.tokens_cached).toBeGreaterThan(30);
+    expect(b.body.tokens_evaluated - b.body.tokens_cached).toBeLessThan(30);
+  });
 });

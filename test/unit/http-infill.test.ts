@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildInfillPrompt, SuffixRepeatStop } from '../../backend/http/infill-prompt.js';
+import { buildInfillPrompt, prefixWindowStart, SuffixRepeatStop, windowPrefix } from '../../backend/http/infill-prompt.js';
+import { codeLines, seedOf } from '../../backend/bench/prompts.js';
 
 const fim = { prefix: 1, suffix: 3, middle: 2, pad: 4, rep: -1, sep: -1 };
 
@@ -22,6 +23,63 @@ describe('infill prompt', () => {
     const p = buildInfillPrompt(fim, [], { extra: [], repoHeader: [], prefix, suffix, prompt: [] }, { batch: 40, ctx: 4096, maxTokens: 8 });
     // 3/4 of 40 = 30 prefix tokens (the last ones); 40/4 - 2 = 8 suffix tokens (the first ones).
     expect(p.tokens).toEqual([1, ...prefix.slice(70), 3, ...suffix.slice(0, 8), 2]);
+    expect(p.truncated).toBe(true);
+  });
+});
+
+describe('prefix window', () => {
+  // One token per char: a window's tokens give back its text, and so its start.
+  const charTokens = async (s: string) => Array.from(s, (c) => c.charCodeAt(0));
+  const file = `${codeLines(seedOf('window-test'), 200).join('\n')}\n`;
+  const startOf = async (text: string, budget: number) => {
+    const w = await windowPrefix(text, await charTokens(text), budget, charTokens);
+    expect(w.length).toBeLessThanOrEqual(budget);
+    return text.length - w.length;
+  };
+
+  it('keeps a prefix that fits whole', async () => {
+    expect(await startOf(file, file.length)).toBe(0);
+  });
+
+  it('starts at a line and stays there while the user types at the end', async () => {
+    const budget = 2000;
+    const starts: number[] = [];
+    for (let typed = 0; typed < 40; typed++) starts.push(await startOf(file + 'x'.repeat(3 * typed), budget));
+    // 40 keystrokes, 120 chars: the start moves only when the earliest allowed point passes its
+    // anchor line (anchors are ~8 lines apart), not at every keystroke as a last-N-tokens window does.
+    expect(new Set(starts).size).toBeLessThanOrEqual(2);
+    for (const s of starts) expect(file[s - 1]).toBe('\n');
+    // At least three quarters of the budget is used (less one line).
+    expect(file.length - starts[0]!).toBeGreaterThan(budget * 0.75 - 120);
+    // llama-server's window (the last `budget` tokens) would have moved at every keystroke.
+  });
+
+  it('keeps its start in the document when the editor drops lines at the top', async () => {
+    const budget = 2000;
+    const lines = file.split('\n');
+    const before = await startOf(file, budget);
+    const dropped = lines.slice(0, 5).join('\n').length + 1;
+    const after = await startOf(lines.slice(5).join('\n') + 'y', budget);
+    expect(after + dropped).toBe(before);
+  });
+
+  it('moves past lines until the re-tokenised window fits', async () => {
+    // A tokenizer denser than the whole-prefix average near the start: the first guess is over budget.
+    const dense = async (s: string) => Array.from(s, (c) => c.charCodeAt(0)).flatMap((t, i) => (i < s.length / 2 ? [t, t] : [t]));
+    const w = await windowPrefix(file, await charTokens(file), 1000, dense);
+    expect(w.length).toBeLessThanOrEqual(1000);
+    expect(w.length).toBeGreaterThan(500);
+  });
+
+  it('falls back to a mid-line start when no line starts in range', () => {
+    const oneLine = 'a'.repeat(500);
+    expect(prefixWindowStart(oneLine, 100, 200)).toBe(100);
+    expect(prefixWindowStart('ab\ncd\nef', 1, 5)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reports a windowed prefix as truncated', () => {
+    const p = buildInfillPrompt(fim, [], { extra: [], repoHeader: [], prefix: [10], prefixCut: true, suffix: [], prompt: [] }, { batch: 512, ctx: 4096, maxTokens: 8 });
+    expect(p.tokens).toEqual([1, 10, 3, 2]);
     expect(p.truncated).toBe(true);
   });
 });

@@ -6,7 +6,7 @@ import { parseInfillRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../../server/context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
-import { buildInfillPrompt, SuffixRepeatStop } from '../infill-prompt.js';
+import { buildInfillPrompt, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
 import { timingsOf, usageOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -30,10 +30,12 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
       header: await t(fim.sep >= 0 ? `${e.filename}\n` : SNIPPET_SEPARATOR), text: await t(e.text),
     })));
     const ctx = model.info.ctx;
+    const batch = app.config.batch ?? 512;
     const maxTokens = Math.max(1, Math.min(body.maxTokens ?? DEFAULT_INFILL_TOKENS, Math.floor(ctx / 2)));
-    const built = buildInfillPrompt(fim, model.bosPrefix, { extra, repoHeader, prefix, suffix, prompt }, {
-      batch: app.config.batch ?? 512, ctx, maxTokens,
-    });
+    const window = await windowPrefix(body.inputPrefix, prefix, Math.floor((3 * batch) / 4), t);
+    const built = buildInfillPrompt(fim, model.bosPrefix, {
+      extra, repoHeader, prefix: window, prefixCut: window.length < prefix.length, suffix, prompt,
+    }, { batch, ctx, maxTokens });
     if (built.tokens.length + maxTokens > ctx) {
       throw new ApiError(400, `the infill prompt is ${built.tokens.length} tokens and max_tokens ${maxTokens}; together they exceed the context of ${ctx} tokens (--ctx)`, { param: 'max_tokens', code: 'context_length_exceeded' });
     }
