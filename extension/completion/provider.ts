@@ -8,6 +8,7 @@ import { CompletionCache } from './cache.js';
 import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';
 import { LatestOnlyScheduler } from './debounce.js';
 import type { CompletionStats } from './stats.js';
+import { planInfill } from './selection.js';
 import { isMidLine, trimCompletion } from './trim.js';
 import { buildWindow } from './window.js';
 
@@ -35,14 +36,20 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
       const lines: string[] = [];
       for (let i = from; i <= to; i++) lines.push(doc.lineAt(i).text);
       const win = buildWindow(lines, pos.line - from, pos.character, { prefixLines: PREFIX_LINES, suffixLines: SUFFIX_LINES, maxLines: settings.maxLines });
-      const item = (text: string): vscode.InlineCompletionItem[] | undefined => {
-        if (!text) return undefined;
+      // While the suggest widget is open, only an item extending its selected entry is shown.
+      const sel = ictx.selectedCompletionInfo;
+      const plan = planInfill(win, pos, sel && { start: sel.range.start, end: sel.range.end, text: sel.text });
+      if (!plan) return undefined;
+      const item = (completion: string): vscode.InlineCompletionItem[] | undefined => {
+        const text = plan.insertText(completion);
+        if (text === undefined) return undefined;
         stats.shown();
         onStatsChange();
-        return [new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos), { title: 'Accepted', command: ACCEPTED_COMMAND })];
+        const range = new vscode.Range(pos.line, plan.replaceStart, pos.line, plan.replaceEnd);
+        return [new vscode.InlineCompletionItem(text, range, { title: 'Accepted', command: ACCEPTED_COMMAND })];
       };
 
-      const cached = cache.get(win.prefix, win.suffix);
+      const cached = cache.get(plan.prefix, plan.suffix);
       if (cached !== undefined) {
         stats.cacheHit();
         return item(cached);
@@ -52,7 +59,7 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
       const signal = await scheduler.wait(explicit ? 0 : settings.debounceMs, (l) => token.onCancellationRequested(l));
       if (!signal || token.isCancellationRequested) return undefined;
 
-      const single = isMidLine(win.cursor);
+      const single = isMidLine(plan.cursor);
       const extra = pickChunks(contextSources(edits), {
         chunkLines: 32, maxChunks: 4, maxChars: 8000,
         exclude: { filename: vscode.workspace.asRelativePath(doc.uri), fromLine: from + win.fromLine, toLine: from + win.toLine },
@@ -61,13 +68,13 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
       const t0 = performance.now();
       try {
         const res = await client.infill({
-          prefix: win.prefix, suffix: win.suffix, extra,
+          prefix: plan.prefix, suffix: plan.suffix, extra,
           maxTokens: single ? 64 : Math.min(512, settings.maxLines * 32), maxPredictMs: single ? 1000 : 2500,
         }, signal);
         stats.latency(performance.now() - t0);
-        const text = trimCompletion(res.content, win.cursor);
+        const text = trimCompletion(res.content, plan.cursor);
         // Cached even when VS Code no longer wants it: typing on will likely ask for it again.
-        cache.put(win.prefix, win.suffix, text);
+        cache.put(plan.prefix, plan.suffix, text);
         onStatsChange();
         if (token.isCancellationRequested) return undefined;
         return item(text);
