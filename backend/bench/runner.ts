@@ -4,7 +4,7 @@ import { loadavg } from 'node:os';
 import type { Target } from './client.js';
 import type { PromptSizer } from './prompts.js';
 import { scenarios } from './scenarios/index.js';
-import { discover, makeSizer, waitReady } from './server-info.js';
+import { discover, eventToSseMetrics, makeSizer, scrapeEventToSse, waitReady } from './server-info.js';
 import { spread } from './stats.js';
 import type { BenchContext, BenchSettings, Better, Metric, ScenarioName, ScenarioRun } from './types.js';
 
@@ -68,7 +68,11 @@ export async function runOnce(ctx: BenchContext, name: ScenarioName, run: number
     scenario: name, run, startedAt, durationMs: performance.now() - t0, loadavg: [load0, loadavg()[0]!], result, error,
   });
   try {
-    return rec(await scenarios[name].run(ctx, run), null);
+    // The server's own per-token overhead during this run, where it measures it (ours).
+    const before = await scrapeEventToSse(ctx.target);
+    const result = await scenarios[name].run(ctx, run);
+    if (before) result.metrics.push(...eventToSseMetrics(name, before, await scrapeEventToSse(ctx.target)));
+    return rec(result, null);
   } catch (err) {
     return rec(null, err instanceof Error ? err.message : String(err));
   }

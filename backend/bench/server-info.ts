@@ -1,8 +1,10 @@
 // What the bench learns about a server before measuring: model name, slots and context per
 // slot (from /props, /metrics or the command line), token counting, and whether it accepts
 // llama.cpp's ignore_eos. Recorded in the JSON with every figure.
+import { histogramDelta, summarizeBuckets, type HistogramSnapshot } from '../metrics/latency-histogram.js';
 import { BenchHttpError, countTokens, getJson, getText, streamCompletion, tokenizePath, type Target } from './client.js';
 import { PromptSizer, type TokenCounter } from './prompts.js';
+import type { Metric } from './types.js';
 
 export interface ServerInfo {
   model: string;
@@ -52,6 +54,44 @@ async function slotsFromMetrics(t: Target): Promise<number | null> {
     const m = /^\w*(?:slots_total|total_slots)(?:\{[^}]*\})?\s+(\d+)/m.exec(text);
     return m ? positiveInt(Number(m[1])) : null;
   }
+}
+
+/**
+ * The server's own overhead per streamed token event (engine hand-over -> SSE bytes written) as
+ * a histogram, from /metrics: our JSON `event_to_sse`, or `strata:event_to_sse_seconds` in
+ * Prometheus text. null for servers that do not measure it (llama-server).
+ */
+export async function scrapeEventToSse(t: Target): Promise<HistogramSnapshot | null> {
+  const text = await getText(t, '/metrics?requests=0');
+  if (!text) return null;
+  try {
+    const h = (JSON.parse(text) as { event_to_sse?: HistogramSnapshot | null }).event_to_sse;
+    return h && Array.isArray(h.buckets) && typeof h.count === 'number' ? h : null;
+  } catch {
+    return eventToSseFromPrometheus(text);
+  }
+}
+
+export function eventToSseFromPrometheus(text: string): HistogramSnapshot | null {
+  const buckets: { le_ms: number; count: number }[] = [];
+  for (const m of text.matchAll(/^strata:event_to_sse_seconds_bucket\{le="([^"]+)"\}\s+(\S+)$/gm)) {
+    if (m[1] !== '+Inf') buckets.push({ le_ms: Number(m[1]) * 1000, count: Number(m[2]) });
+  }
+  const count = /^strata:event_to_sse_seconds_count\s+(\S+)$/m.exec(text);
+  const sum = /^strata:event_to_sse_seconds_sum\s+(\S+)$/m.exec(text);
+  if (!count || !sum) return null;
+  return summarizeBuckets(buckets.sort((a, b) => a.le_ms - b.le_ms), Number(count[1]), Number(sum[1]) * 1000);
+}
+
+/** A run's share of the histogram as diagnostic figures (none when it streamed no token). */
+export function eventToSseMetrics(prefix: string, before: HistogramSnapshot, after: HistogramSnapshot | null): Metric[] {
+  const d = after ? histogramDelta(before, after) : null;
+  if (!d || d.count <= 0) return [];
+  const label = (what: string) => `server overhead per token event ${what} (engine -> SSE)`;
+  return [
+    { key: `${prefix}_event_to_sse_p50_ms`, label: label('p50'), unit: 'ms', better: 'info', value: d.p50_ms! },
+    { key: `${prefix}_event_to_sse_p95_ms`, label: label('p95'), unit: 'ms', better: 'info', value: d.p95_ms! },
+  ];
 }
 
 /**

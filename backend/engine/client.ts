@@ -15,7 +15,8 @@ export type GenerateInput = Omit<GenerateRequest, 'id'>;
 export type RequestEvent =
   | { type: 'admitted'; slot: number; promptTokens: number; reused: number; restored: boolean }
   | { type: 'progress'; read: number; total: number }
-  | { type: 'tokens'; ids: number[]; text: string }
+  /** handedAtMs: when the engine thread handed this step over (monotonic ms, see EngineOptions.onEvents); absent when unknown. */
+  | { type: 'tokens'; ids: number[]; text: string; handedAtMs?: number }
   | {
       type: 'done'; finish: FinishReason; error?: string;
       /** true when the engine process died or was unavailable (callers answer 503). */

@@ -108,7 +108,7 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
     const { Engine } = loadAddon();
     const loaded = await Engine.load({
       ...config,
-      onEvents: (events) => send({ kind: 'events', epoch, events }),
+      onEvents: (events, handedAtMs) => send({ kind: 'events', epoch, events, handedAtMs }),
     });
     if (exiting) { void loaded.close(); return; }
     engine = loaded;

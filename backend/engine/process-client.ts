@@ -246,7 +246,7 @@ class ProcessEngineClient implements EngineClient {
         this.end(inc, msg.error);
         break;
       case 'events':
-        this.table.deliver(inc.epoch, msg.events);
+        this.table.deliver(inc.epoch, msg.events, msg.handedAtMs);
         break;
       case 'submitError':
         if (!this.table.end(msg.id, { finish: 'error', error: msg.error })) this.table.countStale();

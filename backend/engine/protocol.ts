@@ -43,8 +43,12 @@ export type Command =
 export type HostMessage =
   | { kind: 'ready'; epoch: number; pid: number; info: ModelInfo }
   | { kind: 'loadError'; epoch: number; error: string }
-  /** One engine step's events, for all its sequences, in order. */
-  | { kind: 'events'; epoch: number; events: EngineEvent[] }
+  /**
+   * One engine step's events, for all its sequences, in order. handedAtMs: when the engine
+   * thread handed the step over (monotonic ms, see EngineOptions.onEvents); absent from hosts
+   * that do not stamp.
+   */
+  | { kind: 'events'; epoch: number; events: EngineEvent[]; handedAtMs?: number }
   /** The engine refused a submit (bad input); the request never started. */
   | { kind: 'submitError'; epoch: number; id: number; error: string }
   | { kind: 'result'; epoch: number; call: number; value: unknown }
@@ -101,6 +105,8 @@ export function parseHostMessage(raw: unknown): HostMessage {
       break;
     case 'events':
       need(Array.isArray(m.events), 'events message: \'events\' must be an array');
+      need(m.handedAtMs === undefined || (typeof m.handedAtMs === 'number' && Number.isFinite(m.handedAtMs) && m.handedAtMs >= 0),
+        `events message: 'handedAtMs' must be a non-negative number of ms, got ${JSON.stringify(m.handedAtMs)}`);
       for (const ev of m.events as unknown[]) {
         need(isObj(ev) && EVENT_TYPES.includes(ev.type as string), `events message: bad event type ${JSON.stringify(isObj(ev) ? ev.type : ev)}`);
         need(isPosInt((ev as Obj).id), `events message: event id must be a positive integer, got ${JSON.stringify((ev as Obj).id)}`);

@@ -105,8 +105,11 @@ export class RequestTable {
 
   isLive(id: number): boolean { return this.live.has(id); }
 
-  /** Routes one engine step's events; returns how many were dropped as stale. */
-  deliver(epoch: number, events: readonly EngineEvent[]): number {
+  /**
+   * Routes one engine step's events; returns how many were dropped as stale. `handedAtMs`
+   * (the step's monotonic stamp) goes on its 'tokens' events.
+   */
+  deliver(epoch: number, events: readonly EngineEvent[], handedAtMs?: number): number {
     let dropped = 0;
     for (const ev of events) {
       const entry = this.live.get(ev.id);
@@ -114,7 +117,7 @@ export class RequestTable {
         dropped++;
         continue;
       }
-      entry.stream.push(this.translate(entry, ev));
+      entry.stream.push(this.translate(entry, ev, handedAtMs));
       if (ev.type === 'done') this.live.delete(ev.id);
     }
     this.stale += dropped;
@@ -149,7 +152,7 @@ export class RequestTable {
   }
 
   /** Engine event -> the request's event, keeping the per-request figures a local end needs. */
-  private translate(entry: Entry, ev: EngineEvent): RequestEvent {
+  private translate(entry: Entry, ev: EngineEvent, handedAtMs: number | undefined): RequestEvent {
     switch (ev.type) {
       case 'admitted':
         entry.admitted = true;
@@ -160,7 +163,7 @@ export class RequestTable {
         return { type: 'progress', read: ev.read, total: ev.total };
       case 'tokens':
         entry.generated += ev.ids.length;
-        return { type: 'tokens', ids: ev.ids, text: ev.text };
+        return handedAtMs === undefined ? { type: 'tokens', ids: ev.ids, text: ev.text } : { type: 'tokens', ids: ev.ids, text: ev.text, handedAtMs };
       case 'done':
         // A phase the request never reached has no duration: null, not the engine's 0.
         return {

@@ -15,6 +15,7 @@ export class SseStream {
   private timer: NodeJS.Timeout | null = null;
   private lastWrite = 0;
   private started = false;
+  private writes = 0;
   private readonly progressGapMs: number;
 
   constructor(private readonly conn: ClientConnection, private readonly opts: SseOptions) {
@@ -22,6 +23,8 @@ export class SseStream {
   }
 
   get isStarted(): boolean { return this.started; }
+  /** Writes handed to the socket so far (a caller compares two readings to see if bytes went out). */
+  get written(): number { return this.writes; }
 
   start(): void {
     if (this.started) return;
@@ -75,7 +78,7 @@ export class SseStream {
   }
 
   private write(s: string): void {
-    if (this.conn.write(s)) this.lastWrite = Date.now();
+    if (this.conn.write(s)) { this.lastWrite = Date.now(); this.writes++; }
   }
 
   private stopTimer(): void {

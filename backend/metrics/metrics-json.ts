@@ -6,6 +6,7 @@ import type { EngineClient, EngineStatus } from '../engine/client.js';
 import type { HistoryEntry, RequestRecord, RequestTable, Totals } from '../scheduler/request-table.js';
 import { round2 } from '../scheduler/request-table.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
+import type { HistogramSnapshot } from './latency-histogram.js';
 
 export interface MetricsSources {
   table: RequestTable;
@@ -15,6 +16,8 @@ export interface MetricsSources {
   stopping: boolean;
   startedAt: number;
   logDropped: number;
+  /** The server's overhead per streamed token event (TraceCollector.eventToSse); null when not kept. */
+  eventToSse?: HistogramSnapshot | null;
 }
 
 export interface SlotView {
@@ -150,6 +153,8 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
     engines: engineViews(src.engines, src.scheduler.views()),
     stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),
     missed_dispatches: src.scheduler.missedDispatches,
+    /** Engine step hand-over -> SSE bytes written, per streamed token event (ms, monotonic clock). */
+    event_to_sse: src.eventToSse ?? null,
     log_lines_dropped: src.logDropped,
   };
 }

@@ -1,5 +1,6 @@
 // GET /metrics/prometheus: the JSON metrics as Prometheus text. llama-server's llamacpp:*
 // names where one exists (so existing dashboards work), strata:* for the rest.
+import type { HistogramSnapshot } from './latency-histogram.js';
 import type { MetricsJson } from './metrics-json.js';
 
 type Sample = { labels?: Record<string, string | number>; value: number | null };
@@ -13,6 +14,14 @@ class Writer {
     if (present.length === 0) return; // a figure never reported is left out, not written as 0
     this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const s of present) this.lines.push(`${name}${labelText(s.labels)} ${s.value}`);
+  }
+
+  /** A histogram in seconds from ms buckets; written even when empty, so scrapers find it. */
+  histogram(name: string, help: string, h: HistogramSnapshot | null): void {
+    if (!h) return;
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+    for (const b of h.buckets) this.lines.push(`${name}_bucket{le="${b.le_ms / 1000}"} ${b.count}`);
+    this.lines.push(`${name}_bucket{le="+Inf"} ${h.count}`, `${name}_sum ${h.sum_ms / 1000}`, `${name}_count ${h.count}`);
   }
 
   text(): string { return `${this.lines.join('\n')}\n`; }
@@ -63,6 +72,8 @@ export function prometheusText(m: MetricsJson): string {
     m.engines.map((e) => ({ labels: { replica: e.replica }, value: e.restarts })));
   w.metric('strata:stale_frames_total', 'counter', 'Engine messages dropped as belonging to no live request.', m.stale_frames);
   w.metric('strata:log_lines_dropped_total', 'counter', 'Log lines dropped because the console could not keep up.', m.log_lines_dropped);
+  w.histogram('strata:event_to_sse_seconds',
+    'Server overhead per streamed token event: engine step hand-over to its SSE bytes written.', m.event_to_sse);
   w.metric('strata:invariant_violations_total', 'counter', 'Refused request state moves (should stay 0).', t.invariant_violations);
   return w.text();
 }

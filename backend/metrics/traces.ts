@@ -7,6 +7,7 @@ import type { RequestTrace, StepTrace } from '../../native/lib/addon.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord, RequestTable } from '../scheduler/request-table.js';
+import { LatencyHistogram } from './latency-histogram.js';
 
 export interface TraceEntry {
   id: number;
@@ -30,6 +31,8 @@ export interface TraceEntry {
 export interface StepEntry extends StepTrace { replica: number; epoch: number }
 
 export class TraceCollector {
+  /** Per streamed token event: engine thread hand-over -> its SSE bytes written (generation.ts). */
+  readonly eventToSse = new LatencyHistogram();
   private readonly entries: TraceEntry[] = [];
   private readonly byEngineKey = new Map<string, TraceEntry>();
   /** Engine traces that arrived before their request ended on our side. */

@@ -54,8 +54,14 @@ export interface EngineOptions {
   freeRamFloorMiB?: number;
   /** Per-step trace records kept (ring, default 2048). */
   traceSteps?: number;
-  /** Called on the JS thread once per engine step with that step's events, in order. */
-  onEvents: (events: EngineEvent[]) => void;
+  /**
+   * Called on the JS thread once per engine step with that step's events, in order.
+   * handedAtMs: when the engine thread handed the step over, in ms (fractional) of
+   * std::chrono::steady_clock, which is CLOCK_MONOTONIC on Linux: the clock of
+   * process.hrtime.bigint(), so `Number(process.hrtime.bigint()) / 1e6 - handedAtMs` is the
+   * delay since, in this process or another on the same machine.
+   */
+  onEvents: (events: EngineEvent[], handedAtMs: number) => void;
 }
 
 export interface SamplingParams {

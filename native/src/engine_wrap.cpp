@@ -2,6 +2,7 @@
 // except the sink, which the engine thread calls to hand a step's message to the TSFN.
 #include "engine_wrap.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -56,6 +57,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     tsfn_ = EventsFn::New(env, info[1].As<Napi::Function>(), "strata:EngineEvents", 0, 1, this);
     EventsFn tsfn = tsfn_;
     Engine::Sink sink = [tsfn](std::unique_ptr<StepMessage> m) mutable {
+      m->handed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
       StepMessage* raw = m.release();
       if (tsfn.NonBlockingCall(raw) != napi_ok) delete raw;  // JS side is gone
     };
@@ -84,7 +86,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     std::unique_ptr<Napi::Error> thrown;
     if (!msg.events.empty()) {
       try {
-        cb.Call({EventsToJs(env, msg.events)});
+        cb.Call({EventsToJs(env, msg.events), Napi::Number::New(env, msg.handed_ms)});
       } catch (const Napi::Error& e) {
         thrown = std::make_unique<Napi::Error>(e);
       }

@@ -81,6 +81,9 @@ struct CommandResult {
 // Everything one engine step produced; crosses to the JS thread in one call.
 struct StepMessage {
   std::vector<EngineEvent> events;
+  // steady_clock (CLOCK_MONOTONIC on Linux) in ms when the engine thread handed the message over;
+  // the server compares it with process.hrtime to measure its own per-token overhead.
+  double handed_ms = 0;
   std::vector<CommandResult> results;
   bool closed = false;  // the engine thread has ended (close() or a fatal error)
 };

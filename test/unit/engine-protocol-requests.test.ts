@@ -41,6 +41,23 @@ describe('RequestTable', () => {
     expect(t.isLive(b.id)).toBe(true);
   });
 
+  it('puts the step\'s hand-over stamp on its tokens events only', async () => {
+    const t = new RequestTable();
+    const a = t.open(1, input(), () => {});
+    t.deliver(1, [
+      { type: 'admitted', id: a.id, slot: 0, promptTokens: 3, reused: 0, restored: false },
+      { type: 'tokens', id: a.id, ids: [4], text: 'x' },
+    ], 5000.25);
+    t.deliver(1, [{ type: 'tokens', id: a.id, ids: [5], text: 'y' }, engineDone(a.id)], 5020.5);
+    const events = await collect(a);
+    expect(events.slice(0, 3)).toEqual([
+      { type: 'admitted', slot: 0, promptTokens: 3, reused: 0, restored: false },
+      { type: 'tokens', ids: [4], text: 'x', handedAtMs: 5000.25 },
+      { type: 'tokens', ids: [5], text: 'y', handedAtMs: 5020.5 },
+    ]);
+    expect(events[3]).not.toHaveProperty('handedAtMs');
+  });
+
   it('drops and counts events of unknown ids and of another epoch', () => {
     const t = new RequestTable();
     const a = t.open(2, input(), () => {});

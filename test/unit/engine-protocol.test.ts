@@ -13,6 +13,8 @@ describe('parseHostMessage', () => {
         { type: 'tokens', id: 7, ids: [1, 2], text: 'ab' },
         { type: 'done', id: 8, finish: 'stop', promptTokens: 3, reused: 0, promptMs: 1, decodeMs: 2, generated: 1, text: '' },
       ] },
+      // The engine thread's hand-over stamp (monotonic ms) rides on the batch.
+      { kind: 'events', epoch: 2, events: [{ type: 'tokens', id: 7, ids: [3], text: 'c' }], handedAtMs: 123456.789 },
       { kind: 'submitError', epoch: 3, id: 9, error: 'prompt must be non-empty' },
       { kind: 'result', epoch: 3, call: 1, value: [1, 2, 3] },
       { kind: 'callError', epoch: 3, call: 2, error: 'bad session file' },
@@ -30,6 +32,9 @@ describe('parseHostMessage', () => {
     [{ kind: 'events', epoch: 1, events: {} }, /'events' must be an array/],
     [{ kind: 'events', epoch: 1, events: [{ type: 'tokens', id: -1 }] }, /event id must be a positive integer, got -1/],
     [{ kind: 'events', epoch: 1, events: [{ type: 'nope', id: 1 }] }, /bad event type "nope"/],
+    [{ kind: 'events', epoch: 1, events: [], handedAtMs: '12' }, /'handedAtMs' must be a non-negative number of ms, got "12"/],
+    [{ kind: 'events', epoch: 1, events: [], handedAtMs: -1 }, /'handedAtMs' must be a non-negative number of ms, got -1/],
+    [{ kind: 'events', epoch: 1, events: [], handedAtMs: Number.NaN }, /'handedAtMs' must be a non-negative number of ms/],
     [{ kind: 'submitError', epoch: 1, error: 'x' }, /submitError message: 'id'/],
     [{ kind: 'result', epoch: 1, value: 1 }, /result message: 'call'/],
     [{ kind: 'callError', epoch: 1, call: 1 }, /callError message: 'error' must be a string/],

@@ -20,6 +20,7 @@ function sources(app: AppContext) {
     table: app.table, scheduler: app.scheduler, engines: app.engines,
     model: m ? { id: m.id, info: m.info, demo: m.demo } : null,
     stopping: app.stopping(), startedAt: app.startedAt, logDropped: app.log.dropped,
+    eventToSse: app.traces.eventToSse.snapshot(),
   };
 }
 
