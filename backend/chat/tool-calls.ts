@@ -33,13 +33,24 @@ type State =
   /** llama3: the buffer is leading whitespace then '{' at `brace`. */
   | { kind: 'bare'; brace: number; scan: JsonScan };
 
+const HERMES_CLOSE = '</tool_call>';
+/** What opens a call, per format. */
 const MARKERS: Record<ToolCallFormat, string[]> = {
   hermes: ['<tool_call>'],
   llama3: ['<|python_tag|>'],
   mistral: ['[TOOL_CALLS]'],
   none: [],
 };
-const HERMES_CLOSE = '</tool_call>';
+/**
+ * Every marker text the parser reads, per format. Where the vocabulary makes one a special token,
+ * the chat route asks the engine to render it (renderTokens), or the parser would never see it.
+ */
+export const TOOL_MARKER_TEXTS: Readonly<Record<ToolCallFormat, readonly string[]>> = {
+  hermes: [...MARKERS.hermes, HERMES_CLOSE],
+  llama3: MARKERS.llama3,
+  mistral: [...MARKERS.mistral, '[CALL_ID]', '[ARGS]'],
+  none: [],
+};
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 const WAIT: Outcome = { kind: 'wait' };

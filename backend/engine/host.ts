@@ -5,7 +5,7 @@
 import { write, writeSync } from 'node:fs';
 import type { Engine } from '../../native/lib/addon.js';
 import { loadAddon } from '../native.js';
-import { parseCommand, type CallCommand, type Command, type HostMessage } from './protocol.js';
+import { parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
 
@@ -146,6 +146,8 @@ function handle(cmd: Command): void {
     case 'submit':
       try {
         if (!engine) throw new Error('engine is not loaded');
+        const problem = submitRequestProblem(cmd.request as unknown as Record<string, unknown>);
+        if (problem) throw new Error(problem);
         engine.submit({ ...cmd.request, id: cmd.id });
       } catch (err) {
         send({ kind: 'submitError', epoch, id: cmd.id, error: message(err) });

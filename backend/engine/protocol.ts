@@ -88,6 +88,19 @@ function needKind(raw: unknown, kinds: readonly string[], side: string): Obj & {
   return m as Obj & { kind: string };
 }
 
+/**
+ * What is wrong with a submit's request fields, or null. Not part of parseCommand: a submit whose
+ * request is refused must still be answered (submitError) for its id, never dropped. The engine
+ * checks ids against its vocabulary.
+ */
+export function submitRequestProblem(request: Record<string, unknown>): string | null {
+  const rt = request.renderTokens;
+  if (rt !== undefined && !(Array.isArray(rt) && rt.every((t) => typeof t === 'number' && Number.isSafeInteger(t) && t >= 0))) {
+    return `submit request: 'renderTokens' must be an array of non-negative integer token ids, got ${String(JSON.stringify(rt)).slice(0, 80)}`;
+  }
+  return null;
+}
+
 const EVENT_TYPES = ['admitted', 'progress', 'tokens', 'done'];
 const HOST_KINDS = ['ready', 'loadError', 'events', 'submitError', 'result', 'callError', 'fatal'];
 const COMMAND_KINDS = ['init', 'submit', 'cancel', 'close', ...CALL_NAMES];

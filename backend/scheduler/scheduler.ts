@@ -22,6 +22,8 @@ export interface GenerationSpec {
   sampling?: SamplingParams;
   stop?: string[];
   stopTokens?: number[];
+  /** Special/control token ids whose text the engine renders (tool-call markers). */
+  renderTokens?: number[];
   ignoreEos?: boolean;
 }
 
@@ -300,6 +302,7 @@ export class Scheduler {
         ...(job.spec.sampling ? { sampling: job.spec.sampling } : {}),
         ...(job.spec.stop?.length ? { stop: job.spec.stop } : {}),
         ...(job.spec.stopTokens?.length ? { stopTokens: job.spec.stopTokens } : {}),
+        ...(job.spec.renderTokens?.length ? { renderTokens: job.spec.renderTokens } : {}),
         ...(job.spec.ignoreEos ? { ignoreEos: true } : {}),
       });
       job.engineRequest = req;

@@ -3,7 +3,8 @@
 // must start with, and the identity that saved sessions are checked against.
 import { basename } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
-import { createChatTemplate, type ChatTemplate } from '../chat/template.js';
+import { createChatTemplate, type ChatTemplate, type ToolCallFormat } from '../chat/template.js';
+import { TOOL_MARKER_TEXTS } from '../chat/tool-calls.js';
 import type { EngineClient } from '../engine/client.js';
 import { modelIdentity } from '../models/identity.js';
 import type { SessionModel } from '../sessions/session-store.js';
@@ -19,8 +20,29 @@ export interface ModelView {
   readonly eosText: string;
   /** [bos] when the vocabulary adds BOS to a prompt, else []. */
   readonly bosPrefix: number[];
+  /**
+   * Ids of the template tool format's markers that are one token each (e.g. <|python_tag|>):
+   * chat requests with tools ask the engine to render them, as they are often control tokens
+   * whose text would otherwise never reach the tool-call parser.
+   */
+  readonly toolMarkerTokens: number[];
   readonly session: SessionModel;
   readonly created: number;
+}
+
+/**
+ * The ids of `format`'s markers that the vocabulary has as exactly one token (tokenized with
+ * special-token parsing); a marker spelled with several tokens is plain text already.
+ */
+export async function toolMarkerTokenIds(
+  format: ToolCallFormat, tokenize: (text: string) => Promise<number[]>,
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (const marker of TOOL_MARKER_TEXTS[format]) {
+    const toks = await tokenize(marker);
+    if (toks.length === 1 && !ids.includes(toks[0]!)) ids.push(toks[0]!);
+  }
+  return ids;
 }
 
 /**
@@ -39,10 +61,11 @@ export async function createModelView(path: string, client: EngineClient, demo: 
   const eosText = await text(info.eot >= 0 ? info.eot : info.eos);
   const bosPrefix = await client.tokenize('', true, false);
   const template = createChatTemplate({ chatTemplate: info.chatTemplate, bosText, eosText });
+  const toolMarkerTokens = await toolMarkerTokenIds(template.toolFormat, (t) => client.tokenize(t, false, true));
   const id = info.metadata['general.name']?.trim() || basename(path).replace(/\.gguf$/i, '');
   const fileIdentity = await modelIdentity(path);
   return {
-    id, path, info, demo, template, bosText, eosText, bosPrefix,
+    id, path, info, demo, template, bosText, eosText, bosPrefix, toolMarkerTokens,
     session: { identity: sessionIdentity(fileIdentity, info), name: id, file: basename(path) },
     created: Math.floor(Date.now() / 1000),
   };

@@ -94,6 +94,12 @@ export interface GenerateRequest {
   stop?: string[];
   /** Extra token ids that end generation (EOG tokens always do unless ignoreEos). */
   stopTokens?: number[];
+  /**
+   * Token ids whose text is rendered into the output text even when they are special/control
+   * tokens (e.g. a tool-call marker such as Llama 3.1's <|python_tag|>); other special tokens
+   * render as "". Ids must be in the vocabulary. A token that ends generation is still not emitted.
+   */
+  renderTokens?: number[];
   ignoreEos?: boolean;
   /** Higher is admitted first (infill > chat); equal priority is FIFO. */
   priority?: number;

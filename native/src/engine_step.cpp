@@ -192,10 +192,13 @@ void Engine::SampleAndEmit(Slot& s) {
   a.stats.generated++;
   if (a.trace.first_token < 0) a.trace.first_token = NowMs();
 
-  int32_t n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, false);
+  // Special tokens render as "" unless the request asked for their text (renderTokens).
+  const bool special = !a.req.render_tokens.empty() &&
+      std::find(a.req.render_tokens.begin(), a.req.render_tokens.end(), tok) != a.req.render_tokens.end();
+  int32_t n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, special);
   if (n < 0) {
     piece_.resize(static_cast<size_t>(-n));
-    n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, false);
+    n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, special);
   }
   EngineEvent& e = NewEvent(EventType::Tokens, a.req.id);
   e.ids.push_back(tok);

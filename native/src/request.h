@@ -35,6 +35,9 @@ struct GenerateRequest {
   SamplingParams sampling;
   std::vector<std::string> stop;
   std::vector<llama_token> stop_tokens;
+  // Token ids whose text is rendered even when they are special/control (tool-call markers such
+  // as <|python_tag|>, like llama-server's preserved tokens); other special tokens render as "".
+  std::vector<llama_token> render_tokens;
   bool ignore_eos = false;
   int32_t priority = 0;
 };
