@@ -70,8 +70,10 @@ export type ToWebview =
   | { type: 'completionStats'; stats: CompletionStatsView }
   | { type: 'bench'; bench: BenchView }
   | { type: 'chatDelta'; chatId: string; text: string }
-  /** Whole text so far of a running answer (sent when a panel comes back while streaming). */
-  | { type: 'chatSnapshot'; chatId: string; text: string }
+  /** A piece of the model's thinking (reasoning models), shown apart from the answer, never sent back. */
+  | { type: 'chatReasoning'; chatId: string; text: string }
+  /** Whole text (and thinking, when there is any) so far of an answer (sent when a panel comes back). */
+  | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string }
   | { type: 'chatEnd'; chatId: string; end: ChatEndInfo }
   | { type: 'chatLoad'; name: string; messages: ChatMessage[] }
   | { type: 'showTab'; tab: TabId }

@@ -5,7 +5,10 @@ import { TAB_IDS, type BenchView, type ChatEndInfo, type CompletionStatsView, ty
 
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';
+  /** The answer: what the conversation sends back to the model. */
   content: string;
+  /** The model's thinking (reasoning models): shown collapsed above the answer, never sent back. */
+  reasoning?: string;
   /** Set on an assistant turn produced by a request of this panel. */
   chatId?: string;
   pending?: boolean;
@@ -42,7 +45,9 @@ const MAX_TURNS = 200;
 export function initialState(saved: unknown): ViewState {
   const p = (saved && typeof saved === 'object' ? saved : {}) as Partial<PersistedState>;
   const turns = Array.isArray(p.turns)
-    ? p.turns.filter((t): t is ChatTurn => !!t && typeof t.content === 'string' && ['system', 'user', 'assistant'].includes(t.role)).slice(-MAX_TURNS)
+    ? p.turns.filter((t): t is ChatTurn => !!t && typeof t.content === 'string' && ['system', 'user', 'assistant'].includes(t.role))
+      .map((t) => (t.reasoning === undefined || typeof t.reasoning === 'string' ? t : { ...t, reasoning: undefined }))
+      .slice(-MAX_TURNS)
     : [];
   return {
     tab: TAB_IDS.includes(p.tab as TabId) ? (p.tab as TabId) : 'chat',
@@ -92,7 +97,9 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'completionStats': return { ...s, completion: msg.stats };
     case 'bench': return { ...s, bench: msg.bench };
     case 'chatDelta': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: t.content + msg.text } : t));
-    case 'chatSnapshot': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text } : t));
+    case 'chatReasoning': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, reasoning: (t.reasoning ?? '') + msg.text } : t));
+    case 'chatSnapshot':
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text, ...(msg.reasoning ? { reasoning: msg.reasoning } : {}) } : t));
     case 'chatEnd':
       return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, pending: false, error: msg.end.error, stats: endStats(msg.end) } : t));
     case 'chatLoad':
@@ -106,7 +113,21 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
   }
 }
 
-/** The conversation to send or save: finished, error-free turns. */
+/** How a turn's thinking block shows, or null when it has none. */
+export interface ThinkingView { text: string; open: boolean; label: string }
+
+/**
+ * The collapsed "Thinking" block above an answer. Open while the model is still only thinking
+ * (so the user sees progress), closed once the answer starts; `userOpen` (the user toggled it)
+ * wins over both.
+ */
+export function thinkingView(t: ChatTurn, userOpen?: boolean): ThinkingView | null {
+  if (!t.reasoning) return null;
+  const thinkingNow = !!t.pending && t.content === '';
+  return { text: t.reasoning, open: userOpen ?? thinkingNow, label: thinkingNow ? 'Thinking…' : 'Thinking' };
+}
+
+/** The conversation to send or save: finished, error-free turns, answers without their thinking. */
 export function conversation(turns: readonly ChatTurn[]): ChatMessage[] {
   return turns.filter((t) => !t.pending && !t.error && t.content !== '').map((t) => ({ role: t.role, content: t.content }));
 }

@@ -2,6 +2,7 @@
 // field. Output types are camelCase; `sampling` is the engine's own SamplingParams, ready to
 // pass on. Unknown top-level fields are ignored (OpenAI clients send extras); null means "not set".
 import type { SamplingParams } from '../../native/lib/addon.js';
+import { REASONING_FORMATS, type ReasoningFormat } from '../chat/reasoning.js';
 import type { ChatMessage, ToolSpec } from '../chat/template.js';
 import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './chat-schema.js';
 import {
@@ -42,6 +43,8 @@ export interface ChatRequest extends GenerationParams {
   parallelToolCalls: boolean;
   /** chat_template_kwargs: extra template variables (e.g. enable_thinking). */
   templateKwargs: Record<string, unknown>;
+  /** llama-server's reasoning_format: 'auto' = 'deepseek' (`<think>` text -> reasoning_content); 'none': all content. */
+  reasoningFormat: ReasoningFormat;
 }
 
 export interface CompletionRequest extends GenerationParams {
@@ -159,6 +162,16 @@ function parseGeneration(obj: Json): GenerationParams {
   };
 }
 
+function parseReasoningFormat(obj: Json): ReasoningFormat {
+  const v = get(obj, 'reasoning_format');
+  if (v === undefined) return 'auto';
+  if (typeof v === 'string' && (REASONING_FORMATS as readonly string[]).includes(v)) return v as ReasoningFormat;
+  // llama-server's deepseek-legacy also repeats the thinking in content; not offered here.
+  if (v === 'deepseek-legacy') fail('reasoning_format', `deepseek-legacy is not supported (use ${REASONING_FORMATS.join(', ')})`, 'unsupported_value');
+  const got = typeof v === 'string' ? JSON.stringify(v) : typeName(v);
+  fail('reasoning_format', `must be one of ${REASONING_FORMATS.join(', ')}, got ${got}`);
+}
+
 export function parseChatRequest(body: unknown): ChatRequest {
   const obj = requireObject(body, '');
   const messages = parseMessages(get(obj, 'messages'));
@@ -177,6 +190,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     toolChoice,
     parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
     templateKwargs: kwargs === undefined ? {} : requireObject(kwargs, 'chat_template_kwargs'),
+    reasoningFormat: parseReasoningFormat(obj),
   };
 }
 

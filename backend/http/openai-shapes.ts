@@ -1,4 +1,4 @@
-// OpenAI response shapes: chat completion chunks (role first, content and tool-call deltas,
+// OpenAI response shapes: chat completion chunks (role first, reasoning, content and tool-call deltas,
 // a final chunk with finish_reason, usage and llama.cpp-style timings), whole responses,
 // and text completion chunks. Pure functions of their inputs: unit-tested without a server.
 import type { ParsedDelta } from '../chat/tool-calls.js';
@@ -62,9 +62,14 @@ function round3(x: number): number { return Math.round(x * 1000) / 1000; }
 
 export type ChatFinish = 'stop' | 'length' | 'tool_calls';
 
+/** What a chat chunk carries: the tool-call parser's deltas, plus the model's thinking. */
+export type ChatDelta = ParsedDelta | { type: 'reasoning'; text: string };
+
 interface ChunkChoiceDelta {
   role?: 'assistant';
   content?: string;
+  /** The thinking of a reasoning model (llama-server's field; Continue, Open WebUI read it). */
+  reasoning_content?: string;
   tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function: { name?: string; arguments: string } }>;
 }
 
@@ -96,13 +101,24 @@ export class ChatChunkBuilder {
   /** A chunk that carries nothing but what the caller adds (prompt_progress). */
   empty(): ChatChunk { return this.chunk({}); }
 
-  /** Chunks for the parser's deltas: content pieces merged, one chunk per tool-call piece. */
-  deltas(deltas: readonly ParsedDelta[]): ChatChunk[] {
+  /**
+   * Chunks for the deltas, in order: adjacent reasoning pieces merged into one reasoning_content
+   * chunk, adjacent content pieces into one content chunk, one chunk per tool-call piece.
+   */
+  deltas(deltas: readonly ChatDelta[]): ChatChunk[] {
     const out: ChatChunk[] = [];
     let text = '';
-    const flushText = () => { if (text) { out.push(this.chunk({ content: text })); text = ''; } };
+    let kind: 'content' | 'reasoning' = 'content';
+    const flushText = () => {
+      if (text) out.push(this.chunk(kind === 'content' ? { content: text } : { reasoning_content: text }));
+      text = '';
+    };
     for (const d of deltas) {
-      if (d.type === 'content') { text += d.text; continue; }
+      if (d.type === 'content' || d.type === 'reasoning') {
+        if (d.type !== kind) { flushText(); kind = d.type; }
+        text += d.text;
+        continue;
+      }
       flushText();
       if (d.type === 'tool_call') {
         out.push(this.chunk({ tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] }));
@@ -133,6 +149,8 @@ export function chatFinish(engineFinish: string, calls: readonly ToolCall[]): Ch
 export function chatCompletion(opts: {
   id: string; model: string; created: number; fingerprint: string; content: string; calls: readonly ToolCall[];
   finish: ChatFinish; figures: Figures;
+  /** The model's thinking; the message carries reasoning_content only when this is non-empty. */
+  reasoning?: string;
 }) {
   return {
     id: opts.id, object: 'chat.completion' as const, created: opts.created, model: opts.model,
@@ -142,6 +160,7 @@ export function chatCompletion(opts: {
       message: {
         role: 'assistant' as const,
         content: opts.calls.length > 0 && opts.content.trim() === '' ? null : opts.content,
+        ...(opts.reasoning ? { reasoning_content: opts.reasoning } : {}),
         ...(opts.calls.length > 0 ? { tool_calls: opts.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } })) } : {}),
       },
       logprobs: null,

@@ -3,7 +3,7 @@
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
 import {
-  errorMessage, parseDevices, parseHealth, parseInfill, parseMetrics, parseModels, parseRequestTrace,
+  arr, errorMessage, obj, parseDevices, parseHealth, parseInfill, parseMetrics, parseModels, parseRequestTrace,
   parseRestored, parseSavedSession, parseSessions, parseTraces,
 } from './normalize.js';
 import { SseDecoder } from './sse.js';
@@ -11,6 +11,24 @@ import type {
   ChatMessage, ChatRequest, ChatStreamEvent, DeviceMemory, Health, InfillRequest, InfillResult, Metrics,
   ModelEntry, RequestTraceView, RestoredSession, SessionInfo, Traces,
 } from './types.js';
+
+/**
+ * One step of a streamed chat answer, plus the model's thinking (reasoning models): the server
+ * sends it as delta.reasoning_content, apart from the answer. Callers show it or drop it; it is
+ * never part of the answer (and must not go back to the server as conversation).
+ */
+export type ChatEvent = ChatStreamEvent | { type: 'reasoning'; text: string };
+
+/** The thinking in one chunk: delta.reasoning_content (llama-server, Strata) or delta.reasoning (Ollama, OpenRouter). */
+export function reasoningOf(chunk: unknown): string {
+  let text = '';
+  for (const c of arr(obj(chunk).choices)) {
+    const delta = obj(obj(c).delta);
+    const r = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : delta.reasoning;
+    if (typeof r === 'string') text += r;
+  }
+  return text;
+}
 
 export class StrataApiError extends Error {
   constructor(message: string, readonly status: number, readonly code: string | null = null) {
@@ -75,7 +93,7 @@ export class StrataClient {
     return parseModels(await this.json('GET', '/v1/models', undefined, signal));
   }
 
-  async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
+  async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
     const body: Record<string, unknown> = {
       model: req.model ?? 'strata',
       messages: req.messages.map(toWireMessage),
@@ -107,7 +125,10 @@ export class StrataClient {
             }
             let parsed: unknown;
             try { parsed = JSON.parse(p); } catch { throw new StrataApiError(`the server sent a stream event that is not JSON: ${p.slice(0, 80)}`, res.status); }
-            yield* chunks.push(parsed);
+            const events = chunks.push(parsed); // throws on an error event before any thinking is shown
+            const thinking = reasoningOf(parsed);
+            if (thinking) yield { type: 'reasoning', text: thinking };
+            yield* events;
           }
           if (done) break;
         }

@@ -39,8 +39,11 @@ export interface ToolSpec {
   parameters: object | undefined;
 }
 
-/** Answer length cap for the panel chat and @strata, so a model that never stops cannot hold a slot forever. */
-export const CHAT_MAX_TOKENS = 1024;
+/**
+ * Answer length cap for the panel chat and @strata, so a model that never stops cannot hold a slot
+ * forever; room for a reasoning model's thinking too (the server clamps it to the slot's context).
+ */
+export const CHAT_MAX_TOKENS = 4096;
 
 export interface ChatRequest {
   messages: ChatMessage[];

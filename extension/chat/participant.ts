@@ -59,8 +59,11 @@ export function registerChatParticipant(context: vscode.ExtensionContext, server
       const messages = [...conversation, { role: 'user' as const, content: request.prompt }];
       const ac = abortOn(token);
       let usage = '';
+      let thinking = false;
       for await (const ev of client.chatStream({ messages, maxTokens: CHAT_MAX_TOKENS }, ac.signal)) {
         if (ev.type === 'text') stream.markdown(ev.text);
+        // Only the answer goes into the chat (and so into the history sent back); thinking is a progress line.
+        else if (ev.type === 'reasoning' && !thinking) { thinking = true; stream.progress('Thinking…'); }
         else if (ev.type === 'done' && ev.timings?.predictedPerSecond) usage = `${ev.timings.predictedPerSecond.toFixed(1)} tok/s`;
       }
       return { metadata: { usage } };

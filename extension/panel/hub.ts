@@ -31,8 +31,12 @@ export interface PanelSink {
 
 interface View { sink: PanelSink; visible: boolean; tab: TabId | null }
 
-interface RunningChat { text: string; ac: AbortController }
-interface FinishedChat { text: string; end: ChatEndInfo }
+/** reasoning: the model's thinking, shown in the panel but never part of the conversation. */
+interface RunningChat { text: string; reasoning: string; ac: AbortController }
+interface FinishedChat { text: string; reasoning: string; end: ChatEndInfo }
+
+const snapshot = (chatId: string, c: { text: string; reasoning: string }): ToWebview =>
+  ({ type: 'chatSnapshot', chatId, text: c.text, ...(c.reasoning ? { reasoning: c.reasoning } : {}) });
 
 const KEEP_FINISHED = 20;
 
@@ -221,9 +225,9 @@ export class PanelHub {
     if (this.metrics) view.sink.post({ type: 'metrics', metrics: this.metrics.metrics, at: this.metrics.at });
     if (this.completion) view.sink.post({ type: 'completionStats', stats: this.completion });
     if (this.bench) view.sink.post({ type: 'bench', bench: this.bench });
-    for (const [chatId, c] of this.running) view.sink.post({ type: 'chatSnapshot', chatId, text: c.text });
+    for (const [chatId, c] of this.running) view.sink.post(snapshot(chatId, c));
     for (const [chatId, c] of this.finished) {
-      view.sink.post({ type: 'chatSnapshot', chatId, text: c.text });
+      view.sink.post(snapshot(chatId, c));
       view.sink.post({ type: 'chatEnd', chatId, end: c.end });
     }
   }
@@ -261,7 +265,7 @@ export class PanelHub {
   private async chat(chatId: string, name: string, messages: ChatMessage[]): Promise<void> {
     if (this.running.has(chatId)) return;
     const ac = new AbortController();
-    const run: RunningChat = { text: '', ac };
+    const run: RunningChat = { text: '', reasoning: '', ac };
     this.running.set(chatId, run);
     this.conversation = { name, messages };
     let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
@@ -271,6 +275,9 @@ export class PanelHub {
         if (ev.type === 'text') {
           run.text += ev.text;
           this.broadcast({ type: 'chatDelta', chatId, text: ev.text });
+        } else if (ev.type === 'reasoning') {
+          run.reasoning += ev.text;
+          this.broadcast({ type: 'chatReasoning', chatId, text: ev.text });
         } else if (ev.type === 'done') {
           end = { ...end, usage: ev.usage, timings: ev.timings };
         }
@@ -282,10 +289,11 @@ export class PanelHub {
       this.running.delete(chatId);
     }
     if (ac.signal.aborted) end = { ...end, cancelled: true };
+    // The answer only: models expect earlier turns without their thinking.
     if (run.text && this.conversation?.messages === messages) {
       this.conversation = { name, messages: [...messages, { role: 'assistant', content: run.text }] };
     }
-    this.finished.set(chatId, { text: run.text, end });
+    this.finished.set(chatId, { text: run.text, reasoning: run.reasoning, end });
     while (this.finished.size > KEEP_FINISHED) this.finished.delete(this.finished.keys().next().value!);
     this.broadcast({ type: 'chatEnd', chatId, end });
   }

@@ -25,6 +25,7 @@ describe('parseChatRequest', () => {
       model: 'm', maxTokens: null, stop: [], stream: false, includeUsage: false, sampling: {}, ignoreEos: false,
       returnProgress: false, timingsPerToken: false,
       messages: [{ role: 'user', content: 'Hi' }], tools: [], toolChoice: 'none', parallelToolCalls: true, templateKwargs: {},
+      reasoningFormat: 'auto',
     });
   });
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChunkAssembler } from '../../extension/api/chatStream.js';
-import { normalizeBaseUrl, StrataApiError, StrataClient } from '../../extension/api/client.js';
+import { normalizeBaseUrl, StrataApiError, StrataClient, type ChatEvent } from '../../extension/api/client.js';
 import { parseDevices, parseHealth, parseMetrics, parseModels, parseSessions, parseTraces } from '../../extension/api/normalize.js';
 import { SseDecoder } from '../../extension/api/sse.js';
 import type { ChatStreamEvent } from '../../extension/api/types.js';
@@ -146,7 +146,7 @@ describe('StrataClient over HTTP', () => {
     const changes: boolean[] = [];
     activity.onChange((b) => changes.push(b));
     const c = new StrataClient({ baseUrl: base, apiKey: 'k1', activity });
-    const events: ChatStreamEvent[] = [];
+    const events: ChatEvent[] = [];
     for await (const e of c.chatStream({ messages: [{ role: 'user', content: 'hi' }] }, new AbortController().signal)) events.push(e);
     expect(events.map((e) => e.type)).toEqual(['text', 'done']);
     expect(events[0]).toEqual({ type: 'text', text: 'echo hi' });

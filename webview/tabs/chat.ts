@@ -1,6 +1,6 @@
 // Chat tab: streaming chat with the local model, named and saved as sessions.
 import { sessionNameProblem, type FromWebview } from '../protocol.js';
-import { conversation, isStreaming, newChat, sendChat, type ChatTurn, type ViewState } from '../state.js';
+import { conversation, isStreaming, newChat, sendChat, thinkingView, type ChatTurn, type ViewState } from '../state.js';
 import { button, h } from '../dom.js';
 
 export interface ChatHost {
@@ -31,6 +31,8 @@ export class ChatTab {
   private readonly stop: HTMLButtonElement;
   private readonly save: HTMLButtonElement;
   private rendered: Array<{ turn: ChatTurn; el: HTMLElement }> = [];
+  /** Thinking blocks the user opened or closed (by chatId): a turn is redrawn on every delta. */
+  private readonly thinkingOpen = new Map<string, boolean>();
 
   constructor(private readonly host: ChatHost, private readonly newId: () => string) {
     this.name = h('input', { type: 'text', class: 'chat-name', placeholder: 'session name (letters, digits, . _ -)', 'aria-label': 'Conversation name', maxlength: 64 });
@@ -72,6 +74,7 @@ export class ChatTab {
     const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
     if (!turns.length) {
       this.rendered = [];
+      this.thinkingOpen.clear();
       this.log.replaceChildren(h('p', { class: 'muted' }, 'Chat with the model the Strata server runs on this machine. Nothing leaves it.'));
       return;
     }
@@ -92,9 +95,25 @@ export class ChatTab {
     const who = t.role === 'user' ? 'You' : t.role === 'system' ? 'System' : 'Strata';
     return h('div', { class: `turn ${t.role}${t.pending ? ' pending' : ''}${t.error ? ' failed' : ''}` },
       h('div', { class: 'who' }, who),
-      h('div', { class: 'content' }, ...renderContent(t.content), t.pending && !t.content ? h('span', { class: 'muted' }, 'thinking…') : null),
+      this.thinkingEl(t),
+      h('div', { class: 'content' }, ...renderContent(t.content), t.pending && !t.content && !t.reasoning ? h('span', { class: 'muted' }, 'thinking…') : null),
       t.error ? h('div', { class: 'error', role: 'alert' }, t.error) : null,
       t.stats ? h('div', { class: 'stats muted' }, t.stats) : null);
+  }
+
+  /** The model's thinking as a <details> block above the answer (outside .content: it is not the answer). */
+  private thinkingEl(t: ChatTurn): HTMLElement | null {
+    const key = t.chatId ?? '';
+    const view = thinkingView(t, this.thinkingOpen.get(key));
+    if (!view) return null;
+    const body = h('div', { class: 'thinking-text muted' }, ...renderContent(view.text));
+    body.style.whiteSpace = 'pre-wrap'; // CSSOM, allowed by the CSP (no inline style attributes)
+    const details = h('details', { class: 'thinking', open: view.open }, h('summary', { class: 'muted' }, view.label), body);
+    // Remember only the user's own toggles (setting `open` above fires a toggle event too).
+    details.addEventListener('toggle', () => {
+      if (details.open !== view.open || this.thinkingOpen.has(key)) this.thinkingOpen.set(key, details.open);
+    });
+    return details;
   }
 
   private submit(): void {

@@ -1,14 +1,16 @@
 // POST /v1/chat/completions: messages -> the model's chat template -> tokens -> a queued
-// generation; the output goes through the streaming tool-call parser, so tool calls leave
-// as OpenAI tool_call deltas and anything that is not a valid call leaves as content (what
-// the model writes never causes a 5xx).
+// generation; the output first goes through the reasoning splitter (a `<think>` block leaves as
+// reasoning_content, unless reasoning_format is 'none'), then the answer through the streaming
+// tool-call parser, so tool calls leave as OpenAI tool_call deltas and anything that is not a
+// valid call leaves as content (what the model writes never causes a 5xx).
 import { parseChatRequest } from '../../api/schemas.js';
+import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
 import { ToolCallStreamParser } from '../../chat/tool-calls.js';
 import type { AppContext } from '../../server/context.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest,
 } from '../generation.js';
-import { ChatChunkBuilder, chatCompletion, chatFinish } from '../openai-shapes.js';
+import { ChatChunkBuilder, chatCompletion, chatFinish, type ChatDelta } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -30,18 +32,31 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
     const parser = new ToolCallStreamParser(model.template.toolFormat, { toolsEnabled: toolsOn });
+    const splitter = reasoningSplitterFor(body.reasoningFormat, text);
+    // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
+    const route = (pieces: readonly SplitDelta[]): ChatDelta[] =>
+      pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : parser.push(p.text)));
     let content = '';
+    let reasoning = '';
+    const collect = (deltas: readonly ChatDelta[]): void => {
+      for (const d of deltas) {
+        if (d.type === 'content') content += d.text;
+        else if (d.type === 'reasoning') reasoning += d.text;
+      }
+    };
     const sse = run.sse;
     if (sse) { sse.start(); sse.event(chunks.role()); }
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
+      // Tool-call markers that are control tokens render only when asked for.
+      ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
     }, {
       onText(piece) {
-        const deltas = parser.push(piece);
+        const deltas = splitter ? route(splitter.push(piece)) : parser.push(piece);
         if (sse) { for (const c of chunks.deltas(deltas)) sse.event(c); return; }
-        for (const d of deltas) if (d.type === 'content') content += d.text;
+        collect(deltas);
       },
       ...(sse && body.returnProgress ? {
         onProgress: (read: number, total: number) => sse.event({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
@@ -49,7 +64,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     });
 
     if (!settle(run, done)) return;
-    const tail = parser.end();
+    const tail = [...(splitter ? route(splitter.end()) : []), ...parser.end()];
     const finish = chatFinish(done.finish, parser.calls);
     if (parser.calls.length > 0) run.rec.end = 'tool_calls';
     const figures = figuresOf(run.rec, done);
@@ -60,7 +75,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       sse.done();
       return;
     }
-    for (const d of tail) if (d.type === 'content') content += d.text;
-    sendJson(res, 200, chatCompletion({ id, model: model.id, created, fingerprint: app.fingerprint, content, calls: parser.calls, finish, figures }));
+    collect(tail);
+    sendJson(res, 200, chatCompletion({ id, model: model.id, created, fingerprint: app.fingerprint, content, reasoning, calls: parser.calls, finish, figures }));
   });
 }
