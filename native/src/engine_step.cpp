@@ -75,10 +75,20 @@ void Engine::PlanBatch() {
     const size_t ra = a.req.prompt.size() - a.n_read, rb = b.req.prompt.size() - b.n_read;
     return ra != rb ? ra < rb : a.t_admitted < b.t_admitted;
   });
+  // Prompts with at most P left finish this step even past P, up to 4P tokens more: requests that
+  // arrive together (several clients, a burst of completions) start together instead of one a step.
+  int32_t finishing = decoders > 0 && P < cfg_.batch ? std::max(0, std::min(4 * P, cfg_.batch - decoders - budget)) : 0;
   for (size_t i : prompt_order_) {
-    if (budget <= 0) break;
     Active& a = *slots_[i].run;
     const size_t remaining = a.req.prompt.size() - a.n_read;
+    if (remaining <= static_cast<size_t>(P) && static_cast<int32_t>(remaining) <= budget + finishing) {
+      a.chunk = static_cast<int32_t>(remaining);
+      const int32_t from_budget = std::min(budget, a.chunk);
+      budget -= from_budget;
+      finishing -= a.chunk - from_budget;
+      continue;
+    }
+    if (budget <= 0) break;
     const int32_t cap = remaining > long_prompt ? std::min(budget, long_cap) : budget;
     a.chunk = static_cast<int32_t>(std::min<size_t>(remaining, static_cast<size_t>(cap)));
     budget -= a.chunk;

@@ -93,6 +93,29 @@ describe('step plan', () => {
     }
   });
 
+  it('finishes short prompts that arrive together in one step beside a decoder, up to 4x the budget', async () => {
+    const model = await ensureTestModel({});
+    const e4 = await EngineDriver.load({ model, ctx: 1024, slots: 4, batch: 64, decodePromptBudget: 8, threads: 2, traceSteps: 100_000 });
+    try {
+      const decoder = e4.start({ prompt: e4.tokens(promptText('decoder', 8)), maxTokens: 1000, ignoreEos: true });
+      await e4.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
+      e4.engine.traces();
+      // Three prompts of 7 tokens (21 > P = 8): before, the second and third were cut over later steps.
+      const shorts = [0, 1, 2].map((i) => e4.start({ prompt: Array.from({ length: 7 }, (_, k) => 1000 + 10 * i + k), maxTokens: 1, ignoreEos: true }));
+      await Promise.all(shorts.map((r) => r.done));
+      e4.engine.cancel(decoder.id);
+      await decoder.done;
+      const { requests, steps } = e4.engine.traces();
+      for (const r of shorts) {
+        const rec = requests.find((t) => t.id === r.id)!;
+        expect(rec.promptLegs.map((l) => l.tokens)).toEqual([7]);
+      }
+      for (const st of steps.filter((x) => x.decodeTokens > 0)) expect(st.promptTokens).toBeLessThanOrEqual(8 + 4 * 8);
+    } finally {
+      await e4.close();
+    }
+  });
+
   it('reads in quarter chunks while every slot is taken, so decoders free their slots sooner', async () => {
     const model = await ensureTestModel({});
     const e3 = await EngineDriver.load({ model, ctx: 2048, slots: 3, batch: 64, decodePromptBudget: 32, threads: 2, traceSteps: 100_000 });
