@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createServer } from 'node:net';
 import { getJson, type Target } from './client.js';
 
 export interface LaunchSpec {
@@ -33,19 +32,6 @@ function installExitHooks(): void {
       void Promise.allSettled([...live].map((s) => s.stop(3000))).then(() => process.exit(130));
     });
   }
-}
-
-/** A free TCP port on 127.0.0.1 (bound and released; the caller starts a server on it at once). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function tail(file: string, lines = 20): string {

@@ -79,10 +79,13 @@ export async function windowPrefix(
 
 const has = (id: number) => id >= 0;
 
+/** Prefix tokens in a prompt for this batch size: llama-server's 3/4 of the batch. */
+export const prefixBudget = (batch: number): number => Math.floor((3 * batch) / 4);
+
 export function buildInfillPrompt(
   fim: Fim, bosPrefix: number[], parts: InfillParts, budget: { batch: number; ctx: number; maxTokens: number },
 ): InfillPrompt {
-  const nPrefix = Math.min(parts.prefix.length, Math.floor((3 * budget.batch) / 4));
+  const nPrefix = Math.min(parts.prefix.length, prefixBudget(budget.batch));
   const nSuffix = Math.min(parts.suffix.length, Math.max(0, Math.floor(budget.batch / 4) - (2 + parts.prompt.length)));
   const extra: number[] = [];
   if (parts.extra.length > 0 || has(fim.rep)) {

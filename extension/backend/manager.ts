@@ -8,7 +8,8 @@ import * as config from '../config.js';
 import type { ActivityTracker } from './activity.js';
 import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
-import { pickFreePort, spawnNodeScript } from './nodeProcess.js';
+import { freePort } from '../../backend/net/free-port.js';
+import { spawnNodeScript } from './nodeProcess.js';
 import { buildServeArgs, settingsProblems } from './settings.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 
@@ -139,7 +140,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
         this.log.info(`starting: ${basename(process.execPath)} ${cli} ${args.join(' ')}`);
         return spawnNodeScript(cli, args);
       },
-      pickPort: pickFreePort,
+      pickPort: freePort,
       probe: (port) => new StrataClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2000 }).health(),
       clock: { now: Date.now, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
     }, { port: settings.port });

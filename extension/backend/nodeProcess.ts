@@ -1,6 +1,5 @@
 // Real processes and ports for the Supervisor (Node only, no vscode).
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { ProcessHandle } from './supervisor.js';
 
@@ -39,17 +38,4 @@ export function spawnNodeScript(script: string, args: string[], env: Record<stri
       else exitListeners.push(l);
     },
   };
-}
-
-/** A port that is free on 127.0.0.1 right now (the OS picks it). */
-export function pickFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('the OS gave no port'))));
-    });
-  });
 }

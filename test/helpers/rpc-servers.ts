@@ -17,8 +17,7 @@ export interface RpcServer {
 
 const READY_TIMEOUT_MS = 30_000;
 
-export { freePort } from '../../backend/bench/launch.js';
-import { freePort } from '../../backend/bench/launch.js';
+import { freePort } from '../../backend/net/free-port.js';
 
 function tryConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {

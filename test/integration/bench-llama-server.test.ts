@@ -4,7 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, ServerProcess } from '../../backend/bench/launch.js';
+import { freePort } from '../../backend/net/free-port.js';
+import { ServerProcess } from '../../backend/bench/launch.js';
 import { prepare, runOnce } from '../../backend/bench/runner.js';
 import { defaultSettings, type BenchContext, type BenchSettings } from '../../backend/bench/types.js';
 import { ensureTestModel } from '../helpers/models.js';

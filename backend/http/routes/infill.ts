@@ -6,7 +6,7 @@ import { parseInfillRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../../server/context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
-import { buildInfillPrompt, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
+import { buildInfillPrompt, prefixBudget, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
 import { timingsOf, usageOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -32,7 +32,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
     const ctx = model.info.ctx;
     const batch = app.config.batch ?? 512;
     const maxTokens = Math.max(1, Math.min(body.maxTokens ?? DEFAULT_INFILL_TOKENS, Math.floor(ctx / 2)));
-    const window = await windowPrefix(body.inputPrefix, prefix, Math.floor((3 * batch) / 4), t);
+    const window = await windowPrefix(body.inputPrefix, prefix, prefixBudget(batch), t);
     const built = buildInfillPrompt(fim, model.bosPrefix, {
       extra, repoHeader, prefix: window, prefixCut: window.length < prefix.length, suffix, prompt,
     }, { batch, ctx, maxTokens });

@@ -3,10 +3,10 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../../../backend/net/free-port.js';
 import type { E2eEnv } from './env.js';
 import { RUN_MARKER, stopProcessTree } from './processes.js';
 
@@ -25,18 +25,6 @@ export interface ServerOptions {
   extraArgs?: string[];
   /** Keep the temp dirs after stop (STRATA_E2E_KEEP=1 does the same). */
   keep?: boolean;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolvePort(port));
-    });
-  });
 }
 
 export class VsCodeServer {
