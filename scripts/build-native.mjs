@@ -1,29 +1,37 @@
 #!/usr/bin/env node
-// Builds the native engine (N-API addon over llama.cpp) and, on request, llama.cpp tools
-// (llama-server, llama-batched-bench) from the same pinned source.
+// Builds the native engine in two stages, both cached outside the checkout:
 //
-// The source comes from the pinned node-llama-cpp npm package (its git bundle), fetched once
-// with `npm pack` into the user cache. The CMake build folder lives in the cache too, keyed by
-// source commit + flags, so a second `npm install` only relinks the addon (seconds).
+// 1. llama.cpp (libllama, a shared ggml, its backends) from the pinned source, patched with
+//    native/patches/*.patch, in ~/.cache/strata/native/<source>-<gpu>-<flags>/. Its products are
+//    published into lib/ by a rename once complete, under a lock, so concurrent installs from
+//    several clones share one build and never see half of one.
+// 2. the N-API addon (native/src) against those libraries: seconds, per checkout.
 //
-//   node scripts/build-native.mjs                 build the addon -> native/build/strata.node
-//   node scripts/build-native.mjs --target NAME   also build a llama.cpp target (prints its path)
-//   STRATA_GPU=cuda|vulkan                        GPU backend (dynamic backends beside the addon)
-//   STRATA_PORTABLE=1                             all CPU variants instead of -march=native
+// Then native/build/ gets the addon, the libraries (every x86-64 CPU variant of ggml as its own
+// libggml-cpu-*.so: the engine picks one at run time) and two tokenizer GGUFs for the demo model.
+//
+//   node scripts/build-native.mjs                 build and install the addon -> native/build/
+//   node scripts/build-native.mjs --target NAME   build a llama.cpp tool from the same source (prints its path)
+//   STRATA_NATIVE=1                               -march=native instead of the CPU variants (local speed only;
+//                                                 never ship it: it dies with SIGILL on older CPUs)
+//   STRATA_GPU=cuda|vulkan                        build that ggml backend from source too (needs its SDK)
 //   STRATA_CACHE_DIR=DIR                          cache root (default ~/.cache/strata)
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir, hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const NODE_LLAMA_CPP_VERSION = '3.21.1';
-const LLAMA_COMMIT = '80fb11ac73e66d89eae2c6a91d8a77428fa733ed';
-
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
+/** The pin shared with the backend installer (backend/backends/pin.ts reads the same file). */
+const PIN = JSON.parse(readFileSync(join(root, 'native', 'pin.json'), 'utf8'));
+const LLAMA_COMMIT = PIN.llamaCommit;
+const PATCH_DIR = join(root, 'native', 'patches');
 
 export const cacheRoot = process.env.STRATA_CACHE_DIR
   ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'strata');
@@ -36,37 +44,136 @@ function log(msg) {
   process.stderr.write(`[strata native] ${msg}\n`);
 }
 
-/** Fetches and unpacks the pinned llama.cpp source once; returns its folder. */
+// --- locking: one builder per cache entry, across processes and clones -----------------------
+
+function sleepMs(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function ownerAlive(lockDir) {
+  let owner;
+  try {
+    owner = JSON.parse(readFileSync(join(lockDir, 'owner.json'), 'utf8'));
+  } catch {
+    // Just created and not yet written, or written by a crashed process long ago.
+    try { return Date.now() - statSync(lockDir).mtimeMs < 30_000; } catch { return false; }
+  }
+  if (owner.host !== hostname()) return true; // another machine's process: cannot tell, wait
+  try {
+    process.kill(owner.pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/** Runs fn holding `<path>.lock` (a folder: mkdir is atomic). A lock whose owner died is taken over. */
+export function withLock(path, what, fn) {
+  const lockDir = `${path}.lock`;
+  mkdirSync(dirname(lockDir), { recursive: true });
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(lockDir);
+      writeFileSync(join(lockDir, 'owner.json'), JSON.stringify({ pid: process.pid, host: hostname(), what }));
+      break;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+      if (!ownerAlive(lockDir)) {
+        log(`taking over the lock of a process that died: ${lockDir}`);
+        rmSync(lockDir, { recursive: true, force: true });
+        continue;
+      }
+      if (!said) log(`waiting for another install that is building ${what} (${lockDir})`);
+      said = true;
+      sleepMs(1000);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+// --- stage 0: the pinned, patched source --------------------------------------------------
+
+function patches() {
+  if (!existsSync(PATCH_DIR)) return [];
+  return readdirSync(PATCH_DIR).filter((f) => f.endsWith('.patch')).sort().map((f) => join(PATCH_DIR, f));
+}
+
+/** Hash of the patch set: part of every build key, so a new patch gives new builds. */
+export function patchKey() {
+  const h = createHash('sha256');
+  for (const p of patches()) h.update(readFileSync(p));
+  return h.digest('hex').slice(0, 8);
+}
+
+/**
+ * The pinned llama.cpp source with native/patches applied, fetched once per patch set (a folder of
+ * its own, so clones with other patch sets never change a tree another build uses).
+ */
 export function ensureSource() {
-  const srcDir = join(cacheRoot, 'src', `llama.cpp-${LLAMA_COMMIT.slice(0, 12)}`);
-  if (existsSync(join(srcDir, 'CMakeLists.txt'))) return srcDir;
+  const srcDir = join(cacheRoot, 'src', `llama.cpp-${LLAMA_COMMIT.slice(0, 12)}-p${patchKey()}`);
+  const stamp = join(srcDir, '.strata-ready');
+  if (existsSync(stamp)) return srcDir;
+  return withLock(srcDir, 'the llama.cpp source', () => {
+    if (existsSync(stamp)) return srcDir;
+    const tmp = fetchSource();
+    try {
+      for (const p of patches()) {
+        log(`applying ${p.slice(root.length + 1)}`);
+        run('git', ['-C', tmp, 'apply', '--whitespace=nowarn', p]);
+      }
+      writeFileSync(join(tmp, '.strata-ready'), `${patchKey()}\n`);
+      rmSync(srcDir, { recursive: true, force: true });
+      renameSync(tmp, srcDir);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    return srcDir;
+  });
+}
+
+/** Clones the pinned commit from the node-llama-cpp package's git bundle into a temporary folder. */
+function fetchSource() {
   const work = join(cacheRoot, 'src', `tmp-${process.pid}`);
+  const tree = `${work}-tree`;
+  rmSync(work, { recursive: true, force: true });
+  rmSync(tree, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   try {
-    log(`fetching llama.cpp source (node-llama-cpp@${NODE_LLAMA_CPP_VERSION} git bundle)`);
-    run('npm', ['pack', `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, '--silent'], { cwd: work });
-    run('tar', ['xzf', `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`, 'package/llama/gitRelease.bundle'], { cwd: work });
-    run('git', ['clone', '-q', 'package/llama/gitRelease.bundle', 'llama.cpp'], { cwd: work });
-    run('git', ['-c', 'advice.detachedHead=false', 'checkout', '-q', LLAMA_COMMIT], { cwd: join(work, 'llama.cpp') });
-    rmSync(srcDir, { recursive: true, force: true });
-    renameSync(join(work, 'llama.cpp'), srcDir);
+    log(`fetching llama.cpp source (node-llama-cpp@${PIN.nodeLlamaCpp} git bundle)`);
+    run('npm', ['pack', `node-llama-cpp@${PIN.nodeLlamaCpp}`, '--silent'], { cwd: work });
+    run('tar', ['xzf', `node-llama-cpp-${PIN.nodeLlamaCpp}.tgz`, 'package/llama/gitRelease.bundle'], { cwd: work });
+    run('git', ['clone', '-q', join(work, 'package/llama/gitRelease.bundle'), tree]);
+    run('git', ['-c', 'advice.detachedHead=false', '-C', tree, 'checkout', '-q', LLAMA_COMMIT]);
+    return tree;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  return srcDir;
 }
 
-/** CMake flags; any change gives a new build folder. */
+// --- stage 1: llama.cpp + ggml -------------------------------------------------------------
+
+/**
+ * CMake flags of stage 1; any change gives a new cache entry. The default is the portable build
+ * that ships: shared ggml, backends loaded at run time, every x86-64 CPU variant.
+ */
 export function buildFlags() {
   const gpu = process.env.STRATA_GPU ?? '';
-  const portable = process.env.STRATA_PORTABLE === '1';
-  const dynamicBackends = gpu !== '' || portable;
+  if (gpu !== '' && gpu !== 'cuda' && gpu !== 'vulkan') throw new Error(`STRATA_GPU must be cuda or vulkan, got '${gpu}'`);
+  const native = process.env.STRATA_NATIVE === '1';
   const flags = {
     CMAKE_BUILD_TYPE: 'Release',
-    BUILD_SHARED_LIBS: dynamicBackends ? 'ON' : 'OFF',
-    GGML_BACKEND_DL: dynamicBackends ? 'ON' : 'OFF',
-    GGML_NATIVE: portable ? 'OFF' : 'ON',
-    GGML_CPU_ALL_VARIANTS: portable ? 'ON' : 'OFF',
+    BUILD_SHARED_LIBS: 'ON',
+    // Libraries and tools find each other beside themselves wherever the folder is copied.
+    CMAKE_BUILD_RPATH_USE_ORIGIN: 'ON',
+    CMAKE_PLATFORM_NO_VERSIONED_SONAME: 'ON',
+    GGML_BACKEND_DL: native ? 'OFF' : 'ON',
+    GGML_NATIVE: native ? 'ON' : 'OFF',
+    GGML_CPU_ALL_VARIANTS: native ? 'OFF' : 'ON',
     GGML_OPENMP: 'OFF',
     GGML_RPC: 'ON',
     GGML_CUDA: gpu === 'cuda' ? 'ON' : 'OFF',
@@ -81,45 +188,78 @@ export function buildFlags() {
     LLAMA_USE_PREBUILT_UI: 'OFF',
     LLAMA_OPENSSL: 'OFF',
     LLAMA_BUILD_IS_DEV: 'OFF',
-    CMAKE_PLATFORM_NO_VERSIONED_SONAME: 'ON',
   };
   if (gpu === 'cuda' && process.env.CUDA_ARCHITECTURES) flags.CMAKE_CUDA_ARCHITECTURES = process.env.CUDA_ARCHITECTURES;
   return flags;
 }
 
-export function buildDir(flags = buildFlags()) {
+function entryName(flags) {
   const key = createHash('sha256').update(JSON.stringify(flags)).digest('hex').slice(0, 10);
-  return join(cacheRoot, 'native', `${LLAMA_COMMIT.slice(0, 12)}-${process.env.STRATA_GPU || 'cpu'}-${key}`);
+  const kind = process.env.STRATA_GPU || (flags.GGML_NATIVE === 'ON' ? 'native' : 'cpu');
+  return `${LLAMA_COMMIT.slice(0, 12)}-p${patchKey()}-${kind}-${key}`;
 }
 
-function configure(srcDir, bdir, flags) {
-  if (existsSync(join(bdir, 'build.ninja')) || existsSync(join(bdir, 'Makefile'))) return;
-  mkdirSync(bdir, { recursive: true });
-  const nodeApi = dirname(require.resolve('node-api-headers/package.json'));
-  const addonApi = dirname(require.resolve('node-addon-api/package.json'));
-  const gen = hasNinja() ? ['-G', 'Ninja'] : [];
-  run('cmake', [...gen, '-S', join(root, 'native'), '-B', bdir,
-    `-DLLAMA_SRC=${srcDir}`, `-DNODE_API_INCLUDE=${join(nodeApi, 'include')}`,
-    `-DNODE_ADDON_API_INCLUDE=${addonApi}`,
-    ...Object.entries(flags).map(([k, v]) => `-D${k}=${v}`)]);
+/** The stage-1 cache entry: build/ (CMake's tree) and lib/ (the published libraries). */
+export function entryDir(flags = buildFlags()) {
+  return join(cacheRoot, 'native', entryName(flags));
 }
 
 function hasNinja() {
   try { execFileSync('ninja', ['--version'], { stdio: 'ignore' }); return true; } catch { return false; }
 }
 
-export function build(targets = ['strata_addon']) {
-  const flags = buildFlags();
-  const srcDir = ensureSource();
-  const bdir = buildDir(flags);
-  configure(srcDir, bdir, flags);
-  const jobs = String(Math.max(1, Number(process.env.STRATA_BUILD_JOBS ?? 0) || (os().availableParallelism?.() ?? 2)));
-  log(`building ${targets.join(', ')} in ${bdir} (first build takes minutes; later ones are cached)`);
-  run('cmake', ['--build', bdir, '--target', ...targets, '-j', jobs]);
-  return bdir;
+function jobs() {
+  return String(Math.max(1, Number(process.env.STRATA_BUILD_JOBS ?? 0) || availableParallelism()));
 }
 
-function os() { return require('node:os'); }
+/** Builds `targets` in the entry's CMake tree; the caller holds the entry lock. */
+function cmakeBuild(srcDir, entry, flags, targets) {
+  const bdir = join(entry, 'build');
+  if (!existsSync(join(bdir, 'build.ninja')) && !existsSync(join(bdir, 'Makefile'))) {
+    mkdirSync(bdir, { recursive: true });
+    run('cmake', [...(hasNinja() ? ['-G', 'Ninja'] : []), '-S', srcDir, '-B', bdir,
+      ...Object.entries(flags).map(([k, v]) => `-D${k}=${v}`)]);
+  }
+  log(`building ${targets.join(', ')} in ${bdir} (the first build takes minutes; later ones are cached)`);
+  run('cmake', ['--build', bdir, '--target', ...targets, '-j', jobs()]);
+  return join(bdir, 'bin');
+}
+
+/** Builds libllama + ggml once per entry and publishes them into <entry>/lib; returns that folder. */
+export function ensureLlama() {
+  const flags = buildFlags();
+  const entry = entryDir(flags);
+  const lib = join(entry, 'lib');
+  if (existsSync(join(lib, 'manifest.json'))) return lib;
+  const srcDir = ensureSource();
+  return withLock(entry, `llama.cpp (${entryName(flags)})`, () => {
+    if (existsSync(join(lib, 'manifest.json'))) return lib;
+    // `ggml` depends on every backend module, so this builds the CPU variants and GPU backends too.
+    const bin = cmakeBuild(srcDir, entry, flags, ['llama', 'ggml']);
+    const tmp = `${lib}.tmp-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    const files = readdirSync(bin).filter((f) => /^lib.*\.so$/.test(f)).sort();
+    for (const f of files) copyFileSync(join(bin, f), join(tmp, f));
+    writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({
+      llamaCommit: LLAMA_COMMIT, patches: patchKey(), flags, files, builtAt: new Date().toISOString(),
+    }, null, 2));
+    rmSync(lib, { recursive: true, force: true });
+    renameSync(tmp, lib);
+    return lib;
+  });
+}
+
+/** Path of a built llama.cpp tool (llama-server, llama-batched-bench, …), building it first if needed. */
+export function toolPath(target) {
+  const flags = buildFlags();
+  const entry = entryDir(flags);
+  ensureLlama();
+  const srcDir = ensureSource();
+  return withLock(entry, target, () => join(cmakeBuild(srcDir, entry, flags, [target]), target));
+}
+
+// --- stage 2: the addon ------------------------------------------------------------------
 
 /** Tokenizer GGUFs shipped beside the addon so the demo model can be made without the source. */
 const SHIPPED_VOCABS = ['starcoder', 'qwen2'];
@@ -134,25 +274,39 @@ function replaceFile(src, dst) {
   renameSync(tmp, dst);
 }
 
-/** Copies the addon (and dynamic backends, if any) and the shipped vocabularies into native/build/. */
-function install(bdir, srcDir) {
+/** Builds the addon against `lib` in a cache folder of this checkout; returns the .node path. */
+function buildAddon(srcDir, lib) {
+  const flags = buildFlags();
+  const checkout = createHash('sha256').update(root).digest('hex').slice(0, 8);
+  const bdir = join(cacheRoot, 'addon', `${checkout}-${entryName(flags)}`);
+  return withLock(bdir, 'the addon', () => {
+    if (!existsSync(join(bdir, 'build.ninja')) && !existsSync(join(bdir, 'Makefile'))) {
+      mkdirSync(bdir, { recursive: true });
+      run('cmake', [...(hasNinja() ? ['-G', 'Ninja'] : []), '-S', join(root, 'native'), '-B', bdir,
+        '-DCMAKE_BUILD_TYPE=Release', `-DLLAMA_SRC=${srcDir}`, `-DLLAMA_LIB_DIR=${lib}`,
+        `-DSTRATA_BACKEND_DL=${flags.GGML_BACKEND_DL}`,
+        `-DNODE_API_INCLUDE=${join(dirname(require.resolve('node-api-headers/package.json')), 'include')}`,
+        `-DNODE_ADDON_API_INCLUDE=${dirname(require.resolve('node-addon-api/package.json'))}`]);
+    }
+    run('cmake', ['--build', bdir, '-j', jobs()]);
+    return join(bdir, 'strata.node');
+  });
+}
+
+/** native/build/: the addon, the libraries beside it (found through $ORIGIN), the shipped vocabularies. */
+function install(addon, lib, srcDir) {
   const out = join(root, 'native', 'build');
   mkdirSync(join(out, 'vocab'), { recursive: true });
-  replaceFile(join(bdir, 'strata.node'), join(out, 'strata.node'));
+  // Libraries of another flavour (a native build after a portable one) must not linger beside it.
+  const wanted = new Set(JSON.parse(readFileSync(join(lib, 'manifest.json'), 'utf8')).files);
+  for (const f of readdirSync(out)) if (/^lib.*\.so$/.test(f) && !wanted.has(f)) rmSync(join(out, f));
+  for (const f of wanted) replaceFile(join(lib, f), join(out, f));
+  replaceFile(addon, join(out, 'strata.node'));
+  copyFileSync(join(lib, 'manifest.json'), join(out, 'build-manifest.json'));
   for (const v of SHIPPED_VOCABS) {
     copyFileSync(join(srcDir, 'models', `ggml-vocab-${v}.gguf`), join(out, 'vocab', `ggml-vocab-${v}.gguf`));
   }
-  const binDir = join(bdir, 'bin');
-  if (existsSync(binDir)) {
-    for (const f of readdirSync(binDir)) if (/^lib.*\.so$/.test(f)) replaceFile(join(binDir, f), join(out, f));
-  }
   log(`addon ready: ${join(out, 'strata.node')}`);
-}
-
-/** Path of a built llama.cpp tool, building it first if needed. */
-export function toolPath(target) {
-  const bdir = build([target]);
-  return join(bdir, 'bin', target);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -160,6 +314,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (i > 0) {
     process.stdout.write(`${toolPath(process.argv[i + 1])}\n`);
   } else {
-    install(build(), ensureSource());
+    const lib = ensureLlama();
+    const srcDir = ensureSource();
+    install(buildAddon(srcDir, lib), lib, srcDir);
   }
 }

@@ -17,6 +17,7 @@ const nodeEsm = {
 const entries = [
   { in: 'backend/cli.ts', out: 'dist/strata.mjs', ...nodeEsm },
   { in: 'backend/engine/host.ts', out: 'dist/engine-host.mjs', ...nodeEsm },
+  { in: 'backend/engine/cpu-probe-child.ts', out: 'dist/cpu-probe.mjs', ...nodeEsm },
   { in: 'extension/extension.ts', out: 'dist/extension.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, external: ['vscode'] },
   { in: 'webview/main.ts', out: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022', bundle: true, sourcemap: true },
 ];

@@ -38,7 +38,8 @@ export interface EngineRequest {
   cancel(): void;
 }
 
-export type EngineState = 'starting' | 'ready' | 'dead' | 'closed';
+/** failed: died too often in a row (a crash loop); it stays down until started again. */
+export type EngineState = 'starting' | 'ready' | 'dead' | 'failed' | 'closed';
 
 export interface EngineStatus {
   replica: number;

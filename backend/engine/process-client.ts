@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { packageRoot } from '../native.js';
+import type { CpuPath } from './cpu-path.js';
 import type {
   EngineClient, EngineConfig, EngineRequest, EngineState, EngineStatus, GenerateInput,
 } from './client.js';
@@ -30,7 +31,13 @@ export interface ProcessEngineClientOptions {
   /** Kill an engine that sends nothing for this long while it has work (default 60 s); every message restarts the clock. */
   silenceTimeoutMs?: number;
   /** Back-off between restarts after a crash: min, doubling up to max (default 500 ms .. 30 s). */
-  restart?: { minDelayMs: number; maxDelayMs: number; /** ready this long resets the back-off (default 60 s) */ healthyMs?: number };
+  restart?: {
+    minDelayMs: number; maxDelayMs: number;
+    /** ready this long resets the back-off and the crash count (default 60 s) */ healthyMs?: number;
+    /** after this many deaths in a row the engine stays down ('failed') instead of a crash loop (default 5) */ maxCrashes?: number;
+  };
+  /** The CPU path (variant, repacking) every start of this engine uses; resolved before the first start. */
+  cpuPath?: () => Promise<CpuPath>;
   /** Engine host stdout/stderr lines and client events. Must not block. Default: dropped. */
   log?: (line: string, level: 'info' | 'warn' | 'error') => void;
 }
@@ -74,7 +81,7 @@ class ProcessEngineClient implements EngineClient {
   private readonly hostScript: string;
   private readonly readyTimeoutMs: number;
   private readonly silenceTimeoutMs: number;
-  private readonly restartPolicy: { minDelayMs: number; maxDelayMs: number; healthyMs: number };
+  private readonly restartPolicy: { minDelayMs: number; maxDelayMs: number; healthyMs: number; maxCrashes: number };
   private readonly log: (line: string, level: 'info' | 'warn' | 'error') => void;
 
   private readonly table = new RequestTable();
@@ -91,13 +98,14 @@ class ProcessEngineClient implements EngineClient {
   private silenceTimer: NodeJS.Timeout | null = null;
   private nextCall = 1;
   private closing: Promise<void> | null = null;
+  private cpu: CpuPath | null = null;
 
   constructor(private readonly opts: ProcessEngineClientOptions) {
     this.replica = opts.replica;
     this.hostScript = opts.hostScript ?? join(packageRoot, 'dist', 'engine-host.mjs');
     this.readyTimeoutMs = opts.readyTimeoutMs ?? 300_000;
     this.silenceTimeoutMs = opts.silenceTimeoutMs ?? 60_000;
-    this.restartPolicy = { minDelayMs: 500, maxDelayMs: 30_000, healthyMs: 60_000, ...opts.restart };
+    this.restartPolicy = { minDelayMs: 500, maxDelayMs: 30_000, healthyMs: 60_000, maxCrashes: 5, ...opts.restart };
     this.log = opts.log ?? (() => {});
   }
 
@@ -122,7 +130,29 @@ class ProcessEngineClient implements EngineClient {
     if (this.state === 'ready' && this.modelInfo) return Promise.resolve(this.modelInfo);
     if (this.starting) return this.starting;
     this.clearRestartTimer();
+    if (this.state === 'failed') this.failures = 0;  // an explicit start after the crash limit tries again
+    if (this.opts.cpuPath && !this.cpu) return this.resolveCpuThenLaunch();
     return this.launch(false);
+  }
+
+  /** The CPU path comes first: its probes run once, before any engine process of this client. */
+  private resolveCpuThenLaunch(): Promise<ModelInfo> {
+    this.setState('starting');
+    const started = this.opts.cpuPath!().then(
+      (cpu) => {
+        this.cpu = cpu;
+        if (this.starting === started) this.starting = null;
+        return this.state === 'closed' ? Promise.reject(new Error(this.unavailable())) : this.launch(false);
+      },
+      (err: unknown) => {
+        if (this.starting === started) this.starting = null;
+        this.lastError = (err as Error).message;
+        if (this.state !== 'closed') this.setState('dead');
+        throw err;
+      },
+    );
+    this.starting = started;
+    return started;
   }
 
   generate(input: GenerateInput): EngineRequest {
@@ -215,7 +245,8 @@ class ProcessEngineClient implements EngineClient {
     started.then(clear, clear);
     this.setState('starting');
     this.log(`engine starting (replica ${this.replica}, epoch ${epoch}, pid ${child.pid ?? '?'})`, 'info');
-    const initError = this.send(inc, { kind: 'init', epoch, config: this.opts.config });
+    const config = this.cpu ? { ...this.opts.config, cpuVariant: this.cpu.variant ?? 'auto', cpuRepack: this.cpu.repack } : this.opts.config;
+    const initError = this.send(inc, { kind: 'init', epoch, config });
     if (initError) this.end(inc, initError);
     return started;
   }
@@ -294,7 +325,15 @@ class ProcessEngineClient implements EngineClient {
     this.log(`${reason}${failed ? `; ${failed} requests failed` : ''}`, 'error');
     this.setState('dead');
     if (wasReady && Date.now() - inc.readyAt >= this.restartPolicy.healthyMs) this.failures = 0;
-    if (wasReady || inc.auto) this.scheduleRestart();
+    if (!wasReady && !inc.auto) return;
+    if (this.failures + 1 >= this.restartPolicy.maxCrashes) {
+      // A model that loads and then kills its engine on every request would loop forever.
+      this.lastError = `stopped restarting after ${this.failures + 1} engine deaths in a row; last: ${reason}`;
+      this.log(`engine (replica ${this.replica}) ${this.lastError}`, 'error');
+      this.setState('failed');
+      return;
+    }
+    this.scheduleRestart();
   }
 
   private scheduleRestart(): void {
@@ -410,6 +449,7 @@ class ProcessEngineClient implements EngineClient {
   private unavailable(): string {
     const who = `engine (replica ${this.replica})`;
     if (this.state === 'closed') return `${who} is closed`;
+    if (this.state === 'failed') return `${who} ${this.lastError ?? 'failed'}`;
     if (this.state === 'starting' && this.epoch <= 1) return `${who} is starting`;
     if (this.state === 'starting' || this.restartTimer) return `${who} is restarting; last error: ${this.lastError ?? 'none'}`;
     return this.lastError ? `${who} is down: ${this.lastError}` : `${who} is not started`;

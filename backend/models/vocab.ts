@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { packageRoot } from '../native.js';
 import { strataCacheDir } from './cache-dir.js';
 
-/** Source folder name of the pinned llama.cpp (LLAMA_COMMIT in scripts/build-native.mjs). */
+/** Source folders of the pinned llama.cpp start with this (LLAMA_COMMIT in native/pin.json; a patch-set suffix follows). */
 const PINNED_SOURCE = 'llama.cpp-80fb11ac73e6';
 
 export class VocabNotFoundError extends Error {}
@@ -46,11 +46,13 @@ export function resolveVocabSpec(nameOrPath: string): VocabSpec {
 /** Folders holding ggml-vocab-*.gguf: those shipped beside the addon, then the pinned source's. */
 export function vocabDirs(): string[] {
   const src = join(strataCacheDir(), 'src');
-  let others: string[] = [];
+  let dirs: string[] = [];
   try {
-    others = readdirSync(src).filter((d) => d.startsWith('llama.cpp-') && d !== PINNED_SOURCE).sort();
+    dirs = readdirSync(src).filter((d) => d.startsWith('llama.cpp-')).sort();
   } catch { /* no source yet */ }
-  const sources = [PINNED_SOURCE, ...others].map((d) => join(src, d, 'models'));
+  // The pinned source first, then any other llama.cpp tree found there.
+  const sources = [...dirs.filter((d) => d.startsWith(PINNED_SOURCE)), ...dirs.filter((d) => !d.startsWith(PINNED_SOURCE))]
+    .map((d) => join(src, d, 'models'));
   return [join(packageRoot, 'native', 'build', 'vocab'), ...sources].filter((d) => existsSync(d));
 }
 

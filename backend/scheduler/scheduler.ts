@@ -170,6 +170,7 @@ export class Scheduler {
       const s = r.client.status();
       if (s.state === 'starting') return r.everReady ? `engine ${r.client.replica} is restarting` : `engine ${r.client.replica} is loading the model`;
       if (s.state === 'dead') return `engine ${r.client.replica} stopped${s.lastError ? ` (${s.lastError})` : ''}; restarting`;
+      if (s.state === 'failed') return `engine ${r.client.replica} failed and is not restarted: ${s.lastError ?? 'unknown error'}`;
       return `engine ${r.client.replica} is closed`;
     });
     return reasons.join('; ');

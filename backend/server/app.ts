@@ -4,6 +4,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EngineClient, EngineConfig } from '../engine/client.js';
+import { memoCpuPath, type CpuPath } from '../engine/cpu-path.js';
 import { createProcessEngineClient } from '../engine/process-client.js';
 import { ConnectionTracker } from '../http/connections.js';
 import { createHttpServer } from '../http/server.js';
@@ -55,16 +56,22 @@ export class StrataServer {
   private readonly traces: TraceCollector;
   private readonly log: Logger;
   private view: ModelView | null = null;
+  private readonly cpuPath: (() => Promise<CpuPath>) | null;
   private stopping = false;
   private closed: Promise<void> | null = null;
 
   constructor(private readonly opts: StrataServerOptions) {
     const { config, log } = opts;
     this.log = log;
+    // Real engine processes share one CPU path resolution (probes run once per machine and build).
+    const cpuPath = opts.engineFactory ? null
+      : memoCpuPath({ variant: config.cpuVariant, repack: config.cpuRepack }, { log: (line, level) => log[level](line) });
+    this.cpuPath = cpuPath;
     const make = opts.engineFactory ?? ((replica: number, ec: EngineConfig) => createProcessEngineClient({
       replica, config: ec, readyTimeoutMs: config.engineReadyTimeoutMs, silenceTimeoutMs: config.engineSilenceTimeoutMs,
       restart: opts.restart ?? { minDelayMs: 1000, maxDelayMs: 60_000 },
       log: (line, level) => log[level](line, { replica }),
+      ...(cpuPath ? { cpuPath } : {}),
     }));
     this.engines = Array.from({ length: config.replicas }, (_, i) => make(i, engineConfigFor(config, opts.modelPath, i)));
     this.table = new RequestTable({
@@ -79,7 +86,7 @@ export class StrataServer {
     this.app = {
       config, log, table: this.table, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions,
       startedAt: Date.now(), modelPath: opts.modelPath, fingerprint: 'strata-0.1.0',
-      model: () => this.view, stopping: () => this.stopping,
+      model: () => this.view, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
     };
     this.table.onChange((r) => {
       if (r.state !== 'ended' || r.end === 'rejected') return;

@@ -25,6 +25,10 @@ export interface ServerConfig {
   tensorSplit: number[] | null;
   rpc: string[] | null;
   gpuLayers: number | null;
+  /** ggml CPU variant ('auto': the best one that passes its probe). */
+  cpuVariant: string;
+  /** Weight repacking into ggml's extra CPU buffer types (AMX, wider SIMD): on, off, or auto (probed). */
+  cpuRepack: 'auto' | 'on' | 'off';
   apiKey: string | null;
   sessionsDir: string;
   logFormat: LogFormat;
@@ -71,6 +75,8 @@ export const serveOptions: readonly Option[] = [
   { flag: 'tensor-split', key: 'tensorSplit', kind: { t: 'numlist' }, help: 'proportions per device (3,1)' },
   { flag: 'rpc', key: 'rpc', kind: { t: 'list' }, help: 'ggml RPC servers host:port,... (trusted networks only)' },
   { flag: 'gpu-layers', key: 'gpuLayers', kind: int(-1, 100000), help: 'layers on GPU devices (-1 = all)' },
+  { flag: 'cpu-variant', key: 'cpuVariant', kind: { t: 'string' }, help: 'ggml CPU variant: auto (best that passes its probe) or a name from `strata devices` (haswell, zen4, …)' },
+  { flag: 'cpu-repack', key: 'cpuRepack', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'repack weights for AMX / wider SIMD kernels (auto: on unless its probe fails)' },
   { flag: 'api-key', key: 'apiKey', kind: { t: 'string' }, help: 'API key clients must send (also STRATA_API_KEY)' },
   { flag: 'sessions-dir', key: 'sessionsDir', kind: { t: 'string' }, help: 'folder for saved sessions' },
   { flag: 'log-format', key: 'logFormat', kind: { t: 'enum', values: ['text', 'json'] }, help: 'log line format' },
@@ -96,7 +102,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfi
   return {
     model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, threads: null, kvType: null,
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
-    gpuLayers: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
+    gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
     bodyLimitMib: 32, writeStallMs: 30_000, keepAliveMs: 10_000, maxQueued: 512,
     engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null, parentPid: null,
   };
@@ -173,6 +179,7 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
     }
   }
   if (cfg.model !== null && cfg.model.trim() === '') throw new ConfigError('--model is empty');
+  if (!/^[a-z0-9_.]+$/.test(cfg.cpuVariant)) throw new ConfigError(`--cpu-variant '${cfg.cpuVariant}' is not a variant name (auto, haswell, zen4, …)`);
   if (cfg.apiKey !== null && cfg.apiKey.trim() === '') cfg.apiKey = null;
   if (!isLoopbackHost(cfg.host) && cfg.apiKey === null) {
     throw new ConfigError(`refusing to listen on ${cfg.host} without an API key: anyone who can reach it could use the model. Set --api-key KEY (or STRATA_API_KEY), or keep --host 127.0.0.1`);

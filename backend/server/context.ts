@@ -1,6 +1,7 @@
 // What every route handler may use. Built by app.ts; handlers get this narrow view, never
 // the server object itself.
 import type { EngineClient } from '../engine/client.js';
+import type { CpuPath } from '../engine/cpu-path.js';
 import type { Logger } from '../log/logger.js';
 import type { TraceCollector } from '../metrics/traces.js';
 import type { RequestTable } from '../scheduler/request-table.js';
@@ -25,4 +26,6 @@ export interface AppContext {
   /** null until an engine has loaded the model. */
   model(): ModelView | null;
   stopping(): boolean;
+  /** The CPU path the engines run (probed once per machine); null when engines are not real processes. */
+  cpuPath(): Promise<CpuPath> | null;
 }

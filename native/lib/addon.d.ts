@@ -55,6 +55,18 @@ export interface EngineOptions {
   /** Per-step trace records kept (ring, default 2048). */
   traceSteps?: number;
   /**
+   * Which of ggml's CPU variant libraries this process loads ('auto': ggml's best score for this
+   * CPU). Backends load once per process: a later load with another variant is an error.
+   */
+  cpuVariant?: string;
+  /** Folders of installed backend libraries (GPU backends) tried after the addon's own folder. */
+  backendDirs?: string[];
+  /**
+   * llama's use_extra_bufts (default true): weights in ggml's extra CPU buffer types, repacked for
+   * AMX tiles or wider SIMD layouts. false keeps them as stored (slower prompt reads, no such kernels).
+   */
+  cpuRepack?: boolean;
+  /**
    * Called on the JS thread once per engine step with that step's events, in order.
    * handedAtMs: when the engine thread handed the step over, in ms (fractional) of
    * std::chrono::steady_clock, which is CLOCK_MONOTONIC on Linux: the clock of
@@ -175,6 +187,30 @@ export interface ModelInfo {
   kvType: string;
   decodePromptBudget: number;
   flashAttn: boolean;
+  /** The CPU path this engine runs: variant (null in a build without variants) and repacking. */
+  cpu: { variant: string | null; repack: boolean };
+  /** What the process's backend load did. */
+  backends: BackendReport;
+}
+
+export interface CpuVariant {
+  /** From libggml-cpu-<name>.so: "x64", "haswell", "zen4", "sapphirerapids"… */
+  name: string;
+  /** ggml's score for this CPU (higher is better; 0: the CPU lacks instructions it needs). */
+  score: number;
+  /** Built with AMX kernels. */
+  amx: boolean;
+}
+
+export interface BackendReport {
+  /** The loaded CPU variant; null in a build without variants (STRATA_NATIVE=1). */
+  cpuVariant: string | null;
+  /** Variants beside the addon, best score first. */
+  cpuVariants: CpuVariant[];
+  /** Backend registries added ("CPU", "RPC", "Vulkan", "CUDA") and their libraries. */
+  loaded: Array<{ name: string; path: string }>;
+  /** Backend libraries that did not load, with the loader's reason (e.g. a missing libcudart.so.13). */
+  failed: Array<{ path: string; error: string }>;
 }
 
 export interface SessionResult { tokens: number; bytes: number; ms: number; }
@@ -244,3 +280,11 @@ export declare function makeTestModel(opts: {
 /** Generator version: changes whenever makeTestModel writes different bytes for the same arguments. */
 export declare const testModelVersion: number;
 export declare function systemInfo(): string;
+/** ggml's CPU variant libraries beside the addon, scored for this CPU, best first. Loads nothing. */
+export declare function cpuVariants(): CpuVariant[];
+/**
+ * Loads ggml's backends for this process (once: a later call with another variant throws), with
+ * the given CPU variant ('auto' = best score) and extra backend folders. listDevices, rpcServe and
+ * Engine.load call it with their defaults or options when nothing is loaded yet.
+ */
+export declare function loadBackends(opts?: { cpuVariant?: string; dirs?: string[] }): BackendReport;

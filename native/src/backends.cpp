@@ -2,6 +2,7 @@
 #include "backends.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,17 +11,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 #include "ggml-rpc.h"
-#include "tools.h"
 
 namespace strata {
 
@@ -142,17 +144,154 @@ std::map<std::string, ggml_backend_reg_t> g_rpc_regs;
 
 }  // namespace
 
-void EnsureBackendsLoaded() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+namespace {
+
+std::mutex g_load_mutex;
+bool g_loaded = false;                // guarded by g_load_mutex
+BackendLoadOptions g_load_opts;       // guarded by g_load_mutex
+BackendLoadReport g_report;           // guarded by g_load_mutex
+
+std::vector<std::string> ListFiles(const std::string & dir) {
+  std::vector<std::string> out;
+  if (DIR * d = opendir(dir.c_str())) {
+    while (dirent * e = readdir(d)) out.emplace_back(e->d_name);
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool StartsWith(const std::string & s, const char * prefix) { return s.rfind(prefix, 0) == 0; }
+bool EndsWith(const std::string & s, const char * suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// Why a library does not load (a missing dependency such as libcudart.so.13), from the loader.
+std::string DlopenError(const std::string & path) {
+  void * h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h != nullptr) {
+    dlclose(h);
+    return "it loads, but ggml did not accept it as a backend (built from another ggml version?)";
+  }
+  const char * e = dlerror();
+  return e != nullptr ? e : "unknown dlopen error";
+}
+
+std::string JoinNames(const std::vector<CpuVariantDesc> & variants) {
+  std::string out;
+  for (const auto & v : variants) out += (out.empty() ? "" : ", ") + v.name;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::vector<CpuVariantDesc> ListCpuVariants() {
+  std::vector<CpuVariantDesc> out;
 #ifdef GGML_BACKEND_DL
-    // Inside Node, ggml_backend_load_all() searches node's own folder and finds nothing.
-    const std::string dir = AddonFolder();
-    ggml_backend_load_all_from_path(dir.empty() ? nullptr : dir.c_str());
+  const std::string dir = AddonFolder();
+  for (const std::string & f : ListFiles(dir)) {
+    if (!StartsWith(f, "libggml-cpu-") || !EndsWith(f, ".so")) continue;
+    CpuVariantDesc v;
+    v.name = f.substr(12, f.size() - 12 - 3);
+    v.path = dir + "/" + f;
+    v.amx = v.name == "sapphirerapids";
+    // Scoring runs only the library's CPUID checks; ggml_backend_load_best does the same.
+    if (void * h = dlopen(v.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      using ScoreFn = int (*)();
+      if (auto score = reinterpret_cast<ScoreFn>(dlsym(h, "ggml_backend_score"))) v.score = score();
+      dlclose(h);
+    }
+    out.push_back(std::move(v));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CpuVariantDesc & a, const CpuVariantDesc & b) { return a.score > b.score; });
 #endif
-    // Static builds register CPU (and RPC) at link time; loading stray .so files beside the
-    // addon would mix two copies of ggml, so nothing is loaded there.
-  });
+  return out;
+}
+
+const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
+  std::lock_guard<std::mutex> lock(g_load_mutex);
+  if (g_loaded) {
+    if (opts.cpu_variant != "auto" && opts.cpu_variant != g_report.cpu_variant) {
+      throw std::runtime_error("ggml backends are already loaded with CPU variant '" + g_report.cpu_variant +
+                               "'; a process can load only one (asked for '" + opts.cpu_variant + "')");
+    }
+    if (opts.dirs != g_load_opts.dirs && !opts.dirs.empty()) {
+      throw std::runtime_error("ggml backends are already loaded from other folders; a process loads them once");
+    }
+    return g_report;
+  }
+  BackendLoadReport report;
+#ifdef GGML_BACKEND_DL
+  report.cpu_variants = ListCpuVariants();
+  const CpuVariantDesc * chosen = nullptr;
+  if (opts.cpu_variant == "auto") {
+    if (!report.cpu_variants.empty() && report.cpu_variants.front().score > 0) chosen = &report.cpu_variants.front();
+  } else {
+    for (const auto & v : report.cpu_variants) if (v.name == opts.cpu_variant) chosen = &v;
+    if (chosen == nullptr) {
+      throw std::runtime_error("unknown CPU variant '" + opts.cpu_variant + "' (this build has: " +
+                               JoinNames(report.cpu_variants) + ")");
+    }
+    if (chosen->score == 0) {
+      throw std::runtime_error("CPU variant '" + opts.cpu_variant + "' needs instructions this CPU lacks");
+    }
+  }
+  if (chosen == nullptr) {
+    throw std::runtime_error("no CPU variant library of ggml beside the addon suits this CPU (found: " +
+                             JoinNames(report.cpu_variants) + ")");
+  }
+  if (ggml_backend_reg_t reg = ggml_backend_load(chosen->path.c_str())) {
+    report.cpu_variant = chosen->name;
+    report.loaded.push_back({ggml_backend_reg_name(reg), chosen->path});
+  } else {
+    throw std::runtime_error("cannot load CPU variant " + chosen->path + ": " + DlopenError(chosen->path));
+  }
+  // Every other backend library (RPC, Vulkan, CUDA…): the addon's folder first, then `dirs`.
+  std::vector<std::string> dirs = {AddonFolder()};
+  dirs.insert(dirs.end(), opts.dirs.begin(), opts.dirs.end());
+  std::set<std::string> done;
+  for (const std::string & dir : dirs) {
+    for (const std::string & f : ListFiles(dir)) {
+      if (!StartsWith(f, "libggml-") || !EndsWith(f, ".so") || StartsWith(f, "libggml-cpu") ||
+          f == "libggml-base.so" || done.count(f) != 0) {
+        continue;
+      }
+      const std::string path = dir + "/" + f;
+      if (ggml_backend_reg_t reg = ggml_backend_load(path.c_str())) {
+        done.insert(f);
+        report.loaded.push_back({ggml_backend_reg_name(reg), path});
+      } else {
+        report.failed.push_back({path, DlopenError(path)});
+      }
+    }
+  }
+#else
+  // Static and -march=native builds register CPU (and RPC) at link time; loading stray .so files
+  // beside the addon would mix two copies of ggml, so nothing is loaded there.
+  if (opts.cpu_variant != "auto") {
+    throw std::runtime_error("this build has no CPU variants (it was built with STRATA_NATIVE=1); use cpuVariant 'auto'");
+  }
+  (void)DlopenError;
+  (void)JoinNames;
+#endif
+  g_report = report;
+  g_load_opts = opts;
+  g_loaded = true;
+  return g_report;
+}
+
+void EnsureBackendsLoaded() {
+  {
+    std::lock_guard<std::mutex> lock(g_load_mutex);
+    if (g_loaded) return;
+  }
+  LoadBackends(BackendLoadOptions{});
+}
+
+BackendLoadReport BackendReport() {
+  std::lock_guard<std::mutex> lock(g_load_mutex);
+  return g_report;
 }
 
 bool ParseEndpoint(const std::string & endpoint, std::string & host, int & port) {

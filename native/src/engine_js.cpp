@@ -1,5 +1,7 @@
 #include "engine_js.h"
 
+#include "tools.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -126,6 +128,13 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
   if (Present(o, "parkBudgetMiB")) c.park_budget_mib = FiniteIn(o.Get("parkBudgetMiB"), "parkBudgetMiB", 0, 1 << 24);
   if (Present(o, "freeRamFloorMiB")) c.free_ram_floor_mib = FiniteIn(o.Get("freeRamFloorMiB"), "freeRamFloorMiB", 0, 1 << 24);
   if (Present(o, "traceSteps")) c.trace_steps = static_cast<int32_t>(IntIn(o.Get("traceSteps"), "traceSteps", 0, 1 << 20));
+  if (Present(o, "cpuVariant")) c.backends.cpu_variant = Str(o.Get("cpuVariant"), "cpuVariant");
+  if (Present(o, "backendDirs")) c.backends.dirs = StrArray(o.Get("backendDirs"), "backendDirs", 16);
+  if (Present(o, "cpuRepack")) {
+    const Napi::Value v = o.Get("cpuRepack");
+    if (!v.IsBoolean()) TypeErr(env, "cpuRepack must be a boolean");
+    c.cpu_repack = v.As<Napi::Boolean>().Value();
+  }
   return c;
 }
 
@@ -341,6 +350,11 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   o.Set("kvType", m.kv_type);
   o.Set("flashAttn", m.flash_attn);
   o.Set("decodePromptBudget", m.decode_prompt_budget);
+  Napi::Object cpu = Napi::Object::New(env);
+  cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));
+  cpu.Set("repack", m.cpu_repack);
+  o.Set("cpu", cpu);
+  o.Set("backends", BackendReportToJs(env, m.backends));
   return o;
 }
 

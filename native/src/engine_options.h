@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "backends.h"
 #include "llama.h"
 
 namespace strata {
@@ -33,6 +34,8 @@ struct EngineConfig {
   double park_budget_mib = 1024;
   double free_ram_floor_mib = 1024;
   int32_t trace_steps = 2048;
+  BackendLoadOptions backends;  // which CPU variant and backend folders (process-wide, first load wins)
+  bool cpu_repack = true;       // llama's use_extra_bufts: repacked weights (AMX, AVX2/NEON layouts)
 };
 
 struct DeviceDesc {
@@ -64,6 +67,8 @@ struct ModelInfo {
   std::string kv_type;
   int32_t decode_prompt_budget = 0;  // resolved from EngineConfig
   bool flash_attn = false;
+  BackendLoadReport backends;
+  bool cpu_repack = true;
 };
 
 DeviceDesc DescribeDevice(ggml_backend_dev_t dev);

@@ -11,7 +11,6 @@
 #include "gguf.h"
 #include "llama_log.h"
 #include "backends.h"
-#include "tools.h"
 
 namespace strata {
 
@@ -239,7 +238,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   }
 
   InstallLlamaLog();
-  EnsureBackendsLoaded();
+  const BackendLoadReport backends = LoadBackends(cfg.backends);
   const std::vector<ggml_backend_dev_t> rpc = AddRpcServers(cfg.rpc);
   const std::vector<ggml_backend_dev_t> devs = ResolveDevices(cfg, rpc);
   if (cfg.split_mode == LLAMA_SPLIT_MODE_NONE && !devs.empty() && cfg.main_gpu >= static_cast<int32_t>(devs.size())) {
@@ -262,6 +261,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   mp.split_mode = cfg.split_mode;
   mp.main_gpu = cfg.main_gpu;
   mp.tensor_split = split.data();
+  mp.use_extra_bufts = cfg.cpu_repack;
 
   LoadedModel m;
   {
@@ -308,6 +308,8 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
   FillInfo(m, cfg, ctx, flash_attn);
   m.info.placement = placement;
+  m.info.backends = backends;
+  m.info.cpu_repack = cfg.cpu_repack;
   const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;

@@ -1,5 +1,5 @@
-// Process-wide tools of the addon: listDevices, rpcServe, makeTestModel, systemInfo,
-// testModelVersion (types in native/lib/addon.d.ts). JS thread only; every argument checked.
+// Process-wide tools of the addon: listDevices, rpcServe, makeTestModel, systemInfo, cpuVariants,
+// loadBackends, testModelVersion (types in native/lib/addon.d.ts). JS thread only; every argument checked.
 #include "tools.h"
 
 #include <arpa/inet.h>
@@ -172,6 +172,73 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   return out;
 }
 
+Napi::Object CpuVariantToJs(Napi::Env env, const CpuVariantDesc & v) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("name", v.name);
+  o.Set("score", v.score);
+  o.Set("amx", v.amx);
+  return o;
+}
+
+}  // namespace
+
+Napi::Object BackendReportToJs(Napi::Env env, const BackendLoadReport & r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("cpuVariant", r.cpu_variant.empty() ? env.Null() : Napi::String::New(env, r.cpu_variant));
+  Napi::Array variants = Napi::Array::New(env, r.cpu_variants.size());
+  for (size_t i = 0; i < r.cpu_variants.size(); i++) variants.Set(static_cast<uint32_t>(i), CpuVariantToJs(env, r.cpu_variants[i]));
+  o.Set("cpuVariants", variants);
+  Napi::Array loaded = Napi::Array::New(env, r.loaded.size());
+  for (size_t i = 0; i < r.loaded.size(); i++) {
+    Napi::Object l = Napi::Object::New(env);
+    l.Set("name", r.loaded[i].name);
+    l.Set("path", r.loaded[i].path);
+    loaded.Set(static_cast<uint32_t>(i), l);
+  }
+  o.Set("loaded", loaded);
+  Napi::Array failed = Napi::Array::New(env, r.failed.size());
+  for (size_t i = 0; i < r.failed.size(); i++) {
+    Napi::Object f = Napi::Object::New(env);
+    f.Set("path", r.failed[i].path);
+    f.Set("error", r.failed[i].error);
+    failed.Set(static_cast<uint32_t>(i), f);
+  }
+  o.Set("failed", failed);
+  return o;
+}
+
+namespace {
+
+// cpuVariants(): CpuVariant[] (best first; loads nothing)
+Napi::Value CpuVariants(const Napi::CallbackInfo & info) {
+  const std::vector<CpuVariantDesc> variants = ListCpuVariants();
+  Napi::Array out = Napi::Array::New(info.Env(), variants.size());
+  for (size_t i = 0; i < variants.size(); i++) out.Set(static_cast<uint32_t>(i), CpuVariantToJs(info.Env(), variants[i]));
+  return out;
+}
+
+// loadBackends({cpuVariant?, dirs?}): BackendReport
+Napi::Value LoadBackendsJs(const Napi::CallbackInfo & info) {
+  Napi::Env env = info.Env();
+  BackendLoadOptions opts;
+  if (!info[0].IsUndefined()) {
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "loadBackends expects an options object");
+    const Napi::Object o = info[0].As<Napi::Object>();
+    if (!o.Get("cpuVariant").IsUndefined()) opts.cpu_variant = RequireString(o.Get("cpuVariant"), "cpuVariant");
+    const Napi::Value dirs = o.Get("dirs");
+    if (!dirs.IsUndefined()) {
+      if (!dirs.IsArray()) throw Napi::TypeError::New(env, "dirs must be an array of folder paths");
+      const Napi::Array arr = dirs.As<Napi::Array>();
+      for (uint32_t i = 0; i < arr.Length(); i++) opts.dirs.push_back(RequireString(arr.Get(i), "dirs[]"));
+    }
+  }
+  try {
+    return BackendReportToJs(env, LoadBackends(opts));
+  } catch (const std::exception & e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
 Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
   EnsureBackendsLoaded();
   return Napi::String::New(info.Env(), llama_print_system_info());
@@ -184,6 +251,8 @@ void InitTools(Napi::Env env, Napi::Object exports) {
   exports.Set("rpcServe", Napi::Function::New(env, RpcServe, "rpcServe"));
   exports.Set("makeTestModel", Napi::Function::New(env, MakeTestModel, "makeTestModel"));
   exports.Set("systemInfo", Napi::Function::New(env, SystemInfo, "systemInfo"));
+  exports.Set("cpuVariants", Napi::Function::New(env, CpuVariants, "cpuVariants"));
+  exports.Set("loadBackends", Napi::Function::New(env, LoadBackendsJs, "loadBackends"));
   exports.Set("testModelVersion", Napi::Number::New(env, kTestModelVersion));
 }
 

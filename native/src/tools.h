@@ -1,8 +1,10 @@
 #pragma once
 #include <napi.h>
+
+#include "backends.h"
 namespace strata {
-// Registers listDevices, rpcServe, makeTestModel, systemInfo (tools.cpp and friends).
+// Registers listDevices, rpcServe, makeTestModel, systemInfo, cpuVariants, loadBackends (tools.cpp).
 void InitTools(Napi::Env env, Napi::Object exports);
-// Loads dynamic ggml backends (GPU, CPU variants) once, from the addon's own folder.
-void EnsureBackendsLoaded();
+// BackendReport of addon.d.ts.
+Napi::Object BackendReportToJs(Napi::Env env, const BackendLoadReport & r);
 }

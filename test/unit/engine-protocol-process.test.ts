@@ -252,6 +252,32 @@ describe('process engine client (scripted addon)', () => {
     expect(delays).toEqual([20, 40, 60, 20]); // doubling, capped at max; a healthy run resets it
   });
 
+  it('stops restarting after maxCrashes deaths in a row, says why, and starts again only when asked', async () => {
+    const logs: string[] = [];
+    const c = client({ restart: { minDelayMs: 20, maxDelayMs: 20, maxCrashes: 3 } }, logs);
+    await c.start();
+    // A model that loads and then dies on every request, as an AMX kernel did: kill it at each ready.
+    for (let epoch = 1; epoch <= 2; epoch++) {
+      const next = nextStatus(c, (s) => s.state === 'ready' && s.epoch === epoch + 1, `ready on epoch ${epoch + 1}`);
+      process.kill(c.status().pid!, 'SIGKILL');
+      await next;
+    }
+    const failed = nextStatus(c, (s) => s.state === 'failed', 'failed');
+    process.kill(c.status().pid!, 'SIGKILL');
+    const s = await failed;
+    expect(s.lastError).toMatch(/^stopped restarting after 3 engine deaths in a row; last: engine process exited \(signal SIGKILL\)/);
+    expect(s.epoch).toBe(3);
+    expect(logs.filter((l) => /restarting in \d+ ms/.test(l))).toHaveLength(2);
+    const refused = await c.generate({ prompt: [1], maxTokens: 1 }).done;
+    expect(refused).toMatchObject({ finish: 'error', engineDied: true });
+    expect(refused.error).toMatch(/engine \(replica 0\) stopped restarting after 3 engine deaths in a row/);
+    expect(c.status()).toMatchObject({ state: 'failed', epoch: 3 });
+    // An explicit start (the user fixed the cause) tries again with a fresh count.
+    await c.start();
+    expect(c.status()).toMatchObject({ state: 'ready', epoch: 4 });
+    expect((await textOf(c.generate({ prompt: [4, 5], maxTokens: 2 }))).dones).toHaveLength(1);
+  });
+
   it('drops and counts frames of an older epoch, finished or unknown requests', async () => {
     const c = client();
     await c.start();

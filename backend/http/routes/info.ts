@@ -9,7 +9,13 @@ export function health(app: AppContext, { res }: RouteContext): void {
   const model = app.model();
   if (!model || app.scheduler.isLoading()) { sendJson(res, 503, { status: 'loading' }, { 'Retry-After': '1' }); return; }
   const why = app.scheduler.unavailableReason();
-  if (why) { sendJson(res, 503, { status: 'unavailable', reason: why }, { 'Retry-After': '1' }); return; }
+  if (why) {
+    // Every engine gave up after a crash loop: a retry will not help, so no Retry-After.
+    const failed = app.engines.every((e) => e.status().state === 'failed');
+    if (failed) { sendJson(res, 503, { status: 'failed', reason: why }); return; }
+    sendJson(res, 503, { status: 'unavailable', reason: why }, { 'Retry-After': '1' });
+    return;
+  }
   const views = app.scheduler.views();
   const ready = views.filter((v) => v.state === 'ready');
   const slots = ready.reduce((n, v) => n + v.slots, 0);
@@ -51,7 +57,17 @@ export async function devices(app: AppContext, { res }: RouteContext): Promise<v
         memory_free: d.memoryFree, memory_total: d.memoryTotal,
       })),
       placement: (e.info?.placement ?? []).map((p) => ({ device: p.device, layers: p.layers, memory_free: p.memoryFree, memory_total: p.memoryTotal })),
+      cpu: e.info?.cpu ?? null,
+      backends: e.info ? { loaded: e.info.backends.loaded, failed: e.info.backends.failed } : null,
     };
   }));
-  sendJson(res, 200, { object: 'list', data });
+  const cpu = await app.cpuPath()?.catch(() => null) ?? null;
+  sendJson(res, 200, {
+    object: 'list', data,
+    cpu: cpu && {
+      variant: cpu.variant, repack: cpu.repack, note: cpu.note,
+      probes: cpu.probes.map((p) => ({ variant: p.variant, repack: p.repack, ok: p.ok, reason: p.reason, ms: p.ms })),
+      variants: cpu.variants,
+    },
+  });
 }
