@@ -12,6 +12,7 @@
 //
 //   node scripts/build-native.mjs                 build and install the addon -> native/build/
 //   node scripts/build-native.mjs --target NAME   build a llama.cpp tool from the same source (prints its path)
+//   node scripts/build-native.mjs --out DIR       install into DIR instead (e.g. a native build beside the portable one)
 //   STRATA_NATIVE=1                               -march=native instead of the CPU variants (local speed only;
 //                                                 never ship it: it dies with SIGILL on older CPUs)
 //   STRATA_GPU=cuda|vulkan                        build that ggml backend from source too (needs its SDK)
@@ -293,9 +294,8 @@ function buildAddon(srcDir, lib) {
   });
 }
 
-/** native/build/: the addon, the libraries beside it (found through $ORIGIN), the shipped vocabularies. */
-function install(addon, lib, srcDir) {
-  const out = join(root, 'native', 'build');
+/** `out` (native/build/): the addon, the libraries beside it (found through $ORIGIN), the shipped vocabularies. */
+function install(addon, lib, srcDir, out) {
   mkdirSync(join(out, 'vocab'), { recursive: true });
   // Libraries of another flavour (a native build after a portable one) must not linger beside it.
   const wanted = new Set(JSON.parse(readFileSync(join(lib, 'manifest.json'), 'utf8')).files);
@@ -310,12 +310,13 @@ function install(addon, lib, srcDir) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const i = process.argv.indexOf('--target');
-  if (i > 0) {
-    process.stdout.write(`${toolPath(process.argv[i + 1])}\n`);
+  const arg = (name) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
+  const target = arg('--target');
+  if (target) {
+    process.stdout.write(`${toolPath(target)}\n`);
   } else {
     const lib = ensureLlama();
     const srcDir = ensureSource();
-    install(buildAddon(srcDir, lib), lib, srcDir);
+    install(buildAddon(srcDir, lib), lib, srcDir, resolve(arg('--out') ?? join(root, 'native', 'build')));
   }
 }

@@ -1,5 +1,8 @@
 // `strata bench-engine` (npm run bench:engine): the native engine beside llama.cpp's own
 // llama-batched-bench, same model, threads and batch sizes, in one run, printed as ratios.
+// With --vs-addon PATH the other side is this engine built another way (e.g. the -march=native
+// build beside the portable one): each side then runs in its own process, since a process can
+// load only one copy of llama.cpp.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -20,16 +23,24 @@ export const command = {
     const maxSlots = Math.max(...npl);
     const model = optString(args, 'model') ?? await standIn();
     const ctx = pp + tg + 16;
+    const measure = { model, threads, pp, tg, batch, npl, ctx, slots: maxSlots };
+    if (args.options.has('engine-only')) {
+      process.stdout.write(`${JSON.stringify(await measureEngine(measure))}\n`);
+      return 0;
+    }
+    const vsAddon = optString(args, 'vs-addon');
+    const ourLabel = vsAddon ? optString(args, 'label') ?? 'this build' : 'strata';
+    const theirLabel = vsAddon ? optString(args, 'vs-label') ?? vsAddon : 'llama-batched-bench';
     process.stderr.write(`model ${model}\nthreads ${threads}, pp ${pp}, tg ${tg}, batch ${batch}, npl ${npl.join(',')}, runs ${runs}\n`);
 
     // Alternate the two sides run by run so drift on a shared machine hits both; report medians.
     const theirRuns: BatchFigures[][] = [];
     const ourRuns: BatchFigures[][] = [];
     for (let r = 1; r <= runs; r++) {
-      process.stderr.write(`run ${r}/${runs}: llama-batched-bench …\n`);
-      theirRuns.push(runBatchedBench({ model, threads, pp, tg, batch, npl, ctx: ctx * maxSlots }));
-      process.stderr.write(`run ${r}/${runs}: strata engine …\n`);
-      ourRuns.push(await measureEngine({ model, threads, pp, tg, batch, npl, ctx, slots: maxSlots }));
+      process.stderr.write(`run ${r}/${runs}: ${theirLabel} …\n`);
+      theirRuns.push(vsAddon ? engineInChild(args, vsAddon) : runBatchedBench({ ...measure, ctx: ctx * maxSlots }));
+      process.stderr.write(`run ${r}/${runs}: ${ourLabel} …\n`);
+      ourRuns.push(vsAddon ? engineInChild(args, process.env.STRATA_ADDON) : await measureEngine(measure));
     }
     const theirs = medianFigures(theirRuns, npl);
     const ours = medianFigures(ourRuns, npl);
@@ -40,18 +51,29 @@ export const command = {
       return { npl: n, ours: a, theirs: b, prefillRatio: a.prefillTps / b.prefillTps, decodeRatio: a.decodeTps / b.decodeTps };
     });
     const lines = [
-      `| slots | prefill tok/s strata | llama-batched-bench | ratio | decode tok/s strata | llama-batched-bench | ratio |`,
+      `| slots | prefill tok/s ${ourLabel} | ${theirLabel} | ratio | decode tok/s ${ourLabel} | ${theirLabel} | ratio |`,
       `|---:|---:|---:|---:|---:|---:|---:|`,
       ...rows.map((r) => `| ${r.npl} | ${r.ours.prefillTps.toFixed(1)} | ${r.theirs.prefillTps.toFixed(1)} | ${r.prefillRatio.toFixed(3)} | ${r.ours.decodeTps.toFixed(1)} | ${r.theirs.decodeTps.toFixed(1)} | ${r.decodeRatio.toFixed(3)} |`),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     const out = optString(args, 'json') ?? join(packageRoot, 'test-output', 'bench', 'engine-latest.json');
     mkdirSync(join(out, '..'), { recursive: true });
-    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), model, threads, pp, tg, batch, runs, rows, ourRuns, theirRuns }, null, 2));
+    writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), model, threads, pp, tg, batch, runs, ours: ourLabel, theirs: theirLabel, rows, ourRuns, theirRuns }, null, 2));
     process.stderr.write(`wrote ${out}\n`);
     return 0;
   },
 };
+
+/** One engine measurement in a child process with `addon` (undefined: the default build). */
+function engineInChild(args: ParsedArgs, addon: string | undefined): BatchFigures[] {
+  const passed = [...args.options].filter(([k]) => !['vs-addon', 'label', 'vs-label', 'runs', 'json'].includes(k))
+    .flatMap(([k, v]) => [`--${k}`, v]);
+  const env = { ...process.env };
+  if (addon) env.STRATA_ADDON = addon; else delete env.STRATA_ADDON;
+  const out = execFileSync(process.execPath, [join(packageRoot, 'dist', 'strata.mjs'), 'bench-engine', ...passed, '--engine-only', 'true'],
+    { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 16 << 20 });
+  return JSON.parse(out.trim().split('\n').pop()!) as BatchFigures[];
+}
 
 function medianFigures(runs: BatchFigures[][], npl: number[]): BatchFigures[] {
   const med = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2; };
