@@ -7,6 +7,8 @@ export interface BatchFigures { npl: number; prefillTps: number; decodeTps: numb
 
 export async function measureEngine(o: {
   model: string; threads: number; pp: number; tg: number; batch: number; npl: number[]; ctx: number; slots: number;
+  /** The CPU path (default: ggml's best variant, repacking on). */
+  cpuVariant?: string; cpuRepack?: boolean;
 }): Promise<BatchFigures[]> {
   const { Engine } = loadAddon();
   const waiters = new Map<number, (e: EngineEvent) => void>();
@@ -14,6 +16,7 @@ export async function measureEngine(o: {
     model: o.model, threads: o.threads, threadsBatch: o.threads, ctx: o.ctx, slots: o.slots,
     // Throughput configuration, as llama-batched-bench: prompt chunks get the whole batch.
     batch: o.batch, ubatch: o.batch, decodePromptBudget: o.batch, parkBudgetMiB: 0,
+    cpuVariant: o.cpuVariant ?? 'auto', cpuRepack: o.cpuRepack ?? true,
     onEvents: (events) => { for (const e of events) waiters.get(e.id)?.(e); },
   });
   const results: BatchFigures[] = [];

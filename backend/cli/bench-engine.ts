@@ -1,14 +1,14 @@
 // `strata bench-engine` (npm run bench:engine): the native engine beside llama.cpp's own
 // llama-batched-bench, same model, threads and batch sizes, in one run, printed as ratios.
-// With --vs-addon PATH the other side is this engine built another way (e.g. the -march=native
-// build beside the portable one): each side then runs in its own process, since a process can
-// load only one copy of llama.cpp.
+// With --vs-addon PATH, --vs-cpu-variant NAME or --vs-cpu-repack on|off the other side is this
+// engine built or run another way (the -march=native build, another CPU variant, no repacking):
+// each side then runs in its own process, since a process loads one llama.cpp and one variant.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../native.js';
-import { optInt, optList, optString, type ParsedArgs } from './args.js';
+import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
 import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
 
 export const command = {
@@ -23,14 +23,25 @@ export const command = {
     const maxSlots = Math.max(...npl);
     const model = optString(args, 'model') ?? await standIn();
     const ctx = pp + tg + 16;
-    const measure = { model, threads, pp, tg, batch, npl, ctx, slots: maxSlots };
+    const repack = optString(args, 'cpu-repack');
+    if (repack !== undefined && repack !== 'on' && repack !== 'off') throw new UsageError('--cpu-repack must be on or off');
+    const measure = {
+      model, threads, pp, tg, batch, npl, ctx, slots: maxSlots,
+      cpuVariant: optString(args, 'cpu-variant') ?? 'auto', cpuRepack: repack !== 'off',
+    };
     if (args.options.has('engine-only')) {
       process.stdout.write(`${JSON.stringify(await measureEngine(measure))}\n`);
       return 0;
     }
-    const vsAddon = optString(args, 'vs-addon');
-    const ourLabel = vsAddon ? optString(args, 'label') ?? 'this build' : 'strata';
-    const theirLabel = vsAddon ? optString(args, 'vs-label') ?? vsAddon : 'llama-batched-bench';
+    const vs = { addon: optString(args, 'vs-addon'), variant: optString(args, 'vs-cpu-variant'), repack: optString(args, 'vs-cpu-repack') };
+    const versus = vs.addon !== undefined || vs.variant !== undefined || vs.repack !== undefined;
+    const describe = (addon?: string, variant?: string, rep?: string) => [addon ?? 'this build', variant && `variant ${variant}`, rep && `repack ${rep}`].filter(Boolean).join(', ');
+    const ourLabel = versus ? optString(args, 'label') ?? describe(undefined, optString(args, 'cpu-variant'), repack) : 'strata';
+    const theirLabel = versus ? optString(args, 'vs-label') ?? describe(vs.addon, vs.variant ?? optString(args, 'cpu-variant'), vs.repack ?? repack) : 'llama-batched-bench';
+    const theirSide = (): BatchFigures[] => engineInChild(args, vs.addon ?? process.env.STRATA_ADDON, {
+      'cpu-variant': vs.variant ?? optString(args, 'cpu-variant'), 'cpu-repack': vs.repack ?? repack,
+    });
+    const ourSide = (): BatchFigures[] => engineInChild(args, process.env.STRATA_ADDON, {});
     process.stderr.write(`model ${model}\nthreads ${threads}, pp ${pp}, tg ${tg}, batch ${batch}, npl ${npl.join(',')}, runs ${runs}\n`);
 
     // Alternate the two sides run by run so drift on a shared machine hits both; report medians.
@@ -38,9 +49,9 @@ export const command = {
     const ourRuns: BatchFigures[][] = [];
     for (let r = 1; r <= runs; r++) {
       process.stderr.write(`run ${r}/${runs}: ${theirLabel} …\n`);
-      theirRuns.push(vsAddon ? engineInChild(args, vsAddon) : runBatchedBench({ ...measure, ctx: ctx * maxSlots }));
+      theirRuns.push(versus ? theirSide() : runBatchedBench({ ...measure, ctx: ctx * maxSlots }));
       process.stderr.write(`run ${r}/${runs}: ${ourLabel} …\n`);
-      ourRuns.push(vsAddon ? engineInChild(args, process.env.STRATA_ADDON) : await measureEngine(measure));
+      ourRuns.push(versus ? ourSide() : await measureEngine(measure));
     }
     const theirs = medianFigures(theirRuns, npl);
     const ours = medianFigures(ourRuns, npl);
@@ -64,10 +75,13 @@ export const command = {
   },
 };
 
-/** One engine measurement in a child process with `addon` (undefined: the default build). */
-function engineInChild(args: ParsedArgs, addon: string | undefined): BatchFigures[] {
-  const passed = [...args.options].filter(([k]) => !['vs-addon', 'label', 'vs-label', 'runs', 'json'].includes(k))
-    .flatMap(([k, v]) => [`--${k}`, v]);
+const SIDE_OPTIONS = ['vs-addon', 'vs-cpu-variant', 'vs-cpu-repack', 'label', 'vs-label', 'runs', 'json'];
+
+/** One engine measurement in a child process with `addon` (undefined: the default build) and option overrides. */
+function engineInChild(args: ParsedArgs, addon: string | undefined, over: Record<string, string | undefined>): BatchFigures[] {
+  const options = new Map([...args.options].filter(([k]) => !SIDE_OPTIONS.includes(k)));
+  for (const [k, v] of Object.entries(over)) if (v !== undefined) options.set(k, v);
+  const passed = [...options].flatMap(([k, v]) => [`--${k}`, v]);
   const env = { ...process.env };
   if (addon) env.STRATA_ADDON = addon; else delete env.STRATA_ADDON;
   const out = execFileSync(process.execPath, [join(packageRoot, 'dist', 'strata.mjs'), 'bench-engine', ...passed, '--engine-only', 'true'],
