@@ -223,7 +223,11 @@ function convert(raw: unknown, kind: Kind, where: string): unknown {
 
 export function serveHelp(): string {
   const lines = ['usage: strata serve [options]', '', 'options (also STRATA_<NAME> env vars and a JSON --config FILE; flags > env > config):'];
-  for (const o of serveOptions) lines.push(`  --${o.flag.padEnd(26)} ${o.help}`);
+  for (const o of serveOptions) {
+    // Enum options show what they accept, so nobody has to guess (or read the source).
+    const values = o.kind.t === 'enum' ? ` (one of: ${o.kind.values.join(', ')})` : '';
+    lines.push(`  --${o.flag.padEnd(26)} ${o.help}${values}`);
+  }
   lines.push(`  --${'config'.padEnd(26)} JSON file with any of the settings above (also STRATA_CONFIG)`);
   return lines.join('\n');
 }

@@ -45,7 +45,14 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       }
     };
     const sse = run.sse;
-    if (sse) { sse.start(); sse.event(chunks.role()); }
+    // The role chunk opens the stream with its first real event, so a request that fails before
+    // its first token still gets a status code (see withRequest).
+    let opened = false;
+    const emit = (chunk: unknown): void => {
+      if (!sse) return;
+      if (!opened) { opened = true; sse.event(chunks.role()); }
+      sse.event(chunk);
+    };
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
@@ -55,11 +62,11 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     }, {
       onText(piece) {
         const deltas = splitter ? route(splitter.push(piece)) : parser.push(piece);
-        if (sse) { for (const c of chunks.deltas(deltas)) sse.event(c); return; }
+        if (sse) { for (const c of chunks.deltas(deltas)) emit(c); return; }
         collect(deltas);
       },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => sse.event({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (read: number, total: number) => emit({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
       } : {}),
     });
 
@@ -69,9 +76,9 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     if (parser.calls.length > 0) run.rec.end = 'tool_calls';
     const figures = figuresOf(run.rec, done);
     if (sse) {
-      for (const c of chunks.deltas(tail)) sse.event(c);
-      sse.event(chunks.final(finish, figures));
-      if (body.includeUsage) sse.event(chunks.usageOnly(figures));
+      for (const c of chunks.deltas(tail)) emit(c);
+      emit(chunks.final(finish, figures));
+      if (body.includeUsage) emit(chunks.usageOnly(figures));
       sse.done();
       return;
     }
