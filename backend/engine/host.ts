@@ -188,6 +188,11 @@ process.on('message', (raw: unknown) => {
 // The parent is gone (closed the channel or died): never linger as an orphan.
 process.on('disconnect', () => shutdown(0, 'parent disconnected'));
 
+// Ctrl+C in a terminal signals the whole foreground process group, this host included. The
+// server shuts its engines down in order (in-flight requests end as 'shutdown'); dying here
+// first would look like a crash, fail those requests with an engine error and schedule a restart.
+process.on('SIGINT', () => log(`engine host (epoch ${epoch}): SIGINT ignored; the server stops this engine`));
+
 function fatal(err: unknown): void {
   const text = err instanceof Error ? err.stack ?? err.message : String(err);
   log(`engine host fatal: ${text}`);

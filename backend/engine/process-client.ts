@@ -9,6 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
+import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../native.js';
 import type { CpuPath } from './cpu-path.js';
 import type {
@@ -270,7 +271,7 @@ class ProcessEngineClient implements EngineClient {
         inc.readyAt = Date.now();
         this.modelInfo = msg.info;
         this.setState('ready');
-        this.log(`engine ready (replica ${this.replica}, epoch ${inc.epoch}): ${msg.info.description}`, 'info');
+        this.log(`engine ready (replica ${this.replica}, epoch ${inc.epoch}): ${modelSummary(msg.info)}`, 'info');
         inc.settleStart.resolve(msg.info);
         break;
       case 'loadError':
@@ -322,7 +323,8 @@ class ProcessEngineClient implements EngineClient {
     if (this.current !== inc) return;
     this.clearSilence();
     this.lastError = reason;
-    this.log(`${reason}${failed ? `; ${failed} requests failed` : ''}`, 'error');
+    // A first start that fails rejects start() with the reason, and its caller reports it: said once.
+    if (wasReady || inc.auto) this.log(`${reason}${failed ? `; ${failed} requests failed` : ''}`, 'error');
     this.setState('dead');
     if (wasReady && Date.now() - inc.readyAt >= this.restartPolicy.healthyMs) this.failures = 0;
     if (!wasReady && !inc.auto) return;
