@@ -125,6 +125,7 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
 async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
   switch (cmd.kind) {
     case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
+    case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
     // Special tokens as their text (like llama-server): templates need bos/eos text.
     case 'detokenize': return e.detokenize(cmd.tokens, false, true);
     case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity);

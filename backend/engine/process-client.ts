@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelInfo } from '../../native/lib/addon.js';
+import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../native.js';
 import type { CpuPath } from './cpu-path.js';
@@ -172,6 +172,9 @@ class ProcessEngineClient implements EngineClient {
 
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]> {
     return this.call('tokenize', { text, addSpecial, parseSpecial });
+  }
+  tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]> {
+    return this.call('tokenizeSegments', { segments, addSpecial });
   }
   detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
   saveSession(path: string, tokens: number[], identity: string): Promise<CallResult<'saveSession'>> {

@@ -10,6 +10,7 @@
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../api/errors.js';
+import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
 import type { EngineClient } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestKind, RequestRecord } from '../scheduler/request-table.js';
@@ -42,13 +43,22 @@ export function requireTokenizer(app: AppContext): EngineClient {
 }
 
 /** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
-export async function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
+async function onTokenizer(app: AppContext, tokenize: (client: EngineClient) => Promise<number[]>): Promise<number[]> {
   const client = requireTokenizer(app);
   try {
-    return await client.tokenize(text, addSpecial, parseSpecial);
+    return await tokenize(client);
   } catch (e) {
     throw new ApiError(503, `the engine could not tokenize the prompt: ${(e as Error)?.message ?? String(e)}`, { code: 'engine_unavailable' });
   }
+}
+
+export function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
+  return onTokenizer(app, (c) => c.tokenize(text, addSpecial, parseSpecial));
+}
+
+/** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */
+export function tokenizeChat(app: AppContext, prompt: RenderedPrompt): Promise<number[]> {
+  return onTokenizer(app, (c) => tokenizeChatPrompt(c, prompt));
 }
 
 /**

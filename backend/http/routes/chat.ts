@@ -4,11 +4,12 @@
 // tool-call parser, so tool calls leave as OpenAI tool_call deltas and anything that is not a
 // valid call leaves as content (what the model writes never causes a 5xx).
 import { parseChatRequest } from '../../api/schemas.js';
+import { renderChatPrompt } from '../../chat/chat-prompt.js';
 import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
 import { ToolCallStreamParser } from '../../chat/tool-calls.js';
 import type { AppContext } from '../../server/context.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeChat, withRequest,
 } from '../generation.js';
 import { ChatChunkBuilder, chatCompletion, chatFinish, type ChatDelta } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -18,21 +19,20 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
   const model = requireModel(app);
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
-  const text = model.template.render(body.messages, {
+  const rendered = renderChatPrompt(model, body.messages, {
     ...(toolsOn ? { tools: body.tools } : {}),
     addGenerationPrompt: true,
     ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
   });
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
-    const prompt = await tokenizeText(app, text, addSpecial, true);
+    const prompt = await tokenizeChat(app, rendered);
     checkContext(prompt, model, 'messages');
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
     const parser = new ToolCallStreamParser(model.template.toolFormat, { toolsEnabled: toolsOn });
-    const splitter = reasoningSplitterFor(body.reasoningFormat, text);
+    const splitter = reasoningSplitterFor(body.reasoningFormat, rendered.text);
     // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
     const route = (pieces: readonly SplitDelta[]): ChatDelta[] =>
       pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : parser.push(p.text)));
