@@ -74,7 +74,7 @@ export async function withRequest(
   const model = requireModel(app);
   if (app.stopping()) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
   const rec = app.table.accept(kind, stream);
-  const conn = new ClientConnection(res, app.config.writeStallMs);
+  const conn = new ClientConnection(res, app.config.writeStallMs, stream ? app.readers : null);
   const sse = stream
     ? new SseStream(conn, { keepAliveMs: app.config.keepAliveMs, headers: { 'X-Request-Id': String(rec.id) } })
     : null;
@@ -165,7 +165,8 @@ export async function follow(run: GenerationRun, spec: GenerationSpec, h: Follow
     throw e;
   }
   conn.onGone((why) => {
-    app.log.info(why === 'stalled' ? 'client stopped reading; cancelling' : 'client disconnected; cancelling', { request: rec.id, state: rec.state });
+    const what = why === 'stalled' ? 'client stopped reading' : why === 'slow' ? `client fell ${conn.lagMs} ms behind the stream (--slow-reader-ms)` : 'client disconnected';
+    app.log.info(`${what}; cancelling`, { request: rec.id, state: rec.state });
     job.cancel('disconnected');
   });
   sse?.setWaiting(true);
