@@ -1,7 +1,7 @@
 // Validation of chat messages, tools and tool_choice (OpenAI shapes) into backend/chat types.
 import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/template.js';
 import {
-  checkArray, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
+  checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
@@ -19,6 +19,11 @@ function parseContentParts(v: unknown[], path: string): ContentPart[] {
   });
 }
 
+/** The JSON a string holds (templates get arguments parsed), or null when it is not JSON. */
+function parsedOrNull(text: string): unknown {
+  try { return JSON.parse(text); } catch { return null; }
+}
+
 function parseToolCalls(v: unknown, path: string): ToolCall[] {
   return checkArray(v, path).map((c, i) => {
     const cp = field(path, i);
@@ -30,8 +35,11 @@ function parseToolCalls(v: unknown, path: string): ToolCall[] {
     const fn = requireObject(get(call, 'function'), fp);
     const name = checkString(get(fn, 'name'), field(fp, 'name'), { nonEmpty: true });
     const rawArgs = get(fn, 'arguments') ?? '{}';
-    // OpenAI sends a JSON string; some clients send the object itself.
-    const args = isRecord(rawArgs) ? JSON.stringify(rawArgs) : checkString(rawArgs, field(fp, 'arguments'));
+    const ap = field(fp, 'arguments');
+    // OpenAI sends a JSON string; some clients send the object itself. Templates print either as JSON.
+    if (isRecord(rawArgs)) checkDepth(rawArgs, ap);
+    const args = isRecord(rawArgs) ? JSON.stringify(rawArgs) : checkString(rawArgs, ap);
+    if (!isRecord(rawArgs)) checkDepth(parsedOrNull(args), ap);
     return { id, type: 'function', function: { name, arguments: args } };
   });
 }
@@ -99,7 +107,10 @@ export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
     const description = get(fn, 'description');
     if (description !== undefined) spec.function.description = checkString(description, field(fp, 'description'));
     const parameters = get(fn, 'parameters');
-    if (parameters !== undefined) spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
+    if (parameters !== undefined) {
+      spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
+      checkDepth(parameters, field(fp, 'parameters'));
+    }
     return spec;
   });
 }

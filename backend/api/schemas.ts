@@ -6,7 +6,7 @@ import { REASONING_FORMATS, type ReasoningFormat } from '../chat/reasoning.js';
 import type { ChatMessage, ToolSpec } from '../chat/template.js';
 import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './chat-schema.js';
 import {
-  checkArray, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
+  checkArray, checkDepth, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
 } from './validate.js';
 
@@ -172,6 +172,12 @@ function parseReasoningFormat(obj: Json): ReasoningFormat {
   fail('reasoning_format', `must be one of ${REASONING_FORMATS.join(', ')}, got ${got}`);
 }
 
+function checkedKwargs(v: unknown): Record<string, unknown> {
+  const kwargs = requireObject(v, 'chat_template_kwargs');
+  checkDepth(kwargs, 'chat_template_kwargs');
+  return kwargs;
+}
+
 export function parseChatRequest(body: unknown): ChatRequest {
   const obj = requireObject(body, '');
   const messages = parseMessages(get(obj, 'messages'));
@@ -189,7 +195,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     tools,
     toolChoice,
     parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
-    templateKwargs: kwargs === undefined ? {} : requireObject(kwargs, 'chat_template_kwargs'),
+    templateKwargs: kwargs === undefined ? {} : checkedKwargs(kwargs),
     reasoningFormat: parseReasoningFormat(obj),
   };
 }

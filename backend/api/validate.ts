@@ -60,8 +60,15 @@ function rangeText(r: NumberRange): string {
 
 export function checkNumber(v: unknown, path: string, r: NumberRange = {}): number {
   requirePresent(v, path);
-  if (typeof v !== 'number' || !Number.isFinite(v)) fail(path, `must be a number, got ${typeName(v)}`);
-  if (r.integer && !Number.isSafeInteger(v)) fail(path, `must be an integer, got ${v}`);
+  if (typeof v !== 'number') fail(path, `must be a number, got ${typeName(v)}`);
+  const want = rangeText(r) || 'a finite number';
+  // JSON numbers past double range (1e400) parse as ±Infinity: say so instead of "got a number".
+  if (!Number.isFinite(v)) fail(path, `must be ${want}, got a number too ${v > 0 ? 'large' : 'small'} to represent`);
+  if (r.integer && !Number.isInteger(v)) fail(path, `must be an integer, got ${v}`);
+  if (r.integer && !Number.isSafeInteger(v)) {
+    // Past 2^53 integers are no longer exact; the value is really "too large".
+    fail(path, `must be an integer ${v > 0 ? 'of at most ' : 'of at least -'}${Number.MAX_SAFE_INTEGER}, got ${v}`);
+  }
   const low = r.min !== undefined && (r.minExclusive ? v <= r.min : v < r.min);
   const high = r.max !== undefined && v > r.max;
   if (low || high) fail(path, `must be ${rangeText(r)}, got ${v}`);
@@ -111,4 +118,23 @@ export function checkEnum<T extends string>(v: unknown, path: string, allowed: r
     fail(path, `must be one of ${allowed.join(', ')}`);
   }
   return v as T;
+}
+
+/** Deepest nesting of arrays/objects accepted in free-form JSON fields (tool schemas, arguments, template kwargs). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Refuses JSON nested deeper than `max` levels. Iterative, so a 10,000-deep value is a 400 here
+ * rather than a stack overflow later (JSON.stringify, the template engine and our own printers recurse).
+ */
+export function checkDepth(v: unknown, path: string, max = MAX_JSON_DEPTH): void {
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) fail(path, `is nested more than ${max} levels deep`, 'too_deep');
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
 }

@@ -1,6 +1,9 @@
 // `strata serve`: the OpenAI-compatible local server. Settings from flags, STRATA_* env and
-// a JSON config file; prints "listening on http://HOST:PORT"; Ctrl+C / SIGTERM stop it
-// cleanly (engines closed, exit 0).
+// a JSON config file. It binds its port at once and says "loading … on http://HOST:PORT"
+// (GET /health answers 503 "loading" meanwhile), then "listening on http://HOST:PORT" only when
+// a model is loaded and requests are served; a model that does not load is reported once and
+// the process exits 1 without ever saying "listening". Ctrl+C / SIGTERM stop it cleanly
+// (in-flight requests end with a shutdown error, engines closed, exit 0).
 import { existsSync, readFileSync } from 'node:fs';
 import { createLogger } from '../log/logger.js';
 import { StrataServer } from '../server/app.js';
@@ -75,14 +78,18 @@ export const command = {
       await log.flush();
       return 1;
     }
-    log.info(`listening on ${listening.url}`);
+    log.info(`loading ${modelPath} on ${listening.url} (GET /health answers 503 "loading" until the model is ready)`);
     if (config.apiKey === null) log.info('no API key: only loopback clients are served (Host and Origin are checked)');
-    server.startEngines().catch(async (e: unknown) => {
-      log.error((e as Error).message);
-      await server.close();
-      await log.flush();
-      process.exit(1);
-    });
+    server.startEngines().then(
+      () => { if (stopping === null) log.info(`listening on ${listening.url}`); },
+      async (e: unknown) => {
+        if (stopping !== null) return; // stopped during the load: not a load failure
+        log.error((e as Error).message);
+        await server.close();
+        await log.flush();
+        process.exit(1);
+      },
+    );
     const code = await exited;
     // Everything is closed; if some handle still holds the loop, do not hang the terminal.
     setTimeout(() => process.exit(code), 3000).unref();

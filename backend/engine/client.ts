@@ -3,7 +3,7 @@
 // llama.cpp abort costs only that replica's in-flight requests.
 import type {
   DeviceInfo, EngineOptions, EngineSnapshot, FinishReason, GenerateRequest, ModelInfo,
-  RequestTrace, SessionResult, StepTrace,
+  PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
 
 export type EngineConfig = Omit<EngineOptions, 'onEvents'>;
@@ -62,6 +62,8 @@ export interface EngineClient {
   /** Submits a request; never throws for engine trouble: a dead engine yields a 'done' with engineDied. */
   generate(input: GenerateInput): EngineRequest;
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]>;
+  /** Special tokens parsed in the chat template's segments, never in plain (client) ones (addon.d.ts). */
+  tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]>;
   detokenize(tokens: number[]): Promise<string>;
   saveSession(path: string, tokens: number[], identity: string): Promise<SessionResult>;
   loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[] }>;

@@ -125,6 +125,7 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
 async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
   switch (cmd.kind) {
     case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
+    case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
     // Special tokens as their text (like llama-server): templates need bos/eos text.
     case 'detokenize': return e.detokenize(cmd.tokens, false, true);
     case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity);
@@ -187,6 +188,11 @@ process.on('message', (raw: unknown) => {
 
 // The parent is gone (closed the channel or died): never linger as an orphan.
 process.on('disconnect', () => shutdown(0, 'parent disconnected'));
+
+// Ctrl+C in a terminal signals the whole foreground process group, this host included. The
+// server shuts its engines down in order (in-flight requests end as 'shutdown'); dying here
+// first would look like a crash, fail those requests with an engine error and schedule a restart.
+process.on('SIGINT', () => log(`engine host (epoch ${epoch}): SIGINT ignored; the server stops this engine`));
 
 function fatal(err: unknown): void {
   const text = err instanceof Error ? err.stack ?? err.message : String(err);

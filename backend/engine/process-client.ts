@@ -8,7 +8,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelInfo } from '../../native/lib/addon.js';
+import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
+import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../native.js';
 import type { CpuPath } from './cpu-path.js';
 import type {
@@ -172,6 +173,9 @@ class ProcessEngineClient implements EngineClient {
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]> {
     return this.call('tokenize', { text, addSpecial, parseSpecial });
   }
+  tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]> {
+    return this.call('tokenizeSegments', { segments, addSpecial });
+  }
   detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
   saveSession(path: string, tokens: number[], identity: string): Promise<CallResult<'saveSession'>> {
     return this.call('saveSession', { path, tokens, identity });
@@ -270,7 +274,7 @@ class ProcessEngineClient implements EngineClient {
         inc.readyAt = Date.now();
         this.modelInfo = msg.info;
         this.setState('ready');
-        this.log(`engine ready (replica ${this.replica}, epoch ${inc.epoch}): ${msg.info.description}`, 'info');
+        this.log(`engine ready (replica ${this.replica}, epoch ${inc.epoch}): ${modelSummary(msg.info)}`, 'info');
         inc.settleStart.resolve(msg.info);
         break;
       case 'loadError':
@@ -322,7 +326,8 @@ class ProcessEngineClient implements EngineClient {
     if (this.current !== inc) return;
     this.clearSilence();
     this.lastError = reason;
-    this.log(`${reason}${failed ? `; ${failed} requests failed` : ''}`, 'error');
+    // A first start that fails rejects start() with the reason, and its caller reports it: said once.
+    if (wasReady || inc.auto) this.log(`${reason}${failed ? `; ${failed} requests failed` : ''}`, 'error');
     this.setState('dead');
     if (wasReady && Date.now() - inc.readyAt >= this.restartPolicy.healthyMs) this.failures = 0;
     if (!wasReady && !inc.auto) return;

@@ -10,13 +10,14 @@
 // each start); request-scoped messages carry the engine-level request id, call replies the
 // call id. The receiver drops what is not addressed to its epoch.
 import type {
-  DeviceInfo, EngineEvent, EngineSnapshot, ModelInfo, RequestTrace, SessionResult, StepTrace,
+  DeviceInfo, EngineEvent, EngineSnapshot, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
 import type { EngineConfig, GenerateInput } from './client.js';
 
 /** Calls: one request, one reply (`result` or `callError`) with the same call id. */
 export interface CallSpecs {
   tokenize: { args: { text: string; addSpecial?: boolean; parseSpecial?: boolean }; result: number[] };
+  tokenizeSegments: { args: { segments: PromptSegment[]; addSpecial: boolean }; result: number[] };
   detokenize: { args: { tokens: number[] }; result: string };
   saveSession: { args: { path: string; tokens: number[]; identity: string }; result: SessionResult };
   loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[] } };
@@ -57,7 +58,7 @@ export type HostMessage =
   | { kind: 'fatal'; epoch: number; error: string };
 
 export const CALL_NAMES: readonly CallName[] =
-  ['tokenize', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices'];
+  ['tokenize', 'tokenizeSegments', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices'];
 
 export class ProtocolError extends Error {
   override name = 'ProtocolError';

@@ -1,25 +1,39 @@
 // Watches one client while we answer it. It is "gone" when its connection closes before the
-// answer is complete, or when it stops reading: a write that does not drain within
-// writeStallMs (the socket makes no progress) counts as a disconnect, so a stuck reader can
-// never hold an engine slot. Whoever owns the request cancels it on onGone.
+// answer is complete, when it stops reading (a write that does not drain within writeStallMs:
+// the socket makes no progress), or when a stream's client falls behind by more than the slow
+// reader bound (slow-readers.ts), so a stuck or slow reader can never hold an engine slot.
+// Whoever owns the request cancels it on onGone.
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { SlowReaderWatch, WatchedStream } from './slow-readers.js';
 
-export type GoneReason = 'closed' | 'stalled';
+export type GoneReason = 'closed' | 'stalled' | 'slow';
 
-export class ClientConnection {
+export class ClientConnection implements WatchedStream {
   private reason: GoneReason | null = null;
   private stallTimer: NodeJS.Timeout | null = null;
   private readonly listeners: Array<(why: GoneReason) => void> = [];
+  /** ms behind when it was cut as a slow reader. */
+  lagMs: number | null = null;
 
-  constructor(readonly res: ServerResponse, private readonly writeStallMs: number) {
+  /** `readers`: the watch that streamed writes report to (null: not watched, e.g. a JSON answer). */
+  constructor(readonly res: ServerResponse, private readonly writeStallMs: number, private readonly readers: SlowReaderWatch | null = null) {
     res.on('close', () => {
       this.clearStall();
+      this.readers?.forget(this);
       if (!res.writableFinished) this.markGone('closed');
     });
     res.on('drain', () => this.clearStall());
   }
 
   get gone(): GoneReason | null { return this.reason; }
+  get socket(): Socket | null { return this.res.socket; }
+
+  cutSlowReader(lagMs: number): void {
+    this.lagMs = lagMs;
+    this.markGone('slow');
+    this.res.destroy();
+  }
 
   /** Called once when the client goes (at once if it already has). */
   onGone(listener: (why: GoneReason) => void): void {
@@ -32,10 +46,13 @@ export class ClientConnection {
     if (this.reason || this.res.destroyed || this.res.writableEnded) return false;
     const ok = this.res.write(data);
     if (!ok) this.armStall();
+    this.readers?.wrote(this);
     return true;
   }
 
   end(data?: string): void {
+    // The answer is complete: the request holds no slot any more, so its pace is the client's business.
+    this.readers?.forget(this);
     if (this.res.writableEnded || this.res.destroyed) return;
     if (data !== undefined) {
       if (!this.res.write(data)) this.armStall();

@@ -3,8 +3,14 @@
 // request, which frees its slot at once), keeps a waiting stream alive, and hands text to
 // the route. The record is ended in a finally, so it can never leave the bookkeeping while
 // its client waits.
+//
+// Errors, streamed or not, leave in one place (withRequest): before a stream's first byte
+// (validation, tokenizing, the context check, a full queue, an engine that is down or dies
+// before the first token) as an HTTP status with the JSON error; after it as an SSE `error`
+// event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
-import { ApiError } from '../api/errors.js';
+import { ApiError, toApiError } from '../api/errors.js';
+import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
 import type { EngineClient } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestKind, RequestRecord } from '../scheduler/request-table.js';
@@ -37,18 +43,29 @@ export function requireTokenizer(app: AppContext): EngineClient {
 }
 
 /** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
-export async function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
+async function onTokenizer(app: AppContext, tokenize: (client: EngineClient) => Promise<number[]>): Promise<number[]> {
   const client = requireTokenizer(app);
   try {
-    return await client.tokenize(text, addSpecial, parseSpecial);
+    return await tokenize(client);
   } catch (e) {
     throw new ApiError(503, `the engine could not tokenize the prompt: ${(e as Error)?.message ?? String(e)}`, { code: 'engine_unavailable' });
   }
 }
 
+export function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
+  return onTokenizer(app, (c) => c.tokenize(text, addSpecial, parseSpecial));
+}
+
+/** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */
+export function tokenizeChat(app: AppContext, prompt: RenderedPrompt): Promise<number[]> {
+  return onTokenizer(app, (c) => tokenizeChatPrompt(c, prompt));
+}
+
 /**
  * Books a request, runs `body` and ends the record whatever happens. The route sets
  * rec.end when it knows better (tool_calls); an ApiError ends it as 'rejected' (4xx) or 'error'.
+ * What `body` throws is answered here when the stream has started (an SSE error event), else
+ * rethrown for the server's error handler (a status code).
  */
 export async function withRequest(
   app: AppContext, kind: RequestKind, stream: boolean, res: ServerResponse,
@@ -57,11 +74,12 @@ export async function withRequest(
   const model = requireModel(app);
   if (app.stopping()) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
   const rec = app.table.accept(kind, stream);
-  const conn = new ClientConnection(res, app.config.writeStallMs);
+  const conn = new ClientConnection(res, app.config.writeStallMs, stream ? app.readers : null);
   const sse = stream
     ? new SseStream(conn, { keepAliveMs: app.config.keepAliveMs, headers: { 'X-Request-Id': String(rec.id) } })
     : null;
   res.setHeader('X-Request-Id', String(rec.id));
+  let threw = false;
   try {
     await body({ app, rec, model, conn, sse });
   } catch (e) {
@@ -69,7 +87,13 @@ export async function withRequest(
       rec.end = e.status < 500 ? 'rejected' : 'error';
       rec.error = e.message;
     }
-    throw e;
+    if (!sse?.isStarted || e instanceof ClientGone) { threw = true; throw e; }
+    // The 200 is out: the error becomes the stream's last event.
+    const err = toApiError(e);
+    if (!(e instanceof ApiError)) app.log.error('request failed mid-stream', { request: rec.id, error: (e as Error)?.stack ?? String(e) });
+    rec.end ??= 'error';
+    rec.error ??= err.message;
+    sse.fail(err.toJSON());
   } finally {
     if (rec.state === 'queued' || rec.state === 'finishing') {
       app.table.end(rec, rec.end ?? (conn.gone ? 'disconnected' : 'error'));
@@ -79,6 +103,8 @@ export async function withRequest(
       app.table.end(rec, 'error', 'internal: request abandoned');
     }
     sse?.close();
+    // Returned without an answer (the client left): nothing to send, drop the connection.
+    if (!threw && !res.writableEnded) res.destroy();
   }
 }
 
@@ -99,6 +125,16 @@ export function maxTokensFor(requested: number | null, promptTokens: number, mod
   return requested === null ? room : Math.min(requested, room);
 }
 
+/** Token ids a request names (logit_bias) must be in the vocabulary: a 400 here, not the engine's refusal later. */
+export function checkSamplingTokens(spec: GenerationSpec, model: ModelView): void {
+  const vocab = model.info.vocabSize;
+  for (const [id] of spec.sampling?.logitBias ?? []) {
+    if (id >= vocab) {
+      throw new ApiError(400, `logit_bias: token id ${id} is outside the vocabulary of ${vocab} tokens (ids 0-${vocab - 1})`, { param: 'logit_bias', code: 'invalid_value' });
+    }
+  }
+}
+
 export interface FollowHandlers {
   /** Text as the engine releases it (UTF-8 complete, stop strings withheld). */
   onText(text: string, job: Job): void;
@@ -117,6 +153,7 @@ export function promptProgress(rec: RequestRecord, read: number, total: number) 
  */
 export async function follow(run: GenerationRun, spec: GenerationSpec, h: FollowHandlers): Promise<DoneEvent> {
   const { app, rec, conn, sse } = run;
+  checkSamplingTokens(spec, run.model);
   if (conn.gone) { rec.end = 'disconnected'; throw new ClientGone(); }
   let job: Job;
   try {
@@ -128,7 +165,8 @@ export async function follow(run: GenerationRun, spec: GenerationSpec, h: Follow
     throw e;
   }
   conn.onGone((why) => {
-    app.log.info(why === 'stalled' ? 'client stopped reading; cancelling' : 'client disconnected; cancelling', { request: rec.id, state: rec.state });
+    const what = why === 'stalled' ? 'client stopped reading' : why === 'slow' ? `client fell ${conn.lagMs} ms behind the stream (--slow-reader-ms)` : 'client disconnected';
+    app.log.info(`${what}; cancelling`, { request: rec.id, state: rec.state });
     job.cancel('disconnected');
   });
   sse?.setWaiting(true);
@@ -207,10 +245,9 @@ export function settle(run: GenerationRun, done: DoneEvent): boolean {
   return true;
 }
 
-/** Ends a stream or throws for the wrapper to answer, depending on what was sent already. */
-export function failRun(run: GenerationRun, err: ApiError): void {
+/** Records why the request failed and throws for withRequest to answer (status code or SSE error event). */
+export function failRun(run: GenerationRun, err: ApiError): never {
   run.rec.end = run.rec.end ?? (err.status < 500 ? 'rejected' : 'error');
   run.rec.error = run.rec.error ?? err.message;
-  if (run.sse?.isStarted) { run.sse.fail(err.toJSON()); return; }
   throw err;
 }

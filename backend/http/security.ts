@@ -15,15 +15,30 @@ export function isLoopbackHost(host: string): boolean {
   return loopbackHosts.has(host.toLowerCase()) || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/** The host part of a Host header ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost"). */
-export function hostOf(header: string): string {
+/**
+ * The host of a Host header ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost"), parsed as
+ * RFC 9110 defines it (uri-host [":" port]), or null when the header is not one. Strict on
+ * purpose: "127.0.0.1:80@evil.com" is not a loopback host with odd trailing bytes, it is no host.
+ */
+export function hostOf(header: string): string | null {
   const h = header.trim().toLowerCase();
+  let host: string;
+  let port: string;
   if (h.startsWith('[')) {
     const end = h.indexOf(']');
-    return end > 0 ? h.slice(0, end + 1) : h;
+    if (end < 0) return null;
+    host = h.slice(0, end + 1);
+    port = h.slice(end + 1);
+    if (!/^\[[0-9a-f:.]+\]$/.test(host)) return null;   // an IPv6 literal
+  } else {
+    const colon = h.indexOf(':');
+    host = colon < 0 ? h : h.slice(0, colon);
+    port = colon < 0 ? '' : h.slice(colon);
+    // reg-name or IPv4: unreserved, pct-encoded and sub-delims; never '@', '/', '?', '#' or a second ':'.
+    if (!/^[a-z0-9\-._~!$&'()*+,;=%]+$/.test(host)) return null;
   }
-  const colon = h.lastIndexOf(':');
-  return colon >= 0 ? h.slice(0, colon) : h;
+  if (port !== '' && !/^:\d{0,5}$/.test(port)) return null;
+  return host;
 }
 
 /** An Origin a local page of ours may have: loopback http(s), or VS Code's webview schemes. */
@@ -62,7 +77,8 @@ export function checkAccess(headers: IncomingHttpHeaders, apiKey: string | null,
     return { ok: true };
   }
   const host = headers.host;
-  if (typeof host !== 'string' || !isLoopbackHost(hostOf(host))) {
+  const hostName = typeof host === 'string' ? hostOf(host) : null;
+  if (hostName === null || !isLoopbackHost(hostName)) {
     return { ok: false, status: 403, code: 'host_not_allowed', message: `Host '${host ?? ''}' is not allowed: without an API key the server only answers requests addressed to localhost, 127.0.0.1 or [::1]` };
   }
   const origin = headers.origin;

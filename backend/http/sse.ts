@@ -1,32 +1,38 @@
 // Server-sent events for streamed completions: headers, `data:` events, `: keep-alive`
 // comments while the request waits (queued, or the engine reads its prompt), an error
 // event, and `data: [DONE]`.
+//
+// The status line is committed by the first byte the stream sends (an event, or a keep-alive
+// comment after keepAliveMs of waiting), never before: until then a failure is still an HTTP
+// status with the JSON error, exactly as for a request that does not stream (generation.ts).
 import type { ClientConnection } from './client-connection.js';
 
 export interface SseOptions {
   /** Comment period while waiting (ms). */
   keepAliveMs: number;
-  /** Least gap between comments sent on progress events (ms). */
+  /** Least gap between comments sent on progress events (ms; default keepAliveMs). */
   progressGapMs?: number;
   headers?: Record<string, string>;
 }
 
 export class SseStream {
   private timer: NodeJS.Timeout | null = null;
-  private lastWrite = 0;
+  /** Creation counts as a write: the first comment comes keepAliveMs after the request, not at once. */
+  private lastWrite = Date.now();
   private started = false;
   private writes = 0;
   private readonly progressGapMs: number;
 
   constructor(private readonly conn: ClientConnection, private readonly opts: SseOptions) {
-    this.progressGapMs = opts.progressGapMs ?? 1000;
+    this.progressGapMs = opts.progressGapMs ?? opts.keepAliveMs;
   }
 
+  /** Whether the status line (200, text/event-stream) went out: from then on errors are events. */
   get isStarted(): boolean { return this.started; }
   /** Writes handed to the socket so far (a caller compares two readings to see if bytes went out). */
   get written(): number { return this.writes; }
 
-  start(): void {
+  private start(): void {
     if (this.started) return;
     this.started = true;
     const res = this.conn.res;
@@ -53,31 +59,37 @@ export class SseStream {
 
   /** The engine read more of the prompt: say we are alive (rate-limited). */
   progress(): void {
-    if (Date.now() - this.lastWrite >= this.progressGapMs) this.comment('keep-alive');
+    if (this.progressGapMs > 0 && Date.now() - this.lastWrite >= this.progressGapMs) this.comment('keep-alive');
   }
 
   comment(text: string): void { this.write(`: ${text}\n\n`); }
 
   event(data: unknown): void { this.write(`data: ${JSON.stringify(data)}\n\n`); }
 
-  /** Ends the stream with an error event (OpenAI clients throw it as an APIError). */
+  /**
+   * Ends a started stream with an `error` event and no [DONE] (OpenAI clients raise it as an
+   * APIError). Before the stream started the caller answers with a status code instead.
+   */
   fail(error: unknown): void {
     this.stopTimer();
     if (!this.started) this.start();
-    this.conn.end(`data: ${JSON.stringify(error)}\n\n`);
+    this.conn.end(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
   }
 
   done(): void {
     this.stopTimer();
-    this.conn.end('data: [DONE]\n\n');
-  }
-
-  close(): void {
-    this.stopTimer();
+    this.write('data: [DONE]\n\n');
     this.conn.end();
   }
 
+  /** Stops the keep-alives; a started stream ends (without [DONE] unless done() sent it). */
+  close(): void {
+    this.stopTimer();
+    if (this.started) this.conn.end();
+  }
+
   private write(s: string): void {
+    if (!this.started) this.start();
     if (this.conn.write(s)) { this.lastWrite = Date.now(); this.writes++; }
   }
 

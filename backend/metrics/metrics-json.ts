@@ -18,6 +18,8 @@ export interface MetricsSources {
   logDropped: number;
   /** The server's overhead per streamed token event (TraceCollector.eventToSse); null when not kept. */
   eventToSse?: HistogramSnapshot | null;
+  /** The slow-reader bound and the clients cut for it. */
+  slowReaders?: { boundMs: number; cut: number; kernelVisible: boolean | null };
 }
 
 export interface SlotView {
@@ -156,6 +158,14 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
     /** Engine step hand-over -> SSE bytes written, per streamed token event (ms, monotonic clock). */
     event_to_sse: src.eventToSse ?? null,
     log_lines_dropped: src.logDropped,
+    /**
+     * Streaming clients cut for falling more than bound_ms behind (--slow-reader-ms); unread_seen:
+     * 'kernel' when socket queues are visible (/proc/net/tcp), 'process' when only our own buffers are.
+     */
+    slow_readers: src.slowReaders ? {
+      bound_ms: src.slowReaders.boundMs, cut: src.slowReaders.cut,
+      unread_seen: src.slowReaders.kernelVisible === null ? null : src.slowReaders.kernelVisible ? 'kernel' : 'process',
+    } : null,
   };
 }
 

@@ -71,6 +71,10 @@ export function prometheusText(m: MetricsJson): string {
   w.metric('strata:engine_restarts_total', 'counter', 'Engine restarts.',
     m.engines.map((e) => ({ labels: { replica: e.replica }, value: e.restarts })));
   w.metric('strata:stale_frames_total', 'counter', 'Engine messages dropped as belonging to no live request.', m.stale_frames);
+  if (m.slow_readers) {
+    w.metric('strata:slow_readers_cut_total', 'counter', 'Streaming clients disconnected for falling behind (--slow-reader-ms).', m.slow_readers.cut);
+    w.metric('strata:slow_reader_bound_seconds', 'gauge', 'How far behind a streaming client may fall before it is cut (0 = never).', m.slow_readers.bound_ms / 1000);
+  }
   w.metric('strata:log_lines_dropped_total', 'counter', 'Log lines dropped because the console could not keep up.', m.log_lines_dropped);
   w.histogram('strata:event_to_sse_seconds',
     'Server overhead per streamed token event: engine step hand-over to its SSE bytes written.', m.event_to_sse);

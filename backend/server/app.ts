@@ -8,6 +8,7 @@ import { memoCpuPath, type CpuPath } from '../engine/cpu-path.js';
 import { createProcessEngineClient } from '../engine/process-client.js';
 import { ConnectionTracker } from '../http/connections.js';
 import { createHttpServer } from '../http/server.js';
+import { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { TraceCollector } from '../metrics/traces.js';
 import { RequestTable } from '../scheduler/request-table.js';
@@ -54,6 +55,7 @@ export class StrataServer {
   private readonly http: Server;
   private readonly connections: ConnectionTracker;
   private readonly traces: TraceCollector;
+  private readonly readers: SlowReaderWatch;
   private readonly log: Logger;
   private view: ModelView | null = null;
   private readonly cpuPath: (() => Promise<CpuPath>) | null;
@@ -83,8 +85,9 @@ export class StrataServer {
     const sessions = new SessionService(new SessionStore(config.sessionsDir), {
       model: () => this.view, scheduler: this.scheduler, log,
     });
+    this.readers = new SlowReaderWatch({ boundMs: config.slowReaderMs });
     this.app = {
-      config, log, table: this.table, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions,
+      config, log, table: this.table, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, readers: this.readers,
       startedAt: Date.now(), modelPath: opts.modelPath, fingerprint: 'strata-0.1.0',
       model: () => this.view, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
     };
@@ -161,6 +164,7 @@ export class StrataServer {
     clearInterval(idle);
     clearTimeout(forced);
     this.traces.close();
+    this.readers.stop();
     this.scheduler.close();
   }
 }

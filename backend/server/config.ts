@@ -35,6 +35,8 @@ export interface ServerConfig {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   bodyLimitMib: number;
   writeStallMs: number;
+  /** A streaming client whose oldest unread output is older than this is disconnected (0 = off). */
+  slowReaderMs: number;
   keepAliveMs: number;
   maxQueued: number;
   engineReadyTimeoutMs: number;
@@ -83,6 +85,7 @@ export const serveOptions: readonly Option[] = [
   { flag: 'log-level', key: 'logLevel', kind: { t: 'enum', values: ['debug', 'info', 'warn', 'error'] }, help: 'least level logged' },
   { flag: 'body-limit-mib', key: 'bodyLimitMib', kind: int(1, 4096), help: 'largest request body, MiB (default 32)' },
   { flag: 'write-stall-ms', key: 'writeStallMs', kind: int(0, 3_600_000), help: 'a client that reads nothing this long is disconnected (default 30000)' },
+  { flag: 'slow-reader-ms', key: 'slowReaderMs', kind: int(0, 3_600_000), help: 'a streaming client this far behind (age of its oldest unread output) is disconnected and its slot freed (default 10000; 0 = off)' },
   { flag: 'keep-alive-ms', key: 'keepAliveMs', kind: int(0, 3_600_000), help: 'SSE keep-alive period while waiting (default 10000)' },
   { flag: 'max-queued', key: 'maxQueued', kind: int(1, 1_000_000), help: 'requests allowed to wait (default 512)' },
   { flag: 'engine-ready-timeout-ms', key: 'engineReadyTimeoutMs', kind: int(1000, 86_400_000), help: 'model load limit (default 900000)' },
@@ -103,7 +106,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfi
     model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, threads: null, kvType: null,
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
     gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
-    bodyLimitMib: 32, writeStallMs: 30_000, keepAliveMs: 10_000, maxQueued: 512,
+    bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512,
     engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null, parentPid: null,
   };
 }
@@ -223,7 +226,11 @@ function convert(raw: unknown, kind: Kind, where: string): unknown {
 
 export function serveHelp(): string {
   const lines = ['usage: strata serve [options]', '', 'options (also STRATA_<NAME> env vars and a JSON --config FILE; flags > env > config):'];
-  for (const o of serveOptions) lines.push(`  --${o.flag.padEnd(26)} ${o.help}`);
+  for (const o of serveOptions) {
+    // Enum options show what they accept, so nobody has to guess (or read the source).
+    const values = o.kind.t === 'enum' ? ` (one of: ${o.kind.values.join(', ')})` : '';
+    lines.push(`  --${o.flag.padEnd(26)} ${o.help}${values}`);
+  }
   lines.push(`  --${'config'.padEnd(26)} JSON file with any of the settings above (also STRATA_CONFIG)`);
   return lines.join('\n');
 }

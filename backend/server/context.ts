@@ -2,6 +2,7 @@
 // the server object itself.
 import type { EngineClient } from '../engine/client.js';
 import type { CpuPath } from '../engine/cpu-path.js';
+import type { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import type { TraceCollector } from '../metrics/traces.js';
 import type { RequestTable } from '../scheduler/request-table.js';
@@ -18,6 +19,8 @@ export interface AppContext {
   readonly engines: readonly EngineClient[];
   readonly traces: TraceCollector;
   readonly sessions: SessionService;
+  /** Streams whose clients fall behind are cut (--slow-reader-ms). */
+  readonly readers: SlowReaderWatch;
   readonly startedAt: number;
   /** The GGUF served (the demo model's path when none was given). */
   readonly modelPath: string;

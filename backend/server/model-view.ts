@@ -3,6 +3,7 @@
 // must start with, and the identity that saved sessions are checked against.
 import { basename } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
+import { ClientTextGuard } from '../chat/client-text.js';
 import { createChatTemplate, type ChatTemplate, type ToolCallFormat } from '../chat/template.js';
 import { TOOL_MARKER_TEXTS } from '../chat/tool-calls.js';
 import type { EngineClient } from '../engine/client.js';
@@ -16,6 +17,8 @@ export interface ModelView {
   readonly info: ModelInfo;
   readonly demo: boolean;
   readonly template: ChatTemplate;
+  /** Finds the vocabulary's control-token texts in client text (chat/client-text.ts). */
+  readonly clientText: ClientTextGuard;
   readonly bosText: string;
   readonly eosText: string;
   /** [bos] when the vocabulary adds BOS to a prompt, else []. */
@@ -65,7 +68,7 @@ export async function createModelView(path: string, client: EngineClient, demo: 
   const id = info.metadata['general.name']?.trim() || basename(path).replace(/\.gguf$/i, '');
   const fileIdentity = await modelIdentity(path);
   return {
-    id, path, info, demo, template, bosText, eosText, bosPrefix, toolMarkerTokens,
+    id, path, info, demo, template, clientText: new ClientTextGuard(info.controlTexts), bosText, eosText, bosPrefix, toolMarkerTokens,
     session: { identity: sessionIdentity(fileIdentity, info), name: id, file: basename(path) },
     created: Math.floor(Date.now() / 1000),
   };

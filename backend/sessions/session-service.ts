@@ -4,6 +4,7 @@
 // refused before any engine sees it.
 import type { SessionSaveRequest } from '../api/schemas.js';
 import { ApiError } from '../api/errors.js';
+import { renderChatPrompt, tokenizeChatPrompt } from '../chat/chat-prompt.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -34,17 +35,15 @@ export class SessionService {
 
   async save(req: SessionSaveRequest): Promise<SessionMeta> {
     const model = this.requireModel();
-    let text: string;
-    if (req.messages) {
-      text = model.template.render(req.messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false });
-    } else if (req.prompt !== null) {
-      text = req.prompt;
-    } else {
+    const { messages, prompt } = req;
+    if (!messages && prompt === null) {
       throw new ApiError(400, 'give the conversation to save as messages (or as prompt text)', { code: 'missing_required_parameter', param: 'messages' });
     }
     const tokenizer = this.requireClient();
-    const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
-    const tokens = await tokenizer.tokenize(text, addSpecial, true);
+    // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a completion's.
+    const tokens = messages
+      ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
+      : await tokenizer.tokenize(prompt ?? '', model.bosText === '' || !(prompt ?? '').startsWith(model.bosText), true);
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     await this.store.ensureDir();
     const path = this.store.statePath(req.name);

@@ -180,6 +180,11 @@ export interface ModelInfo {
   /** null unless the vocab has prefix, suffix and middle tokens; pad/rep/sep are -1 where absent. */
   fim: { prefix: number; suffix: number; middle: number; pad: number; rep: number; sep: number } | null;
   chatTemplate: string | null;
+  /**
+   * Texts of the vocabulary's control and unknown tokens (`<|im_start|>`, `<s>`…): what special-token
+   * parsing turns into one token, so what must stay text when a client wrote it (see tokenizeSegments).
+   */
+  controlTexts: string[];
   /** All string-valued GGUF metadata (general.name, tokenizer.ggml.model, …). */
   metadata: Record<string, string>;
   /** Devices the model was placed on and layers per device. */
@@ -215,6 +220,9 @@ export interface BackendReport {
 
 export interface SessionResult { tokens: number; bytes: number; ms: number; }
 
+/** A piece of a prompt's text; `plain`: a client wrote it, so no special-token parsing inside. */
+export interface PromptSegment { text: string; plain?: boolean }
+
 export declare class Engine {
   /** Loads the model and starts the engine thread. Rejects with a clear message on bad options. */
   static load(opts: EngineOptions): Promise<Engine>;
@@ -225,6 +233,13 @@ export declare class Engine {
   cancel(id: number): void;
   /** addSpecial (BOS etc. as the vocab wants) defaults to true, parseSpecial to false. */
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Int32Array;
+  /**
+   * The concatenated segments' text tokenized as tokenize(text, addSpecial, true) would, except that
+   * a control/unknown token's text overlapping a `plain` segment stays text: the chat template's
+   * markup is parsed, what a client wrote never is. No plain segment: tokenize(text, addSpecial, true);
+   * all plain: tokenize(text, addSpecial, false). addSpecial defaults to true.
+   */
+  tokenizeSegments(segments: PromptSegment[], addSpecial?: boolean): Int32Array;
   detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
   /**
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`

@@ -334,6 +334,9 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
     o.Set("fim", env.Null());
   }
   o.Set("chatTemplate", m.has_chat_template ? Napi::Value(Napi::String::New(env, m.chat_template)) : env.Null());
+  Napi::Array control = Napi::Array::New(env, m.control_texts.size());
+  for (size_t i = 0; i < m.control_texts.size(); ++i) control.Set(static_cast<uint32_t>(i), m.control_texts[i]);
+  o.Set("controlTexts", control);
   Napi::Object meta = Napi::Object::New(env);
   for (const auto& kv : m.metadata) meta.Set(kv.first, kv.second);
   o.Set("metadata", meta);

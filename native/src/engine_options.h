@@ -62,6 +62,7 @@ struct ModelInfo {
   FimTokens fim;
   bool has_chat_template = false;
   std::string chat_template;
+  std::vector<std::string> control_texts;  // ControlTokenTexts(vocab)
   std::map<std::string, std::string> metadata;
   std::vector<PlacementDesc> placement;
   std::string kv_type;

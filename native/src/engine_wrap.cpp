@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "engine_js.h"
 #include "model_loader.h"
+#include "prompt_tokenizer.h"
 
 namespace strata {
 
@@ -34,6 +35,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         InstanceMethod<&EngineWrap::Submit>("submit"),
         InstanceMethod<&EngineWrap::Cancel>("cancel"),
         InstanceMethod<&EngineWrap::Tokenize>("tokenize"),
+        InstanceMethod<&EngineWrap::TokenizeSegments>("tokenizeSegments"),
         InstanceMethod<&EngineWrap::Detokenize>("detokenize"),
         InstanceMethod<&EngineWrap::SaveSession>("saveSession"),
         InstanceMethod<&EngineWrap::LoadSession>("loadSession"),
@@ -54,6 +56,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     info_ = r->loaded.info;
     devices_ = r->loaded.devices;
     vocab_ = llama_model_get_vocab(r->loaded.model);
+    prompt_tokenizer_ = std::make_unique<PromptTokenizer>(vocab_);
     tsfn_ = EventsFn::New(env, info[1].As<Napi::Function>(), "strata:EngineEvents", 0, 1, this);
     EventsFn tsfn = tsfn_;
     Engine::Sink sink = [tsfn](std::unique_ptr<StepMessage> m) mutable {
@@ -137,6 +140,32 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     }
     out.resize(static_cast<size_t>(std::max(n, 0)));
     return TokensToJs(env, out);
+  }
+
+  // segments: [{text, plain?}]; see PromptTokenizer::Tokenize.
+  Napi::Value TokenizeSegments(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    if (!info[0].IsArray()) throw Napi::TypeError::New(env, "segments must be an array of {text, plain}");
+    const Napi::Array arr = info[0].As<Napi::Array>();
+    std::vector<PromptSegment> segments(arr.Length());
+    for (uint32_t i = 0; i < arr.Length(); ++i) {
+      const Napi::Value v = arr.Get(i);
+      const std::string at = "segments[" + std::to_string(i) + "]";
+      if (!v.IsObject()) throw Napi::TypeError::New(env, at + " must be an object {text, plain}");
+      const Napi::Object o = v.As<Napi::Object>();
+      const Napi::Value text = o.Get("text");
+      const Napi::Value plain = o.Get("plain");
+      if (!text.IsString()) throw Napi::TypeError::New(env, at + ".text must be a string");
+      if (!plain.IsUndefined() && !plain.IsBoolean()) throw Napi::TypeError::New(env, at + ".plain must be a boolean");
+      segments[i] = {text.As<Napi::String>().Utf8Value(), plain.IsBoolean() && plain.As<Napi::Boolean>().Value()};
+    }
+    const bool add_special = OptionalBool(info, 1, "addSpecial", true);
+    try {
+      return TokensToJs(env, prompt_tokenizer_->Tokenize(segments, add_special));
+    } catch (const std::length_error& e) {
+      throw Napi::RangeError::New(env, e.what());
+    }
   }
 
   Napi::Value Detokenize(const Napi::CallbackInfo& info) {
@@ -319,6 +348,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   ModelInfo info_;
   std::vector<ggml_backend_dev_t> devices_;
   const llama_vocab* vocab_ = nullptr;
+  std::unique_ptr<PromptTokenizer> prompt_tokenizer_;
   EventsFn tsfn_;
   napi_env env_ = nullptr;
   std::map<int64_t, uint64_t> live_;  // caller id -> request key, until its 'done' is delivered

@@ -11,6 +11,7 @@
 #include "gguf.h"
 #include "llama_log.h"
 #include "backends.h"
+#include "prompt_tokenizer.h"
 
 namespace strata {
 
@@ -177,6 +178,7 @@ void FillInfo(LoadedModel& m, const EngineConfig& cfg, int32_t ctx, bool flash_a
   const char* tmpl = llama_model_chat_template(m.model, nullptr);
   info.has_chat_template = tmpl != nullptr;
   info.chat_template = tmpl ? tmpl : "";
+  info.control_texts = ControlTokenTexts(vocab);
   const int32_t n_meta = llama_model_meta_count(m.model);
   std::vector<char> val(1 << 16);
   for (int32_t i = 0; i < n_meta; ++i) {

@@ -146,6 +146,8 @@ export class FakeEngineClient implements EngineClient {
   }
 
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
+  /** One token per byte, as tokenize: the fake has no special tokens to parse. */
+  async tokenizeSegments(segments: Array<{ text: string }>): Promise<number[]> { return this.tokenize(segments.map((s) => s.text).join('')); }
   async detokenize(tokens: number[]): Promise<string> { return Buffer.from(tokens).toString(); }
   async saveSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
   async loadSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
@@ -183,7 +185,7 @@ function tick(ms: number): Promise<void> {
 export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
   return {
     description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, slots,
-    vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, metadata: { 'general.name': 'fake' },
+    vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, controlTexts: [], metadata: { 'general.name': 'fake' },
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', decodePromptBudget: 64, flashAttn: false,
     cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
   };

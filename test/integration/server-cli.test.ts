@@ -2,12 +2,12 @@
 // listens (--port 0 picks a free port), serves, and stops cleanly on SIGTERM and SIGINT
 // (exit 0, its engine processes gone). Without --model it serves the demo model and says so.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../backend/native.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { json, tempDir, until } from './server-helpers.js';
+import { json, stream, tempDir, until } from './server-helpers.js';
 
 const cli = join(packageRoot, 'dist', 'strata.mjs');
 const children: ChildProcess[] = [];
@@ -22,10 +22,13 @@ afterAll(() => {
 
 interface Proc { child: ChildProcess; out: string[]; port: Promise<number>; exit: Promise<number | null> }
 
-function serve(args: string[], env: Record<string, string> = {}): Proc {
+function serve(args: string[], env: Record<string, string> = {}, detached = false): Proc {
   const child = spawn(process.execPath, [cli, 'serve', ...args], {
     env: { ...process.env, STRATA_SESSIONS_DIR: join(tmp.dir, 'sessions'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // detached: its own process group, so a signal to the group reaches it and its engine hosts as
+    // a terminal's Ctrl+C does.
+    detached,
   });
   children.push(child);
   const out: string[] = [];
@@ -69,6 +72,49 @@ describe('strata serve (bundled CLI)', () => {
       expect(p.out.join('\n')).toMatch(/stopped/);
     });
   }
+
+  it('Ctrl+C (SIGINT to the whole process group) ends a stream in flight with a shutdown error, no engine crash, no restart', async () => {
+    const p = serve(['--model', model, '--port', '0', '--slots', '1', '--threads', '2', '--ctx', '2048'], {}, true);
+    const port = await p.port;
+    const enginePid = (await json(port, 'GET', '/metrics')).body.engines[0].pid as number;
+    const run = stream(port, '/v1/completions', { prompt: 'Count:', max_tokens: 2000, ignore_eos: true, temperature: 0 });
+    await run.pieces(1);
+    process.kill(-p.child.pid!, 'SIGINT'); // the terminal signals the foreground group: server and engine host
+    const end = await run.end;
+    expect(end.text.length).toBeGreaterThan(0);
+    expect(end.how).toBe('error');
+    expect(end.error).toMatchObject({ code: 'shutting_down', message: expect.stringMatching(/shutting down/) });
+    expect(await p.exit).toBe(0);
+    expect(alive(enginePid)).toBe(false);
+    const out = p.out.join('\n');
+    expect(out).not.toMatch(/engine process exited|requests failed|restarting in|bookkeeping/);
+    expect(out).toMatch(/SIGINT: shutting down/);
+    expect(out).toMatch(/stopped/);
+  });
+
+  it('a file that is not a model: the load error once, exit 1, never "listening"', async () => {
+    const bad = join(tmp.dir, 'not-a-model.gguf');
+    writeFileSync(bad, 'these bytes are not a GGUF file');
+    const p = serve(['--model', bad, '--port', '0']);
+    expect(await p.exit).toBe(1);
+    const out = p.out.join('\n');
+    expect(out).not.toMatch(/listening on/);
+    expect(out).toMatch(/loading .*not-a-model\.gguf on http:\/\/127\.0\.0\.1:\d+/);
+    expect(out.match(/is not a GGUF file/g)).toHaveLength(1);
+  });
+
+  it('says "listening" only once the model is loaded, and the engine line names the parameter count', async () => {
+    const p = serve(['--model', model, '--port', '0', '--slots', '1', '--ctx', '256']);
+    const port = await p.port;
+    // By the time it says "listening", it serves.
+    expect((await json(port, 'GET', '/health')).status).toBe(200);
+    const out = p.out.join('\n');
+    expect(out.indexOf('model ready')).toBeLessThan(out.indexOf('listening on'));
+    expect(out).toMatch(/engine ready \(replica 0, epoch 1\): llama \d+(\.\d)?M Q8_0/);
+    expect(out).not.toMatch(/\?B/);
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+  });
 
   it('exits 0 with nothing left running when its --parent-pid process is killed', async () => {
     const parent = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });

@@ -28,12 +28,14 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function startServer(modelPath: string, over: Partial<ServerConfig> = {}): Promise<Running> {
+export async function startServer(
+  modelPath: string, over: Partial<ServerConfig> = {}, restart = { minDelayMs: 100, maxDelayMs: 1000 },
+): Promise<Running> {
   const logs: string[] = [];
   const config: ServerConfig = {
     ...defaultConfig(), port: 0, slots: 2, threads: 2, ctx: 1024, batch: 64, keepAliveMs: 200, ...over,
   };
-  const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart: { minDelayMs: 100, maxDelayMs: 1000 } });
+  const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart });
   const { url, port } = await server.listen();
   try {
     await server.startEngines();
@@ -104,8 +106,10 @@ export function stream(port: number, path: string, body: Record<string, unknown>
         while ((i = buf.indexOf('\n\n')) >= 0) {
           const ev = buf.slice(0, i);
           buf = buf.slice(i + 2);
-          if (!ev.startsWith('data: ')) continue;
-          const data = ev.slice(6);
+          // An event's data lines (an error event also has `event: error`); comments have none.
+          const dataLines = ev.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+          if (dataLines.length === 0) continue;
+          const data = dataLines.join('\n');
           if (data === '[DONE]') { finished = 'done'; continue; }
           const obj = JSON.parse(data);
           events.push(obj);

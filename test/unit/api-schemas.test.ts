@@ -76,6 +76,37 @@ describe('parseChatRequest', () => {
     expect(refusal(() => chat({ logit_bias: [[5]] }))).toBe('400 logit_bias[0]: must be a [token id, bias] pair [logit_bias[0]]');
   });
 
+  it('says what is wrong with numbers past double range and integers past 2^53 (not "a number, got a number")', () => {
+    // JSON.parse reads 1e400 as Infinity, so this is what a client sending it produces.
+    const body = (text: string) => parseChatRequest(JSON.parse(`{"messages": [{"role": "user", "content": "x"}], ${text}}`));
+    expect(refusal(() => body('"temperature": 1e400'))).toBe('400 temperature: must be between 0 and 2, got a number too large to represent [temperature]');
+    expect(refusal(() => body('"seed": -1e400'))).toBe('400 seed: must be a finite number, got a number too small to represent [seed]');
+    expect(refusal(() => body('"max_tokens": 9007199254740994'))).toBe(
+      '400 max_tokens: must be an integer of at most 9007199254740991, got 9007199254740994 [max_tokens]',
+    );
+    expect(refusal(() => body('"seed": -9007199254740994'))).toBe(
+      '400 seed: must be an integer of at least -9007199254740991, got -9007199254740994 [seed]',
+    );
+    expect(body('"max_tokens": 9007199254740991').maxTokens).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('refuses free-form JSON nested too deep (tool schemas, arguments, template kwargs) with a 400, not a stack overflow', () => {
+    // Built by JSON.parse, which does not recurse, as the HTTP layer builds it.
+    const deep = (n: number) => JSON.parse('{"a":'.repeat(n) + '1' + '}'.repeat(n)) as Record<string, unknown>;
+    const tool = (parameters: unknown) => ({ tools: [{ type: 'function', function: { name: 'f', parameters } }] });
+    expect(refusal(() => chat(tool(deep(10_000))))).toBe('400 tools[0].function.parameters: is nested more than 64 levels deep [tools[0].function.parameters]');
+    expect(refusal(() => chat({ chat_template_kwargs: deep(10_000) }))).toBe('400 chat_template_kwargs: is nested more than 64 levels deep [chat_template_kwargs]');
+    const call = (args: unknown) => parseChatRequest({ messages: [user, { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: args } }] }] });
+    const argsPath = 'messages[1].tool_calls[0].function.arguments';
+    expect(refusal(() => call(deep(10_000)))).toBe(`400 ${argsPath}: is nested more than 64 levels deep [${argsPath}]`);
+    // The JSON text form reaches templates parsed, so the same limit holds for it.
+    expect(refusal(() => call('['.repeat(10_000) + ']'.repeat(10_000)))).toBe(`400 ${argsPath}: is nested more than 64 levels deep [${argsPath}]`);
+    // 64 levels are fine; so is arguments text that is not JSON at all.
+    expect(chat(tool(deep(63))).tools).toHaveLength(1);
+    expect(chat({ chat_template_kwargs: deep(63) }).templateKwargs).toBeTruthy();
+    expect(call('not json {{{').messages[1]!.tool_calls![0]!.function.arguments).toBe('not json {{{');
+  });
+
   it('checks stop strings', () => {
     expect(chat({ stop: ['a', 'b'] }).stop).toEqual(['a', 'b']);
     expect(chat({ stop: null }).stop).toEqual([]);

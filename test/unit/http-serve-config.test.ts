@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, resolveConfig } from '../../backend/server/config.js';
+import { ConfigError, resolveConfig, serveHelp } from '../../backend/server/config.js';
 
 const flags = (o: Record<string, string>) => new Map(Object.entries(o));
 const noFile = () => { throw new Error('no file'); };
@@ -51,5 +51,20 @@ describe('strata serve settings', () => {
     expect(() => r({ devices: 'A,B,C', replicas: '2' })).toThrowError(/do not divide into 2 replicas/);
     expect(() => r({ devices: 'A/B', replicas: '3' })).toThrowError(/2 device groups but --replicas is 3/);
     expect(r({ 'tensor-split': '3,1', rpc: 'h1:50052,h2:50052' })).toMatchObject({ tensorSplit: [3, 1], rpc: ['h1:50052', 'h2:50052'] });
+  });
+});
+
+describe('strata serve --help', () => {
+  it('lists the allowed values of every enum option', () => {
+    const help = serveHelp().split('\n');
+    const line = (flag: string) => help.find((l) => l.startsWith(`  --${flag} `)) ?? '';
+    expect(line('kv-type')).toMatch(/\(one of: f16, q8_0, q4_0\)$/);
+    expect(line('flash-attn')).toMatch(/\(one of: auto, on, off\)$/);
+    expect(line('split-mode')).toMatch(/\(one of: none, layer, row\)$/);
+    expect(line('cpu-repack')).toMatch(/\(one of: auto, on, off\)$/);
+    expect(line('log-format')).toMatch(/\(one of: text, json\)$/);
+    expect(line('log-level')).toMatch(/\(one of: debug, info, warn, error\)$/);
+    // Options that are not enums say nothing of the kind.
+    expect(line('port')).not.toMatch(/one of/);
   });
 });

@@ -257,6 +257,10 @@ describe('HTTP server with scripted engines', () => {
     const host = await raw(h.port, 'GET', '/v1/models', undefined, { host: 'attacker.example:8080' });
     expect(host.status).toBe(403);
     expect(JSON.parse(host.body).error.code).toBe('host_not_allowed');
+    // A Host that starts with a loopback address is still another host (the old parser took the last ':').
+    const tricked = await raw(h.port, 'GET', '/v1/models', undefined, { host: '127.0.0.1:80@evil.com' });
+    expect(tricked.status).toBe(403);
+    expect(JSON.parse(tricked.body).error.code).toBe('host_not_allowed');
     const origin = await raw(h.port, 'GET', '/v1/models', undefined, { origin: 'https://attacker.example' });
     expect(origin.status).toBe(403);
     expect(JSON.parse(origin.body).error.code).toBe('origin_not_allowed');
@@ -342,6 +346,58 @@ describe('HTTP server with scripted engines', () => {
     expect(h.fakes[0]!.all.at(-1)!.epoch).toBe(2);
     const m = await metrics(h.port);
     expect(m.totals.invariant_violations).toBe(0);
+  });
+
+  it('a stream that fails before its first byte gets the status code and JSON error a plain request gets', async () => {
+    const h = await start({ keepAliveMs: 60_000 }, { autoRun: null });
+    const fake = h.fakes[0]!;
+    const post = (path: string, body: Record<string, unknown>) => raw(h.port, 'POST', path, JSON.stringify(body));
+    // The tokenizer fails (the engine process went away meanwhile): 503, streamed or not.
+    const tokenize = fake.tokenize.bind(fake);
+    fake.tokenize = async () => { throw new Error('tokenizer crashed'); };
+    for (const stream of [false, true]) {
+      const r = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], stream });
+      expect(r.status).toBe(503);
+      expect(r.headers['content-type']).toMatch(/^application\/json/);
+      expect(JSON.parse(r.body).error).toMatchObject({ code: 'engine_unavailable', message: expect.stringMatching(/tokenizer crashed/) });
+    }
+    fake.tokenize = tokenize;
+    // Admitted, then the engine dies before any token: still a status code, not an empty 200.
+    const streamed = post('/v1/completions', { prompt: 'abc', stream: true });
+    await until(() => fake.all.length === 1, 'dispatched');
+    fake.all[0]!.admit(0);
+    fake.die('died reading the prompt');
+    const r = await streamed;
+    expect(r.status).toBe(503);
+    expect(r.headers['retry-after']).toBe('1');
+    expect(JSON.parse(r.body).error).toMatchObject({ code: 'engine_unavailable', message: expect.stringMatching(/died reading the prompt/) });
+    expect((await metrics(h.port)).requests.at(-1)!.finish).toBe('error');
+  });
+
+  it('after a keep-alive comment committed the stream, a failure is an error event and no [DONE]', async () => {
+    const h = await start({ keepAliveMs: 40 }, { autoRun: null });
+    const fake = h.fakes[0]!;
+    const sock = connect(h.port, '127.0.0.1');
+    await new Promise<void>((r) => sock.once('connect', () => r()));
+    const body = JSON.stringify({ prompt: 'abc', stream: true });
+    sock.write(`POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    let got = '';
+    // The response is chunked: it has ended when the last chunk ("0\r\n\r\n") arrives.
+    let onEnd: () => void = () => {};
+    const ended = new Promise<void>((r) => { onEnd = r; });
+    await new Promise<void>((resolve) => sock.on('data', (b: Buffer) => {
+      got += b.toString();
+      if (got.includes(': keep-alive')) resolve();
+      if (got.endsWith('\r\n0\r\n\r\n')) onEnd();
+    }));
+    expect(got).toMatch(/^HTTP\/1\.1 200/);
+    fake.die('gone after the keep-alive');
+    await ended;
+    const blocks = got.split('\r\n\r\n').slice(1).join('').split('\n\n');
+    const errorBlock = blocks.find((b) => b.includes('event: error'));
+    expect(errorBlock).toMatch(/"code":"engine_unavailable"/);
+    expect(got).not.toContain('[DONE]');
+    sock.destroy();
   });
 
   it('reports Prometheus text with llamacpp names', async () => {

@@ -4,11 +4,12 @@
 // tool-call parser, so tool calls leave as OpenAI tool_call deltas and anything that is not a
 // valid call leaves as content (what the model writes never causes a 5xx).
 import { parseChatRequest } from '../../api/schemas.js';
+import { renderChatPrompt } from '../../chat/chat-prompt.js';
 import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
 import { ToolCallStreamParser } from '../../chat/tool-calls.js';
 import type { AppContext } from '../../server/context.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeChat, withRequest,
 } from '../generation.js';
 import { ChatChunkBuilder, chatCompletion, chatFinish, type ChatDelta } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -18,21 +19,20 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
   const model = requireModel(app);
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
-  const text = model.template.render(body.messages, {
+  const rendered = renderChatPrompt(model, body.messages, {
     ...(toolsOn ? { tools: body.tools } : {}),
     addGenerationPrompt: true,
     ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
   });
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
-    const prompt = await tokenizeText(app, text, addSpecial, true);
+    const prompt = await tokenizeChat(app, rendered);
     checkContext(prompt, model, 'messages');
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
     const parser = new ToolCallStreamParser(model.template.toolFormat, { toolsEnabled: toolsOn });
-    const splitter = reasoningSplitterFor(body.reasoningFormat, text);
+    const splitter = reasoningSplitterFor(body.reasoningFormat, rendered.text);
     // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
     const route = (pieces: readonly SplitDelta[]): ChatDelta[] =>
       pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : parser.push(p.text)));
@@ -45,7 +45,14 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       }
     };
     const sse = run.sse;
-    if (sse) { sse.start(); sse.event(chunks.role()); }
+    // The role chunk opens the stream with its first real event, so a request that fails before
+    // its first token still gets a status code (see withRequest).
+    let opened = false;
+    const emit = (chunk: unknown): void => {
+      if (!sse) return;
+      if (!opened) { opened = true; sse.event(chunks.role()); }
+      sse.event(chunk);
+    };
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
@@ -55,11 +62,11 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     }, {
       onText(piece) {
         const deltas = splitter ? route(splitter.push(piece)) : parser.push(piece);
-        if (sse) { for (const c of chunks.deltas(deltas)) sse.event(c); return; }
+        if (sse) { for (const c of chunks.deltas(deltas)) emit(c); return; }
         collect(deltas);
       },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => sse.event({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (read: number, total: number) => emit({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
       } : {}),
     });
 
@@ -69,9 +76,9 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     if (parser.calls.length > 0) run.rec.end = 'tool_calls';
     const figures = figuresOf(run.rec, done);
     if (sse) {
-      for (const c of chunks.deltas(tail)) sse.event(c);
-      sse.event(chunks.final(finish, figures));
-      if (body.includeUsage) sse.event(chunks.usageOnly(figures));
+      for (const c of chunks.deltas(tail)) emit(c);
+      emit(chunks.final(finish, figures));
+      if (body.includeUsage) emit(chunks.usageOnly(figures));
       sse.done();
       return;
     }

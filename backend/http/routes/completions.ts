@@ -24,7 +24,6 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
     const created = Math.floor(Date.now() / 1000);
     let text = '';
     const sse = run.sse;
-    sse?.start();
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,

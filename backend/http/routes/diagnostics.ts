@@ -21,6 +21,7 @@ function sources(app: AppContext) {
     model: m ? { id: m.id, info: m.info, demo: m.demo } : null,
     stopping: app.stopping(), startedAt: app.startedAt, logDropped: app.log.dropped,
     eventToSse: app.traces.eventToSse.snapshot(),
+    slowReaders: { boundMs: app.readers.boundMs, cut: app.readers.cut, kernelVisible: app.readers.kernelVisible },
   };
 }
 

@@ -46,7 +46,6 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
     // eos: the model ended (or a stop string); limit: max_tokens; suffix: it repeated the code after the cursor.
     const stop: { type: 'eos' | 'limit' | 'suffix' | 'time' } = { type: 'eos' };
     const sse = run.sse;
-    sse?.start();
     const emit = (s: string) => {
       if (!s) return;
       content += s;
