@@ -7,17 +7,17 @@ import type { BenchRun } from '../../webview/protocol.js';
 export interface ScenarioInfo {
   name: string;
   measures: string;
-  /** Seconds one run took on the generated demo model (2-core CPU VM): the fallback estimate. */
+  /** Seconds one run took on the generated demo model (2-core Xeon VM, 4 slots, 4096 context): the fallback estimate. */
   typicalS: number;
 }
 
 export const SCENARIOS: readonly ScenarioInfo[] = [
-  { name: 'single', measures: 'one request alone: streamed TTFT, decode tok/s over a fixed output length', typicalS: 4 },
-  { name: 'prefill', measures: 'uncached prompt read tok/s at each size (prompt tokens / TTFT, one output token)', typicalS: 12 },
-  { name: 'concurrent', measures: 'N clients at once, short prompts: aggregate output tok/s, TTFT p50/p95', typicalS: 6 },
-  { name: 'repeat', measures: 'TTFT of a ~4K-token conversation continued after other conversations used every slot', typicalS: 14 },
-  { name: 'mixed', measures: 'short requests sent while a long prompt is read: short TTFT p50/p95', typicalS: 8 },
-  { name: 'infill', measures: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke', typicalS: 6 },
+  { name: 'single', measures: 'one request alone: streamed TTFT, decode tok/s over a fixed output length', typicalS: 2 },
+  { name: 'prefill', measures: 'uncached prompt read tok/s at each size (prompt tokens / TTFT, one output token)', typicalS: 3 },
+  { name: 'concurrent', measures: 'N clients at once, short prompts: aggregate output tok/s, TTFT p50/p95', typicalS: 9 },
+  { name: 'repeat', measures: 'TTFT of a ~4K-token conversation continued after other conversations used every slot', typicalS: 10 },
+  { name: 'mixed', measures: 'short requests sent while a long prompt is read: short TTFT p50/p95', typicalS: 7 },
+  { name: 'infill', measures: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke', typicalS: 3 },
 ];
 
 export interface BenchPlan {

@@ -36,6 +36,9 @@ export interface FitPlan {
 
 interface Piece { item: ContextItem; lines: string[]; kept: number }
 
+/** A file's lines; its final newline ends the last line and starts no new one. */
+const linesOf = (text: string): string[] => (text.endsWith('\n') ? text.slice(0, -1) : text).split('\n');
+
 const pieceItem = (p: Piece): ContextItem => {
   if (p.kept === p.lines.length) return p.item;
   const start = p.item.range?.startLine ?? 1;
@@ -57,7 +60,7 @@ export async function fitToContext(messages: readonly ChatMessage[], context: re
   const system = messages.filter((m, i) => m.role === 'system' && i < messages.length - 1);
   let history = messages.slice(0, -1).filter((m) => m.role !== 'system');
   const pieces: Piece[] = context.map((item) => {
-    const lines = item.text.split('\n');
+    const lines = linesOf(item.text);
     return { item, lines, kept: lines.length };
   });
   const cost = async (m: ChatMessage): Promise<number> => (await count(m.content)) + MESSAGE_OVERHEAD;

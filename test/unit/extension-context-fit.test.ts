@@ -70,6 +70,12 @@ describe('fitting a conversation into the context', () => {
     expect(plan.note).toBe(`Trimmed to fit the model's context (200 prompt tokens): cut big.ts to ${cut.keptLines} of 100 lines.`);
   });
 
+  it('counts a file\'s lines without the empty "line" after its final newline', async () => {
+    const file = item('f.ts', 100, {});
+    const plan = await fitToContext([{ role: 'user', content: 'q' }], [{ ...file, text: `${file.text}\n` }], 200, words);
+    expect(plan.cut[0]!.totalLines).toBe(100);
+  });
+
   it('refuses, with the sizes, when even the question does not fit', async () => {
     const long = Array.from({ length: 50 }, () => 'word').join(' ');
     const plan = await fitToContext([{ role: 'system', content: 'sys' }, { role: 'user', content: long }], [], 30, words);

@@ -83,7 +83,8 @@ export class ChatTab {
     }, { title: 'Stop this answer (the server keeps running)' });
     this.chips = h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Attached context' });
     this.cost = h('div', { class: 'chat-cost muted', role: 'status', 'aria-label': 'Prompt size' });
-    this.addMenu = h('div', { class: 'menu', role: 'menu', 'aria-label': 'Add context', hidden: true },
+    // Opens upwards from the message box at the bottom of the view.
+    this.addMenu = h('div', { class: 'menu up', role: 'menu', 'aria-label': 'Add context', hidden: true },
       ...([['selection', 'list-selection', 'Selection'], ['file', 'file', 'Current File'], ['pick', 'search', 'File…']] as const).map(([what, ic, label]) => {
         const item = h('button', { type: 'button', role: 'menuitem' }, icon(ic), h('span', {}, label));
         item.addEventListener('click', () => {
@@ -99,7 +100,7 @@ export class ChatTab {
       h('div', { class: 'chat-compose' },
         h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
         this.input,
-        h('div', { class: 'row compose-foot' }, this.cost, h('span', { class: 'spacer' }), this.send, this.stop)));
+        h('div', { class: 'row compose-foot' }, this.cost, this.send, this.stop)));
   }
 
   render(s: ViewState): void {
