@@ -5,7 +5,7 @@
 // fit. Token counts come from the caller (the server's tokenizer), so this stays pure.
 import type { ChatMessage } from '../api/types.js';
 import type { ContextItem } from '../../webview/protocol.js';
-import { composeUserMessage } from './compose.js';
+import { composeUserMessage, contextBlock } from './compose.js';
 
 /** Tokens a chat template adds around each message (role markers, separators), roughly. */
 export const MESSAGE_OVERHEAD = 6;
@@ -20,7 +20,7 @@ export type CountTokens = (text: string) => Promise<number>;
 export interface FitPlan {
   /** What to send: kept messages, the last one the question with its context. */
   messages: ChatMessage[];
-  /** Counted prompt size (content tokens plus MESSAGE_OVERHEAD per message). */
+  /** Counted prompt size: content tokens (the question and its context blocks counted apart) plus MESSAGE_OVERHEAD per message. */
   tokens: number;
   budget: number;
   /** Earlier messages left out. */
@@ -67,8 +67,15 @@ export async function fitToContext(messages: readonly ChatMessage[], context: re
   const sum = async (ms: readonly ChatMessage[]): Promise<number> => (await Promise.all(ms.map(cost))).reduce((a, b) => a + b, 0);
 
   const fixed = await sum(system);
-  const questionMessage = (): ChatMessage => ({ ...last, content: composeUserMessage(last.content, pieces.filter((p) => p.kept > 0).map(pieceItem)) });
-  let question = await cost(questionMessage());
+  const live = (): Piece[] => pieces.filter((p) => p.kept > 0);
+  const questionMessage = (): ChatMessage => ({ ...last, content: composeUserMessage(last.content, live().map(pieceItem)) });
+  // The question and each context block are counted apart (and cached apart), so typing the
+  // question does not count an attached file again; the joins between them cost a token or two.
+  const questionCost = async (): Promise<number> => {
+    const blocks = await Promise.all(live().map((p) => count(contextBlock(pieceItem(p)))));
+    return (await count(last.content)) + blocks.reduce((a, b) => a + b, 0) + MESSAGE_OVERHEAD;
+  };
+  let question = await questionCost();
   let past = await sum(history);
   let dropped = 0;
 
@@ -81,17 +88,17 @@ export async function fitToContext(messages: readonly ChatMessage[], context: re
   }
   // 2. Context pieces, the largest first, cut by lines in proportion to the excess.
   for (let guard = 0; fixed + past + question > budget && guard < pieces.length * 4; guard++) {
-    const live = pieces.filter((p) => p.kept > 0);
-    if (!live.length) break;
-    const sizes = await Promise.all(live.map(async (p) => count(p.lines.slice(0, p.kept).join('\n'))));
+    const cand = live();
+    if (!cand.length) break;
+    const sizes = await Promise.all(cand.map(async (p) => count(contextBlock(pieceItem(p)))));
     const i = sizes.indexOf(Math.max(...sizes));
-    const p = live[i]!;
+    const p = cand[i]!;
     const excess = fixed + past + question - budget;
     const keepShare = Math.max(0, (sizes[i]! - excess) / Math.max(1, sizes[i]!));
     // A little under the proportional share: the header and the fence cost tokens too.
     p.kept = Math.min(p.kept - 1, Math.floor(p.kept * keepShare * 0.95));
     if (p.kept < 1) p.kept = 0;
-    question = await cost(questionMessage());
+    question = await questionCost();
   }
 
   const total = fixed + past + question;

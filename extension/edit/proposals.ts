@@ -87,8 +87,10 @@ export class EditProposals implements vscode.Disposable {
     this.current = undefined;
     await vscode.commands.executeCommand('setContext', PENDING_KEY, false);
     if (!p) return;
+    // Only one proposal is open at a time: close every diff showing one (URIs may come back normalised).
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
-      t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === p.view.toString());
+      (t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === PROPOSAL_SCHEME)
+      || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === PROPOSAL_SCHEME));
     if (tabs.length) await vscode.window.tabGroups.close(tabs);
   }
 }

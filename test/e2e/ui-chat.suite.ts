@@ -276,6 +276,9 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     if (!note.buttons.includes('Accept') || !note.buttons.includes('Reject')) throw new Error(`the proposal's notification offers ${note.buttons.join(', ')}`);
     await wb.screenshot('21-edit-diff');
     await wb.runCommand('Strata: Accept Edit');
+    // Accept closes the diff and comes back to the file's own editor.
+    await waitForValue('the diff to close', async () => ((await tab.count()) === 0 ? true : undefined), 10_000);
+    await wb.page.locator('.tabs-container [role="tab"][aria-selected="true"][aria-label^="e2e_edit.py"]').first().waitFor({ timeout: 10_000 });
     const saved = async (): Promise<string> => {
       await wb.page.keyboard.press('Control+S');
       return readFileSync(file, 'utf8');

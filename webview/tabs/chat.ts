@@ -123,7 +123,7 @@ export class ChatTab {
     const e = s.estimate;
     if (!s.draft.trim() && !s.draftContext.length) { this.cost.replaceChildren(); return; }
     if (!e || e.tokens === null) { this.cost.replaceChildren(e?.error ? h('span', { class: 'error' }, e.error) : 'counting tokens…'); return; }
-    const size = e.budget !== null ? `${e.tokens.toLocaleString()} of ${e.budget.toLocaleString()} prompt tokens` : `≈ ${e.tokens.toLocaleString()} tokens (estimate: start the server for an exact count)`;
+    const size = e.budget !== null ? `≈ ${e.tokens.toLocaleString()} of ${e.budget.toLocaleString()} prompt tokens` : `≈ ${e.tokens.toLocaleString()} tokens (estimate: start the server for an exact count)`;
     const extra = e.error ? h('span', { class: 'error' }, ` · ${e.error}`) : e.note ? h('span', { class: 'warn' }, ` · ${e.note}`) : null;
     this.cost.replaceChildren(h('span', {}, size), ...(extra ? [extra] : []));
   }
