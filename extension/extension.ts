@@ -3,21 +3,27 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { ActivityTracker } from './backend/activity.js';
+import { registerEngineWatch } from './backend/engineWatch.js';
 import { ServerManager } from './backend/manager.js';
 import type { BenchController } from './bench/benchRunner.js';
 import { registerBenchmark } from './bench/benchRunner.js';
 import { registerChatParticipant } from './chat/participant.js';
 import { registerServerCommands } from './commands/serverCommands.js';
 import { registerSessionCommands } from './commands/sessionCommands.js';
+import { LastEditor } from './context/editorContext.js';
+import { registerCompletionControls } from './completion/controls.js';
 import { registerInlineCompletions } from './completion/provider.js';
 import { CompletionStats } from './completion/stats.js';
 import { autoStart } from './config.js';
+import { registerInlineEdit } from './edit/inlineEdit.js';
 import { registerChatModelProvider } from './lm/provider.js';
 import { registerSelectModel } from './models/selectModel.js';
 import { registerPanel } from './panel/registerPanel.js';
 import { FileConversationStore } from './sessions/conversationMemory.js';
+import { registerContextKeys } from './status/contextKeys.js';
 import { registerMetricsFeed } from './status/registerMetricsFeed.js';
 import { registerStatusBar } from './status/statusBar.js';
+import { registerStatusMenu } from './status/statusMenu.js';
 
 let stopServer: (() => Promise<void>) | undefined;
 
@@ -25,17 +31,25 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Strata', { log: true });
   const activity = new ActivityTracker();
   const server = new ServerManager(context, log, activity);
-  context.subscriptions.push(log, server);
+  const lastEditor = new LastEditor();
+  context.subscriptions.push(log, server, lastEditor);
   stopServer = () => server.stop();
 
   const conversations = new FileConversationStore(join(context.globalStorageUri.fsPath, 'conversations'));
   const feed = registerMetricsFeed(context, server, activity);
+  registerContextKeys(context, server);
   registerServerCommands(context, server, log);
   registerSelectModel(context, server, log);
-  registerStatusBar(context, server, feed);
+  registerEngineWatch(context, server, feed, log, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
 
+  const stats = new CompletionStats();
+  const gate = registerCompletionControls(context);
+  const status = registerStatusBar(context, server, feed, stats, gate);
+  registerStatusMenu(context, server, gate);
+
+  const edit = registerInlineEdit(context, server);
   let bench: BenchController | undefined;
-  const panel = registerPanel(context, server, feed, log, conversations, async () => bench?.clear());
+  const panel = registerPanel(context, server, feed, log, { conversations, clearBench: async () => bench?.clear(), lastEditor, edit });
   bench = registerBenchmark(context, server, log, (v) => panel.hub.benchChanged(v), () => { panel.open(); panel.hub.showTab('bench'); });
   panel.hub.benchChanged(bench.view());
   registerSessionCommands(context, server, panel.hub, conversations, () => panel.open());
@@ -43,8 +57,8 @@ export function activate(context: vscode.ExtensionContext): void {
   registerChatModelProvider(context, server);
   registerChatParticipant(context, server, conversations);
 
-  const stats = new CompletionStats();
-  registerInlineCompletions(context, server, stats, throttled(500, () => panel.hub.completionStatsChanged(stats.view())), log);
+  const statsChanged = throttled(500, () => { panel.hub.completionStatsChanged(stats.view()); status.refresh(); });
+  registerInlineCompletions(context, server, stats, gate, statsChanged, log);
   panel.hub.completionStatsChanged(stats.view());
 
   if (autoStart()) void server.start().catch((err: Error) => log.info(`auto-start did not start the server: ${err.message}`));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Bundles the TypeScript sources with esbuild into dist/ (entry points that exist only).
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,11 +19,16 @@ const entries = [
   { in: 'backend/engine/host.ts', out: 'dist/engine-host.mjs', ...nodeEsm },
   { in: 'backend/engine/cpu-probe-child.ts', out: 'dist/cpu-probe.mjs', ...nodeEsm },
   { in: 'extension/extension.ts', out: 'dist/extension.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, external: ['vscode'] },
-  { in: 'webview/main.ts', out: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022', bundle: true, sourcemap: true },
+  // Minified: the panel carries markdown-it, highlight.js grammars and Chart.js.
+  { in: 'webview/main.ts', out: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022', bundle: true, sourcemap: true, minify: true },
 ];
 
 for (const { in: entry, out, ...opts } of entries) {
   if (!existsSync(join(root, entry))) continue;
   await build({ entryPoints: [join(root, entry)], outfile: join(root, out), logLevel: 'warning', ...opts });
 }
+// The panel's icon font, served from the extension itself (the webview CSP allows no remote content).
+const codicons = join(root, 'node_modules', '@vscode', 'codicons', 'dist');
+mkdirSync(join(root, 'dist', 'codicons'), { recursive: true });
+for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(join(codicons, f), join(root, 'dist', 'codicons', f));
 if (watch) console.log('watch mode is not supported; rerun npm run build');

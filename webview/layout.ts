@@ -1,6 +1,6 @@
 // Geometry for the Trace and Bench charts (pure: numbers in, bars out; DOM code draws them).
 import type { RequestTraceView, StepTraceView } from '../extension/api/types.js';
-import type { BenchRun } from './protocol.js';
+import type { BenchFigure, BenchRun } from './protocol.js';
 
 export interface Segment {
   label: string;
@@ -64,16 +64,72 @@ export function stepBars(steps: readonly StepTraceView[], limit = 120): { bars: 
   };
 }
 
-/** Bench runs as one chart per figure name, one bar per run (oldest first). */
-export function benchCharts(runs: readonly BenchRun[]): Array<{ name: string; unit: string; better: 'higher' | 'lower' | null; bars: Array<{ runId: string; label: string; value: number }>; max: number }> {
-  const byName = new Map<string, { unit: string; better: 'higher' | 'lower' | null; bars: Array<{ runId: string; label: string; value: number }> }>();
-  for (const run of runs) {
-    const label = new Date(run.time).toISOString().slice(5, 16).replace('T', ' ');
+/** A figure's identity across runs and servers: its key when the benchmark gives one, else its name. */
+export const figureId = (f: BenchFigure): string => f.key ?? f.name;
+
+export interface BenchTableRow {
+  id: string;
+  name: string;
+  unit: string;
+  better: 'higher' | 'lower' | null;
+  /** One value per column (newest run first); null where that run lacks the figure. */
+  values: Array<number | null>;
+  /** Newest vs the run before it, as a fraction (0.1 = 10 % more); null when either is missing. */
+  change: number | null;
+  /** Whether that change is an improvement (by the figure's better direction), null when unknown. */
+  improved: boolean | null;
+}
+
+/** The bench history as a table: one row per figure, one column per run, newest first (up to `columns`). */
+export function benchTable(runs: readonly BenchRun[], columns = 5): { runs: BenchRun[]; rows: BenchTableRow[] } {
+  const cols = runs.slice(-columns).reverse();
+  const rows = new Map<string, BenchTableRow>();
+  cols.forEach((run, c) => {
     for (const f of run.figures) {
-      const g = byName.get(f.name) ?? { unit: f.unit, better: f.better ?? null, bars: [] };
-      g.bars.push({ runId: run.id, label, value: f.value });
-      byName.set(f.name, g);
+      const id = figureId(f);
+      const row = rows.get(id) ?? { id, name: f.name, unit: f.unit, better: f.better ?? null, values: cols.map(() => null), change: null, improved: null };
+      row.values[c] = f.value;
+      rows.set(id, row);
+    }
+  });
+  for (const row of rows.values()) {
+    const [a, b] = row.values;
+    if (a !== null && a !== undefined && b !== null && b !== undefined && b !== 0) {
+      row.change = (a - b) / Math.abs(b);
+      row.improved = row.better === null || row.change === 0 ? null : row.better === 'higher' ? row.change > 0 : row.change < 0;
     }
   }
-  return [...byName].map(([name, g]) => ({ name, unit: g.unit, better: g.better, bars: g.bars, max: Math.max(...g.bars.map((b) => Math.abs(b.value)), 1e-9) }));
+  return { runs: cols, rows: [...rows.values()] };
+}
+
+export interface ComparisonRow {
+  id: string;
+  name: string;
+  unit: string;
+  ours: number;
+  theirs: number;
+  /** How many times better ours is (>1: ours better) by the figure's direction; null without one. */
+  advantage: number | null;
+}
+
+/** Ours beside the comparison server's, for figures both have. */
+export function comparison(run: BenchRun): ComparisonRow[] {
+  if (!run.baseline) return [];
+  const theirs = new Map(run.baseline.figures.map((f) => [figureId(f), f]));
+  const out: ComparisonRow[] = [];
+  for (const f of run.figures) {
+    const t = theirs.get(figureId(f));
+    if (!t) continue;
+    const advantage = !f.better || f.value <= 0 || t.value <= 0 ? null : f.better === 'higher' ? f.value / t.value : t.value / f.value;
+    out.push({ id: figureId(f), name: f.name, unit: f.unit, ours: f.value, theirs: t.value, advantage });
+  }
+  return out;
+}
+
+/** One figure across runs (oldest first): labels and values, null where a run lacks it. */
+export function figureHistory(runs: readonly BenchRun[], id: string): { labels: string[]; values: Array<number | null> } {
+  return {
+    labels: runs.map((r) => new Date(r.time).toISOString().slice(5, 16).replace('T', ' ')),
+    values: runs.map((r) => r.figures.find((f) => figureId(f) === id)?.value ?? null),
+  };
 }

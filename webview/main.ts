@@ -3,6 +3,8 @@
 import { TAB_IDS, type FromWebview, type TabId, type ToWebview } from './protocol.js';
 import { initialState, persisted, reduce, type ViewState } from './state.js';
 import { button, h } from './dom.js';
+import { destroyCharts } from './charts/charts.js';
+import { Header } from './header.js';
 import { ChatTab } from './tabs/chat.js';
 import { renderSessions } from './tabs/sessions.js';
 import { renderKv } from './tabs/kvcache.js';
@@ -26,7 +28,7 @@ let idCounter = 0;
 const newId = (): string => `${Date.now().toString(36)}-${(idCounter++).toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
 const root = document.getElementById('app')!;
-const header = h('header', { class: 'server' });
+const header = new Header((m) => post(m));
 const notice = h('div', { class: 'notice', role: 'status', 'aria-live': 'polite' });
 const tabButtons = new Map<TabId, HTMLButtonElement>();
 const panels = new Map<TabId, HTMLElement>();
@@ -42,7 +44,7 @@ for (const id of TAB_IDS) {
 
 const chat = new ChatTab({ state: () => state, update: (s) => setState(s), post }, newId);
 panels.get('chat')!.append(chat.el);
-root.replaceChildren(header, tablist, notice, ...panels.values());
+root.replaceChildren(header.el, tablist, notice, ...panels.values());
 
 function onTabKey(e: KeyboardEvent, id: TabId): void {
   const i = TAB_IDS.indexOf(id);
@@ -67,36 +69,17 @@ function setState(s: ViewState): void {
   render();
 }
 
-function renderHeader(): void {
-  const sv = state.server;
-  const st = sv?.state ?? 'stopped';
-  const label = st === 'ready' ? (sv?.busy ? 'busy' : 'ready') : st === 'starting' ? 'loading' : st;
-  const cmd = (c: 'start' | 'stop' | 'restart' | 'selectModel' | 'showLog', text: string): HTMLButtonElement => button(text, () => post({ type: 'command', command: c }));
-  const parts = [
-    h('span', { class: `badge state-${label}` }, label),
-    h('span', { class: 'model' }, sv?.model ?? (st === 'ready' ? 'model' : 'no server')),
-    sv?.url ? h('span', { class: 'muted url' }, sv.url) : null,
-    sv?.message ? h('span', { class: st === 'failed' ? 'error' : 'muted' }, sv.message) : null,
-    h('span', { class: 'spacer' }),
-    st === 'stopped' || st === 'failed' ? cmd('start', 'Start') : cmd('stop', 'Stop'),
-    st !== 'stopped' ? cmd('restart', 'Restart') : null,
-    cmd('selectModel', 'Model…'),
-    cmd('showLog', 'Log'),
-  ];
-  header.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));
-}
-
 /** What each part of the screen depends on: a part is redrawn only when its key changes, so
  * focus and half-done actions (an armed Delete) survive metrics updates. */
 function keys(s: ViewState): Record<string, unknown[]> {
   const reqs = s.metrics?.requests;
   return {
-    header: [JSON.stringify(s.server)],
+    header: [JSON.stringify(s.server), s.metrics?.running, s.metrics?.queued, s.turns.some((t) => t.pending)],
     sessions: [s.sessions, s.sessionsError],
     kv: [s.metrics, s.devices, s.devicesError, s.server?.state],
     trace: [s.traces, s.tracesError, s.selectedTrace, s.completion, `${reqs?.length}:${reqs?.at(-1)?.id}`],
     devices: [s.devices, s.devicesError, JSON.stringify(s.metrics?.engines ?? [])],
-    bench: [s.bench],
+    bench: [s.bench, s.benchFigure],
     notice: [s.notice],
   };
 }
@@ -112,6 +95,7 @@ const changed = (k: Record<string, unknown[]>, part: string): boolean => {
 function replaceKeepingFocus(el: HTMLElement, content: HTMLElement): void {
   const active = document.activeElement as HTMLElement | null;
   const key = active && el.contains(active) ? active.getAttribute('aria-label') ?? active.textContent : null;
+  destroyCharts(el);
   el.replaceChildren(content);
   if (key === null) return;
   const again = Array.from(el.querySelectorAll<HTMLElement>('button, [tabindex], input, textarea')).find((c) => (c.getAttribute('aria-label') ?? c.textContent) === key);
@@ -120,7 +104,7 @@ function replaceKeepingFocus(el: HTMLElement, content: HTMLElement): void {
 
 function render(): void {
   const k = keys(state);
-  if (changed(k, 'header')) renderHeader();
+  if (changed(k, 'header')) header.render(state);
   for (const [id, b] of tabButtons) {
     const active = id === state.tab;
     b.setAttribute('aria-selected', String(active));
@@ -139,7 +123,7 @@ function render(): void {
       case 'kv': replaceKeepingFocus(panel, renderKv(state)); break;
       case 'trace': replaceKeepingFocus(panel, renderTrace(state, (id) => setState({ ...state, selectedTrace: id }), post)); break;
       case 'devices': replaceKeepingFocus(panel, renderDevices(state)); break;
-      case 'bench': replaceKeepingFocus(panel, renderBench(state, post)); break;
+      case 'bench': replaceKeepingFocus(panel, renderBench(state, post, (id) => setState({ ...state, benchFigure: id }))); break;
     }
   }
   drawn = k;
@@ -153,6 +137,9 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   setState(reduce(state, msg));
   if (state.tab !== prevTab) post({ type: 'tab', tab: state.tab });
 });
+
+// A theme change recolours the charts: draw the visible tab again.
+new MutationObserver(() => { drawn = {}; drawnTab = null; render(); }).observe(document.body, { attributes: true, attributeFilter: ['class'] });
 
 render();
 post({ type: 'ready', tab: state.tab });

@@ -28,9 +28,13 @@ export interface CompletionStatsView {
   latencyAvgMs: number | null;
   latencyP50Ms: number | null;
   latencyP90Ms: number | null;
+  /** The last completion's server round trip, ms. */
+  lastLatencyMs: number | null;
 }
 
 export interface BenchFigure {
+  /** Stable key across runs and servers (e.g. "single_ttft_ms"), when the benchmark gives one. */
+  key?: string;
   name: string;
   value: number;
   unit: string;
@@ -44,12 +48,30 @@ export interface BenchRun {
   url: string;
   model: string | null;
   figures: BenchFigure[];
+  /** What ran: scenario names and runs of each (older runs lack them). */
+  scenarios?: string[];
+  runsPerScenario?: number;
+  /** Wall time of each scenario run, ms, by scenario (for the next run's estimate). */
+  durationsMs?: Record<string, number[]>;
+  /** The same benchmark against another server in the same run (comparison), when there was one. */
+  baseline?: { url: string; model: string | null; figures: BenchFigure[] } | null;
+}
+
+export interface BenchProgress {
+  /** Scenario runs finished, of `total`. */
+  done: number;
+  total: number;
+  /** What runs now, e.g. "single, run 2 of 3" (and which server when comparing). */
+  current: string | null;
+  /** Estimated seconds left, null when unknown. */
+  etaS: number | null;
+  startedAt: number;
 }
 
 export interface BenchView {
   runs: BenchRun[];
   running: boolean;
-  progress: string | null;
+  progress: BenchProgress | null;
   error: string | null;
 }
 
@@ -58,6 +80,24 @@ export interface ChatEndInfo {
   timings: Timings | null;
   error: string | null;
   cancelled: boolean;
+  /** A stopped answer: what arrived before the stop (the server sends no usage then). */
+  partial?: { tokens: number; ms: number } | null;
+}
+
+/** A piece of editor context attached to a chat message (a selection or a whole file). */
+export interface ContextItem {
+  id: string;
+  kind: 'selection' | 'file';
+  /** Workspace-relative path (the file name for files outside the workspace). */
+  path: string;
+  /** 1-based line range; null for a whole file. */
+  range: { startLine: number; endLine: number } | null;
+  language: string | null;
+  text: string;
+  /** Tokens of `text` by the server's tokenizer; null when the server was not there to count. */
+  tokens: number | null;
+  /** Set when `text` is the start of a longer source: how many lines that had. */
+  cutFrom?: number;
 }
 
 /** Extension -> webview. */
@@ -76,6 +116,11 @@ export type ToWebview =
   | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string }
   | { type: 'chatEnd'; chatId: string; end: ChatEndInfo }
   | { type: 'chatLoad'; name: string; messages: ChatMessage[] }
+  /** The user message as sent (the question with its context), and what was trimmed to fit. */
+  | { type: 'chatSent'; chatId: string; content: string; note: string | null }
+  | { type: 'contextAdd'; item: ContextItem }
+  /** Answer to an `estimate` request: the prompt's size before sending, and what would be trimmed. */
+  | { type: 'estimate'; id: number; tokens: number | null; budget: number | null; note: string | null; error: string | null }
   | { type: 'showTab'; tab: TabId }
   | { type: 'notice'; level: 'info' | 'error'; text: string };
 
@@ -85,8 +130,15 @@ export type PanelCommand = 'start' | 'stop' | 'restart' | 'selectModel' | 'showL
 export type FromWebview =
   | { type: 'ready'; tab: TabId }
   | { type: 'tab'; tab: TabId }
-  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[] }
+  /** `messages` ends with the question; `context` is attached to it. */
+  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[] }
   | { type: 'chatStop'; chatId: string }
+  | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
+  /** Attach editor context: the active selection, the active file, or a file the user picks. */
+  | { type: 'contextRequest'; what: 'selection' | 'file' | 'pick' }
+  | { type: 'copy'; text: string }
+  | { type: 'insertCode'; code: string }
+  | { type: 'applyCode'; code: string; language: string | null }
   | { type: 'sessionSave'; name: string; messages: ChatMessage[] }
   | { type: 'sessionRestore'; name: string }
   | { type: 'sessionDelete'; name: string }
@@ -95,11 +147,28 @@ export type FromWebview =
   | { type: 'benchClear' }
   | { type: 'command'; command: PanelCommand };
 
-const FROM_TYPES = new Set(['ready', 'tab', 'chatSend', 'chatStop', 'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command']);
+const FROM_TYPES = new Set([
+  'ready', 'tab', 'chatSend', 'chatStop', 'estimate', 'contextRequest', 'copy', 'insertCode', 'applyCode',
+  'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command',
+]);
+/** Largest text a panel message may carry (a pasted file, a long answer). */
+const MAX_TEXT = 2_000_000;
 const COMMANDS = new Set<PanelCommand>(['start', 'stop', 'restart', 'selectModel', 'showLog', 'runBench']);
 
 function isTab(v: unknown): v is TabId {
   return typeof v === 'string' && (TAB_IDS as readonly string[]).includes(v);
+}
+function isText(v: unknown): v is string {
+  return typeof v === 'string' && v.length <= MAX_TEXT;
+}
+function isContext(v: unknown): v is ContextItem[] {
+  return Array.isArray(v) && v.length <= 32 && v.every((c) => {
+    const o = c as ContextItem;
+    const range = o?.range;
+    return !!o && typeof o.id === 'string' && (o.kind === 'selection' || o.kind === 'file') && typeof o.path === 'string' && isText(o.text)
+      && (o.language === null || typeof o.language === 'string') && (o.tokens === null || typeof o.tokens === 'number')
+      && (range === null || (!!range && Number.isInteger(range.startLine) && Number.isInteger(range.endLine) && range.startLine >= 1 && range.endLine >= range.startLine));
+  });
 }
 function isMessages(v: unknown): v is ChatMessage[] {
   return Array.isArray(v) && v.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).content === 'string'
@@ -124,7 +193,19 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
       return isTab(m.tab) ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `unknown tab ${String(m.tab)}` };
     case 'chatSend':
       if (typeof m.chatId !== 'string' || typeof m.name !== 'string') return { ok: false, reason: 'chatSend needs chatId and name' };
-      return isMessages(m.messages) && m.messages.length > 0 ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatSend needs messages' };
+      if (m.context !== undefined && !isContext(m.context)) return { ok: false, reason: 'chatSend context is malformed' };
+      return isMessages(m.messages) && m.messages.length > 0 && m.messages.at(-1)!.role === 'user' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatSend needs messages ending with the question' };
+    case 'estimate':
+      return typeof m.id === 'number' && isMessages(m.messages) && m.messages.at(-1)?.role === 'user' && isContext(m.context)
+        ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'estimate needs id, messages ending with the question, and context' };
+    case 'contextRequest':
+      return m.what === 'selection' || m.what === 'file' || m.what === 'pick' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `unknown context request ${String(m.what)}` };
+    case 'copy':
+      return isText(m.text) ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'copy needs text' };
+    case 'insertCode':
+      return isText(m.code) ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'insertCode needs code' };
+    case 'applyCode':
+      return isText(m.code) && (m.language === null || typeof m.language === 'string') ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'applyCode needs code and language' };
     case 'chatStop':
       return typeof m.chatId === 'string' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatStop needs chatId' };
     case 'sessionSave':

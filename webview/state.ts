@@ -1,12 +1,20 @@
 // The panel's view state and how messages from the extension change it. Pure (no DOM), so the
 // message handling is unit-tested; main.ts renders whatever this produces.
 import type { ChatMessage, DeviceMemory, Metrics, SessionInfo, Traces } from '../extension/api/types.js';
-import { TAB_IDS, type BenchView, type ChatEndInfo, type CompletionStatsView, type FromWebview, type ServerView, type TabId, type ToWebview } from './protocol.js';
+import {
+  TAB_IDS, type BenchView, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type ServerView, type TabId, type ToWebview,
+} from './protocol.js';
 
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';
-  /** The answer: what the conversation sends back to the model. */
+  /** What the conversation sends back to the model: the answer, or the question with its context. */
   content: string;
+  /** User turns with context: the question as typed (content adds the context blocks). */
+  text?: string;
+  /** User turns: the editor context attached to the question. */
+  context?: ContextItem[];
+  /** User turns: what was trimmed to fit the model's context when it was sent. */
+  note?: string | null;
   /** The model's thinking (reasoning models): shown collapsed above the answer, never sent back. */
   reasoning?: string;
   /** Set on an assistant turn produced by a request of this panel. */
@@ -22,8 +30,15 @@ export interface PersistedState {
   chatName: string;
   turns: ChatTurn[];
   draft: string;
+  /** Context attached to the draft (chips above the message box). */
+  draftContext: ContextItem[];
   selectedTrace: string | null;
+  /** The figure the Bench tab's history chart shows. */
+  benchFigure: string | null;
 }
+
+/** The size of the prompt the draft would send, as the extension counted it. */
+export interface Estimate { id: number; tokens: number | null; budget: number | null; note: string | null; error: string | null }
 
 export interface ViewState extends PersistedState {
   server: ServerView | null;
@@ -38,6 +53,7 @@ export interface ViewState extends PersistedState {
   completion: CompletionStatsView | null;
   bench: BenchView | null;
   notice: { level: 'info' | 'error'; text: string } | null;
+  estimate: Estimate | null;
 }
 
 const MAX_TURNS = 200;
@@ -54,14 +70,16 @@ export function initialState(saved: unknown): ViewState {
     chatName: typeof p.chatName === 'string' ? p.chatName : '',
     turns,
     draft: typeof p.draft === 'string' ? p.draft : '',
+    draftContext: Array.isArray(p.draftContext) ? p.draftContext.filter((c) => !!c && typeof c.text === 'string' && typeof c.path === 'string') : [],
     selectedTrace: typeof p.selectedTrace === 'string' ? p.selectedTrace : null,
+    benchFigure: typeof p.benchFigure === 'string' ? p.benchFigure : null,
     server: null, metrics: null, metricsAt: null, sessions: [], sessionsError: null, devices: [], devicesError: null,
-    traces: null, tracesError: null, completion: null, bench: null, notice: null,
+    traces: null, tracesError: null, completion: null, bench: null, notice: null, estimate: null,
   };
 }
 
 export function persisted(s: ViewState): PersistedState {
-  return { tab: s.tab, chatName: s.chatName, turns: s.turns, draft: s.draft, selectedTrace: s.selectedTrace };
+  return { tab: s.tab, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
 }
 
 function updateTurn(s: ViewState, chatId: string, f: (t: ChatTurn) => ChatTurn): ViewState {
@@ -80,13 +98,34 @@ export function endStats(end: ChatEndInfo): string | null {
   }
   if (end.timings?.predictedPerSecond) parts.push(`${end.timings.predictedPerSecond.toFixed(1)} tok/s`);
   if (end.timings?.promptMs !== null && end.timings?.promptMs !== undefined) parts.push(`prompt ${Math.round(end.timings.promptMs)} ms`);
-  if (end.cancelled) parts.push('stopped');
+  if (end.cancelled) {
+    // The server sends no usage for a stopped stream: say what arrived before the stop.
+    const p = end.partial;
+    if (!end.usage && p && p.tokens > 0) {
+      parts.push(`~${p.tokens} tok`);
+      if (p.ms > 0 && p.tokens > 1) parts.push(`${((p.tokens - 1) / (p.ms / 1000)).toFixed(1)} tok/s`);
+    }
+    parts.push('stopped');
+  }
   return parts.length ? parts.join(' · ') : null;
 }
 
+/** The user turn just before the answer `chatId`. */
+function questionIndex(turns: readonly ChatTurn[], chatId: string): number {
+  const i = turns.findIndex((t) => t.chatId === chatId);
+  return i > 0 && turns[i - 1]!.role === 'user' ? i - 1 : -1;
+}
+
+/** Whether the server's state means the panel's live figures are gone (not ready any more). */
+const serverGone = (s: ViewState, next: ServerView): boolean => next.state !== 'ready' && (s.server?.state === 'ready' || s.metrics !== null);
+
 export function reduce(s: ViewState, msg: ToWebview): ViewState {
   switch (msg.type) {
-    case 'server': return { ...s, server: msg.server };
+    case 'server':
+      // Stopped, restarting or failed: the last figures describe a server that is gone, so drop them.
+      return serverGone(s, msg.server)
+        ? { ...s, server: msg.server, metrics: null, metricsAt: null, devices: [], devicesError: null, traces: null, tracesError: null }
+        : { ...s, server: msg.server };
     case 'metrics': return { ...s, metrics: msg.metrics, metricsAt: msg.at };
     case 'sessions': return { ...s, sessions: msg.sessions, sessionsError: msg.error };
     case 'devices': return { ...s, devices: msg.devices, devicesError: msg.error };
@@ -108,6 +147,20 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
         chatName: msg.name,
         turns: msg.messages.filter((m) => m.role !== 'tool').map((m) => ({ role: m.role as ChatTurn['role'], content: m.content })),
       };
+    case 'chatSent': {
+      const i = questionIndex(s.turns, msg.chatId);
+      if (i < 0) return s;
+      const turns = s.turns.slice();
+      const q = turns[i]!;
+      turns[i] = { ...q, text: q.text ?? q.content, content: msg.content, note: msg.note };
+      return { ...s, turns };
+    }
+    case 'contextAdd': {
+      const same = (c: ContextItem): boolean => c.path === msg.item.path && c.text === msg.item.text && JSON.stringify(c.range) === JSON.stringify(msg.item.range);
+      return { ...s, tab: 'chat', draftContext: s.draftContext.some(same) ? s.draftContext : [...s.draftContext, msg.item] };
+    }
+    case 'estimate':
+      return s.estimate === null || msg.id >= s.estimate.id ? { ...s, estimate: { id: msg.id, tokens: msg.tokens, budget: msg.budget, note: msg.note, error: msg.error } } : s;
     case 'showTab': return { ...s, tab: msg.tab };
     case 'notice': return { ...s, notice: { level: msg.level, text: msg.text } };
   }
@@ -136,16 +189,69 @@ export function isStreaming(s: ViewState): boolean {
   return s.turns.some((t) => t.pending);
 }
 
-/** The user sends the draft: a user turn and a pending answer, plus the message to post. */
+/** Requests the server is working on (as its metrics last said), at least this view's own answer. */
+export function activeRequests(s: ViewState): number {
+  const m = s.metrics;
+  const server = m && s.server?.state === 'ready' ? m.queued + m.admitting + m.running + m.finishing : 0;
+  return Math.max(server, isStreaming(s) ? 1 : 0, s.server?.busy ? 1 : 0);
+}
+
+/** Asks the model: a user turn and a pending answer after `before`, plus the message to post. */
+function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: ContextItem[], chatId: string): { state: ViewState; out: FromWebview } {
+  const messages = [...conversation(before), { role: 'user' as const, content: text }];
+  const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}) };
+  const turns = [...before, question, { role: 'assistant' as const, content: '', chatId, pending: true }].slice(-MAX_TURNS);
+  const out: FromWebview = { type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}) };
+  return { state: { ...s, turns, notice: null }, out };
+}
+
+/** The user sends the draft (with its attached context). */
 export function sendChat(s: ViewState, chatId: string): { state: ViewState; out: FromWebview | null } {
   const text = s.draft.trim();
   if (!text || isStreaming(s)) return { state: s, out: null };
-  const messages = [...conversation(s.turns), { role: 'user' as const, content: text }];
-  const added: ChatTurn[] = [{ role: 'user', content: text }, { role: 'assistant', content: '', chatId, pending: true }];
-  const turns = [...s.turns, ...added].slice(-MAX_TURNS);
-  return { state: { ...s, turns, draft: '', notice: null }, out: { type: 'chatSend', chatId, name: s.chatName || 'chat', messages } };
+  const r = ask(s, s.turns, text, s.draftContext, chatId);
+  return { state: { ...r.state, draft: '', draftContext: [], estimate: null }, out: r.out };
+}
+
+/** The last question and its answer, when there is an answer to redo or a question to edit. */
+function lastExchange(s: ViewState): { q: number; question: ChatTurn } | null {
+  if (isStreaming(s)) return null;
+  let q = s.turns.length - 1;
+  while (q >= 0 && s.turns[q]!.role !== 'user') q--;
+  if (q < 0 || s.turns.slice(q + 1).some((t) => t.role !== 'assistant')) return null;
+  return { q, question: s.turns[q]! };
+}
+
+export function canRegenerate(s: ViewState): boolean {
+  const x = lastExchange(s);
+  return !!x && x.q < s.turns.length - 1;
+}
+
+/** Asks the last question again: its answer is replaced by a new one. */
+export function regenerate(s: ViewState, chatId: string): { state: ViewState; out: FromWebview | null } {
+  const x = lastExchange(s);
+  if (!x || !canRegenerate(s)) return { state: s, out: null };
+  return ask(s, s.turns.slice(0, x.q), x.question.text ?? x.question.content, x.question.context ?? [], chatId);
+}
+
+/** Takes the last question (and its context) back into the message box; it and its answer leave the chat. */
+export function editLastQuestion(s: ViewState): ViewState {
+  const x = lastExchange(s);
+  if (!x) return s;
+  return { ...s, turns: s.turns.slice(0, x.q), draft: x.question.text ?? x.question.content, draftContext: x.question.context ?? [], estimate: null, notice: null };
+}
+
+export function removeContext(s: ViewState, id: string): ViewState {
+  return { ...s, draftContext: s.draftContext.filter((c) => c.id !== id) };
+}
+
+/** What the draft would send (for the extension to count), or null when there is no draft. */
+export function estimateRequest(s: ViewState, id: number): FromWebview | null {
+  const text = s.draft.trim();
+  if (!text && !s.draftContext.length) return null;
+  return { type: 'estimate', id, messages: [...conversation(s.turns), { role: 'user', content: text }], context: s.draftContext };
 }
 
 export function newChat(s: ViewState): ViewState {
-  return isStreaming(s) ? s : { ...s, turns: [], chatName: '', notice: null };
+  return isStreaming(s) ? s : { ...s, turns: [], chatName: '', draftContext: [], estimate: null, notice: null };
 }

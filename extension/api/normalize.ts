@@ -60,8 +60,9 @@ function time(o: Json, ...keys: string[]): number | null {
 export function parseHealth(status: number, body: unknown): Health {
   const o = obj(body);
   const s = str(o, 'status');
-  const state: Health['status'] = status === 200 && (s === null || s === 'ok') ? 'ok' : status === 503 || s === 'loading' ? 'loading' : 'error';
-  return { status: state, model: str(o, 'model', 'model_name'), slots: num(o, 'slots', 'n_slots') };
+  const state: Health['status'] = status === 200 && (s === null || s === 'ok') ? 'ok'
+    : s === 'failed' ? 'failed' : status === 503 || s === 'loading' ? 'loading' : 'error';
+  return { status: state, model: str(o, 'model', 'model_name'), slots: num(o, 'slots', 'n_slots'), reason: str(o, 'reason') };
 }
 
 export function parseModels(body: unknown): ModelEntry[] {
@@ -184,13 +185,19 @@ export function parseDevices(body: unknown): DeviceMemory[] {
   const o = obj(body);
   const one = (raw: unknown, replica: number | null, layers: number | null): DeviceMemory => {
     const d = obj(raw);
+    const name = str(d, 'name', 'device') ?? '?';
+    const type = str(d, 'type') ?? '';
+    const total = num(d, 'memory_total', 'memoryTotal', 'total');
+    let free = num(d, 'memory_free', 'memoryFree', 'free');
+    // ggml's CPU backend reports the machine's RAM as both free and total: its use is unknown, not 0.
+    if (free !== null && free === total && (type === 'cpu' || /^CPU\b/.test(name))) free = null;
     return {
-      name: str(d, 'name', 'device') ?? '?',
+      name,
       description: str(d, 'description') ?? '',
-      type: str(d, 'type') ?? '',
+      type,
       replica: num(d, 'replica') ?? replica,
-      memoryFree: num(d, 'memory_free', 'memoryFree', 'free'),
-      memoryTotal: num(d, 'memory_total', 'memoryTotal', 'total'),
+      memoryFree: free,
+      memoryTotal: total,
       layers: num(d, 'layers') ?? layers,
     };
   };

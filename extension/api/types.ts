@@ -2,9 +2,12 @@
 // Wire parsing lives in normalize.ts; nothing outside extension/api/ reads raw JSON.
 
 export interface Health {
-  status: 'ok' | 'loading' | 'error';
+  /** failed: every engine gave up after crashing again and again (a retry will not help). */
+  status: 'ok' | 'loading' | 'failed' | 'error';
   model: string | null;
   slots: number | null;
+  /** Why it is not ok, when the server says. */
+  reason: string | null;
 }
 
 export interface ModelEntry {

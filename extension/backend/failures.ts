@@ -1,6 +1,6 @@
 // Why the server process ended, told from its exit and last log lines, and what the user can do.
 
-export type FailureKind = 'portInUse' | 'modelMissing' | 'badSettings' | 'outOfMemory' | 'healthTimeout' | 'crashed';
+export type FailureKind = 'portInUse' | 'modelMissing' | 'badSettings' | 'outOfMemory' | 'healthTimeout' | 'engineFailed' | 'crashed';
 
 export interface Failure {
   kind: FailureKind;
@@ -10,14 +10,25 @@ export interface Failure {
   retry: boolean;
 }
 
-/** The last line that looks like an error, for quoting. */
-function lastErrorLine(lines: readonly string[]): string | null {
+/** "2025-01-01T00:00:00.000Z info  message": a line of the server's own log, with its level. */
+const SERVER_LOG_LINE = /^\d{4}-\d\d-\d\dT[\d:.]+Z\s+(debug|info|warn|error)\s+/;
+
+/**
+ * The last line that reads as an error, for quoting; never one of the server's own info or debug
+ * lines (a request log line can mention "error" and has nothing to do with an exit), and nothing
+ * at all rather than an unrelated last line.
+ */
+export function lastErrorLine(lines: readonly string[]): string | null {
   for (let i = lines.length - 1; i >= 0; i--) {
     const l = lines[i]!.trim();
-    if (/error|fail|abort|cannot|unable|invalid|must|exception/i.test(l)) return l.length > 300 ? `${l.slice(0, 300)}…` : l;
+    const level = SERVER_LOG_LINE.exec(l)?.[1];
+    if (level === 'info' || level === 'debug') continue;
+    if (level === 'error' || /error|fail|abort|cannot|unable|invalid|must|exception|assert|segfault|segmentation|fatal|panic|core dumped/i.test(l)) {
+      const text = level ? l.replace(SERVER_LOG_LINE, '') : l;
+      return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+    }
   }
-  const last = lines.at(-1)?.trim();
-  return last ? last.slice(0, 300) : null;
+  return null;
 }
 
 export function classifyExit(lines: readonly string[], code: number | null, signal: string | null, port: number): Failure {
@@ -48,6 +59,7 @@ export function adviceFor(kind: FailureKind): string {
     case 'badSettings': return 'Check the strata.* settings named above, then run "Strata: Restart Server".';
     case 'outOfMemory': return 'Lower strata.contextSize or strata.slots, use a smaller (more quantized) model, or spread it over more devices.';
     case 'healthTimeout': return 'The model may be very large or the machine busy; see "Strata: Show Log", then restart.';
+    case 'engineFailed': return 'The engine crashed again and again: see "Strata: Show Log", then try another model or backend.';
     case 'crashed': return 'See "Strata: Show Log" for the engine output, then run "Strata: Restart Server".';
   }
 }

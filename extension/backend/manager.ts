@@ -88,6 +88,12 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     await this.start();
   }
 
+  /** The server process runs but every engine gave up (engineWatch.ts): show it as failed. */
+  markEngineFailed(message: string): void {
+    if (this.state.state !== 'ready') return;
+    this.update({ state: 'failed', message });
+  }
+
   dispose(): void {
     void this.stop();
     for (const d of this.disposables) d.dispose();

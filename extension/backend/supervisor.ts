@@ -168,6 +168,12 @@ export class Supervisor {
           this.settleWaiters();
           return;
         }
+        if (h.status === 'failed') {
+          // The engine crash-loops while loading: waiting longer will not help, and neither will a restart.
+          this.failure = { kind: 'engineFailed', retry: false, message: `the engine could not start: ${h.reason ?? 'it kept crashing'}` };
+          await this.killChild(child);
+          return;
+        }
       } catch { /* not listening yet */ }
       if (this.deps.clock.now() - started >= this.opts.startTimeoutMs) {
         const secs = Math.round(this.opts.startTimeoutMs / 1000);

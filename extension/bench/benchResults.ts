@@ -26,7 +26,8 @@ function strataBenchFigures(json: { summary?: unknown }): BenchFigure[] | null {
     if (!row || typeof row.median !== 'number' || !Number.isFinite(row.median)) continue;
     const label = typeof row.label === 'string' ? row.label : String(row.key ?? '?');
     const better = row.better === 'higher' || row.better === 'lower' ? row.better : undefined;
-    out.push({ name: `${String(row.scenario ?? '')}: ${label}`.replace(/^: /, ''), value: row.median, unit: typeof row.unit === 'string' ? row.unit : '', ...(better ? { better } : {}) });
+    const key = typeof row.key === 'string' ? row.key : undefined;
+    out.push({ ...(key ? { key } : {}), name: `${String(row.scenario ?? '')}: ${label}`.replace(/^: /, ''), value: row.median, unit: typeof row.unit === 'string' ? row.unit : '', ...(better ? { better } : {}) });
   }
   return out.slice(0, MAX_FIGURES);
 }

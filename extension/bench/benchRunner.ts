@@ -1,5 +1,7 @@
-// "Strata: Run Benchmark": runs `strata bench --url <server> --json FILE` with the editor's
-// runtime, streams its output to the log, stores the figures and shows them in the Bench tab.
+// "Strata: Run Benchmark": pick what to run (a preset with its estimate, chosen scenarios, or a
+// comparison with another server), run `strata bench --url <server> --json FILE` with the editor's
+// runtime, show progress (done of total, what runs, time left) in the notification and the Bench
+// tab, and store the figures (with the comparison server's, when there was one).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,11 +10,54 @@ import type { ServerConnection } from '../backend/connection.js';
 import { apiKey } from '../config.js';
 import { spawnNodeScript } from '../backend/nodeProcess.js';
 import type { BenchView } from '../../webview/protocol.js';
-import { benchRun, BenchStore } from './benchResults.js';
+import { benchFigures, benchRun, BenchStore } from './benchResults.js';
+import { estimate, formatSeconds, SCENARIOS, type BenchPlan } from './benchPlan.js';
+import { BenchProgressTracker } from './benchProgress.js';
 
 export interface BenchController {
   view(): BenchView;
   clear(): Promise<void>;
+}
+
+type PlanItem = vscode.QuickPickItem & { plan?: Omit<BenchPlan, 'baselineUrl'>; choose?: 'scenarios' | 'compare' };
+
+const ALL = SCENARIOS.map((s) => s.name);
+
+/** Asks what to run; undefined when the user cancelled. */
+async function choosePlan(url: string, history: BenchView['runs'], compare = false): Promise<BenchPlan | undefined> {
+  const est = (p: Omit<BenchPlan, 'baselineUrl'>): string => {
+    const e = estimate({ ...p, baselineUrl: compare ? 'x' : null }, url, history);
+    return `~${formatSeconds(e.seconds)}${e.measured ? '' : ' (typical on the demo model)'}`;
+  };
+  const presets: Array<[string, Omit<BenchPlan, 'baselineUrl'>, string]> = [
+    ['Quick', { scenarios: ['single'], runs: 1 }, 'one request: TTFT and decode tok/s'],
+    ['Standard', { scenarios: ALL, runs: 1 }, 'every scenario once'],
+    ['Full', { scenarios: ALL, runs: 3 }, 'every scenario 3 times, medians'],
+  ];
+  const items: PlanItem[] = [
+    ...presets.map(([label, plan, detail]) => ({ label, description: est(plan), detail, plan })),
+    { label: 'Choose Scenarios…', detail: ALL.join(', '), choose: 'scenarios' as const },
+    ...(compare ? [] : [{ label: 'Compare With Another Server…', detail: 'the same scenarios against another OpenAI-compatible server (e.g. llama-server), side by side', choose: 'compare' as const }]),
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: compare ? 'Strata benchmark: what to compare' : 'Strata benchmark: what to run', placeHolder: `Benchmark ${url}` });
+  if (!pick) return undefined;
+  if (pick.plan) return { ...pick.plan, baselineUrl: null };
+  if (pick.choose === 'compare') {
+    const other = await vscode.window.showInputBox({
+      title: 'Compare with another server', prompt: 'Base URL of an OpenAI-compatible server serving a comparable model',
+      placeHolder: 'http://127.0.0.1:8080', ignoreFocusOut: true,
+      validateInput: (v) => (/^https?:\/\/[^/\s]+/.test(v.trim()) ? null : 'an http:// or https:// URL'),
+    });
+    if (!other) return undefined;
+    const plan = await choosePlan(url, history, true);
+    return plan && { ...plan, baselineUrl: other.trim() };
+  }
+  const chosen = await vscode.window.showQuickPick(SCENARIOS.map((s) => ({ label: s.name, detail: s.measures, picked: s.name === 'single' })), { canPickMany: true, title: 'Scenarios to run' });
+  if (!chosen?.length) return undefined;
+  const runs = await vscode.window.showQuickPick([{ label: '1', description: 'quick' }, { label: '3', description: 'medians, min-max' }, { label: '5', description: 'for noisy machines' }], { title: 'Runs of each scenario' });
+  if (!runs) return undefined;
+  // The comparison's URL is filled in by the caller that asked for it.
+  return { scenarios: chosen.map((c) => c.label), runs: Number(runs.label), baselineUrl: null };
 }
 
 export function registerBenchmark(context: vscode.ExtensionContext, server: ServerConnection, log: vscode.LogOutputChannel, onChange: (v: BenchView) => void, showBenchTab: () => void): BenchController {
@@ -25,36 +70,77 @@ export function registerBenchmark(context: vscode.ExtensionContext, server: Serv
     if (state.running) return void vscode.window.showInformationMessage('Strata: a benchmark is already running.');
     let client;
     try { client = await server.ensureReady(); } catch { return; }
+    const plan = await choosePlan(client.baseUrl, store.runs());
+    if (!plan) return;
     const cli = join(context.extensionPath, 'dist', 'strata.mjs');
     const dir = mkdtempSync(join(tmpdir(), 'strata-bench-'));
-    const out = join(dir, 'bench.json');
+    const startedAt = Date.now();
+    const tracker = new BenchProgressTracker(plan, client.baseUrl, store.runs(), startedAt);
     showBenchTab();
-    set({ running: true, progress: 'starting', error: null });
-    const args = ['bench', '--url', client.baseUrl, '--json', out, '--label', `vscode ${new Date().toISOString()}`];
-    log.info(`benchmark: ${args.join(' ')}`);
+    set({ running: true, progress: tracker.view(), error: null });
     // A remote server may need the key (managed ones run without one).
     const key = server.status.mode === 'remote' ? await apiKey(context.secrets) : undefined;
-    if (key) args.push('--api-key', key);
+    const argsFor = (url: string, out: string, withKey: boolean): string[] => [
+      'bench', '--url', url, '--json', out, '--scenarios', plan.scenarios.join(','), '--runs', String(plan.runs),
+      '--label', `vscode ${new Date(startedAt).toISOString()}`, ...(withKey && key ? ['--api-key', key] : []),
+    ];
     try {
-      const code = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Strata: running benchmark', cancellable: true },
-        (progress, token) => new Promise<number | null>((resolve) => {
-          const child = spawnNodeScript(cli, args);
-          token.onCancellationRequested(() => child.kill('SIGTERM'));
-          child.onOutput((line) => {
-            log.info(`[bench] ${line}`);
-            progress.report({ message: line.slice(0, 80) });
-            set({ progress: line.slice(0, 200) });
+      const outcome = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Strata: benchmark', cancellable: true },
+        async (progress, token) => {
+          let reported = 0;
+          const show = (p = tracker.view()): void => {
+            const pct = Math.floor((p.done / p.total) * 100);
+            progress.report({
+              message: `${p.current ?? 'preparing'} · ${p.done} of ${p.total} done${p.etaS !== null ? ` · ~${formatSeconds(p.etaS)} left` : ''}`,
+              increment: pct > reported ? pct - reported : undefined,
+            });
+            reported = Math.max(reported, pct);
+            set({ progress: p });
+          };
+          show();
+          const runOne = (url: string, out: string, withKey: boolean): Promise<number | null> => new Promise((resolve) => {
+            const args = argsFor(url, out, withKey);
+            log.info(`benchmark: ${args.filter((a) => a !== key).join(' ')}`);
+            const child = spawnNodeScript(cli, args);
+            const sub = token.onCancellationRequested(() => child.kill('SIGTERM'));
+            child.onOutput((line) => {
+              log.info(`[bench] ${line}`);
+              const p = tracker.line(line);
+              if (p) show(p);
+            });
+            child.onExit((c) => { sub.dispose(); resolve(token.isCancellationRequested ? null : c); });
           });
-          child.onExit((c) => resolve(token.isCancellationRequested ? null : c));
-        }),
+          const ours = join(dir, 'bench.json');
+          const code = await runOne(client.baseUrl, ours, true);
+          if (code === null) return null;
+          if (code !== 0 || !existsSync(ours)) throw new Error(`the benchmark exited with code ${code}; see "Strata: Show Log"`);
+          let theirs: string | null = null;
+          if (plan.baselineUrl) {
+            tracker.startBaseline();
+            theirs = join(dir, 'baseline.json');
+            const c2 = await runOne(plan.baselineUrl, theirs, false);
+            if (c2 === null) return null;
+            if (c2 !== 0 || !existsSync(theirs)) throw new Error(`the benchmark of ${plan.baselineUrl} exited with code ${c2}; see "Strata: Show Log"`);
+          }
+          return { ours, theirs };
+        },
       );
-      if (code === null) return set({ running: false, progress: null, error: 'cancelled' });
-      if (code !== 0 || !existsSync(out)) throw new Error(`the benchmark exited with code ${code}; see "Strata: Show Log"`);
-      const run = benchRun(JSON.parse(readFileSync(out, 'utf8')), client.baseUrl, Date.now(), server.status.model);
+      if (outcome === null) return set({ running: false, progress: null, error: 'cancelled' });
+      const json: unknown = JSON.parse(readFileSync(outcome.ours, 'utf8'));
+      const run = benchRun(json, client.baseUrl, Date.now(), server.status.model);
       if (!run.figures.length) throw new Error('the benchmark wrote no figures');
+      run.scenarios = plan.scenarios;
+      run.runsPerScenario = plan.runs;
+      run.durationsMs = tracker.durations();
+      if (outcome.theirs && plan.baselineUrl) {
+        const other: unknown = JSON.parse(readFileSync(outcome.theirs, 'utf8'));
+        const m = (other as { model?: unknown }).model;
+        run.baseline = { url: plan.baselineUrl, model: typeof m === 'string' ? m : null, figures: benchFigures(other) };
+      }
       await store.add(run);
       set({ running: false, progress: null, error: null });
+      void vscode.window.showInformationMessage(`Strata: benchmark done in ${formatSeconds((Date.now() - startedAt) / 1000)} (${run.figures.length} figures). See the Bench tab.`);
     } catch (err) {
       const msg = (err as Error).message;
       set({ running: false, progress: null, error: msg });

@@ -15,13 +15,17 @@ export interface RestoredMeta { name: string; messages: ChatMessage[] }
 
 const isResponse = (t: TurnLike): t is ResponseTurnLike => 'response' in t;
 
+/**
+ * The answer's text: markdown parts only (a progress line such as "Thinking…" has a plain string
+ * value and is no answer), without the preface the participant put before it (a trimming note).
+ */
 function responseText(t: ResponseTurnLike): string {
-  return t.response.map((p) => {
-    const v = (p as { value?: unknown }).value;
-    if (typeof v === 'string') return v;
-    const md = (v as { value?: unknown } | undefined)?.value;
+  const text = t.response.map((p) => {
+    const md = ((p as { value?: unknown }).value as { value?: unknown } | undefined)?.value;
     return typeof md === 'string' ? md : '';
   }).join('');
+  const preface = t.result.metadata?.preface;
+  return typeof preface === 'string' && preface && text.startsWith(preface) ? text.slice(preface.length) : text;
 }
 
 /**

@@ -9,10 +9,14 @@ import { rememberingSessions, type ConversationStore } from '../sessions/convers
 import { sessionsMarkdown, statsMarkdown } from './format.js';
 import { sessionNameProblem } from '../../webview/protocol.js';
 import { conversationFromHistory, type RestoredMeta, type TurnLike } from './history.js';
+import { ContextPlanner } from '../context/planner.js';
+import { referenceItems } from '../context/references.js';
 
 export const PARTICIPANT_ID = 'strata.chat';
 
 export function registerChatParticipant(context: vscode.ExtensionContext, server: ServerConnection, conversations: ConversationStore): void {
+  const planner = new ContextPlanner();
+  context.subscriptions.push(server.onDidChange((s) => { if (s.state !== 'ready') planner.reset(); }));
   const handler: vscode.ChatRequestHandler = async (request, chatContext, stream, token) => {
     let client;
     try {
@@ -56,7 +60,16 @@ export function registerChatParticipant(context: vscode.ExtensionContext, server
           return {};
       }
       if (!name) { stream.markdown('Ask a question, or use /save, /restore, /sessions, /stats.'); return {}; }
-      const messages = [...conversation, { role: 'user' as const, content: request.prompt }];
+      // #file, #selection and other references go along as context, fitted like the panel chat's.
+      const refs = await referenceItems(request.references ?? []);
+      const plan = await planner.plan(client, [...conversation, { role: 'user' as const, content: request.prompt }], refs.items);
+      for (const uri of refs.uris) stream.reference(uri);
+      if (plan.error) return { errorDetails: { message: `Strata: ${plan.error}` } };
+      // Said before the answer, and kept out of the history sent back (metadata.preface).
+      const notes = [refs.skipped.length ? `Could not read ${refs.skipped.join(', ')}; left out.` : null, plan.note].filter(Boolean);
+      const preface = notes.length ? `*${notes.join(' ')}*\n\n` : '';
+      if (preface) stream.markdown(preface);
+      const messages = plan.messages;
       const ac = abortOn(token);
       let usage = '';
       let thinking = false;
@@ -66,7 +79,7 @@ export function registerChatParticipant(context: vscode.ExtensionContext, server
         else if (ev.type === 'reasoning' && !thinking) { thinking = true; stream.progress('Thinking…'); }
         else if (ev.type === 'done' && ev.timings?.predictedPerSecond) usage = `${ev.timings.predictedPerSecond.toFixed(1)} tok/s`;
       }
-      return { metadata: { usage } };
+      return { metadata: { usage, preface } };
     } catch (err) {
       if (token.isCancellationRequested) return {};
       return { errorDetails: { message: `Strata: ${(err as Error).message}` } };

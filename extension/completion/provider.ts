@@ -7,6 +7,7 @@ import { completionSettings } from '../config.js';
 import { CompletionCache } from './cache.js';
 import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';
 import { LatestOnlyScheduler } from './debounce.js';
+import type { CompletionGate } from './pause.js';
 import type { CompletionStats } from './stats.js';
 import { planInfill } from './selection.js';
 import { isMidLine, trimCompletion } from './trim.js';
@@ -18,7 +19,7 @@ const ACCEPTED_COMMAND = 'strata.completionAccepted';
 /** Files larger than this are not read whole for extra context chunks. */
 const MAX_CONTEXT_FILE_LINES = 20_000;
 
-export function registerInlineCompletions(context: vscode.ExtensionContext, server: ServerConnection, stats: CompletionStats, onStatsChange: () => void, log: vscode.LogOutputChannel): void {
+export function registerInlineCompletions(context: vscode.ExtensionContext, server: ServerConnection, stats: CompletionStats, gate: CompletionGate, onStatsChange: () => void, log: vscode.LogOutputChannel): void {
   const cache = new CompletionCache();
   const scheduler = new LatestOnlyScheduler();
   const edits = new RecentEdits();
@@ -29,7 +30,8 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
     async provideInlineCompletionItems(doc, pos, ictx, token) {
       const settings = completionSettings();
       const client = server.client;
-      if (!settings.enabled || !client || noFim) return undefined;
+      const explicit = ictx.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
+      if (!settings.enabled || !client || noFim || !gate.allows(doc.languageId, explicit)) return undefined;
 
       const from = Math.max(0, pos.line - PREFIX_LINES);
       const to = Math.min(doc.lineCount - 1, pos.line + SUFFIX_LINES);
@@ -55,7 +57,6 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
         return item(cached);
       }
 
-      const explicit = ictx.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
       const signal = await scheduler.wait(explicit ? 0 : settings.debounceMs, (l) => token.onCancellationRequested(l));
       if (!signal || token.isCancellationRequested) return undefined;
 

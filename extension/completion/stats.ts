@@ -5,6 +5,7 @@ import type { CompletionStatsView } from '../../webview/protocol.js';
 export class CompletionStats {
   private counts = { requests: 0, cacheHits: 0, shown: 0, accepted: 0, cancelled: 0, errors: 0 };
   private latencies: number[] = [];
+  private last: number | null = null;
 
   constructor(private readonly window = 200) {}
 
@@ -16,6 +17,7 @@ export class CompletionStats {
   error(): void { this.counts.errors++; }
 
   latency(ms: number): void {
+    this.last = ms;
     this.latencies.push(ms);
     if (this.latencies.length > this.window) this.latencies.shift();
   }
@@ -24,6 +26,6 @@ export class CompletionStats {
     const sorted = [...this.latencies].sort((a, b) => a - b);
     const pct = (p: number): number | null => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! : null);
     const avg = sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null;
-    return { ...this.counts, latencyAvgMs: avg, latencyP50Ms: pct(0.5), latencyP90Ms: pct(0.9) };
+    return { ...this.counts, latencyAvgMs: avg, latencyP50Ms: pct(0.5), latencyP90Ms: pct(0.9), lastLatencyMs: this.last };
   }
 }

@@ -6,7 +6,7 @@ export function makeNonce(): string {
   return randomBytes(18).toString('base64').replace(/[+/=]/g, '');
 }
 
-export function panelHtml(o: { cspSource: string; nonce: string; scriptUri: string; styleUri: string; title: string }): string {
+export function panelHtml(o: { cspSource: string; nonce: string; scriptUri: string; styleUris: string[]; title: string }): string {
   const csp = [
     "default-src 'none'",
     `style-src ${o.cspSource}`,
@@ -24,7 +24,7 @@ export function panelHtml(o: { cspSource: string; nonce: string; scriptUri: stri
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${esc(o.styleUri)}">
+${o.styleUris.map((u) => `<link rel="stylesheet" href="${esc(u)}">`).join('\n')}
 <title>${esc(o.title)}</title>
 </head>
 <body>

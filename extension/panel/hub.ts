@@ -2,14 +2,26 @@
 // latest server data, pushes it to every open view, answers their messages, and runs the
 // panel's chat streams. No vscode here (views are just sinks), so it is unit-tested.
 import type { StrataClient } from '../api/client.js';
-import type { ChatMessage, Metrics, SessionInfo } from '../api/types.js';
-import { CHAT_MAX_TOKENS } from '../api/types.js';
+import type { ChatMessage, DeviceMemory, Metrics, SessionInfo } from '../api/types.js';
+import { ContextPlanner, estimateTokens } from '../context/planner.js';
 import type {
-  BenchView, ChatEndInfo, CompletionStatsView, FromWebview, PanelCommand, ServerView, TabId, ToWebview,
+  BenchView, CompletionStatsView, ContextItem, FromWebview, PanelCommand, ServerView, TabId, ToWebview,
 } from '../../webview/protocol.js';
 import { validateFromWebview } from '../../webview/protocol.js';
+import { PanelChats } from './panelChats.js';
 
-export type PanelClient = Pick<StrataClient, 'chatStream' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devices' | 'traces'>;
+export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devices' | 'traces'>;
+
+/** The editor side of the panel's chat: clipboard, code into editors, context from editors. */
+export interface PanelEditor {
+  copy(text: string): Promise<void>;
+  /** Inserts at the cursor of the text editor last used; resolves with a problem to show, or null. */
+  insert(code: string): Promise<string | null>;
+  /** Proposes the code for the editor last used (its selection, else the whole file) as a diff to accept. */
+  apply(code: string, language: string | null): Promise<string | null>;
+  /** Context from the editor (tokens not yet counted); a string is a problem to show; null: the user cancelled. */
+  context(what: 'selection' | 'file' | 'pick'): Promise<ContextItem | string | null>;
+}
 
 export interface PanelDeps {
   /** The client when the server is ready. */
@@ -23,22 +35,20 @@ export interface PanelDeps {
   /** Some view became visible / all hidden (metrics refresh only while someone looks). */
   visibilityChanged(anyVisible: boolean): void;
   log(message: string): void;
+  editor: PanelEditor;
 }
 
 export interface PanelSink {
   post(msg: ToWebview): void;
 }
 
-interface View { sink: PanelSink; visible: boolean; tab: TabId | null }
+interface View { sink: PanelSink; visible: boolean; tab: TabId | null; shownAt: number }
 
-/** reasoning: the model's thinking, shown in the panel but never part of the conversation. */
-interface RunningChat { text: string; reasoning: string; ac: AbortController }
-interface FinishedChat { text: string; reasoning: string; end: ChatEndInfo }
-
-const snapshot = (chatId: string, c: { text: string; reasoning: string }): ToWebview =>
-  ({ type: 'chatSnapshot', chatId, text: c.text, ...(c.reasoning ? { reasoning: c.reasoning } : {}) });
-
-const KEEP_FINISHED = 20;
+/** Description and type of devices seen while their engine was up: a restarting engine reports only names. */
+function withKnown(devices: DeviceMemory[], known: Map<string, { description: string; type: string }>): DeviceMemory[] {
+  for (const d of devices) if (d.description || d.type) known.set(d.name, { description: d.description, type: d.type });
+  return devices.map((d) => (d.description || d.type ? d : { ...d, ...(known.get(d.name) ?? {}) }));
+}
 
 export class PanelHub {
   private readonly views = new Set<View>();
@@ -47,17 +57,22 @@ export class PanelHub {
   private sessions: SessionInfo[] = [];
   private completion: CompletionStatsView | undefined;
   private bench: BenchView | undefined;
-  private readonly running = new Map<string, RunningChat>();
-  private readonly finished = new Map<string, FinishedChat>();
-  private conversation: { name: string; messages: ChatMessage[] } | undefined;
+  private readonly planner = new ContextPlanner();
+  private readonly chats: PanelChats;
   /** Requests seen in the last metrics: a change means new traces to show. */
   private requestMark = '';
+  private readonly knownDevices = new Map<string, { description: string; type: string }>();
+  /** Context added while no view was open: delivered to the next view that is ready. */
+  private pendingContext: ContextItem[] = [];
+  private clock = 0;
 
-  constructor(private readonly deps: PanelDeps) {}
+  constructor(private readonly deps: PanelDeps) {
+    this.chats = new PanelChats(() => deps.ensureClient(), this.planner, (m) => this.broadcast(m));
+  }
 
   /** Connects a view; returns its handle (the controller feeds it messages and visibility). */
   attach(sink: PanelSink, visible: boolean): { receive(raw: unknown): Promise<void>; setVisible(v: boolean): void; dispose(): void } {
-    const view: View = { sink, visible, tab: null };
+    const view: View = { sink, visible, tab: null, shownAt: visible ? ++this.clock : 0 };
     this.views.add(view);
     this.visibilityChanged();
     return {
@@ -65,6 +80,7 @@ export class PanelHub {
       setVisible: (v) => {
         if (view.visible === v) return;
         view.visible = v;
+        if (v) view.shownAt = ++this.clock;
         this.visibilityChanged();
       },
       dispose: () => {
@@ -80,22 +96,44 @@ export class PanelHub {
 
   /** The conversation last used in a panel chat (for "Save Session" from the palette). */
   lastConversation(): { name: string; messages: ChatMessage[] } | undefined {
-    return this.conversation;
+    return this.chats.last();
   }
 
   serverChanged(s: ServerView): void {
     const wasReady = this.server?.state === 'ready';
     this.server = s;
+    if (s.state !== 'ready') {
+      // The figures of a server that is gone must not be replayed as if it were there.
+      this.metrics = undefined;
+      this.requestMark = '';
+      if (wasReady) this.planner.reset();
+    }
     this.broadcast({ type: 'server', server: s });
     if (s.state === 'ready' && !wasReady) {
       for (const v of this.views) if (v.tab) void this.refreshTab(v.tab, v);
     }
   }
 
+  /**
+   * Attaches editor context to the chat of the view the user looked at last (counted with the
+   * server's tokenizer when it runs). No view open: kept for the next one. Returns whether a view got it.
+   */
+  async addContext(item: ContextItem): Promise<boolean> {
+    const counted = await this.counted(item);
+    const target = [...this.views].filter((v) => v.visible).sort((a, b) => b.shownAt - a.shownAt)[0];
+    if (!target) {
+      this.pendingContext.push(counted);
+      return false;
+    }
+    target.sink.post({ type: 'contextAdd', item: counted });
+    return true;
+  }
+
   metricsChanged(m: Metrics): void {
     this.metrics = { metrics: m, at: Date.now() };
     this.broadcast({ type: 'metrics', metrics: m, at: this.metrics.at });
-    const mark = `${m.requests.length}:${m.requests.at(-1)?.id ?? ''}:${m.running}:${m.engines.map((e) => `${e.epoch}/${e.restarts}`).join(',')}`;
+    // Engine liveness too: a restarted engine reports its devices only once it is up again.
+    const mark = `${m.requests.length}:${m.requests.at(-1)?.id ?? ''}:${m.running}:${m.engines.map((e) => `${e.epoch}/${e.restarts}/${e.alive}`).join(',')}`;
     if (mark !== this.requestMark) {
       this.requestMark = mark;
       for (const v of this.views) {
@@ -120,7 +158,7 @@ export class PanelHub {
 
   /** Puts a restored conversation into the panels' chat. */
   loadChat(name: string, messages: ChatMessage[]): void {
-    this.conversation = { name, messages };
+    this.chats.setLast(name, messages);
     this.broadcast({ type: 'chatLoad', name, messages });
     this.broadcast({ type: 'showTab', tab: 'chat' });
   }
@@ -145,8 +183,43 @@ export class PanelHub {
 
   /** Stops running chats (deactivate). */
   dispose(): void {
-    for (const c of this.running.values()) c.ac.abort();
+    this.chats.stopAll();
     this.views.clear();
+  }
+
+  private async counted(item: ContextItem): Promise<ContextItem> {
+    const client = this.deps.client();
+    if (!client || item.tokens !== null) return item;
+    try {
+      return { ...item, tokens: await this.planner.count(client, item.text) };
+    } catch {
+      return item;
+    }
+  }
+
+  /** The prompt the draft would send, counted and fitted like a real send. */
+  private async estimate(view: View, id: number, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
+    const client = this.deps.client();
+    if (!client) {
+      const chars = messages.reduce((n, m) => n + estimateTokens(m.content), 0) + context.reduce((n, c) => n + estimateTokens(c.text), 0);
+      view.sink.post({ type: 'estimate', id, tokens: chars, budget: null, note: null, error: null });
+      return;
+    }
+    try {
+      const plan = await this.planner.plan(client, messages, context);
+      view.sink.post({ type: 'estimate', id, tokens: plan.tokens, budget: plan.budget, note: plan.note, error: plan.error });
+    } catch (err) {
+      view.sink.post({ type: 'estimate', id, tokens: null, budget: null, note: null, error: `could not count tokens: ${(err as Error).message}` });
+    }
+  }
+
+  private async editorAction(view: View, act: () => Promise<string | null>): Promise<void> {
+    try {
+      const problem = await act();
+      if (problem) view.sink.post({ type: 'notice', level: 'error', text: problem });
+    } catch (err) {
+      view.sink.post({ type: 'notice', level: 'error', text: (err as Error).message });
+    }
   }
 
   private visibilityChanged(): void {
@@ -174,6 +247,7 @@ export class PanelHub {
       case 'ready':
         view.tab = msg.tab;
         this.replay(view);
+        for (const item of this.pendingContext.splice(0)) view.sink.post({ type: 'contextAdd', item });
         return this.refreshTab(msg.tab, view);
       case 'tab':
         view.tab = msg.tab;
@@ -187,14 +261,29 @@ export class PanelHub {
         await this.deps.clearBench();
         return;
       case 'chatSend':
-        return this.chat(msg.chatId, msg.name, msg.messages);
+        return this.chats.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
       case 'chatStop':
-        this.running.get(msg.chatId)?.ac.abort();
+        this.chats.stop(msg.chatId);
         return;
+      case 'estimate':
+        return this.estimate(view, msg.id, msg.messages, msg.context);
+      case 'contextRequest':
+        return this.editorAction(view, async () => {
+          const got = await this.deps.editor.context(msg.what);
+          if (typeof got === 'string') return got;
+          if (got) view.sink.post({ type: 'contextAdd', item: await this.counted(got) });
+          return null;
+        });
+      case 'copy':
+        return this.editorAction(view, async () => { await this.deps.editor.copy(msg.text); return null; });
+      case 'insertCode':
+        return this.editorAction(view, () => this.deps.editor.insert(msg.code));
+      case 'applyCode':
+        return this.editorAction(view, () => this.deps.editor.apply(msg.code, msg.language));
       case 'sessionSave':
         return this.sessionAction(view, async (c) => {
           const saved = await c.saveSession(msg.name, msg.messages);
-          this.conversation = { name: msg.name, messages: msg.messages };
+          this.chats.setLast(msg.name, msg.messages);
           return `Saved session "${saved.name}"${saved.tokens !== null ? ` (${saved.tokens} tokens)` : ''}.`;
         });
       case 'sessionRestore':
@@ -225,11 +314,7 @@ export class PanelHub {
     if (this.metrics) view.sink.post({ type: 'metrics', metrics: this.metrics.metrics, at: this.metrics.at });
     if (this.completion) view.sink.post({ type: 'completionStats', stats: this.completion });
     if (this.bench) view.sink.post({ type: 'bench', bench: this.bench });
-    for (const [chatId, c] of this.running) view.sink.post(snapshot(chatId, c));
-    for (const [chatId, c] of this.finished) {
-      view.sink.post(snapshot(chatId, c));
-      view.sink.post({ type: 'chatEnd', chatId, end: c.end });
-    }
+    for (const m of this.chats.replay()) view.sink.post(m);
   }
 
   private async refreshTab(tab: TabId, view: View): Promise<void> {
@@ -241,7 +326,7 @@ export class PanelHub {
     const fail = (error: string): void => view.sink.post(devices ? { type: 'devices', devices: [], error } : { type: 'traces', traces: { requests: [], steps: [] }, error });
     if (!client) return fail('the Strata server is not running');
     try {
-      if (devices) view.sink.post({ type: 'devices', devices: await client.devices(), error: null });
+      if (devices) view.sink.post({ type: 'devices', devices: withKnown(await client.devices(), this.knownDevices), error: null });
       else view.sink.post({ type: 'traces', traces: await client.traces(), error: null });
     } catch (err) {
       fail((err as Error).message);
@@ -260,41 +345,5 @@ export class PanelHub {
       view.sink.post({ type: 'notice', level: 'error', text: (err as Error).message });
     }
     await this.refreshSessions();
-  }
-
-  private async chat(chatId: string, name: string, messages: ChatMessage[]): Promise<void> {
-    if (this.running.has(chatId)) return;
-    const ac = new AbortController();
-    const run: RunningChat = { text: '', reasoning: '', ac };
-    this.running.set(chatId, run);
-    this.conversation = { name, messages };
-    let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
-    try {
-      const client = await this.deps.ensureClient();
-      for await (const ev of client.chatStream({ messages, maxTokens: CHAT_MAX_TOKENS }, ac.signal)) {
-        if (ev.type === 'text') {
-          run.text += ev.text;
-          this.broadcast({ type: 'chatDelta', chatId, text: ev.text });
-        } else if (ev.type === 'reasoning') {
-          run.reasoning += ev.text;
-          this.broadcast({ type: 'chatReasoning', chatId, text: ev.text });
-        } else if (ev.type === 'done') {
-          end = { ...end, usage: ev.usage, timings: ev.timings };
-        }
-      }
-    } catch (err) {
-      if (ac.signal.aborted) end = { ...end, cancelled: true };
-      else end = { ...end, error: (err as Error).message };
-    } finally {
-      this.running.delete(chatId);
-    }
-    if (ac.signal.aborted) end = { ...end, cancelled: true };
-    // The answer only: models expect earlier turns without their thinking.
-    if (run.text && this.conversation?.messages === messages) {
-      this.conversation = { name, messages: [...messages, { role: 'assistant', content: run.text }] };
-    }
-    this.finished.set(chatId, { text: run.text, reasoning: run.reasoning, end });
-    while (this.finished.size > KEEP_FINISHED) this.finished.delete(this.finished.keys().next().value!);
-    this.broadcast({ type: 'chatEnd', chatId, end });
   }
 }

@@ -17,7 +17,10 @@ function setUp(webview: vscode.Webview, extensionUri: vscode.Uri, hub: PanelHub,
     cspSource: webview.cspSource,
     nonce: makeNonce(),
     scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js')).toString(),
-    styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'panel.css')).toString(),
+    styleUris: [
+      webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicons', 'codicon.css')).toString(),
+      webview.asWebviewUri(vscode.Uri.joinPath(media, 'panel.css')).toString(),
+    ],
     title: 'Strata',
   });
   const handle = hub.attach({ post: (m: ToWebview) => void webview.postMessage(m) }, visible);

@@ -5,8 +5,11 @@ import type { ServerConnection } from '../backend/connection.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
 import type { MetricsFeed } from '../status/metricsFeed.js';
 import type { PanelCommand } from '../../webview/protocol.js';
+import { fileContext, selectionContext, type LastEditor } from '../context/editorContext.js';
+import type { InlineEditHandle } from '../edit/inlineEdit.js';
 import { PanelHub } from './hub.js';
-import { PanelViews } from './panelViews.js';
+import { panelEditor } from './panelEditor.js';
+import { PanelViews, SIDEBAR_VIEW_ID } from './panelViews.js';
 
 const COMMANDS: Record<PanelCommand, string> = {
   start: 'strata.startServer', stop: 'strata.stopServer', restart: 'strata.restartServer',
@@ -18,7 +21,15 @@ export interface PanelHandle {
   open(): void;
 }
 
-export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, conversations: ConversationStore, clearBench: () => Promise<void>): PanelHandle {
+export interface PanelOptions {
+  conversations: ConversationStore;
+  clearBench: () => Promise<void>;
+  lastEditor: LastEditor;
+  edit: InlineEditHandle;
+}
+
+export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, opts: PanelOptions): PanelHandle {
+  const { conversations, clearBench } = opts;
   const hub = new PanelHub({
     client: () => (server.client ? rememberingSessions(server.client, conversations) : undefined),
     ensureClient: async () => rememberingSessions(await server.ensureReady(), conversations),
@@ -35,14 +46,25 @@ export function registerPanel(context: vscode.ExtensionContext, server: ServerCo
     clearBench,
     visibilityChanged: (v) => feed.setPanelVisible(v),
     log: (m) => log.debug(m),
+    editor: panelEditor(opts.lastEditor, opts.edit),
   });
   const views = new PanelViews(context.extensionUri, hub);
+  /** Attaches context to the chat the user looked at last; with no chat open, the sidebar's opens. */
+  const attach = async (item: ReturnType<typeof selectionContext>): Promise<void> => {
+    if (typeof item === 'string') return void vscode.window.showInformationMessage(`Strata: ${item}`);
+    if (!(await hub.addContext(item))) await vscode.commands.executeCommand(`${SIDEBAR_VIEW_ID}.focus`);
+  };
   context.subscriptions.push(
     ...views.register(),
     { dispose: () => hub.dispose() },
     server.onDidChange((s) => hub.serverChanged(s)),
     feed.onMetrics((m) => hub.metricsChanged(m)),
     vscode.commands.registerCommand('strata.openPanel', () => views.open()),
+    vscode.commands.registerCommand('strata.addSelectionToChat', () => attach(selectionContext(vscode.window.activeTextEditor ?? opts.lastEditor.get()))),
+    vscode.commands.registerCommand('strata.addFileToChat', async (uri?: unknown) => {
+      const doc = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : opts.lastEditor.get()?.document;
+      await attach(fileContext(doc));
+    }),
   );
   hub.serverChanged(server.status);
   return { hub, open: () => views.open() };

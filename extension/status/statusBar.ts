@@ -1,17 +1,28 @@
-// Status bar item: server state, model, live tok/s while busy. Click opens the panel.
+// Status bar item: server state, model, live tok/s while busy, a pause mark when completions are
+// paused. Its tooltip (and accessible label) adds slots, speed and the last completion latency.
+// Click: the Strata menu (statusMenu.ts).
 import * as vscode from 'vscode';
 import type { Metrics } from '../api/types.js';
 import type { ServerConnection } from '../backend/connection.js';
+import type { CompletionGate } from '../completion/pause.js';
+import type { CompletionStats } from '../completion/stats.js';
 import type { MetricsFeed } from './metricsFeed.js';
+import { STATUS_MENU_COMMAND } from './statusMenu.js';
 import { statusBarText } from './statusText.js';
 
-export function registerStatusBar(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed): void {
+export interface StatusBarHandle {
+  /** Completion figures or the pause state changed. */
+  refresh(): void;
+}
+
+export function registerStatusBar(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, stats: CompletionStats, gate: CompletionGate): StatusBarHandle {
   const item = vscode.window.createStatusBarItem('strata.status', vscode.StatusBarAlignment.Right, 100);
   item.name = 'Strata';
-  item.command = 'strata.openPanel';
+  item.command = STATUS_MENU_COMMAND;
   let metrics: Metrics | undefined;
   const render = (): void => {
-    const v = statusBarText(server.status, metrics);
+    const language = vscode.window.activeTextEditor?.document.languageId;
+    const v = statusBarText(server.status, metrics, { lastLatencyMs: stats.view().lastLatencyMs, paused: gate.reason(language) });
     item.text = v.text;
     item.tooltip = v.tooltip;
     item.backgroundColor = server.status.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
@@ -21,7 +32,10 @@ export function registerStatusBar(context: vscode.ExtensionContext, server: Serv
     item,
     server.onDidChange(() => render()),
     feed.onMetrics((m) => { metrics = m; render(); }),
+    gate.onChange(render),
+    vscode.window.onDidChangeActiveTextEditor(render),
   );
   render();
   item.show();
+  return { refresh: render };
 }

@@ -18,7 +18,7 @@ import { resolveTestModel } from './lib/test-model.js';
 import { VsCodeServer } from './lib/vscode-server.js';
 import { Workbench } from './lib/workbench.js';
 import { buildHarnessCheckVsix, SELF_CHECK_SETTINGS, selfCheckUiSuite } from './self-check.suite.js';
-import { STRATA_SETTINGS_FOR, uiSuite } from './ui.suite.js';
+import { prepareWorkspace, STRATA_SETTINGS_FOR, uiSuite } from './ui.suite.js';
 
 const selfCheck = process.argv.includes('--self-check');
 const only = process.env.STRATA_E2E_ONLY;
@@ -79,7 +79,9 @@ interface Phase {
 }
 
 async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
-  const server = await VsCodeServer.start(env, { name: 'ui', vsixes: [phase.vsix], settings: phase.settings });
+  // No smoke-test driver here: with it VS Code hides every notification toast.
+  const server = await VsCodeServer.start(env, { name: 'ui', vsixes: [phase.vsix], settings: phase.settings, smokeTestDriver: false });
+  if (!selfCheck) prepareWorkspace(server.workspace);
   let wb: Workbench | undefined;
   const t = new StepRunner(selfCheck ? 'ui self-check' : 'ui', async (name) => {
     if (wb && !interrupted) await wb.screenshot(`failed-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`);

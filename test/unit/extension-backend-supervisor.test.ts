@@ -41,7 +41,7 @@ function world(opts: Partial<SupervisorOptions> = {}, exitOnTerm = true) {
     probe: async (port) => {
       const h = health.get(port);
       if (!h || h === 'down') throw new Error('ECONNREFUSED');
-      return { status: h, model: h === 'ok' ? 'tiny.gguf' : null, slots: 2 };
+      return { status: h, model: h === 'ok' ? 'tiny.gguf' : null, slots: 2, reason: h === 'failed' ? 'engine (replica 0) stopped restarting after 5 engine deaths in a row' : null };
     },
     clock: { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
   }, { healthIntervalMs: 100, backoffMs: [1000, 2000, 4000], maxFailures: 3, stableMs: 10_000, killGraceMs: 500, startTimeoutMs: 5000, ...opts });
@@ -67,6 +67,19 @@ describe('Supervisor', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(ready).toBe(true);
     expect(w.sup.current).toMatchObject({ kind: 'ready', port: 5000, model: 'tiny.gguf', slots: 2 });
+  });
+
+  it('gives up at once, without restarting, when /health says the engine crash-looped while loading', async () => {
+    const w = world();
+    const outcome = w.sup.start().then(() => 'ready', (e: Error) => e.message);
+    await vi.advanceTimersByTimeAsync(0);
+    w.health.set(5000, 'failed');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await outcome).toBe('the engine could not start: engine (replica 0) stopped restarting after 5 engine deaths in a row');
+    expect(w.sup.current).toMatchObject({ kind: 'failed', failure: { kind: 'engineFailed', retry: false } });
+    expect(w.procs[0]!.signals).toEqual(['SIGTERM']);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(w.procs).toHaveLength(1);
   });
 
   it('restarts a crashed server after the back-off delay, on a new port', async () => {

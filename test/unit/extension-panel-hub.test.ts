@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent, Metrics, SessionInfo } from '../../extension/api/types.js';
 import { PanelHub, type PanelClient, type PanelDeps } from '../../extension/panel/hub.js';
-import type { PanelCommand, ToWebview } from '../../webview/protocol.js';
+import type { ContextItem, PanelCommand, ToWebview } from '../../webview/protocol.js';
 
 const metrics = (requests: number): Metrics => ({
   state: 'ok', queued: 0, admitting: 0, running: 0, finishing: 0, slots: [],
@@ -11,6 +11,9 @@ const metrics = (requests: number): Metrics => ({
 
 /** A client that answers like the server; chat streams are driven by the test through `gate`. */
 function fakeClient() {
+  const ctx = { value: 4096 };
+  let devices = [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0 as number | null, memoryFree: 1 as number | null, memoryTotal: 2 as number | null, layers: 4 as number | null }];
+  const setDevices = (d: typeof devices) => { devices = d; };
   const saved = new Map<string, SessionInfo & { msgs: ChatRequest['messages'] }>();
   const calls: string[] = [];
   let release: () => void = () => undefined;
@@ -36,10 +39,12 @@ function fakeClient() {
       return { name, messages: s.msgs, tokens: s.tokens };
     },
     async deleteSession(name) { if (!saved.delete(name)) throw new Error(`no session named '${name}'`); },
-    async devices() { calls.push('devices'); return [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0, memoryFree: 1, memoryTotal: 2, layers: 4 }]; },
+    async devices() { calls.push('devices'); return devices; },
     async traces() { calls.push('traces'); return { requests: [], steps: [] }; },
+    async tokenize(text: string) { return text.split(/\s+/).filter(Boolean).map((_, i) => i); },
+    async models() { return [{ id: 'tiny', contextLength: ctx.value, maxOutputTokens: null, toolCalling: false }]; },
   };
-  return { client, calls, release: () => release() };
+  return { client, calls, release: () => release(), ctx, setDevices };
 }
 
 function setup(ready = true) {
@@ -47,6 +52,8 @@ function setup(ready = true) {
   const commands: PanelCommand[] = [];
   const revealed: Array<[string, string | null]> = [];
   const visibility: boolean[] = [];
+  const editorCalls: string[] = [];
+  const picked: { next: ContextItem | string | null } = { next: null };
   const deps: PanelDeps = {
     client: () => (ready ? fc.client : undefined),
     ensureClient: async () => fc.client,
@@ -55,11 +62,17 @@ function setup(ready = true) {
     clearBench: async () => undefined,
     visibilityChanged: (v) => visibility.push(v),
     log: () => undefined,
+    editor: {
+      copy: async (t) => { editorCalls.push(`copy:${t}`); },
+      insert: async (c) => { editorCalls.push(`insert:${c}`); return c === 'fail' ? 'Open a file in an editor first.' : null; },
+      apply: async (c, l) => { editorCalls.push(`apply:${l}:${c}`); return null; },
+      context: async (what) => { editorCalls.push(`context:${what}`); return picked.next; },
+    },
   };
   const hub = new PanelHub(deps);
   const posted: ToWebview[] = [];
   const view = hub.attach({ post: (m) => posted.push(m) }, true);
-  return { hub, view, posted, fc, commands, revealed, visibility };
+  return { hub, view, posted, fc, commands, revealed, visibility, editorCalls, picked };
 }
 
 const ofType = <T extends ToWebview['type']>(posted: ToWebview[], type: T) => posted.filter((m): m is Extract<ToWebview, { type: T }> => m.type === type);
@@ -165,5 +178,83 @@ describe('PanelHub', () => {
     view.setVisible(true);
     view.dispose();
     expect(visibility).toEqual([true, false, true, false]);
+  });
+
+  it('sends attached context with the question, says what it sent, and reports a stopped answer\'s size', async () => {
+    const { view, posted, fc } = setup();
+    const item: ContextItem = { id: 'i', kind: 'selection', path: 'a.py', range: { startLine: 1, endLine: 2 }, language: 'python', text: 'x = 1\ny = 2', tokens: null };
+    const done = view.receive({ type: 'chatSend', chatId: 'c1', name: 'n', messages: [{ role: 'user', content: 'explain' }], context: [item] });
+    await new Promise((r) => setTimeout(r, 0));
+    const sent = ofType(posted, 'chatSent')[0]!;
+    expect(sent).toEqual({ type: 'chatSent', chatId: 'c1', content: 'Selected code from a.py (lines 1-2):\n```python\nx = 1\ny = 2\n```\n\nexplain', note: null });
+    expect(fc.calls[0]).toBe(`chat:${sent.content}`);
+    await view.receive({ type: 'chatStop', chatId: 'c1' });
+    await done;
+    expect(ofType(posted, 'chatEnd')[0]!.end).toMatchObject({ cancelled: true, partial: { tokens: 1 } });
+  });
+
+  it('trims to the model\'s context before sending, and refuses what cannot fit', async () => {
+    const { view, posted, fc } = setup();
+    fc.ctx.value = 64; // 48 prompt tokens
+    const history = Array.from({ length: 6 }, (_, i) => ({ role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content: 'w '.repeat(8) }));
+    fc.release();
+    await view.receive({ type: 'chatSend', chatId: 'c1', name: 'n', messages: [...history, { role: 'user', content: 'now' }] });
+    expect(ofType(posted, 'chatSent')[0]!.note).toMatch(/^Trimmed to fit the model's context \(48 prompt tokens\): left out \d earlier messages\.$/);
+    await view.receive({ type: 'chatSend', chatId: 'c2', name: 'n', messages: [{ role: 'user', content: 'w '.repeat(60) }] });
+    expect(ofType(posted, 'chatEnd').find((m) => m.chatId === 'c2')!.end.error).toMatch(/^This message needs about 66 tokens, more than the 48/);
+    expect(fc.calls.filter((c) => c.startsWith('chat:')).length).toBe(1);
+  });
+
+  it('answers estimates with the counted prompt size and the same trimming note', async () => {
+    const { view, posted } = setup();
+    await view.receive({ type: 'estimate', id: 7, messages: [{ role: 'user', content: 'one two three' }], context: [] });
+    expect(ofType(posted, 'estimate')).toEqual([{ type: 'estimate', id: 7, tokens: 3 + 6, budget: 3072, note: null, error: null }]);
+    const off = setup(false);
+    await off.view.receive({ type: 'estimate', id: 1, messages: [{ role: 'user', content: '12345678' }], context: [] });
+    expect(ofType(off.posted, 'estimate')).toEqual([{ type: 'estimate', id: 1, tokens: 2, budget: null, note: null, error: null }]);
+  });
+
+  it('routes code actions and context requests to the editor, and shows its problems', async () => {
+    const { view, posted, editorCalls, picked } = setup();
+    await view.receive({ type: 'copy', text: 'abc' });
+    await view.receive({ type: 'insertCode', code: 'fail' });
+    await view.receive({ type: 'applyCode', code: 'x = 2', language: 'python' });
+    expect(editorCalls).toEqual(['copy:abc', 'insert:fail', 'apply:python:x = 2']);
+    expect(ofType(posted, 'notice')).toEqual([{ type: 'notice', level: 'error', text: 'Open a file in an editor first.' }]);
+    picked.next = { id: 'f', kind: 'file', path: 'b.ts', range: null, language: 'ts', text: 'let a = 1', tokens: null };
+    await view.receive({ type: 'contextRequest', what: 'file' });
+    expect(ofType(posted, 'contextAdd')).toEqual([{ type: 'contextAdd', item: { ...picked.next, tokens: 4 } }]);
+    picked.next = 'Select some code in b.ts first.';
+    await view.receive({ type: 'contextRequest', what: 'selection' });
+    expect(ofType(posted, 'notice').at(-1)!.text).toBe('Select some code in b.ts first.');
+  });
+
+  it('adds context from the editor to the view looked at last, or keeps it for the next view', async () => {
+    const { hub, view, posted } = setup();
+    const item: ContextItem = { id: 'i', kind: 'file', path: 'a.ts', range: null, language: 'ts', text: 'a b', tokens: null };
+    const other: ToWebview[] = [];
+    const v2 = hub.attach({ post: (m) => other.push(m) }, true);
+    expect(await hub.addContext(item)).toBe(true);
+    expect([ofType(posted, 'contextAdd').length, ofType(other, 'contextAdd').length]).toEqual([0, 1]);
+    view.setVisible(false);
+    v2.setVisible(false);
+    expect(await hub.addContext({ ...item, id: 'j' })).toBe(false);
+    await view.receive({ type: 'ready', tab: 'chat' });
+    expect(ofType(posted, 'contextAdd').map((m) => m.item.id)).toEqual(['j']);
+  });
+
+  it('keeps device descriptions across an engine restart and forgets the figures of a stopped server', async () => {
+    const { hub, view, posted, fc } = setup();
+    await view.receive({ type: 'tab', tab: 'devices' });
+    fc.setDevices([{ name: 'CPU', description: '', type: '', replica: 0, memoryFree: null, memoryTotal: null, layers: 4 }]);
+    await view.receive({ type: 'refresh', tab: 'devices' });
+    expect(ofType(posted, 'devices').at(-1)!.devices[0]).toMatchObject({ name: 'CPU', description: 'cpu', type: 'cpu' });
+    hub.serverChanged({ state: 'ready', busy: false, mode: 'managed', model: 'tiny', url: 'http://x', message: null });
+    hub.metricsChanged(metrics(1));
+    hub.serverChanged({ state: 'stopped', busy: false, mode: 'managed', model: null, url: null, message: null });
+    const again: ToWebview[] = [];
+    await hub.attach({ post: (m) => again.push(m) }, true).receive({ type: 'ready', tab: 'chat' });
+    expect(ofType(again, 'metrics')).toEqual([]);
+    expect(ofType(again, 'server')[0]!.server.state).toBe('stopped');
   });
 });

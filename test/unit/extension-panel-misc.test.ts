@@ -10,7 +10,7 @@ describe('panel HTML', () => {
     const nonce = makeNonce();
     expect(nonce).toMatch(/^[A-Za-z0-9]{20,}$/);
     expect(makeNonce()).not.toBe(nonce);
-    const html = panelHtml({ cspSource: 'vscode-resource:', nonce, scriptUri: 'vscode-resource:/dist/webview.js', styleUri: 'vscode-resource:/media/panel.css', title: 'Strata <x>' });
+    const html = panelHtml({ cspSource: 'vscode-resource:', nonce, scriptUri: 'vscode-resource:/dist/webview.js', styleUris: ['vscode-resource:/dist/codicons/codicon.css', 'vscode-resource:/media/panel.css'], title: 'Strata <x>' });
     const csp = /content="([^"]+)"/.exec(html)![1]!;
     expect(csp.split('; ')).toEqual([
       "default-src 'none'", 'style-src vscode-resource:', 'img-src vscode-resource: data:', 'font-src vscode-resource:',
@@ -19,6 +19,7 @@ describe('panel HTML', () => {
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(html).toContain(`<script nonce="${nonce}" src="vscode-resource:/dist/webview.js">`);
     expect(html).toContain('<title>Strata &lt;x&gt;</title>');
+    expect(html).toContain('<link rel="stylesheet" href="vscode-resource:/dist/codicons/codicon.css">');
     expect(html).not.toMatch(/https?:/);
   });
 });
@@ -58,7 +59,7 @@ describe('bench results', () => {
       ],
       records: [{ result: { figures: { ttft_ms: 10 } } }],
     };
-    expect(benchFigures(report)).toEqual([{ name: 'single: TTFT', value: 11, unit: 'ms', better: 'lower' }]);
+    expect(benchFigures(report)).toEqual([{ key: 'ttft_ms', name: 'single: TTFT', value: 11, unit: 'ms', better: 'lower' }]);
     expect(benchRun(report, 'u', 5, null).model).toBe('tiny');
   });
   it('keeps the last runs', async () => {

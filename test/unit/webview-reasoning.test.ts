@@ -66,10 +66,13 @@ describe('panel hub with thinking', () => {
         yield { type: 'text', text: 'Answer' };
         yield { type: 'done', finishReason: 'stop', usage: null, timings: null };
       },
+      tokenize: async (t: string) => t.split(' '),
+      models: async () => [{ id: 'm', contextLength: 4096, maxOutputTokens: null, toolCalling: false }],
     } as unknown as PanelClient;
     const hub = new PanelHub({
       client: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined,
       clearBench: async () => undefined, visibilityChanged: () => undefined, log: () => undefined,
+      editor: { copy: async () => undefined, insert: async () => null, apply: async () => null, context: async () => null },
     });
     const posted: ToWebview[] = [];
     const view = hub.attach({ post: (m) => posted.push(m) }, true);

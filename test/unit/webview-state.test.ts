@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { conversation, initialState, newChat, persisted, reduce, sendChat, type ViewState } from '../../webview/state.js';
+import {
+  activeRequests, canRegenerate, conversation, editLastQuestion, estimateRequest, initialState, newChat, persisted, reduce, regenerate, sendChat, type ViewState,
+} from '../../webview/state.js';
 import type { ToWebview } from '../../webview/protocol.js';
-import { benchCharts, stepBars, waterfall } from '../../webview/layout.js';
+import { benchTable, comparison, figureHistory, stepBars, waterfall } from '../../webview/layout.js';
 import type { RequestTraceView } from '../../extension/api/types.js';
 
 const apply = (s: ViewState, ...msgs: ToWebview[]): ViewState => msgs.reduce(reduce, s);
@@ -99,12 +101,91 @@ describe('chart layout', () => {
     expect(b.maxTokens).toBe(42);
   });
 
-  it('groups bench figures by name across runs', () => {
-    const charts = benchCharts([
-      { id: 'a', time: Date.UTC(2025, 0, 2, 3, 4), url: 'u', model: null, figures: [{ name: 'decode tok/s', value: 10, unit: 'tok/s' }, { name: 'ttft', value: 50, unit: 'ms' }] },
-      { id: 'b', time: Date.UTC(2025, 0, 3, 3, 4), url: 'u', model: null, figures: [{ name: 'decode tok/s', value: 12, unit: 'tok/s' }] },
+  it('puts bench runs side by side, newest first, with the change since the run before', () => {
+    const t = (d: number) => Date.UTC(2025, 0, d, 3, 4);
+    const runs = [
+      { id: 'a', time: t(1), url: 'u', model: null, figures: [{ key: 'tps', name: 'decode tok/s', value: 10, unit: 'tok/s', better: 'higher' as const }, { key: 'ttft', name: 'ttft', value: 50, unit: 'ms', better: 'lower' as const }] },
+      { id: 'b', time: t(2), url: 'u', model: null, figures: [{ key: 'tps', name: 'decode tok/s', value: 12, unit: 'tok/s', better: 'higher' as const }, { key: 'ttft', name: 'ttft', value: 60, unit: 'ms', better: 'lower' as const }] },
+      { id: 'c', time: t(3), url: 'u', model: null, figures: [{ key: 'tps', name: 'decode tok/s', value: 15, unit: 'tok/s', better: 'higher' as const }] },
+    ];
+    const { runs: cols, rows } = benchTable(runs, 2);
+    expect(cols.map((r) => r.id)).toEqual(['c', 'b']);
+    expect(rows.map((r) => [r.id, r.values, r.change, r.improved])).toEqual([['tps', [15, 12], 0.25, true], ['ttft', [null, 60], null, null]]);
+    expect(benchTable(runs.slice(0, 2)).rows.find((r) => r.id === 'ttft')).toMatchObject({ change: 0.2, improved: false });
+    expect(figureHistory(runs, 'ttft')).toEqual({ labels: ['01-01 03:04', '01-02 03:04', '01-03 03:04'], values: [50, 60, null] });
+  });
+
+  it('compares a run with the other server it measured: >1 means ours is better either way', () => {
+    const run = {
+      id: 'x', time: 0, url: 'ours', model: null,
+      figures: [{ key: 'tps', name: 'tok/s', value: 30, unit: 'tok/s', better: 'higher' as const }, { key: 'ttft', name: 'ttft', value: 50, unit: 'ms', better: 'lower' as const }, { key: 'n', name: 'n', value: 3, unit: '' }],
+      baseline: { url: 'theirs', model: null, figures: [{ key: 'tps', name: 'tok/s', value: 20, unit: 'tok/s', better: 'higher' as const }, { key: 'ttft', name: 'ttft', value: 100, unit: 'ms', better: 'lower' as const }, { key: 'n', name: 'n', value: 3, unit: '' }] },
+    };
+    expect(comparison(run).map((r) => [r.id, r.advantage])).toEqual([['tps', 1.5], ['ttft', 2], ['n', null]]);
+    expect(comparison({ ...run, baseline: null })).toEqual([]);
+  });
+});
+
+describe('chat with context, regenerate and edit', () => {
+  const sel = { id: 's1', kind: 'selection' as const, path: 'src/a.py', range: { startLine: 2, endLine: 3 }, language: 'python', text: 'x = 1\ny = 2', tokens: 9 };
+  const end = { usage: null, timings: null, error: null, cancelled: false };
+
+  it('attaches context chips to the draft (once each) and sends them with the question', () => {
+    let s = apply(initialState(undefined), { type: 'contextAdd', item: sel }, { type: 'contextAdd', item: { ...sel, id: 's2' } });
+    expect(s.draftContext.map((c) => c.id)).toEqual(['s1']);
+    s = { ...s, draft: 'what does it do?' };
+    const sent = sendChat(s, 'c1');
+    expect(sent.out).toEqual({ type: 'chatSend', chatId: 'c1', name: 'chat', messages: [{ role: 'user', content: 'what does it do?' }], context: [sel] });
+    expect([sent.state.draft, sent.state.draftContext]).toEqual(['', []]);
+    // The extension says what it sent: the question with the context, and any trimming.
+    s = apply(sent.state, { type: 'chatSent', chatId: 'c1', content: 'CONTEXT\n\nwhat does it do?', note: 'Trimmed: left out 1 earlier message.' });
+    expect(s.turns[0]).toEqual({ role: 'user', content: 'CONTEXT\n\nwhat does it do?', text: 'what does it do?', context: [sel], note: 'Trimmed: left out 1 earlier message.' });
+    // Later requests send the question as it was sent (so the server's cache matches), not as typed.
+    s = apply(s, { type: 'chatDelta', chatId: 'c1', text: 'It sets x.' }, { type: 'chatEnd', chatId: 'c1', end });
+    expect(conversation(s.turns)).toEqual([{ role: 'user', content: 'CONTEXT\n\nwhat does it do?' }, { role: 'assistant', content: 'It sets x.' }]);
+  });
+
+  it('regenerates the last answer with the same question and context', () => {
+    let s = apply({ ...initialState(undefined), draft: 'q1' });
+    s = apply(sendChat(s, 'c1').state, { type: 'chatDelta', chatId: 'c1', text: 'a1' }, { type: 'chatEnd', chatId: 'c1', end });
+    s = apply(sendChat({ ...s, draft: 'q2', draftContext: [sel] }, 'c2').state, { type: 'chatSent', chatId: 'c2', content: 'CTX q2', note: null },
+      { type: 'chatDelta', chatId: 'c2', text: 'a2' }, { type: 'chatEnd', chatId: 'c2', end });
+    expect(canRegenerate(s)).toBe(true);
+    const r = regenerate(s, 'c3');
+    expect(r.out).toEqual({ type: 'chatSend', chatId: 'c3', name: 'chat', messages: [{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }, { role: 'user', content: 'q2' }], context: [sel] });
+    expect(r.state.turns.map((t) => [t.role, t.content, t.pending ?? false])).toEqual([
+      ['user', 'q1', false], ['assistant', 'a1', false], ['user', 'q2', false], ['assistant', '', true],
     ]);
-    expect(charts.map((c) => [c.name, c.bars.map((b) => b.value), c.max])).toEqual([['decode tok/s', [10, 12], 12], ['ttft', [50], 50]]);
-    expect(charts[0]!.bars[0]!.label).toBe('01-02 03:04');
+    // Nothing to redo while an answer streams.
+    expect(regenerate(r.state, 'c4').out).toBeNull();
+  });
+
+  it('takes the last question back into the message box to edit it', () => {
+    let s = apply(sendChat({ ...initialState(undefined), draft: 'typo questoin', draftContext: [sel] }, 'c1').state,
+      { type: 'chatSent', chatId: 'c1', content: 'CTX typo questoin', note: null }, { type: 'chatEnd', chatId: 'c1', end: { ...end, error: 'engine died' } });
+    s = editLastQuestion(s);
+    expect([s.turns, s.draft, s.draftContext]).toEqual([[], 'typo questoin', [sel]]);
+  });
+
+  it('says how much a stopped answer got, and drops the figures of a server that stopped', () => {
+    let s = apply(sendChat({ ...initialState(undefined), draft: 'q' }, 'c1').state, { type: 'chatDelta', chatId: 'c1', text: 'par' },
+      { type: 'chatEnd', chatId: 'c1', end: { ...end, cancelled: true, partial: { tokens: 11, ms: 2000 } } });
+    expect(s.turns.at(-1)!.stats).toBe('~11 tok · 5.0 tok/s · stopped');
+    const metrics = { state: 'idle', queued: 0, admitting: 0, running: 1, finishing: 0, slots: [], requests: [], totals: {}, cache: { parked: 0, bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0 }, engines: [], staleFrames: 0 };
+    const server = { state: 'ready' as const, busy: false, mode: 'managed' as const, model: 'tiny', url: 'http://x', message: null };
+    s = apply(s, { type: 'server', server }, { type: 'metrics', metrics, at: 1 }, { type: 'devices', devices: [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0, memoryFree: null, memoryTotal: 8, layers: 4 }], error: null });
+    expect(activeRequests(s)).toBe(1);
+    s = apply(s, { type: 'server', server: { ...server, state: 'stopped', model: null, url: null } });
+    expect([s.metrics, s.devices, s.traces]).toEqual([null, [], null]);
+    expect(activeRequests(s)).toBe(0);
+  });
+
+  it('keeps only the newest estimate and asks for one only when there is a draft', () => {
+    let s = initialState(undefined);
+    expect(estimateRequest(s, 1)).toBeNull();
+    s = { ...s, draft: 'hello' };
+    expect(estimateRequest(s, 2)).toEqual({ type: 'estimate', id: 2, messages: [{ role: 'user', content: 'hello' }], context: [] });
+    s = apply(s, { type: 'estimate', id: 3, tokens: 10, budget: 384, note: null, error: null }, { type: 'estimate', id: 2, tokens: 9, budget: 384, note: null, error: null });
+    expect(s.estimate).toEqual({ id: 3, tokens: 10, budget: 384, note: null, error: null });
   });
 });

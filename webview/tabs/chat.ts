@@ -1,7 +1,14 @@
-// Chat tab: streaming chat with the local model, named and saved as sessions.
-import { sessionNameProblem, type FromWebview } from '../protocol.js';
-import { conversation, isStreaming, newChat, sendChat, thinkingView, type ChatTurn, type ViewState } from '../state.js';
+// Chat tab: streaming chat with the local model, answers rendered as markdown (code blocks with
+// Copy / Insert / Apply), editor context attached as chips with the prompt's token count shown
+// before sending, copy / regenerate / edit on the turns, named and saved as sessions.
+import { sessionNameProblem, type ContextItem, type FromWebview } from '../protocol.js';
+import {
+  canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, thinkingView,
+  type ChatTurn, type ViewState,
+} from '../state.js';
 import { button, h } from '../dom.js';
+import { icon, iconButton } from '../icons.js';
+import { renderMarkdown, type CodeActions } from '../markdown/render.js';
 
 export interface ChatHost {
   state(): ViewState;
@@ -9,17 +16,23 @@ export interface ChatHost {
   post(m: FromWebview): void;
 }
 
-/** Code fences become <pre>; everything else stays text. */
-function renderContent(text: string): Node[] {
-  const out: Node[] = [];
-  text.split(/```/).forEach((part, i) => {
-    if (i % 2 === 1) {
-      const nl = part.indexOf('\n');
-      const code = nl >= 0 && /^[\w+-]*$/.test(part.slice(0, nl)) ? part.slice(nl + 1) : part;
-      out.push(h('pre', {}, h('code', {}, code)));
-    } else if (part) out.push(h('span', {}, part));
-  });
-  return out;
+const ESTIMATE_DELAY_MS = 350;
+
+function chipLabel(c: ContextItem): string {
+  const where = c.range ? (c.range.startLine === c.range.endLine ? `:${c.range.startLine}` : `:${c.range.startLine}-${c.range.endLine}`) : '';
+  return `${c.path.split('/').pop()}${where}`;
+}
+
+function chipTitle(c: ContextItem): string {
+  return `${c.kind === 'selection' ? 'Selection from' : 'File'} ${c.path}${c.tokens !== null ? `, ${c.tokens} tokens` : ''}${c.cutFrom ? ` (first ${c.text.split('\n').length} of ${c.cutFrom} lines)` : ''}`;
+}
+
+function chip(c: ContextItem, onRemove: (() => void) | null): HTMLElement {
+  return h('span', { class: 'ctx-chip', title: chipTitle(c), role: 'listitem', 'aria-label': `${chipTitle(c)}` },
+    icon(c.kind === 'selection' ? 'list-selection' : 'file'),
+    h('span', { class: 'ctx-name' }, chipLabel(c)),
+    c.tokens !== null ? h('span', { class: 'muted' }, `${c.tokens} tok`) : null,
+    onRemove ? iconButton('close', `Remove ${c.path} from the message`, onRemove, { class: 'chip-x' }) : null);
 }
 
 export class ChatTab {
@@ -30,18 +43,33 @@ export class ChatTab {
   private readonly send: HTMLButtonElement;
   private readonly stop: HTMLButtonElement;
   private readonly save: HTMLButtonElement;
-  private rendered: Array<{ turn: ChatTurn; el: HTMLElement }> = [];
-  /** Thinking blocks the user opened or closed (by chatId): a turn is redrawn on every delta. */
+  private readonly chips: HTMLElement;
+  private readonly cost: HTMLElement;
+  private readonly addMenu: HTMLElement;
+  private rendered: Array<{ turn: ChatTurn; el: HTMLElement; last: boolean }> = [];
+  /** Thinking blocks the user opened or closed, by chatId (survives re-rendering the turn). */
   private readonly thinkingOpen = new Map<string, boolean>();
+  private estimateTimer: ReturnType<typeof setTimeout> | undefined;
+  private estimateSeq = 0;
+  private lastEstimateKey = '';
+  private readonly actions: CodeActions;
 
   constructor(private readonly host: ChatHost, private readonly newId: () => string) {
-    this.name = h('input', { type: 'text', class: 'chat-name', placeholder: 'session name (letters, digits, . _ -)', 'aria-label': 'Conversation name', maxlength: 64 });
+    this.actions = {
+      copy: (code) => host.post({ type: 'copy', text: code }),
+      insert: (code) => host.post({ type: 'insertCode', code }),
+      apply: (code, language) => host.post({ type: 'applyCode', code, language }),
+    };
+    this.name = h('input', { type: 'text', class: 'chat-name', placeholder: 'Conversation name (to save it as a session)', 'aria-label': 'Conversation name', maxlength: 64 });
     this.name.addEventListener('input', () => host.update({ ...host.state(), chatName: this.name.value }));
-    this.save = button('Save as session', () => this.saveSession(), { title: 'Save this conversation (its KV cache) as a named session' });
-    const fresh = button('New chat', () => host.update(newChat(host.state())));
+    this.save = iconButton('save', 'Save as session', () => this.saveSession());
+    const fresh = iconButton('add', 'New chat', () => host.update(newChat(host.state())));
     this.log = h('div', { class: 'chat-log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
     this.input = h('textarea', { class: 'chat-input', rows: 3, placeholder: 'Ask the local model… (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message' });
-    this.input.addEventListener('input', () => host.update({ ...host.state(), draft: this.input.value }));
+    this.input.addEventListener('input', () => {
+      host.update({ ...host.state(), draft: this.input.value });
+      this.scheduleEstimate();
+    });
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
@@ -52,51 +80,106 @@ export class ChatTab {
     this.stop = button('Stop', () => {
       const pending = host.state().turns.find((t) => t.pending);
       if (pending?.chatId) host.post({ type: 'chatStop', chatId: pending.chatId });
-    });
+    }, { title: 'Stop this answer (the server keeps running)' });
+    this.chips = h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Attached context' });
+    this.cost = h('div', { class: 'chat-cost muted', role: 'status', 'aria-label': 'Prompt size' });
+    // Opens upwards from the message box at the bottom of the view.
+    this.addMenu = h('div', { class: 'menu up', role: 'menu', 'aria-label': 'Add context', hidden: true },
+      ...([['selection', 'list-selection', 'Selection'], ['file', 'file', 'Current File'], ['pick', 'search', 'File…']] as const).map(([what, ic, label]) => {
+        const item = h('button', { type: 'button', role: 'menuitem' }, icon(ic), h('span', {}, label));
+        item.addEventListener('click', () => {
+          this.addMenu.hidden = true;
+          host.post({ type: 'contextRequest', what });
+        });
+        return item;
+      }));
+    const add = iconButton('mention', 'Add context (selection or file)', () => { this.addMenu.hidden = !this.addMenu.hidden; }, { 'aria-haspopup': 'menu' });
     this.el = h('div', { class: 'chat' },
-      h('div', { class: 'row' }, this.name, this.save, fresh),
+      h('div', { class: 'row chat-head' }, this.name, this.save, fresh),
       this.log,
-      h('div', { class: 'chat-compose' }, this.input, h('div', { class: 'col' }, this.send, this.stop)));
+      h('div', { class: 'chat-compose' },
+        h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
+        this.input,
+        h('div', { class: 'row compose-foot' }, this.cost, this.send, this.stop)));
   }
 
   render(s: ViewState): void {
     if (document.activeElement !== this.name) this.name.value = s.chatName;
     if (this.input.value !== s.draft) this.input.value = s.draft;
     const streaming = isStreaming(s);
-    this.send.disabled = streaming;
+    this.send.disabled = streaming || !!s.estimate?.error;
+    this.send.hidden = streaming;
     this.stop.disabled = !streaming;
     this.stop.hidden = !streaming;
     this.save.disabled = streaming || conversation(s.turns).length === 0;
-    this.renderTurns(s.turns);
+    this.chips.replaceChildren(...s.draftContext.map((c) => chip(c, () => { this.host.update(removeContext(this.host.state(), c.id)); this.scheduleEstimate(); })));
+    this.renderCost(s);
+    this.renderTurns(s);
+    const key = `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${s.turns.length}`;
+    if (key !== this.lastEstimateKey && !streaming) this.scheduleEstimate();
   }
 
-  private renderTurns(turns: ChatTurn[]): void {
+  private renderCost(s: ViewState): void {
+    const e = s.estimate;
+    if (!s.draft.trim() && !s.draftContext.length) { this.cost.replaceChildren(); return; }
+    if (!e || e.tokens === null) { this.cost.replaceChildren(e?.error ? h('span', { class: 'error' }, e.error) : 'counting tokens…'); return; }
+    const size = e.budget !== null ? `≈ ${e.tokens.toLocaleString()} of ${e.budget.toLocaleString()} prompt tokens` : `≈ ${e.tokens.toLocaleString()} tokens (estimate: start the server for an exact count)`;
+    const extra = e.error ? h('span', { class: 'error' }, ` · ${e.error}`) : e.note ? h('span', { class: 'warn' }, ` · ${e.note}`) : null;
+    this.cost.replaceChildren(h('span', {}, size), ...(extra ? [extra] : []));
+  }
+
+  private scheduleEstimate(): void {
+    clearTimeout(this.estimateTimer);
+    this.estimateTimer = setTimeout(() => {
+      const s = this.host.state();
+      this.lastEstimateKey = `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${s.turns.length}`;
+      const req = estimateRequest(s, ++this.estimateSeq);
+      if (req) this.host.post(req);
+    }, ESTIMATE_DELAY_MS);
+  }
+
+  private renderTurns(s: ViewState): void {
+    const turns = s.turns;
     const atBottom = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 40;
     if (!turns.length) {
       this.rendered = [];
       this.thinkingOpen.clear();
-      this.log.replaceChildren(h('p', { class: 'muted' }, 'Chat with the model the Strata server runs on this machine. Nothing leaves it.'));
+      this.log.replaceChildren(h('p', { class: 'muted' }, 'Chat with the model the Strata server runs on this machine. Nothing leaves it. Attach a selection or a file with @ (or Ctrl+Alt+A in an editor).'));
       return;
     }
     if (this.rendered.length === 0) this.log.replaceChildren();
-    // The reducer replaces only the turns that changed, so identity finds the first change.
+    // The reducer replaces only the turns that changed, so identity finds the first change; the
+    // last turns also redraw when their "last" status (which actions they offer) changes.
+    const lastUser = turns.map((t) => t.role).lastIndexOf('user');
+    const isLast = (i: number): boolean => i >= lastUser;
     let i = 0;
-    while (i < this.rendered.length && i < turns.length && this.rendered[i]!.turn === turns[i]) i++;
+    while (i < this.rendered.length && i < turns.length && this.rendered[i]!.turn === turns[i] && this.rendered[i]!.last === isLast(i)) i++;
     for (const r of this.rendered.splice(i)) r.el.remove();
     for (; i < turns.length; i++) {
-      const el = this.turnEl(turns[i]!);
+      const el = this.turnEl(turns[i]!, isLast(i), s);
       this.log.append(el);
-      this.rendered.push({ turn: turns[i]!, el });
+      this.rendered.push({ turn: turns[i]!, el, last: isLast(i) });
     }
     if (atBottom) this.log.scrollTop = this.log.scrollHeight;
   }
 
-  private turnEl(t: ChatTurn): HTMLElement {
+  private turnEl(t: ChatTurn, last: boolean, s: ViewState): HTMLElement {
     const who = t.role === 'user' ? 'You' : t.role === 'system' ? 'System' : 'Strata';
+    const content = t.role === 'assistant'
+      ? h('div', { class: 'content markdown' }, ...renderMarkdown(t.content, this.actions), t.pending && !t.content && !t.reasoning ? h('span', { class: 'muted' }, 'thinking…') : null)
+      : h('div', { class: 'content plain' }, t.text ?? t.content);
+    const tools = t.pending ? null : h('div', { class: 'turn-actions' },
+      t.content ? iconButton('copy', t.role === 'user' ? 'Copy question' : 'Copy answer', () => this.host.post({ type: 'copy', text: t.role === 'user' ? (t.text ?? t.content) : t.content })) : null,
+      t.role === 'assistant' && last && canRegenerate(s) ? iconButton('refresh', 'Regenerate answer', () => this.regenerate()) : null,
+      t.role === 'user' && last && !isStreaming(s) ? iconButton('edit', 'Edit question', () => this.host.update(editLastQuestion(this.host.state()))) : null);
     return h('div', { class: `turn ${t.role}${t.pending ? ' pending' : ''}${t.error ? ' failed' : ''}` },
-      h('div', { class: 'who' }, who),
+      h('div', { class: 'turn-head' }, h('span', { class: 'who' }, who), tools),
       this.thinkingEl(t),
-      h('div', { class: 'content' }, ...renderContent(t.content), t.pending && !t.content && !t.reasoning ? h('span', { class: 'muted' }, 'thinking…') : null),
+      t.context?.length ? h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Context sent' }, ...t.context.map((c) => chip(c, null))) : null,
+      content,
+      t.role === 'user' && t.context?.length && t.text !== undefined && t.content !== t.text
+        ? h('details', { class: 'sent' }, h('summary', { class: 'muted' }, 'What was sent'), h('pre', { class: 'sent-text' }, t.content)) : null,
+      t.note ? h('div', { class: 'warn note', role: 'note' }, t.note) : null,
       t.error ? h('div', { class: 'error', role: 'alert' }, t.error) : null,
       t.stats ? h('div', { class: 'stats muted' }, t.stats) : null);
   }
@@ -106,7 +189,7 @@ export class ChatTab {
     const key = t.chatId ?? '';
     const view = thinkingView(t, this.thinkingOpen.get(key));
     if (!view) return null;
-    const body = h('div', { class: 'thinking-text muted' }, ...renderContent(view.text));
+    const body = h('div', { class: 'thinking-text muted' }, view.text);
     body.style.whiteSpace = 'pre-wrap'; // CSSOM, allowed by the CSP (no inline style attributes)
     const details = h('details', { class: 'thinking', open: view.open }, h('summary', { class: 'muted' }, view.label), body);
     // Remember only the user's own toggles (setting `open` above fires a toggle event too).
@@ -118,6 +201,13 @@ export class ChatTab {
 
   private submit(): void {
     const r = sendChat(this.host.state(), this.newId());
+    if (!r.out) return;
+    this.host.update(r.state);
+    this.host.post(r.out);
+  }
+
+  private regenerate(): void {
+    const r = regenerate(this.host.state(), this.newId());
     if (!r.out) return;
     this.host.update(r.state);
     this.host.post(r.out);

@@ -1,17 +1,14 @@
 // Devices tab: memory per device and replica, layers placed, engine epochs and restarts.
 import type { ViewState } from '../state.js';
-import { empty, fmtBytes, h, meter, table } from '../dom.js';
+import { empty, h, table } from '../dom.js';
+import { memoryCell } from './memory.js';
 
 export function renderDevices(s: ViewState): HTMLElement {
   const engines = s.metrics?.engines ?? [];
-  const devRows = s.devices.map((d) => {
-    const used = d.memoryTotal !== null && d.memoryFree !== null ? d.memoryTotal - d.memoryFree : null;
-    return [
-      d.name, d.description || '–', d.type || '–', d.replica === null ? '–' : String(d.replica),
-      d.layers === null ? '–' : String(d.layers),
-      used === null ? '–' : h('span', { class: 'cell-meter' }, meter(used, d.memoryTotal ?? 0, `${fmtBytes(used)} of ${fmtBytes(d.memoryTotal)} used`), ` ${fmtBytes(used)} / ${fmtBytes(d.memoryTotal)}`),
-    ];
-  });
+  const devRows = s.devices.map((d) => [
+    d.name, d.description || '–', d.type || '–', d.replica === null ? '–' : String(d.replica),
+    d.layers === null ? '–' : String(d.layers), memoryCell(d),
+  ]);
   const engRows = engines.map((e) => [
     String(e.replica), h('span', { class: `badge ${e.alive ? 'state-ok' : 'state-failed'}` }, e.alive ? 'alive' : 'down'),
     String(e.epoch), e.pid === null ? '–' : String(e.pid), String(e.restarts), e.devices.join(', ') || '–',

@@ -2,6 +2,7 @@
 // evictions, and memory per device.
 import type { ViewState } from '../state.js';
 import { empty, fmtBytes, fmtNum, h, meter, table } from '../dom.js';
+import { memoryCell } from './memory.js';
 
 function stat(label: string, value: string): HTMLElement {
   return h('div', { class: 'stat' }, h('div', { class: 'stat-value' }, value), h('div', { class: 'stat-label' }, label));
@@ -9,7 +10,7 @@ function stat(label: string, value: string): HTMLElement {
 
 export function renderKv(s: ViewState): HTMLElement {
   const m = s.metrics;
-  if (!m) return empty(s.server?.state === 'ready' ? 'Waiting for the server\'s metrics…' : 'Start the Strata server to see its KV cache.');
+  if (!m) return empty(s.server?.state === 'ready' ? 'Waiting for the server\'s metrics…' : 'The Strata server is not running: start it to see its KV cache.');
   const c = m.cache;
   const lookups = c.hits + c.misses;
   const maxHeld = Math.max(1, ...m.slots.map((x) => x.heldTokens));
@@ -36,8 +37,6 @@ export function renderKv(s: ViewState): HTMLElement {
     slots.length ? table(['Slot', 'State', 'Held tokens', 'Request', 'tok/s'], slots, { class: 'grid', 'aria-label': 'Slots' }) : empty('No slots reported.'),
     h('h2', {}, 'Memory per device'),
     s.devicesError ? h('p', { class: 'error' }, s.devicesError)
-      : devices.length ? table(['Device', 'Replica', 'Used', ''], devices.map((d) => {
-        const used = (d.memoryTotal ?? 0) - (d.memoryFree ?? 0);
-        return [d.name, d.replica === null ? '–' : String(d.replica), meter(used, d.memoryTotal ?? 0, `${fmtBytes(used)} of ${fmtBytes(d.memoryTotal)}`), `${fmtBytes(used)} / ${fmtBytes(d.memoryTotal)}`];
-      }), { class: 'grid', 'aria-label': 'Device memory' }) : empty('No device memory reported.'));
+      : devices.length ? table(['Device', 'Replica', 'Memory'], devices.map((d) => [d.name, d.replica === null ? '–' : String(d.replica), memoryCell(d)]),
+        { class: 'grid', 'aria-label': 'Device memory' }) : empty('No device memory reported.'));
 }

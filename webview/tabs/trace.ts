@@ -1,62 +1,90 @@
-// Trace tab: recent requests, the selected request's waterfall, the per-step batch timeline,
-// and the inline-completion counters.
+// Trace tab: recent requests, the selected request's waterfall (a time axis with values, every
+// phase labelled in full), the per-step batch timeline (ms and tokens per step, with axes), and the
+// inline-completion counters. Charts fill the panel's width.
+import type { ChartConfiguration } from 'chart.js';
 import type { RequestTraceView } from '../../extension/api/types.js';
 import type { FromWebview } from '../protocol.js';
 import type { ViewState } from '../state.js';
-import { button, empty, fmtNum, h, svg, table, title } from '../dom.js';
-import { stepBars, waterfall } from '../layout.js';
+import { button, empty, fmtNum, h, table } from '../dom.js';
+import { stepBars, waterfall, type Segment } from '../layout.js';
+import { axisStyle, chartBox, theme, type Theme } from '../charts/charts.js';
 
-const W = 600;
+const KIND_COLOR: Record<Segment['kind'], keyof Theme> = { queue: 'yellow', admit: 'purple', prompt: 'orange', first: 'red', decode: 'green' };
 
-function waterfallSvg(r: RequestTraceView): SVGElement {
+function waterfallChart(r: RequestTraceView): HTMLElement {
   const { segments, total } = waterfall(r);
-  const rowH = 18;
-  const labelW = 150;
-  const x = (t: number): number => labelW + (t / total) * (W - labelW - 10);
-  const rows = segments.map((seg, i) => {
-    const y = i * rowH + 2;
-    const width = Math.max(2, x(seg.to) - x(seg.from));
-    return svg('g', {},
-      svg('text', { x: 0, y: y + 12, class: 'svg-label' }, seg.label),
-      seg.from === seg.to
-        ? svg('rect', { x: x(seg.from) - 1, y, width: 3, height: rowH - 4, class: `seg seg-${seg.kind}` }, title(`${seg.label} at ${seg.from.toFixed(1)} ms`))
-        : svg('rect', { x: x(seg.from), y, width, height: rowH - 4, class: `seg seg-${seg.kind}` }, title(`${seg.label}: ${seg.from.toFixed(1)}–${seg.to.toFixed(1)} ms (${(seg.to - seg.from).toFixed(1)} ms)`)));
-  });
-  const hgt = segments.length * rowH + 20;
-  return svg('svg', { viewBox: `0 0 ${W} ${hgt}`, width: W, role: 'img', 'aria-label': `Waterfall of request ${r.id}, ${total.toFixed(0)} ms` },
-    ...rows,
-    svg('text', { x: labelW, y: hgt - 4, class: 'svg-axis' }, '0 ms'),
-    svg('text', { x: W - 10, y: hgt - 4, class: 'svg-axis', 'text-anchor': 'end' }, `${total.toFixed(1)} ms`));
+  const t = theme();
+  const axis = axisStyle(t);
+  // Points in time (first token, a restore) get a sliver of width so they show as marks.
+  const mark = total / 250;
+  const config: ChartConfiguration<'bar', Array<[number, number]>, string> = {
+    type: 'bar',
+    data: {
+      labels: segments.map((s) => s.label),
+      datasets: [{
+        label: `request ${r.id}`,
+        data: segments.map((s) => [s.from, s.to > s.from ? s.to : s.from + mark]),
+        backgroundColor: segments.map((s) => t[KIND_COLOR[s.kind]]),
+        borderSkipped: false,
+        barPercentage: 0.8,
+        categoryPercentage: 0.9,
+      }],
+    },
+    options: {
+      indexAxis: 'y',
+      plugins: {
+        legend: { display: false },
+        tooltip: {
+          callbacks: {
+            label: (ctx) => {
+              const s = segments[ctx.dataIndex]!;
+              return s.from === s.to ? `at ${s.from.toFixed(1)} ms` : `${s.from.toFixed(1)}–${s.to.toFixed(1)} ms (${(s.to - s.from).toFixed(1)} ms)`;
+            },
+          },
+        },
+      },
+      scales: {
+        x: { ...axis, min: 0, max: Math.ceil(total * 1.02), title: { ...axis.title, display: true, text: 'ms after the server accepted the request' } },
+        y: { ...axis, grid: { display: false } },
+      },
+    },
+  };
+  const summary = segments.map((s) => (s.from === s.to ? `${s.label} at ${s.from.toFixed(0)} ms` : `${s.label} ${s.from.toFixed(0)}–${s.to.toFixed(0)} ms`)).join(', ');
+  return chartBox(config as ChartConfiguration, 40 + segments.length * 24, `Waterfall of request ${r.id}, ${total.toFixed(0)} ms: ${summary}`);
 }
 
-function stepsSvg(s: ViewState): SVGElement | HTMLElement {
-  const { bars, maxMs, maxTokens } = stepBars(s.traces?.steps ?? []);
+function stepCharts(s: ViewState): HTMLElement {
+  const { bars, maxMs } = stepBars(s.traces?.steps ?? []);
   if (!bars.length) return empty('No engine steps recorded yet.');
-  const H = 120;
-  const TH = 40;
-  const bw = W / Math.max(bars.length, 30);
-  const children: SVGElement[] = [];
-  bars.forEach((b, i) => {
-    const x0 = i * bw;
-    let y = H;
-    for (const p of b.parts) {
-      const ph = (p.ms / maxMs) * (H - 4);
-      y -= ph;
-      if (ph > 0) children.push(svg('rect', { x: x0, y, width: Math.max(1, bw - 1), height: ph, class: `seg step-${p.kind}` }));
-    }
-    // Batch composition under the time bars: decode tokens vs prompt tokens.
-    const dh = (b.decodeTokens / maxTokens) * TH;
-    const ph = (b.promptTokens / maxTokens) * TH;
-    children.push(svg('rect', { x: x0, y: H + 6, width: Math.max(1, bw - 1), height: dh, class: 'seg seg-decode' }));
-    children.push(svg('rect', { x: x0, y: H + 6 + dh, width: Math.max(1, bw - 1), height: ph, class: 'seg seg-prompt' }));
-    children.push(svg('rect', { x: x0, y: 0, width: bw, height: H + TH + 6, class: 'hit' },
-      title(`step ${b.step}: ${b.totalMs.toFixed(2)} ms (${b.parts.map((p) => `${p.kind} ${p.ms.toFixed(2)}`).join(', ')}); ${b.sequences} sequences, ${b.decodeTokens} decode + ${b.promptTokens} prompt tokens`)));
+  const t = theme();
+  const axis = axisStyle(t);
+  const labels = bars.map((b) => String(b.step));
+  const phases: Array<[string, 'build' | 'decode' | 'sample' | 'detok', keyof Theme]> = [
+    ['batch build', 'build', 'yellow'], ['decode', 'decode', 'blue'], ['sample', 'sample', 'purple'], ['detokenize', 'detok', 'red'],
+  ];
+  const scales = (yTitle: string) => ({
+    x: { ...axis, stacked: true, title: { ...axis.title, display: true, text: 'engine step' }, ticks: { ...axis.ticks, maxTicksLimit: 12 } },
+    y: { ...axis, stacked: true, beginAtZero: true, title: { ...axis.title, display: true, text: yTitle } },
   });
-  return svg('svg', { viewBox: `0 0 ${W} ${H + TH + 10}`, width: W, role: 'img', 'aria-label': `Last ${bars.length} engine steps, longest ${maxMs.toFixed(1)} ms` }, ...children);
-}
-
-function legend(items: Array<[string, string]>): HTMLElement {
-  return h('div', { class: 'legend' }, ...items.map(([cls, label]) => h('span', {}, h('i', { class: `swatch ${cls}` }), label)));
+  const time: ChartConfiguration<'bar'> = {
+    type: 'bar',
+    data: { labels, datasets: phases.map(([label, kind, color]) => ({ label, data: bars.map((b) => b.parts.find((p) => p.kind === kind)!.ms), backgroundColor: t[color] })) },
+    options: { plugins: { legend: { position: 'bottom', labels: { color: t.fg, boxWidth: 10 } } }, scales: scales('ms per step') },
+  };
+  const tokens: ChartConfiguration<'bar'> = {
+    type: 'bar',
+    data: {
+      labels,
+      datasets: [
+        { label: 'decode tokens', data: bars.map((b) => b.decodeTokens), backgroundColor: t.green },
+        { label: 'prompt tokens', data: bars.map((b) => b.promptTokens), backgroundColor: t.orange },
+      ],
+    },
+    options: { plugins: { legend: { position: 'bottom', labels: { color: t.fg, boxWidth: 10 } } }, scales: scales('tokens per step') },
+  };
+  return h('div', {},
+    chartBox(time as ChartConfiguration, 200, `Time of the last ${bars.length} engine steps, longest ${maxMs.toFixed(1)} ms`),
+    chartBox(tokens as ChartConfiguration, 160, `Tokens in the last ${bars.length} engine steps`));
 }
 
 export function renderTrace(s: ViewState, select: (id: string) => void, post: (m: FromWebview) => void): HTMLElement {
@@ -71,20 +99,15 @@ export function renderTrace(s: ViewState, select: (id: string) => void, post: (m
   const reqs = s.traces?.requests ?? [];
   const selected = reqs.find((r) => r.id === s.selectedTrace) ?? reqs.at(-1);
   const picker = reqs.length ? h('div', { class: 'chips', role: 'listbox', 'aria-label': 'Traced requests' },
-    ...reqs.slice(-16).map((r) => {
-      const b = button(`#${r.id}`, () => select(r.id), { role: 'option', 'aria-selected': r.id === selected?.id ? 'true' : 'false', class: r.id === selected?.id ? 'chip selected' : 'chip' });
-      return b;
-    })) : null;
+    ...reqs.slice(-16).map((r) => button(`#${r.id}`, () => select(r.id), { role: 'option', 'aria-selected': r.id === selected?.id ? 'true' : 'false', class: r.id === selected?.id ? 'chip selected' : 'chip' }))) : null;
   const history = s.metrics?.requests.slice(-10).reverse() ?? [];
   return h('div', {},
     h('div', { class: 'row' }, h('h2', {}, 'Request waterfall'), button('Refresh', () => post({ type: 'refresh', tab: 'trace' }))),
     s.tracesError ? h('p', { class: 'error' }, s.tracesError) : null,
     picker,
-    selected ? waterfallSvg(selected) : empty('No traced requests yet: chat or complete some code, then look again.'),
-    legend([['seg-queue', 'queued'], ['seg-admit', 'reuse / restore'], ['seg-prompt', 'prompt'], ['seg-first', 'first token'], ['seg-decode', 'decode']]),
+    selected ? waterfallChart(selected) : empty('No traced requests yet: chat or complete some code, then look again.'),
     h('h2', {}, 'Engine steps'),
-    stepsSvg(s),
-    legend([['step-build', 'batch build'], ['step-decode', 'decode'], ['step-sample', 'sample'], ['step-detok', 'detokenize'], ['seg-decode', 'decode tokens'], ['seg-prompt', 'prompt tokens']]),
+    stepCharts(s),
     h('h2', {}, 'Recent requests'),
     history.length ? table(['Request', 'Prompt', 'Reused', 'Output', 'Prompt ms', 'Decode tok/s', 'Finish'], history.map((r) => [
       r.id ?? '–', fmtNum(r.promptTokens), fmtNum(r.reusedTokens), fmtNum(r.outputTokens), fmtNum(r.promptMs), fmtNum(r.decodeTokS), r.finish ?? '–',

@@ -4,12 +4,15 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 export interface WaitOptions { timeout?: number }
-export type Role = 'button' | 'tab' | 'tablist' | 'tabpanel' | 'textbox' | 'list' | 'listitem' | 'option' | 'dialog' | 'link' | 'heading' | 'region' | 'status' | 'log' | 'combobox' | 'treeitem' | 'menuitem' | 'row' | 'cell' | 'columnheader' | 'table' | 'checkbox' | 'img' | 'alert';
+export type Role = 'button' | 'menu' | 'menuitem' | 'progressbar' | 'alertdialog' | 'note' | 'tab' | 'tablist' | 'tabpanel' | 'textbox' | 'list' | 'listitem' | 'option' | 'dialog' | 'link' | 'heading' | 'region' | 'status' | 'log' | 'combobox' | 'treeitem' | 'row' | 'cell' | 'columnheader' | 'table' | 'checkbox' | 'img' | 'alert';
 export interface RoleOptions { name?: string | RegExp; exact?: boolean; selected?: boolean }
 
 export interface Locator {
   waitFor(options?: WaitOptions & { state?: 'attached' | 'detached' | 'visible' | 'hidden' }): Promise<void>;
   click(options?: WaitOptions & { force?: boolean }): Promise<void>;
+  hover(options?: WaitOptions): Promise<void>;
+  selectOption(value: string, options?: WaitOptions): Promise<string[]>;
+  boundingBox(options?: WaitOptions): Promise<{ x: number; y: number; width: number; height: number } | null>;
   fill(value: string, options?: WaitOptions): Promise<void>;
   press(key: string, options?: WaitOptions): Promise<void>;
   focus(options?: WaitOptions): Promise<void>;
@@ -25,7 +28,7 @@ export interface Locator {
   last(): Locator;
   nth(index: number): Locator;
   locator(selector: string): Locator;
-  filter(options: { hasText?: string | RegExp }): Locator;
+  filter(options: { hasText?: string | RegExp; visible?: boolean }): Locator;
   getByRole(role: Role, options?: RoleOptions): Locator;
   getByText(text: string | RegExp, options?: { exact?: boolean }): Locator;
   getByLabel(text: string | RegExp, options?: { exact?: boolean }): Locator;
@@ -56,6 +59,7 @@ export interface Keyboard {
 
 export interface Page extends Omit<Frame, 'name' | 'isDetached' | 'parentFrame' | 'childFrames'> {
   keyboard: Keyboard;
+  context(): BrowserContext;
   goto(url: string, options?: WaitOptions & { waitUntil?: 'load' | 'domcontentloaded' | 'commit' }): Promise<unknown>;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<Buffer>;
   frames(): Frame[];
@@ -68,7 +72,10 @@ export interface Page extends Omit<Frame, 'name' | 'isDetached' | 'parentFrame' 
   isClosed(): boolean;
 }
 
-export interface BrowserContext { close(): Promise<void> }
+export interface BrowserContext {
+  close(): Promise<void>;
+  grantPermissions(permissions: string[], options?: { origin?: string }): Promise<void>;
+}
 
 export interface Browser {
   newPage(options?: { viewport?: { width: number; height: number }; deviceScaleFactor?: number }): Promise<Page>;

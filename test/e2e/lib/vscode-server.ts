@@ -25,6 +25,12 @@ export interface ServerOptions {
   extraArgs?: string[];
   /** Keep the temp dirs after stop (STRATA_E2E_KEEP=1 does the same). */
   keep?: boolean;
+  /**
+   * --enable-smoke-test-driver (default on): the extension-host phase needs it for
+   * codeAutomationExit, but with it VS Code shows no notification toasts at all, so the UI phase
+   * (which checks toasts) runs without it.
+   */
+  smokeTestDriver?: boolean;
 }
 
 export class VsCodeServer {
@@ -139,7 +145,7 @@ export class VsCodeServer {
     const args = [
       ...this.commonArgs(),
       '--host', '127.0.0.1', '--port', String(this.port),
-      '--without-connection-token', '--enable-smoke-test-driver', '--telemetry-level', 'off',
+      '--without-connection-token', ...(this.opts.smokeTestDriver === false ? [] : ['--enable-smoke-test-driver']), '--telemetry-level', 'off',
       '--disable-workspace-trust', ...(this.opts.extraArgs ?? []),
     ];
     this.log = createWriteStream(this.logFile);

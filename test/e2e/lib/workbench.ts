@@ -49,6 +49,8 @@ export class Workbench {
     });
     page.on('pageerror', (e) => appendFileSync(consoleLog, `[pageerror] ${e.message}\n`));
     const wb = new Workbench(page, outDir);
+    // Copy in the panel writes to the browser's clipboard; tests read it back.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(url).origin });
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
     await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
     await wb.statusBar().first().waitFor({ timeout: 90_000 });
@@ -63,8 +65,11 @@ export class Workbench {
 
   // --- command palette -----------------------------------------------------------------------
 
-  /** F1, type the command's title, pick the row whose label is that title. */
-  async runCommand(title: string, timeoutMs = 20_000): Promise<void> {
+  /**
+   * F1, type the command's title, pick the row whose label is that title. `opensInput`: the
+   * command asks something at once (a Quick Pick or an input box), so the widget stays open.
+   */
+  async runCommand(title: string, timeoutMs = 20_000, opensInput = false): Promise<void> {
     await this.dismissQuickInput();
     await this.page.keyboard.press('F1');
     const input = this.page.locator('.quick-input-widget input');
@@ -79,7 +84,7 @@ export class Workbench {
       throw new Error(`command "${title}" is not in the palette (offered: ${offered.map((t) => t.split('\n')[0]).join(' | ') || 'nothing'})`);
     }
     await row.click({ timeout: timeoutMs });
-    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: timeoutMs });
+    if (!opensInput) await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: timeoutMs });
   }
 
   async dismissQuickInput(): Promise<void> {
@@ -87,6 +92,44 @@ export class Workbench {
       await this.page.keyboard.press('Escape');
       await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => undefined);
     }
+  }
+
+  /** Picks the Quick Pick (or Quick Input list) row whose label is `label`, once it shows. */
+  async pickQuickItem(label: string | RegExp, timeoutMs = 20_000): Promise<void> {
+    const row = this.page.locator('.quick-input-list').getByRole('option', { name: label }).first();
+    try {
+      await row.waitFor({ state: 'visible', timeout: timeoutMs });
+    } catch {
+      const offered = await this.page.locator('.quick-input-list').getByRole('option').allInnerTexts().catch(() => []);
+      throw new Error(`no "${String(label)}" in the Quick Pick (offered: ${offered.map((t) => t.split('\n')[0]).join(' | ') || 'nothing'})`);
+    }
+    await row.click({ timeout: timeoutMs });
+  }
+
+  /** The labels of the rows the palette offers for `text` (then closes it). */
+  async paletteOffers(text: string, timeoutMs = 20_000): Promise<string[]> {
+    await this.dismissQuickInput();
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: timeoutMs });
+    await input.fill(`>${text}`);
+    const widget = this.page.locator('.quick-input-widget');
+    // Rows, or VS Code's "No matching commands" line, once the filter has run.
+    const rows = await waitForValue(`palette rows for "${text}"`, async () => {
+      const all = (await widget.locator('.quick-input-list').getByRole('option').allInnerTexts()).map((t) => plainSpaces(t.split('\n')[0]!).trim());
+      if (all.length) return all;
+      return (await widget.getByText(/No matching commands/).count()) ? [] : undefined;
+    }, timeoutMs);
+    await this.dismissQuickInput();
+    return rows;
+  }
+
+  /** Types into the open Quick Input box and presses Enter. */
+  async answerInput(text: string, timeoutMs = 20_000): Promise<void> {
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: timeoutMs });
+    await input.fill(text);
+    await this.page.keyboard.press('Enter');
   }
 
   // --- status bar ------------------------------------------------------------------------------
@@ -121,6 +164,27 @@ export class Workbench {
   /** Texts of the visible notification toasts (errors from the extension show up here). */
   async notifications(): Promise<string[]> {
     return this.page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts().catch(() => []);
+  }
+
+  /** The toast whose message matches, once it shows: its text and its buttons' labels. */
+  async waitForNotification(match: RegExp, timeoutMs: number): Promise<{ text: string; buttons: string[]; item: Locator }> {
+    return waitForValue(`a notification matching ${match}`, async () => {
+      const items = this.page.locator('.notifications-toasts .notification-list-item');
+      const n = await items.count();
+      for (let i = 0; i < n; i++) {
+        const item = items.nth(i);
+        const text = plainSpaces(await item.locator('.notification-list-item-message').innerText().catch(() => ''));
+        if (!match.test(text)) continue;
+        const buttons = (await item.locator('.notification-list-item-buttons-container .monaco-button').allInnerTexts()).map((b) => b.trim());
+        return { text, buttons, item };
+      }
+      return undefined;
+    }, timeoutMs);
+  }
+
+  /** Closes every toast (so later steps see only their own). */
+  async clearNotifications(): Promise<void> {
+    await this.runCommand('Notifications: Clear All Notifications').catch(() => undefined);
   }
 
   // --- output view -----------------------------------------------------------------------------
@@ -174,6 +238,20 @@ export class Workbench {
   /** The visible lines of the active editor. */
   async editorText(): Promise<string> {
     return plainSpaces(await this.activeEditor().locator('.view-lines').innerText());
+  }
+
+  /** Selects whole lines `from`..`to` (1-based) of the active editor with the keyboard. */
+  async selectLines(from: number, to: number): Promise<void> {
+    await this.activeEditor().locator('.view-lines').click();
+    // Column 0 of line `from` (Home would go to the first non-blank character instead).
+    await this.page.keyboard.press('Control+Home');
+    for (let i = 1; i < from; i++) await this.page.keyboard.press('ArrowDown');
+    for (let i = from; i <= to; i++) await this.page.keyboard.press('Shift+ArrowDown');
+  }
+
+  /** The clipboard's text (the page has clipboard permissions). */
+  async clipboardText(): Promise<string> {
+    return this.page.evaluate<string>('navigator.clipboard.readText()');
   }
 
   // --- webviews --------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 // STRATA_E2E_SUITE=self-check runs the harness self-check instead (the throwaway extension in
 // test/e2e/fixtures/harness-check).
 import * as vscode from 'vscode';
+import { keybindingTests } from './keybindings.tests.js';
 import { lmTests } from './lm.tests.js';
 import { assert, runTests, type ExtHostTest } from './runner.js';
 
@@ -20,5 +21,5 @@ const selfCheckTests: ExtHostTest[] = [
 
 export async function run(): Promise<void> {
   if (process.env.STRATA_E2E_SUITE === 'self-check') await runTests('exthost self-check', selfCheckTests);
-  else await runTests('exthost', lmTests);
+  else await runTests('exthost', [...lmTests, ...keybindingTests]);
 }

@@ -1,0 +1,68 @@
+// Watches for engines that stay down: when the metrics show a dead engine, /health is asked once
+// a second until the engine is back or the server says it gave up ("failed" after a crash loop).
+// Then one notification says what happened, with what to do next, and the server shows as failed.
+import * as vscode from 'vscode';
+import type { MetricsFeed } from '../status/metricsFeed.js';
+import type { ServerConnection } from './connection.js';
+import { engineFailureMessage, parseEngineFailure } from './engineFailure.js';
+
+export interface EngineFailureSink {
+  /** The server runs but its engines gave up: show it as failed with this message. */
+  markEngineFailed(message: string): void;
+}
+
+const POLL_MS = 1000;
+const GPU_BACKEND_COMMAND = 'strata.installGpuBackend';
+
+export function registerEngineWatch(context: vscode.ExtensionContext, server: ServerConnection & EngineFailureSink, feed: MetricsFeed, log: vscode.LogOutputChannel, readmeUri: vscode.Uri): void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let notified = false;
+  let devices: string[] = [];
+
+  const stop = (): void => { clearTimeout(timer); timer = undefined; };
+  const poll = async (): Promise<void> => {
+    timer = undefined;
+    const client = server.client;
+    if (!client) return;
+    let health;
+    try { health = await client.health(); } catch { health = null; }
+    if (health?.status === 'ok') return;
+    if (health?.status === 'failed') {
+      if (!notified) {
+        notified = true;
+        const failure = parseEngineFailure(health.reason ?? '');
+        const message = engineFailureMessage(failure, server.status.model, devices);
+        log.error(`${message} (server: ${health.reason ?? 'no reason given'})`);
+        server.markEngineFailed(message.replace(/^Strata: /, ''));
+        void notify(message);
+      }
+      return;
+    }
+    timer = setTimeout(() => void poll(), POLL_MS);
+  };
+
+  const notify = async (message: string): Promise<void> => {
+    const hasGpuCommand = (await vscode.commands.getCommands(true)).includes(GPU_BACKEND_COMMAND);
+    const actions = ['Show Log', hasGpuCommand ? 'Choose Another Backend' : 'Device Settings', 'Choose Another Model', 'Troubleshooting'];
+    const pick = await vscode.window.showErrorMessage(message, ...actions);
+    if (pick === 'Show Log') log.show();
+    else if (pick === 'Choose Another Backend') void vscode.commands.executeCommand(GPU_BACKEND_COMMAND);
+    else if (pick === 'Device Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'strata.devices');
+    else if (pick === 'Choose Another Model') void vscode.commands.executeCommand('strata.selectModel');
+    else if (pick === 'Troubleshooting') void vscode.commands.executeCommand('markdown.showPreview', readmeUri.with({ fragment: 'troubleshooting' }));
+  };
+
+  context.subscriptions.push(
+    { dispose: stop },
+    feed.onMetrics((m) => {
+      const names = m.engines.flatMap((e) => e.devices);
+      if (names.length) devices = [...new Set(names)];
+      if (m.engines.some((e) => !e.alive) && timer === undefined && !notified) timer = setTimeout(() => void poll(), 0);
+    }),
+    server.onDidChange((s) => {
+      if (s.state !== 'ready') stop();
+      // A new start is a new chance: the next crash loop gets its own notification.
+      if (s.state === 'starting') notified = false;
+    }),
+  );
+}

@@ -1,0 +1,57 @@
+// What a benchmark run will do and how long it should take: the scenarios of `strata bench`
+// (names and what each measures; test/unit keeps them in step with backend/bench/scenarios),
+// and an estimate from earlier runs of the same scenarios against the same server, else from the
+// typical time on the generated demo model. Pure.
+import type { BenchRun } from '../../webview/protocol.js';
+
+export interface ScenarioInfo {
+  name: string;
+  measures: string;
+  /** Seconds one run took on the generated demo model (2-core Xeon VM, 4 slots, 4096 context): the fallback estimate. */
+  typicalS: number;
+}
+
+export const SCENARIOS: readonly ScenarioInfo[] = [
+  { name: 'single', measures: 'one request alone: streamed TTFT, decode tok/s over a fixed output length', typicalS: 2 },
+  { name: 'prefill', measures: 'uncached prompt read tok/s at each size (prompt tokens / TTFT, one output token)', typicalS: 3 },
+  { name: 'concurrent', measures: 'N clients at once, short prompts: aggregate output tok/s, TTFT p50/p95', typicalS: 9 },
+  { name: 'repeat', measures: 'TTFT of a ~4K-token conversation continued after other conversations used every slot', typicalS: 10 },
+  { name: 'mixed', measures: 'short requests sent while a long prompt is read: short TTFT p50/p95', typicalS: 7 },
+  { name: 'infill', measures: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke', typicalS: 3 },
+];
+
+export interface BenchPlan {
+  scenarios: string[];
+  runs: number;
+  /** The server to compare with (run after ours with the same settings), or null. */
+  baselineUrl: string | null;
+}
+
+/** Scenario runs in the whole benchmark (each server runs every scenario `runs` times). */
+export function totalSteps(p: BenchPlan): number {
+  return p.scenarios.length * p.runs * (p.baselineUrl ? 2 : 1);
+}
+
+/** Seconds one run of `scenario` takes: the median of earlier runs against `url`, else the typical time. */
+export function scenarioSeconds(scenario: string, url: string, history: readonly BenchRun[]): { seconds: number; measured: boolean } {
+  const seen = history.filter((r) => r.url === url).flatMap((r) => r.durationsMs?.[scenario] ?? []).sort((a, b) => a - b);
+  if (seen.length) return { seconds: seen[Math.floor(seen.length / 2)]! / 1000, measured: true };
+  return { seconds: SCENARIOS.find((s) => s.name === scenario)?.typicalS ?? 10, measured: false };
+}
+
+/** The whole run's estimate, and whether it comes from this server's own earlier runs. */
+export function estimate(p: BenchPlan, url: string, history: readonly BenchRun[]): { seconds: number; measured: boolean } {
+  let seconds = 0;
+  let measured = true;
+  for (const s of p.scenarios) {
+    const e = scenarioSeconds(s, url, history);
+    seconds += e.seconds * p.runs * (p.baselineUrl ? 2 : 1);
+    measured &&= e.measured;
+  }
+  return { seconds, measured };
+}
+
+export function formatSeconds(s: number): string {
+  if (s < 90) return `${Math.max(1, Math.round(s))} s`;
+  return `${Math.round(s / 60)} min`;
+}
