@@ -63,8 +63,9 @@ export interface EngineClient {
   generate(input: GenerateInput): EngineRequest;
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]>;
   detokenize(tokens: number[]): Promise<string>;
-  saveSession(path: string, tokens: number[], identity: string): Promise<SessionResult>;
-  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[] }>;
+  /** `meta`: the server's description of the session, stored in the file beside the state. */
+  saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<SessionResult>;
+  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[]; meta: string }>;
   snapshot(): Promise<EngineSnapshot>;
   traces(): Promise<{ steps: StepTrace[]; requests: RequestTrace[] }>;
   devices(): Promise<DeviceInfo[]>;

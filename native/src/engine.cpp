@@ -68,13 +68,15 @@ void Engine::Cancel(uint64_t key) {
   cv_.notify_one();
 }
 
-void Engine::SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity) {
+void Engine::SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity,
+                         std::string meta) {
   Command c;
   c.kind = Command::SaveSession;
   c.ticket = ticket;
   c.path = std::move(path);
   c.tokens = std::move(tokens);
   c.identity = std::move(identity);
+  c.meta = std::move(meta);
   {
     std::lock_guard<std::mutex> lock(mu_);
     commands_.push_back(std::move(c));

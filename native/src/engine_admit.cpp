@@ -119,7 +119,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
   return true;
 }
 
-bool Engine::CaptureState(int32_t seq, std::vector<uint8_t>& out) {
+bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
   const size_t size = llama_state_seq_get_size(ctx_, seq);
   if (size == 0 || size > park_.budget()) return false;
   const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
@@ -127,16 +127,16 @@ bool Engine::CaptureState(int32_t seq, std::vector<uint8_t>& out) {
     park_.counters().refused_low_ram++;
     return false;
   }
-  out.resize(size);
+  out = StateBuffer(size);
   const size_t n = llama_state_seq_get_data(ctx_, out.data(), out.size(), seq);
   if (n == 0) {
-    out.clear();
+    out.Clear();
     return false;
   }
-  out.resize(n);
+  out.Shrink(n);
   if (MemAvailableBytes() < floor) {
     park_.counters().refused_low_ram++;
-    std::vector<uint8_t>().swap(out);
+    out.Clear();
     return false;
   }
   return true;

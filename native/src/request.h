@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "llama.h"
+#include "session_file.h"
 
 namespace strata {
 
@@ -71,6 +72,8 @@ struct SessionResult {
   int32_t tokens = 0;
   uint64_t bytes = 0;
   double ms = 0;
+  SessionPhases phases;
+  std::string meta;  // load: the description stored in the file (empty for version-1 files)
 };
 
 // The answer to a command that JS awaits (saveSession, loadSession).
