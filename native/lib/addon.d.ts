@@ -149,7 +149,8 @@ export interface EngineSnapshot {
   slots: SlotSnapshot[];
   queued: number;
   park: { entries: ParkEntry[]; bytes: number; budget: number; hits: number; misses: number; evictions: number; refusedLowRam: number };
-  totals: { promptTokens: number; reusedTokens: number; generated: number; steps: number; requests: number };
+  /** promptComputed: prompt tokens that went through a decode (cancelled requests' too), since the engine started. */
+  totals: { promptTokens: number; reusedTokens: number; promptComputed: number; generated: number; steps: number; requests: number };
 }
 
 export interface StepTrace {

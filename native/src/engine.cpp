@@ -257,6 +257,7 @@ void Engine::PublishSnapshot() {
   s.refused_low_ram = pc.refused_low_ram;
   s.prompt_tokens = totals_.prompt_tokens;
   s.reused_tokens = totals_.reused_tokens;
+  s.prompt_computed = totals_.prompt_computed;
   s.generated = totals_.generated;
   s.steps = steps_;
   s.requests = totals_.requests;

@@ -395,6 +395,7 @@ Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s) {
   Napi::Object totals = Napi::Object::New(env);
   totals.Set("promptTokens", static_cast<double>(s.prompt_tokens));
   totals.Set("reusedTokens", static_cast<double>(s.reused_tokens));
+  totals.Set("promptComputed", static_cast<double>(s.prompt_computed));
   totals.Set("generated", static_cast<double>(s.generated));
   totals.Set("steps", static_cast<double>(s.steps));
   totals.Set("requests", static_cast<double>(s.requests));
