@@ -66,6 +66,8 @@ export interface InfillRequest extends GenerationParams {
    * supersedes this one inside the server; null = independent.
    */
   supersedeKey: string | null;
+  /** llama-server's cache_prompt: false reads the whole prompt again (a cold request). */
+  cachePrompt: boolean;
 }
 
 export interface TokenizeRequest { content: string; addSpecial: boolean; parseSpecial: boolean; withPieces: boolean }
@@ -249,6 +251,7 @@ export function parseInfillRequest(body: unknown): InfillRequest {
     prompt: optString(obj, 'prompt', '') ?? '',
     tMaxPredictMs: tMax === undefined || tMax === 0 ? null : tMax,
     supersedeKey: key ?? null,
+    cachePrompt: optBool(obj, 'cache_prompt', '') ?? true,
   };
 }
 

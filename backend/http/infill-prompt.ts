@@ -109,7 +109,10 @@ export function buildInfillPrompt(
   order: FimOrder = 'psm',
 ): InfillPrompt {
   const nPrefix = Math.min(parts.prefix.length, prefixBudget(budget.batch));
-  const nSuffix = Math.min(parts.suffix.length, Math.max(0, Math.floor(budget.batch / 4) - (2 + parts.prompt.length)));
+  // llama-server's suffix budget shrinks as the cursor's line (prompt) grows; in SPM the suffix
+  // comes first, so its length must not follow the line being typed, or no keystroke keeps its KV.
+  const suffixBudget = Math.floor(budget.batch / 4) - 2 - (order === 'spm' ? 0 : parts.prompt.length);
+  const nSuffix = Math.min(parts.suffix.length, Math.max(0, suffixBudget));
   const extra: number[] = [];
   if (parts.extra.length > 0 || has(fim.rep)) {
     if (has(fim.rep)) extra.push(fim.rep, ...parts.repoHeader);

@@ -26,6 +26,8 @@ export interface GenerationSpec {
   /** Special/control token ids whose text the engine renders (tool-call markers). */
   renderTokens?: number[];
   ignoreEos?: boolean;
+  /** false: the engine reads the whole prompt, reusing no cached KV (llama-server's cache_prompt). */
+  cachePrompt?: boolean;
   /**
    * Latest wins: a newer request with this key cancels the older ones (queued: at once; running:
    * at the next step boundary), and one arriving less than holdMs after the previous one of its
@@ -352,6 +354,7 @@ export class Scheduler {
         ...(job.spec.stopTokens?.length ? { stopTokens: job.spec.stopTokens } : {}),
         ...(job.spec.renderTokens?.length ? { renderTokens: job.spec.renderTokens } : {}),
         ...(job.spec.ignoreEos ? { ignoreEos: true } : {}),
+        ...(job.spec.cachePrompt === false ? { cachePrompt: false } : {}),
       });
       job.engineRequest = req;
       rec.engineId = req.id;

@@ -113,6 +113,8 @@ export interface GenerateRequest {
    */
   renderTokens?: number[];
   ignoreEos?: boolean;
+  /** false: read the whole prompt, reusing no cached KV (default true). */
+  cachePrompt?: boolean;
   /** Higher is admitted first (infill > chat); equal priority is FIFO. */
   priority?: number;
 }

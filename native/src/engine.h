@@ -111,7 +111,7 @@ class Engine {
   // engine_admit.cpp
   void AdmitWaiting();
   void Admit(Waiting w, Slot& slot, size_t reuse, bool restored);
-  size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int* slot_out, bool* restored);
+  size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored);
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
   bool TrimSlot(Slot& slot, size_t keep);

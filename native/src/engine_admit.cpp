@@ -27,12 +27,12 @@ void Engine::AdmitWaiting() {
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(best));
     int slot = -1;
     bool restored = false;
-    const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, &slot, &restored);
+    const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, w.req.cache_prompt, &slot, &restored);
     Admit(std::move(w), slots_[static_cast<size_t>(slot)], reuse, restored);
   }
 }
 
-size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int* slot_out, bool* restored) {
+size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored) {
   std::vector<SlotView> views(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
   std::vector<const std::vector<llama_token>*> parked;
@@ -41,6 +41,12 @@ size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int*
   Slot& slot = slots_[static_cast<size_t>(choice.slot)];
   *slot_out = choice.slot;
   *restored = false;
+  if (!reuse) {
+    // Read it all (a cold request): the slot's conversation is kept in the park if it is worth it.
+    MaybePark(slot, 0);
+    TrimSlot(slot, 0);
+    return 0;
+  }
 
   // What each source would let the request keep; at least one prompt token is evaluated.
   const size_t limit = prompt.size() - 1;

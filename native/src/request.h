@@ -40,6 +40,8 @@ struct GenerateRequest {
   // as <|python_tag|>, like llama-server's preserved tokens); other special tokens render as "".
   std::vector<llama_token> render_tokens;
   bool ignore_eos = false;
+  // false: read the whole prompt, reusing no slot's or parked KV (llama-server's cache_prompt).
+  bool cache_prompt = true;
   int32_t priority = 0;
 };
 

@@ -35,6 +35,16 @@ describe('infill prompt', () => {
     expect(psmB.length - commonPrefix(psmA, psmB)).toBe(1 + 1 + suffix.length + 1);
   });
 
+  it('SPM: the suffix kept does not shrink as the cursor line (prompt) grows, so its KV stays', () => {
+    const suffix = Array.from({ length: 400 }, (_, i) => 300 + i);
+    const run = (prompt: number[]) =>
+      buildInfillPrompt(fim, [], { extra: [], repoHeader: [], prefix: [100, 101], suffix, prompt }, { batch: 512, ctx: 4096, maxTokens: 8 }, 'spm').tokens;
+    const a = run([50]);
+    const b = run([50, 51, 52]);
+    expect(b.length - commonPrefix(a, b)).toBe(2);
+    expect(a.slice(2, 2 + 126)).toEqual(suffix.slice(0, 126)); // 512/4 - 2 tokens of suffix
+  });
+
   it('picks SPM for model families trained with it, PSM for the rest, unless the setting says', () => {
     const meta = (pre: string, arch = 'llama', model = 'gpt2') => ({ 'tokenizer.ggml.pre': pre, 'general.architecture': arch, 'tokenizer.ggml.model': model });
     expect(fimOrderFor(meta('starcoder'), 'auto')).toBe('spm');

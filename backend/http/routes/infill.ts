@@ -55,6 +55,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
     const done = await follow(run, {
       prompt: built.tokens, maxTokens, sampling: body.sampling, stop: body.stop, ignoreEos: body.ignoreEos,
       ...(body.supersedeKey !== null ? { supersede: { key: body.supersedeKey, holdMs: app.config.infillDelayMs } } : {}),
+      ...(body.cachePrompt ? {} : { cachePrompt: false }),
     }, {
       onText(piece, job) {
         if (stopper.stopped || stop.type === 'time') return;
