@@ -17,8 +17,9 @@ interface SessionApi {
   kind: 'strata' | 'llama-server';
   /** Body fields that pin a completion to the saved slot (llama-server). */
   pin: Record<string, unknown>;
-  save(conversation: string): Promise<{ serverMs: number | null; bytes: number | null; tokens: number | null }>;
-  restore(): Promise<{ serverMs: number | null }>;
+  /** `timings`: the server's own breakdown as it answered (ours: per phase), kept in the conditions. */
+  save(conversation: string): Promise<{ serverMs: number | null; bytes: number | null; tokens: number | null; timings: unknown }>;
+  restore(): Promise<{ serverMs: number | null; timings: unknown }>;
   cleanup(): Promise<void>;
 }
 
@@ -34,11 +35,11 @@ async function sessionApi(ctx: BenchContext, name: string): Promise<SessionApi |
       async save(conversation) {
         const j = await postJson(t, '/v1/sessions', { name, prompt: conversation }) as Record<string, unknown>;
         const timings = j.timings as { engine_ms?: unknown } | undefined;
-        return { serverMs: num(timings?.engine_ms), bytes: num(j.bytes), tokens: num(j.tokens) };
+        return { serverMs: num(timings?.engine_ms), bytes: num(j.bytes), tokens: num(j.tokens), timings: j.timings ?? null };
       },
       async restore() {
         const j = await postJson(t, `/v1/sessions/${name}/restore`, {}) as Record<string, unknown>;
-        return { serverMs: num((j.timings as { engine_ms?: unknown } | undefined)?.engine_ms) };
+        return { serverMs: num((j.timings as { engine_ms?: unknown } | undefined)?.engine_ms), timings: j.timings ?? null };
       },
       async cleanup() {
         await fetch(`${t.url}/v1/sessions/${name}`, { method: 'DELETE', headers: t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {} }).then((r) => r.body?.cancel(), () => undefined);
@@ -51,11 +52,11 @@ async function sessionApi(ctx: BenchContext, name: string): Promise<SessionApi |
       kind: 'llama-server', pin: { id_slot: 0 },
       async save() {
         const j = await postJson(t, '/slots/0?action=save', { filename: file }) as Record<string, unknown>;
-        return { serverMs: num((j.timings as { save_ms?: unknown } | undefined)?.save_ms), bytes: num(j.n_written), tokens: num(j.n_saved) };
+        return { serverMs: num((j.timings as { save_ms?: unknown } | undefined)?.save_ms), bytes: num(j.n_written), tokens: num(j.n_saved), timings: j.timings ?? null };
       },
       async restore() {
         const j = await postJson(t, '/slots/0?action=restore', { filename: file }) as Record<string, unknown>;
-        return { serverMs: num((j.timings as { restore_ms?: unknown } | undefined)?.restore_ms) };
+        return { serverMs: num((j.timings as { restore_ms?: unknown } | undefined)?.restore_ms), timings: j.timings ?? null };
       },
       async cleanup() { /* the files stay in --slot-save-path (the comparison's own folder) */ },
     };
@@ -87,6 +88,7 @@ export const session: Scenario = {
     const savesServer: number[] = [];
     const restoresServer: number[] = [];
     let saved: Awaited<ReturnType<SessionApi['save']>> | null = null;
+    let restored: Awaited<ReturnType<SessionApi['restore']>> | null = null;
     ctx.progress(`session: ${s.sessionRounds} saves and restores (${api.kind})`);
     try {
       for (let i = 0; i < s.sessionRounds; i++) {
@@ -97,9 +99,9 @@ export const session: Scenario = {
           if (saved.serverMs !== null) savesServer.push(saved.serverMs);
           tally(out, null, 0);
           t0 = performance.now();
-          const r = await api.restore();
+          restored = await api.restore();
           restores.push(performance.now() - t0);
-          if (r.serverMs !== null) restoresServer.push(r.serverMs);
+          if (restored.serverMs !== null) restoresServer.push(restored.serverMs);
           tally(out, null, 0);
         } catch (err) {
           tally(out, (err as Error).message, 0);
@@ -123,6 +125,7 @@ export const session: Scenario = {
       out.conditions = {
         api: api.kind, conversationTokens: a.promptTokens ?? conv.tokens, savedTokens: saved?.tokens ?? null,
         savedBytes: saved?.bytes ?? null, rounds: s.sessionRounds, reusedByContinuation: c.cachedTokens,
+        lastSaveTimings: saved?.timings ?? null, lastRestoreTimings: restored?.timings ?? null,
       };
     } finally {
       await api.cleanup();
