@@ -226,7 +226,7 @@ export interface SessionPhases {
   hashMs: number;
   /** Save: write() calls into the page cache (write-back started per chunk). */
   writeMs: number;
-  /** Save: fsync of the file, rename, fsync of the folder. */
+  /** Save: fdatasync of the file, rename, fsync of the folder. */
   syncMs: number;
 }
 
@@ -245,7 +245,7 @@ export declare class Engine {
   detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
   /**
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
-   * (temp file PATH.tmp-PID-N, fsync, rename, mode 0600): its state, all the tokens it holds
+   * (temp file PATH.tmp-PID-N, fdatasync, rename, folder fsync, mode 0600): its state, all the tokens it holds
    * (SessionResult.tokens, which may run past `tokens`) and `meta` (the caller's description,
    * stored as it is). Rejects when nothing holds even the first token.
    */

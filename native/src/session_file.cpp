@@ -238,7 +238,8 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
     w.Trailer();
     bytes = w.bytes();
     const auto t0 = Clock::now();
-    if (::fsync(fd.get()) != 0) throw std::runtime_error(OsError("cannot sync session file", tmp));
+    // fdatasync: the data and what reading it back needs (size, blocks), not the timestamps.
+    if (::fdatasync(fd.get()) != 0) throw std::runtime_error(OsError("cannot sync session file", tmp));
     if (::close(fd.release()) != 0) throw std::runtime_error(OsError("cannot close session file", tmp));
     if (::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(OsError("cannot rename session file to", path));
     // The rename itself is durable once the folder is synced.

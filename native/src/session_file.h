@@ -31,7 +31,7 @@ struct SessionPhases {
   double read_ms = 0;   // load: read() calls
   double hash_ms = 0;   // checksum, streamed over the bytes as they are written or read
   double write_ms = 0;  // save: write() calls (the page cache, with write-back started per chunk)
-  double sync_ms = 0;   // save: fsync of the file, rename, fsync of the folder
+  double sync_ms = 0;   // save: fdatasync of the file, rename, fsync of the folder
 };
 
 struct SessionData {
@@ -46,7 +46,7 @@ struct SessionData {
 uint64_t Fnv1a64(const uint8_t* data, size_t n, uint64_t hash = 0xcbf29ce484222325ULL);
 
 // Writes a version-2 file through a temp file in the same folder (NAME.tmp-PID-N, mode 0600),
-// fsync, rename over `path`, fsync of the folder. Returns bytes written. Throws
+// fdatasync, rename over `path`, fsync of the folder. Returns bytes written. Throws
 // std::runtime_error naming the path and the OS error; the temp file is removed on failure.
 uint64_t WriteSessionFile(const std::string& path, const std::string& meta, const SessionModelId& model,
                           const std::vector<llama_token>& tokens, const uint8_t* state, size_t n_state,
