@@ -31,7 +31,7 @@ Figures come from completed requests only; each scenario's row says how many of 
 failed and how many output tokens were delivered (failed ones' included).
 
 scenarios:
-${Object.values(scenarios).map((s) => `  ${s.name.padEnd(11)} ${s.summary}`).join('\n')}
+${Object.values(scenarios).map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}
 
 ${settingsUsage}
 `;
