@@ -61,6 +61,13 @@ export interface InfillRequest extends GenerationParams {
   prompt: string;
   /** Stop generating after this many ms of decoding (llama-server t_max_predict_ms); null = no limit. */
   tMaxPredictMs: number | null;
+  /**
+   * Latest wins: a newer infill with the same key (an editor sends its document's URI)
+   * supersedes this one inside the server; null = independent.
+   */
+  supersedeKey: string | null;
+  /** llama-server's cache_prompt: false reads the whole prompt again (a cold request). */
+  cachePrompt: boolean;
 }
 
 export interface TokenizeRequest { content: string; addSpecial: boolean; parseSpecial: boolean; withPieces: boolean }
@@ -227,6 +234,8 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
   return { ...parseGeneration(obj), prompt };
 }
 
+const MAX_SUPERSEDE_KEY = 2048;
+
 export function parseInfillRequest(body: unknown): InfillRequest {
   const obj = requireObject(body, '');
   const extraRaw = get(obj, 'input_extra');
@@ -236,6 +245,10 @@ export function parseInfillRequest(body: unknown): InfillRequest {
     return { filename: optString(item, 'filename', ep) ?? '', text: reqString(item, 'text', ep) };
   });
   const tMax = optNumber(obj, 't_max_predict_ms', '', { min: 0 });
+  const key = optString(obj, 'supersede_key', '');
+  if (key !== undefined && (key.length === 0 || key.length > MAX_SUPERSEDE_KEY)) {
+    fail('supersede_key', `must be 1-${MAX_SUPERSEDE_KEY} characters, got ${key.length}`);
+  }
   return {
     ...parseGeneration(obj),
     inputPrefix: optString(obj, 'input_prefix', '') ?? '',
@@ -243,6 +256,8 @@ export function parseInfillRequest(body: unknown): InfillRequest {
     inputExtra,
     prompt: optString(obj, 'prompt', '') ?? '',
     tMaxPredictMs: tMax === undefined || tMax === 0 ? null : tMax,
+    supersedeKey: key ?? null,
+    cachePrompt: optBool(obj, 'cache_prompt', '') ?? true,
   };
 }
 

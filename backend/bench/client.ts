@@ -64,6 +64,15 @@ export interface CompletionRequest {
   /** Send llama.cpp's "ignore_eos" (only to servers that accept it). */
   ignoreEos: boolean;
   signal?: AbortSignal;
+  /** Token ids never to generate (sent as logit_bias [[id, false], ...]). */
+  banned?: readonly number[] | null;
+  /** More body fields (e.g. llama-server's id_slot). */
+  extra?: Record<string, unknown>;
+}
+
+/** The logit_bias that bans `ids`, in the [[id, false]] form llama-server and Strata both read. */
+export function banBias(ids: readonly number[] | null | undefined): Record<string, unknown> {
+  return ids && ids.length > 0 ? { logit_bias: ids.map((id) => [id, false]) } : {};
 }
 
 function headers(t: Target): Record<string, string> {
@@ -116,7 +125,7 @@ export async function streamCompletion(t: Target, req: CompletionRequest): Promi
   const path = '/v1/completions';
   const body: Record<string, unknown> = {
     model: t.model, prompt: req.prompt, max_tokens: req.maxTokens, temperature: 0,
-    stream: true, stream_options: { include_usage: true },
+    stream: true, stream_options: { include_usage: true }, ...banBias(req.banned), ...req.extra,
   };
   if (req.ignoreEos) body.ignore_eos = true;
   const sentAt = performance.now();
@@ -205,6 +214,8 @@ export interface InfillRequest {
   maxTokens: number;
   ignoreEos: boolean;
   signal?: AbortSignal;
+  banned?: readonly number[] | null;
+  extra?: Record<string, unknown>;
 }
 
 export interface InfillResult {
@@ -213,6 +224,7 @@ export interface InfillResult {
   promptTokens: number | null;
   cachedTokens: number | null;
   timings: ServerTimings | null;
+  content: string;
 }
 
 /** One non-streamed FIM request to `path` (/infill or /v1/infill), timed end to end. */
@@ -220,6 +232,7 @@ export async function infill(t: Target, path: string, req: InfillRequest): Promi
   const body: Record<string, unknown> = {
     model: t.model, input_prefix: req.prefix, input_suffix: req.suffix, input_extra: [],
     n_predict: req.maxTokens, max_tokens: req.maxTokens, temperature: 0, stream: false, cache_prompt: true,
+    ...banBias(req.banned), ...req.extra,
   };
   if (req.ignoreEos) body.ignore_eos = true;
   const t0 = performance.now();
@@ -233,7 +246,24 @@ export async function infill(t: Target, path: string, req: InfillRequest): Promi
     promptTokens: num(j.tokens_evaluated) ?? num(usage?.prompt_tokens),
     cachedTokens: num(timings?.cache_n),
     timings,
+    content: typeof j.content === 'string' ? j.content : '',
   };
+}
+
+/**
+ * Prompt tokens the server has put through its model so far, cancelled requests' included:
+ * ours reports totals.prompt_tokens_computed in its JSON /metrics, llama-server (with
+ * --metrics) llamacpp:prompt_tokens_total in Prometheus text. null when neither answers.
+ */
+export async function scrapePromptComputed(t: Target): Promise<number | null> {
+  const text = await getText(t, '/metrics?requests=0');
+  if (text === null) return null;
+  try {
+    const n = (JSON.parse(text) as { totals?: { prompt_tokens_computed?: unknown } }).totals?.prompt_tokens_computed;
+    if (typeof n === 'number') return n;
+  } catch { /* Prometheus text */ }
+  const m = /^llamacpp:prompt_tokens_total(?:\{[^}]*\})?\s+(\S+)$/m.exec(text);
+  return m ? Number(m[1]) : null;
 }
 
 /** Token count of a text through /tokenize (llama.cpp) or /v1/tokenize; null when neither exists. */

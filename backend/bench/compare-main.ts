@@ -1,10 +1,13 @@
 // `npm run bench:compare`: llama-server (built from the same pinned llama.cpp) and `strata serve`
-// on the same 0.5b-shaped stand-in model, threads, context per slot and slots; the scenarios
-// run against both in alternation (run r: A then B, run r+1: B then A) so drift hits both, and
-// only one server gets requests at a time. Writes the figures, their ratios and the conditions.
+// on the same 0.5b-shaped stand-in model, threads, context per slot, slots and RAM cache budget;
+// the scenarios run against both in alternation (run r: A then B, run r+1: B then A) so drift
+// hits both, and only one server gets requests at a time. Every request of both bans the tokens
+// that are not valid UTF-8 alone (utf8-tokens.ts: llama-server's output parser would end those
+// answers with HTTP 500). Writes the figures, their ratios, each side's requests (failed, tokens
+// delivered) and the conditions.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../cli/args.js';
@@ -14,12 +17,13 @@ import { freePort } from '../net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
 import { settingsFromArgs, settingsOptionNames, settingsUsage } from './options.js';
 import { buildReport, notesOf } from './report.js';
-import { parseScenarios, prepare, runOnce, summarize, type RunRecord } from './runner.js';
+import { parseScenarios, prepare, runOnce, summarize, tallies, type RunRecord } from './runner.js';
+import { invalidUtf8TokensOf } from './utf8-tokens.js';
 import type { BenchContext, ScenarioName } from './types.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 
-  --scenarios A,B   single,prefill,concurrent,repeat,mixed,infill (default: all)
+  --scenarios A,B   single,prefill,concurrent,repeat,mixed,infill,typing,session,conversations (default: all)
   --runs N          runs per scenario and server (default 3)
   --threads T       threads for both servers (default: all cores)
   --slots N         slots for both servers (default 4)
@@ -28,6 +32,8 @@ const usage = `usage: npm run bench:compare [-- options]
                     scenario's long prompt is capped near 4.5K (both said in the notes);
                     --ctx 9216 measures the full 8K set (about half as long again)
   --batch N         llama-server -b (default 512)
+  --cache-mib N     RAM for cached conversations, both servers (llama-server --cache-ram; default 2048)
+  --ours-args "..." more flags for strata serve (e.g. "--fim-order psm --infill-delay-ms 0")
   --model FILE      GGUF to serve (default: the 0.5b stand-in, made once and cached)
   --quant Q         weight type of the stand-in: f16 (default), q8_0, q4_0, f32
   --ours KIND       strata (default) or llama-server (a second llama-server, to test the harness)
@@ -50,7 +56,7 @@ function log(m: string): void {
 
 /** llama-server from the pinned source, built (or found) by scripts/build-native.mjs. */
 function llamaServerBinary(root: string): string {
-  log('llama-server: build or find it in the cache (the first build takes minutes)');
+  log('llama-server: build it from the pinned source, or find it in the cache (the first build takes ~20 minutes on 2 cores; CMake shows its progress below)');
   const out = execFileSync(process.execPath, [join(root, 'scripts', 'build-native.mjs'), '--target', 'llama-server'],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const bin = out.trim().split('\n').pop() ?? '';
@@ -80,7 +86,7 @@ export async function main(argv: string[], root: string): Promise<number> {
   }
 }
 
-const OPTIONS = ['scenarios', 'runs', 'threads', 'slots', 'ctx', 'batch', 'model', 'quant', 'ours', 'out', 'help', ...settingsOptionNames];
+const OPTIONS = ['scenarios', 'runs', 'threads', 'slots', 'ctx', 'batch', 'cache-mib', 'ours-args', 'model', 'quant', 'ours', 'out', 'help', ...settingsOptionNames];
 
 async function compare(argv: string[], root: string): Promise<number> {
   const args = parseArgs(argv);
@@ -93,6 +99,8 @@ async function compare(argv: string[], root: string): Promise<number> {
   const slots = optInt(args, 'slots', 1, 256) ?? 4;
   const ctxPerSlot = optInt(args, 'ctx', 256, 1 << 22) ?? 4608;
   const batch = optInt(args, 'batch', 1, 1 << 16) ?? 512;
+  const cacheMib = optInt(args, 'cache-mib', 0, 1 << 20) ?? 2048;
+  const oursExtra = (optString(args, 'ours-args') ?? '').split(/\s+/).filter(Boolean);
   const ours = optString(args, 'ours') ?? 'strata';
   if (ours !== 'strata' && ours !== 'llama-server') throw new UsageError(`--ours must be strata or llama-server, got '${ours}'`);
   const outDir = resolve(root, optString(args, 'out') ?? join('test-output', 'bench'));
@@ -102,18 +110,27 @@ async function compare(argv: string[], root: string): Promise<number> {
   const bin = llamaServerBinary(root);
   const model = optString(args, 'model') ?? await standInModel(optString(args, 'quant') ?? 'f16');
   if (!existsSync(model)) throw new UsageError(`--model: no such file: ${model}`);
+  const bannedTokens = await invalidUtf8TokensOf(model);
+  log(bannedTokens === null
+    ? 'the model\'s tokenizer is not byte-level BPE or SentencePiece: no tokens banned (llama-server may end answers with HTTP 500)'
+    : `every request bans the model's ${bannedTokens.length} tokens that are not valid UTF-8 alone (logit_bias false)`);
   const startedAt = new Date();
+  // Saved sessions and slot files of this comparison only; removed at the end.
+  const scratch = join(outDir, `scratch-${process.pid}`);
+  mkdirSync(join(scratch, 'slots'), { recursive: true });
 
   const llamaArgs = (port: number) => [
     '-m', model, '--host', '127.0.0.1', '--port', String(port), '-t', String(threads), '-tb', String(threads),
     '-c', String(ctxPerSlot * slots), '-np', String(slots), '-b', String(batch), '--no-webui',
+    '--metrics', '--slot-save-path', join(scratch, 'slots'), '--cache-ram', String(cacheMib),
   ];
   const [portA, portB] = [await freePort(), await freePort()];
   const oursSpec: LaunchSpec = ours === 'strata'
     ? {
       name: 'strata', command: process.execPath, url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'compare-strata.log'),
       args: [join(root, 'dist', 'strata.mjs'), 'serve', '--model', model, '--port', String(portA),
-        '--slots', String(slots), '--ctx', String(ctxPerSlot), '--threads', String(threads), '--batch', String(batch)],
+        '--slots', String(slots), '--ctx', String(ctxPerSlot), '--threads', String(threads), '--batch', String(batch),
+        '--cache-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions'), ...oursExtra],
     }
     : { name: 'llama-server (as ours)', command: bin, args: llamaArgs(portA), url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'compare-ours-llama.log') };
   const theirsSpec: LaunchSpec = {
@@ -133,7 +150,7 @@ async function compare(argv: string[], root: string): Promise<number> {
       side.server = await ServerProcess.start(side.spec);
       side.ctx = await prepare({
         url: side.spec.url, settings, salt, progress: (m) => log(`  ${side.name}: ${m}`),
-        slots, ctx: ctxPerSlot, ...(sides[1].ctx ? { sizer: sides[1].ctx.sizer } : {}),
+        slots, ctx: ctxPerSlot, bannedTokens, ...(sides[1].ctx ? { sizer: sides[1].ctx.sizer } : {}),
       });
       log(`${side.name} ready at ${side.spec.url} (slots ${side.ctx.info.slots}, ctx/slot ${side.ctx.info.ctxPerSlot}, ignore_eos ${side.ctx.info.ignoreEos})`);
     }
@@ -158,17 +175,19 @@ async function compare(argv: string[], root: string): Promise<number> {
     }
   } finally {
     await Promise.allSettled(sides.map((s) => s.server?.stop()));
+    rmSync(scratch, { recursive: true, force: true });
   }
 
   const [a, b] = sides;
   const sumA = summarize(a.records);
   const sumB = summarize(b.records);
-  const rows = ratioRows(sumA, sumB);
+  const rows = ratioRows(sumA, sumB, { ours: tallies(a.records), theirs: tallies(b.records) });
   const command = `npm run bench:compare -- ${argv.join(' ')}`.trim();
   const table = ratioMarkdown(rows, { ours: a.name, theirs: b.name });
   const notes = [...notesOf(a.records).map((n) => `${a.name}: ${n}`), ...notesOf(b.records).map((n) => `${b.name}: ${n}`)];
   const conditions = {
-    model, modelBytes: statSync(model).size, threads, slots, ctxPerSlot, llamaServerBatch: batch, runs, scenarios: names,
+    model, modelBytes: statSync(model).size, threads, slots, ctxPerSlot, llamaServerBatch: batch, cacheMib, runs, scenarios: names,
+    bannedTokens: bannedTokens?.length ?? 0,
     llamaServer: { binary: bin, args: llamaArgs(0).map((x, i, xs) => (xs[i - 1] === '--port' ? 'PORT' : x)) },
     ours: { kind: ours, command: oursSpec.command, args: oursSpec.args },
     host: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memBytes: totalmem(), loadavgAtEnd: loadavg() },
@@ -177,8 +196,8 @@ async function compare(argv: string[], root: string): Promise<number> {
     format: 'strata-bench-compare/1', date: startedAt.toISOString(), finishedAt: new Date().toISOString(), command, conditions,
     ratios: rows.map((r) => ({ ...r, ours: r.ours?.median ?? null, theirs: r.theirs?.median ?? null })),
     idleCpu: idle, notes,
-    ours: buildReport({ label: a.name, startedAt, url: a.spec.url, info: a.ctx!.info, sizer: a.ctx!.sizer, runs, names, settings, summary: sumA, records: a.records, cpus: availableParallelism() }),
-    theirs: buildReport({ label: b.name, startedAt, url: b.spec.url, info: b.ctx!.info, sizer: b.ctx!.sizer, runs, names, settings, summary: sumB, records: b.records, cpus: availableParallelism() }),
+    ours: buildReport({ label: a.name, startedAt, url: a.spec.url, info: a.ctx!.info, sizer: a.ctx!.sizer, runs, names, settings, bannedTokens: bannedTokens?.length ?? 0, summary: sumA, records: a.records, cpus: availableParallelism() }),
+    theirs: buildReport({ label: b.name, startedAt, url: b.spec.url, info: b.ctx!.info, sizer: b.ctx!.sizer, runs, names, settings, bannedTokens: bannedTokens?.length ?? 0, summary: sumB, records: b.records, cpus: availableParallelism() }),
   };
   const jsonFile = join(outDir, `compare-${stamp(startedAt)}.json`);
   writeFileSync(jsonFile, `${JSON.stringify(doc, null, 2)}\n`);
@@ -186,7 +205,8 @@ async function compare(argv: string[], root: string): Promise<number> {
     `# ${a.name} vs ${b.name}`, '',
     `${startedAt.toISOString()} · \`${command}\``, '',
     `Model ${model.split('/').pop()} (${(conditions.modelBytes / 2 ** 20).toFixed(0)} MiB), ${threads} threads, ${slots} slots, ` +
-      `${ctxPerSlot} tokens of context per slot, ${runs} runs each, alternating; ${conditions.host.cpus} × ${conditions.host.cpuModel}.`, '',
+      `${ctxPerSlot} tokens of context per slot, ${cacheMib} MiB RAM cache each, ${runs} runs each, alternating; ${conditions.host.cpus} × ${conditions.host.cpuModel}; ` +
+      `load average at the end ${conditions.host.loadavgAtEnd.map((x) => x.toFixed(2)).join(' / ')}. Requests of both ban the ${conditions.bannedTokens} tokens that are not valid UTF-8 alone.`, '',
     table,
     ...(notes.length > 0 ? ['', 'Notes:', '', ...notes.map((n) => `- ${n}`)] : []),
     '', `Figures: ${jsonFile.replace(`${root}/`, '')}`, '',

@@ -11,11 +11,21 @@ export const settingsUsage = `scenario options:
   --mixed-tokens N      mixed: long prompt size (default ${defaultSettings.mixedLongTokens})
   --mixed-shorts N      mixed: short requests per run (default ${defaultSettings.mixedShorts})
   --infill-requests N   infill: measured requests per run (default ${defaultSettings.infillRequests})
+  --keystrokes N        typing: keystrokes per burst (default ${defaultSettings.typingKeystrokes})
+  --keystroke-ms N      typing: ms between keystrokes (default ${defaultSettings.typingIntervalMs})
+  --file-lines N        typing: lines of the file typed into (default ${defaultSettings.typingFileLines})
+  --session-tokens N    session: conversation size (default ${defaultSettings.sessionTokens})
+  --session-rounds N    session: saves and restores per run (default ${defaultSettings.sessionRounds})
+  --users N             conversations: users (default ${defaultSettings.convUsers})
+  --turns N             conversations: turns per user (default ${defaultSettings.convTurns})
+  --in-flight N         conversations: requests at a time (default ${defaultSettings.convInFlight})
+  --file-tokens N       conversations: size of the file each user pastes (default ${defaultSettings.convFileTokens})
   --timeout S           per request, seconds (default ${defaultSettings.requestTimeoutMs / 1000})`;
 
 /** The flags settingsFromArgs reads (for rejecting unknown ones). */
 export const settingsOptionNames = [
   'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'infill-requests', 'timeout',
+  'keystrokes', 'keystroke-ms', 'file-lines', 'session-tokens', 'session-rounds', 'users', 'turns', 'in-flight', 'file-tokens',
 ] as const;
 
 function intList(args: ParsedArgs, name: string, min: number, max: number): number[] | undefined {
@@ -42,6 +52,15 @@ export function settingsFromArgs(args: ParsedArgs): BenchSettings {
     mixedLongTokens: optInt(args, 'mixed-tokens', 64, 1 << 20) ?? d.mixedLongTokens,
     mixedShorts: optInt(args, 'mixed-shorts', 1, 256) ?? d.mixedShorts,
     infillRequests: optInt(args, 'infill-requests', 1, 1000) ?? d.infillRequests,
+    typingKeystrokes: optInt(args, 'keystrokes', 1, 10_000) ?? d.typingKeystrokes,
+    typingIntervalMs: optInt(args, 'keystroke-ms', 0, 60_000) ?? d.typingIntervalMs,
+    typingFileLines: optInt(args, 'file-lines', 1, 1_000_000) ?? d.typingFileLines,
+    sessionTokens: optInt(args, 'session-tokens', 16, 1 << 20) ?? d.sessionTokens,
+    sessionRounds: optInt(args, 'session-rounds', 1, 1000) ?? d.sessionRounds,
+    convUsers: optInt(args, 'users', 1, 1000) ?? d.convUsers,
+    convTurns: optInt(args, 'turns', 1, 1000) ?? d.convTurns,
+    convInFlight: optInt(args, 'in-flight', 1, 256) ?? d.convInFlight,
+    convFileTokens: optInt(args, 'file-tokens', 1, 1 << 20) ?? d.convFileTokens,
     requestTimeoutMs: timeout !== undefined ? timeout * 1000 : d.requestTimeoutMs,
   };
 }

@@ -1,10 +1,10 @@
 // The result of `strata bench` for one server: a JSON document with every figure and its
 // conditions, and the table printed on stdout.
-import type { MetricSummary, RunRecord } from './runner.js';
+import { FAILURE_LIMIT, failureRate, tallies, tallyText, type MetricSummary, type RunRecord } from './runner.js';
 import { scenarios } from './scenarios/index.js';
 import type { ServerInfo } from './server-info.js';
 import { fmt, textTable } from './table.js';
-import type { BenchSettings, ScenarioName } from './types.js';
+import type { BenchSettings, RequestTally, ScenarioName } from './types.js';
 
 export interface BenchReport {
   format: 'strata-bench/1';
@@ -18,8 +18,12 @@ export interface BenchReport {
   runs: number;
   scenarios: { name: ScenarioName; measures: string }[];
   settings: BenchSettings;
+  /** Token ids every request banned (not valid UTF-8 alone), or none. */
+  bannedTokens: number;
   /** Figures summarised over runs: median, min, max and every run's value. */
   summary: MetricSummary[];
+  /** Per scenario: requests sent, completed, failed, output tokens delivered. */
+  requests: Record<string, RequestTally>;
   /** Every run: metrics, conditions (prompt sizes), samples, notes or the error. */
   records: RunRecord[];
   host: { node: string; platform: string; arch: string; cpus: number };
@@ -34,6 +38,7 @@ export interface ReportInput {
   runs: number;
   names: ScenarioName[];
   settings: BenchSettings;
+  bannedTokens: number;
   summary: MetricSummary[];
   records: RunRecord[];
   cpus: number;
@@ -52,7 +57,9 @@ export function buildReport(i: ReportInput): BenchReport {
     runs: i.runs,
     scenarios: i.names.map((name) => ({ name, measures: scenarios[name].summary })),
     settings: i.settings,
+    bannedTokens: i.bannedTokens,
     summary: i.summary,
+    requests: Object.fromEntries(tallies(i.records)),
     records: i.records,
     host: { node: process.version, platform: process.platform, arch: process.arch, cpus: i.cpus },
   };
@@ -60,22 +67,36 @@ export function buildReport(i: ReportInput): BenchReport {
 
 const BETTER: Record<string, string> = { higher: 'higher', lower: 'lower', info: '' };
 
-/** One row per figure: scenario, figure, median, min, max, unit, runs, which way is better. */
-export function summaryTable(summary: readonly MetricSummary[]): string {
-  const rows = summary.map((s) => [s.scenario, s.label, fmt(s.median), fmt(s.min), fmt(s.max), s.unit, String(s.n), BETTER[s.better] ?? '']);
+/**
+ * One row per figure: scenario, figure, median, min, max, unit, runs, which way is better, and
+ * the scenario's requests (failed of sent, output tokens delivered); figures come from
+ * completed requests only, and a scenario that failed more than FAILURE_LIMIT is flagged.
+ */
+export function summaryTable(summary: readonly MetricSummary[], records: readonly RunRecord[] = []): string {
+  const t = tallies(records);
+  const rows = summary.map((s) => {
+    const r = t.get(s.scenario);
+    const flag = failureRate(r) > FAILURE_LIMIT ? ' !' : '';
+    return [s.scenario, s.label, fmt(s.median), fmt(s.min), fmt(s.max), s.unit, String(s.n), BETTER[s.better] ?? '', `${tallyText(r)}${flag}`];
+  });
   return textTable([
     { title: 'scenario', align: 'left' }, { title: 'figure', align: 'left' },
     { title: 'median', align: 'right' }, { title: 'min', align: 'right' }, { title: 'max', align: 'right' },
     { title: 'unit', align: 'left' }, { title: 'runs', align: 'right' }, { title: 'better', align: 'left' },
+    { title: 'requests', align: 'left' },
   ], rows);
 }
 
-/** Notes and errors of all runs, deduplicated, one per line. */
+/** Notes, errors and request failures of all runs, deduplicated, one per line. */
 export function notesOf(records: readonly RunRecord[]): string[] {
   const out = new Set<string>();
   for (const r of records) {
     if (r.error) out.add(`${r.scenario} run ${r.run + 1}: FAILED: ${r.error}`);
     for (const n of r.result?.notes ?? []) out.add(`${r.scenario}: ${n}`);
+  }
+  for (const [scenario, t] of tallies(records)) {
+    if (t.failed === 0) continue;
+    out.add(`${scenario}: ${t.failed} of ${t.sent} requests failed${failureRate(t) > FAILURE_LIMIT ? ` (over ${(FAILURE_LIMIT * 100).toFixed(0)}%: not comparable)` : ''}, e.g. ${t.failures[0] ?? ''}`);
   }
   return [...out];
 }

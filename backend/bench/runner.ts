@@ -6,7 +6,7 @@ import type { PromptSizer } from './prompts.js';
 import { scenarios } from './scenarios/index.js';
 import { discover, eventToSseMetrics, makeSizer, scrapeEventToSse, waitReady } from './server-info.js';
 import { spread } from './stats.js';
-import type { BenchContext, BenchSettings, Better, Metric, ScenarioName, ScenarioRun } from './types.js';
+import type { BenchContext, BenchSettings, Better, Metric, RequestTally, ScenarioName, ScenarioRun } from './types.js';
 
 export interface RunRecord {
   scenario: ScenarioName;
@@ -44,6 +44,8 @@ export interface PrepareOptions {
   progress: (message: string) => void;
   /** Size prompts with this sizer (a compare sizes both servers' prompts alike) instead of calibrating. */
   sizer?: PromptSizer;
+  /** Token ids every request bans (see utf8-tokens.ts). */
+  bannedTokens?: readonly number[] | null;
 }
 
 /** Checks the URL, learns the server (props, slots, context, tokenizer) and sizes prompts. */
@@ -56,7 +58,7 @@ export async function prepare(o: PrepareOptions): Promise<BenchContext> {
     ...(o.model ? { model: o.model } : {}), ...(o.slots ? { slots: o.slots } : {}), ...(o.ctx ? { ctx: o.ctx } : {}),
   });
   const sizer = o.sizer ?? await makeSizer(target, info);
-  return { target, info, sizer, settings: o.settings, salt: o.salt, progress: o.progress };
+  return { target, info, sizer, settings: o.settings, salt: o.salt, progress: o.progress, bannedTokens: o.bannedTokens ?? null };
 }
 
 /** One run of one scenario; a failure is recorded, not thrown, so the other runs still happen. */
@@ -97,6 +99,34 @@ export function summarize(records: readonly RunRecord[]): MetricSummary[] {
   return [...byKey.values()].map((s, i) => ({ s, i }))
     .sort((a, b) => order.indexOf(a.s.scenario) - order.indexOf(b.s.scenario) || a.i - b.i)
     .map(({ s }) => s);
+}
+
+/** Failure rate above which a side's figures are not comparable with another server's. */
+export const FAILURE_LIMIT = 0.03;
+
+/** Per scenario: the requests of all its runs and how they ended. */
+export function tallies(records: readonly RunRecord[]): Map<ScenarioName, RequestTally> {
+  const out = new Map<ScenarioName, RequestTally>();
+  for (const rec of records) {
+    const r = rec.result?.requests;
+    if (!r) continue;
+    const t = out.get(rec.scenario) ?? { sent: 0, completed: 0, failed: 0, deliveredTokens: 0, failures: [] };
+    t.sent += r.sent; t.completed += r.completed; t.failed += r.failed; t.deliveredTokens += r.deliveredTokens;
+    for (const f of r.failures) if (t.failures.length < 3 && !t.failures.includes(f)) t.failures.push(f);
+    out.set(rec.scenario, t);
+  }
+  return out;
+}
+
+/** failed / sent; 0 when nothing was sent. */
+export function failureRate(t: RequestTally | undefined): number {
+  return t && t.sent > 0 ? t.failed / t.sent : 0;
+}
+
+/** "sent / failed, delivered tokens" for a table cell. */
+export function tallyText(t: RequestTally | undefined): string {
+  if (!t || t.sent === 0) return '-';
+  return `${t.failed}/${t.sent} failed, ${t.deliveredTokens} tok`;
 }
 
 /** Parses a --scenarios list; throws naming the unknown entry. */

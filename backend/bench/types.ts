@@ -15,8 +15,24 @@ export interface Metric {
   value: number;
 }
 
+/**
+ * The requests a run sent and how they ended. A request that failed (an HTTP error, a stream
+ * cut by a server error, a timeout) counts here and in nothing else: figures are computed on
+ * completed requests only, and a side that failed more than a few percent is not comparable.
+ */
+export interface RequestTally {
+  sent: number;
+  completed: number;
+  failed: number;
+  /** Output tokens that reached the client, failed requests' included. */
+  deliveredTokens: number;
+  /** The first few failures, in words. */
+  failures: string[];
+}
+
 /** What one run of a scenario measured and under which conditions. */
 export interface ScenarioRun {
+  requests: RequestTally;
   metrics: Metric[];
   /** Sizes and counts as sent (targets and actual token counts). */
   conditions: Record<string, unknown>;
@@ -46,6 +62,23 @@ export interface BenchSettings {
   infillSuffixLines: number;
   infillRequests: number;
   infillGen: number;
+  /** typing: keystrokes of the burst, ms between them, file lines, window lines before / after the cursor. */
+  typingKeystrokes: number;
+  typingIntervalMs: number;
+  typingFileLines: number;
+  typingPrefixLines: number;
+  typingSuffixLines: number;
+  /** session: conversation size, save/restore rounds per run. */
+  sessionTokens: number;
+  sessionRounds: number;
+  /** conversations: users, turns each, requests in flight, and the sizes of what they send. */
+  convUsers: number;
+  convTurns: number;
+  convInFlight: number;
+  convSystemTokens: number;
+  convFileTokens: number;
+  convQuestionTokens: number;
+  convAnswerTokens: number;
   /** Per request; a request over it fails the run. */
   requestTimeoutMs: number;
 }
@@ -67,6 +100,20 @@ export const defaultSettings: BenchSettings = {
   infillSuffixLines: 64,
   infillRequests: 6,
   infillGen: 16,
+  typingKeystrokes: 120,
+  typingIntervalMs: 150,
+  typingFileLines: 433,
+  typingPrefixLines: 256,
+  typingSuffixLines: 64,
+  sessionTokens: 1239,
+  sessionRounds: 5,
+  convUsers: 12,
+  convTurns: 6,
+  convInFlight: 3,
+  convSystemTokens: 160,
+  convFileTokens: 640,
+  convQuestionTokens: 32,
+  convAnswerTokens: 24,
   requestTimeoutMs: 600_000,
 };
 
@@ -77,6 +124,11 @@ export interface BenchContext {
   settings: BenchSettings;
   /** Keys prompts: the same salt and run index give the same texts (both servers of a compare). */
   salt: string;
+  /**
+   * Token ids every request bans (logit_bias false): those not valid UTF-8 alone, so no server's
+   * output parser refuses the text (utf8-tokens.ts); null = none banned.
+   */
+  bannedTokens: readonly number[] | null;
   progress: (message: string) => void;
 }
 
@@ -87,5 +139,5 @@ export interface Scenario {
   run(ctx: BenchContext, runIndex: number): Promise<ScenarioRun>;
 }
 
-export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill'] as const;
+export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations'] as const;
 export type ScenarioName = (typeof scenarioNames)[number];

@@ -10,6 +10,7 @@ import { rejectUnknownOptions, runCommand } from './command-usage.js';
 import { buildReport, notesOf, summaryTable } from '../bench/report.js';
 import { parseScenarios, prepare, runOnce, summarize, type RunRecord } from '../bench/runner.js';
 import { scenarios } from '../bench/scenarios/index.js';
+import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
 
 const usage = `usage: strata bench --url URL [options]
 
@@ -22,14 +23,20 @@ const usage = `usage: strata bench --url URL [options]
   --label NAME          a name for this result (kept in the JSON)
   --slots N             slot count when the server does not report it
   --ctx N               context per slot when the server does not report it
+  --ban-invalid-utf8 F  the model's GGUF: every request bans the tokens that are not valid UTF-8
+                        alone (llama-server ends such answers with HTTP 500; bench:compare does
+                        this for both servers)
+
+Figures come from completed requests only; each scenario's row says how many of its requests
+failed and how many output tokens were delivered (failed ones' included).
 
 scenarios:
-${Object.values(scenarios).map((s) => `  ${s.name.padEnd(11)} ${s.summary}`).join('\n')}
+${Object.values(scenarios).map((s) => `  ${s.name.padEnd(13)} ${s.summary}`).join('\n')}
 
 ${settingsUsage}
 `;
 
-const OPTIONS = ['url', 'api-key', 'model', 'scenarios', 'runs', 'json', 'label', 'slots', 'ctx', 'help', ...settingsOptionNames];
+const OPTIONS = ['url', 'api-key', 'model', 'scenarios', 'runs', 'json', 'label', 'slots', 'ctx', 'ban-invalid-utf8', 'help', ...settingsOptionNames];
 
 export const command = {
   summary: 'benchmark scenarios against an OpenAI-compatible server (TTFT, tok/s, p50/p95)',
@@ -51,10 +58,17 @@ async function bench(args: ParsedArgs): Promise<number> {
   const apiKey = optString(args, 'api-key');
   const model = optString(args, 'model');
   const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+  const vocabFile = optString(args, 'ban-invalid-utf8');
+  let bannedTokens: number[] | null = null;
+  if (vocabFile !== undefined) {
+    if (vocabFile === 'true') throw new UsageError('--ban-invalid-utf8 needs the model\'s GGUF file');
+    bannedTokens = await invalidUtf8TokensOf(vocabFile).catch((e: Error) => { throw new UsageError(`--ban-invalid-utf8: ${e.message}`); });
+    log(bannedTokens === null ? `${vocabFile}: tokenizer not known, nothing banned` : `banning ${bannedTokens.length} tokens that are not valid UTF-8 alone`);
+  }
 
   const startedAt = new Date();
   const ctx = await prepare({
-    url, settings, salt: randomBytes(6).toString('hex'), progress: (m) => log(`  ${m}`),
+    url, settings, salt: randomBytes(6).toString('hex'), progress: (m) => log(`  ${m}`), bannedTokens,
     ...(apiKey ? { apiKey } : {}), ...(model ? { model } : {}), ...(slots ? { slots } : {}), ...(ctxOpt ? { ctx: ctxOpt } : {}),
   });
   const info = ctx.info;
@@ -72,12 +86,13 @@ async function bench(args: ParsedArgs): Promise<number> {
     }
   }
   const summary = summarize(records);
-  process.stdout.write(`${summaryTable(summary)}\n`);
+  process.stdout.write(`${summaryTable(summary, records)}\n`);
   const notes = notesOf(records);
   if (notes.length > 0) process.stdout.write(`\nnotes:\n${notes.map((n) => `  - ${n}`).join('\n')}\n`);
   if (jsonPath) {
     const report = buildReport({
       label, startedAt, url: ctx.target.url, info, sizer: ctx.sizer, runs, names, settings, summary, records,
+      bannedTokens: bannedTokens?.length ?? 0,
       cpus: availableParallelism(),
     });
     const file = resolve(jsonPath);

@@ -65,8 +65,9 @@ export interface EngineClient {
   /** Special tokens parsed in the chat template's segments, never in plain (client) ones (addon.d.ts). */
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]>;
   detokenize(tokens: number[]): Promise<string>;
-  saveSession(path: string, tokens: number[], identity: string): Promise<SessionResult>;
-  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[] }>;
+  /** `meta`: the server's description of the session, stored in the file beside the state. */
+  saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<SessionResult>;
+  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[]; meta: string }>;
   snapshot(): Promise<EngineSnapshot>;
   traces(): Promise<{ steps: StepTrace[]; requests: RequestTrace[] }>;
   devices(): Promise<DeviceInfo[]>;

@@ -128,7 +128,7 @@ async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
     case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
     // Special tokens as their text (like llama-server): templates need bos/eos text.
     case 'detokenize': return e.detokenize(cmd.tokens, false, true);
-    case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity);
+    case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity, cmd.meta);
     case 'loadSession': {
       const r = await e.loadSession(cmd.path, cmd.identity);
       return { ...r, tokenIds: Array.from(r.tokenIds) };

@@ -177,8 +177,8 @@ class ProcessEngineClient implements EngineClient {
     return this.call('tokenizeSegments', { segments, addSpecial });
   }
   detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
-  saveSession(path: string, tokens: number[], identity: string): Promise<CallResult<'saveSession'>> {
-    return this.call('saveSession', { path, tokens, identity });
+  saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<CallResult<'saveSession'>> {
+    return this.call('saveSession', { path, tokens, identity, meta });
   }
   loadSession(path: string, identity: string): Promise<CallResult<'loadSession'>> {
     return this.call('loadSession', { path, identity });

@@ -19,8 +19,8 @@ export interface CallSpecs {
   tokenize: { args: { text: string; addSpecial?: boolean; parseSpecial?: boolean }; result: number[] };
   tokenizeSegments: { args: { segments: PromptSegment[]; addSpecial: boolean }; result: number[] };
   detokenize: { args: { tokens: number[] }; result: string };
-  saveSession: { args: { path: string; tokens: number[]; identity: string }; result: SessionResult };
-  loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[] } };
+  saveSession: { args: { path: string; tokens: number[]; identity: string; meta: string }; result: SessionResult };
+  loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[]; meta: string } };
   snapshot: { args: Record<never, never>; result: EngineSnapshot };
   traces: { args: Record<never, never>; result: { steps: StepTrace[]; requests: RequestTrace[] } };
   devices: { args: Record<never, never>; result: DeviceInfo[] };

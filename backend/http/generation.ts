@@ -237,6 +237,10 @@ export function figuresOf(rec: RequestRecord, done: DoneEvent): Figures {
 export function settle(run: GenerationRun, done: DoneEvent): boolean {
   if (done.finish === 'error') { failRun(run, doneError(done)); return false; }
   if (run.conn.gone) return false;
+  if (done.finish === 'cancel' && run.rec.end === 'superseded') {
+    failRun(run, new ApiError(409, 'a newer request with the same supersede_key replaced this one', { code: 'superseded', param: 'supersede_key' }));
+    return false;
+  }
   if (done.finish === 'cancel' && run.rec.end !== 'stop' && run.rec.end !== 'length') {
     const why = run.rec.end === 'shutdown' ? 'the server is shutting down' : `the engine cancelled the request${done.error ? `: ${done.error}` : ''}`;
     failRun(run, new ApiError(503, why, { code: run.rec.end === 'shutdown' ? 'shutting_down' : 'engine_unavailable' }));

@@ -1,6 +1,10 @@
-// Fill-in-the-middle prompts from the model's FIM token ids, laid out as llama-server does:
-//   [BOS] extra-context [FIM_PRE] prefix prompt [FIM_SUF] suffix [FIM_MID]
-// (`prompt` is the text before the cursor on its line, so it belongs with the prefix).
+// Fill-in-the-middle prompts from the model's FIM token ids, in one of two orders:
+//   PSM (llama-server's): [BOS] extra-context [FIM_PRE] prefix prompt [FIM_SUF] suffix [FIM_MID]
+//   SPM:                  [BOS] extra-context [FIM_PRE] [FIM_SUF] suffix [FIM_MID] prefix prompt
+// (`prompt` is the text before the cursor on its line, so it belongs with the prefix). SPM is
+// the suffix-first variant StarCoder and CodeLlama were trained with (beside PSM): typing at
+// the cursor changes only the prompt's end, so a keystroke keeps the KV of the suffix and of
+// the prefix and reads only what was typed; in PSM every keystroke reads the suffix again.
 // The prefix keeps its end and the suffix its start, in llama-server's 3:1 split of a batch,
 // but a long prefix starts at a content-chosen line so keystrokes reuse it (windowPrefix);
 // extra context fills what the context leaves. And a stopper that ends the completion when
@@ -22,6 +26,24 @@ export interface InfillParts {
 }
 
 export interface InfillPrompt { tokens: number[]; truncated: boolean }
+
+export type FimOrder = 'psm' | 'spm';
+
+/**
+ * The order to lay out infill prompts in: the setting, or for 'auto' SPM where the model family
+ * was trained with it (StarCoder/StarCoder2 and their tokenizer, CodeLlama's SentencePiece FIM
+ * vocabulary, CodeGemma) and PSM otherwise (Qwen2.5-Coder, DeepSeek-Coder, Refact, ...).
+ */
+export function fimOrderFor(metadata: Readonly<Record<string, string>>, setting: 'auto' | FimOrder): FimOrder {
+  if (setting !== 'auto') return setting;
+  const arch = metadata['general.architecture'] ?? '';
+  const pre = metadata['tokenizer.ggml.pre'] ?? '';
+  const tokenizer = metadata['tokenizer.ggml.model'] ?? '';
+  if (pre === 'starcoder' || arch === 'starcoder' || arch === 'starcoder2') return 'spm';
+  if (arch === 'gemma') return 'spm';
+  if (arch === 'llama' && tokenizer === 'llama') return 'spm';
+  return 'psm';
+}
 
 /** About one line in this many can start a prefix window (chosen by the line's content). */
 const ANCHOR_EVERY = 8;
@@ -84,9 +106,13 @@ export const prefixBudget = (batch: number): number => Math.floor((3 * batch) / 
 
 export function buildInfillPrompt(
   fim: Fim, bosPrefix: number[], parts: InfillParts, budget: { batch: number; ctx: number; maxTokens: number },
+  order: FimOrder = 'psm',
 ): InfillPrompt {
   const nPrefix = Math.min(parts.prefix.length, prefixBudget(budget.batch));
-  const nSuffix = Math.min(parts.suffix.length, Math.max(0, Math.floor(budget.batch / 4) - (2 + parts.prompt.length)));
+  // llama-server's suffix budget shrinks as the cursor's line (prompt) grows; in SPM the suffix
+  // comes first, so its length must not follow the line being typed, or no keystroke keeps its KV.
+  const suffixBudget = Math.floor(budget.batch / 4) - 2 - (order === 'spm' ? 0 : parts.prompt.length);
+  const nSuffix = Math.min(parts.suffix.length, Math.max(0, suffixBudget));
   const extra: number[] = [];
   if (parts.extra.length > 0 || has(fim.rep)) {
     if (has(fim.rep)) extra.push(fim.rep, ...parts.repoHeader);
@@ -97,12 +123,14 @@ export function buildInfillPrompt(
   }
   const room = Math.max(0, budget.ctx - budget.batch - 2 * budget.maxTokens);
   const nExtra = Math.min(room, extra.length);
+  const prefix = [...parts.prefix.slice(parts.prefix.length - nPrefix), ...parts.prompt];
+  const suffix = parts.suffix.slice(0, nSuffix);
   const tokens = [
     ...bosPrefix,
     ...extra.slice(extra.length - nExtra),
-    fim.prefix, ...parts.prefix.slice(parts.prefix.length - nPrefix), ...parts.prompt,
-    fim.suffix, ...parts.suffix.slice(0, nSuffix),
-    fim.middle,
+    ...(order === 'spm'
+      ? [fim.prefix, fim.suffix, ...suffix, fim.middle, ...prefix]
+      : [fim.prefix, ...prefix, fim.suffix, ...suffix, fim.middle]),
   ];
   const truncated = parts.prefixCut === true || nPrefix < parts.prefix.length || nSuffix < parts.suffix.length || nExtra < extra.length;
   return { tokens, truncated };

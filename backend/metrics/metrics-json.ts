@@ -102,6 +102,16 @@ export function derivedTotals(t: Totals) {
   };
 }
 
+/**
+ * Prompt tokens the engines put through a decode since each started (also those of requests
+ * cancelled afterwards, unlike prompt_tokens_processed, which counts ended requests' figures);
+ * null when no engine answered.
+ */
+export function promptComputed(snaps: Array<EngineSnapshot | null>): number | null {
+  const ready = snaps.filter((s): s is EngineSnapshot => s !== null);
+  return ready.length === 0 ? null : ready.reduce((n, s) => n + s.totals.promptComputed, 0);
+}
+
 export function conversationCache(snaps: Array<EngineSnapshot | null>) {
   const parks = snaps.filter((s): s is EngineSnapshot => s !== null).map((s) => s.park);
   if (parks.length === 0) return null;
@@ -150,7 +160,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       })),
     },
     requests: history,
-    totals: derivedTotals(src.table.totals),
+    totals: { ...derivedTotals(src.table.totals), prompt_tokens_computed: promptComputed(snaps) },
     conversation_cache: conversationCache(snaps),
     engines: engineViews(src.engines, src.scheduler.views()),
     stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),

@@ -36,7 +36,8 @@ function labelText(labels?: Record<string, string | number>): string {
 export function prometheusText(m: MetricsJson): string {
   const w = new Writer();
   const t = m.totals;
-  w.metric('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed.', t.prompt_tokens_processed);
+  // As llama-server counts it: tokens through a decode, cancelled requests' included.
+  w.metric('llamacpp:prompt_tokens_total', 'counter', 'Number of prompt tokens processed, excluding cached tokens.', t.prompt_tokens_computed ?? t.prompt_tokens_processed);
   w.metric('llamacpp:prompt_seconds_total', 'counter', 'Prompt process time.', t.prompt_ms / 1000);
   w.metric('llamacpp:tokens_predicted_total', 'counter', 'Number of generation tokens processed.', t.output_tokens);
   w.metric('llamacpp:tokens_predicted_seconds_total', 'counter', 'Predict process time.', t.decode_ms / 1000);

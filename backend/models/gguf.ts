@@ -98,12 +98,12 @@ class Reader {
     }
   }
 
-  async value(type: number): Promise<GgufValue> {
+  async value(type: number, keepLong = false): Promise<GgufValue> {
     if (type !== 9) return this.scalar(type);
     const itemType = await this.u32();
     const length = await this.u64();
     if (itemType === 9) throw new GgufFormatError(`${this.path}: nested arrays are not supported`);
-    const keep = length <= MAX_ARRAY_KEPT;
+    const keep = keepLong || length <= MAX_ARRAY_KEPT;
     const items: GgufScalar[] = [];
     const fixed = FIXED_SIZE[itemType];
     if (!keep && fixed !== undefined) {
@@ -121,7 +121,9 @@ class Reader {
   }
 }
 
-export async function readGgufHeader(path: string): Promise<GgufHeader> {
+/** `keepArrays`: metadata keys whose arrays are read whole however long (e.g. tokenizer.ggml.tokens). */
+export async function readGgufHeader(path: string, opts: { keepArrays?: readonly string[] } = {}): Promise<GgufHeader> {
+  const keepLong = new Set(opts.keepArrays ?? []);
   const fh = await open(path, 'r');
   try {
     const fileSize = (await fh.stat()).size;
@@ -134,7 +136,7 @@ export async function readGgufHeader(path: string): Promise<GgufHeader> {
     const metadata = new Map<string, GgufValue>();
     for (let i = 0; i < nKv; i++) {
       const key = await r.string();
-      metadata.set(key, await r.value(await r.u32()));
+      metadata.set(key, await r.value(await r.u32(), keepLong.has(key)));
     }
     const tensors: GgufTensorInfo[] = [];
     for (let i = 0; i < nTensors; i++) {

@@ -1,12 +1,15 @@
 // The server-level admission queue: higher priority first (infill before chat), FIFO
 // within a priority, and aging so that nothing starves: every waiting request gains one
 // priority level per `agingMs`, so after (max priority gap x agingMs) any waiter beats a
-// newcomer.
+// newcomer. An item may be held until a time (`notBefore`, an infill admission delay): until
+// then it is skipped, and it ages from when it becomes ready.
 export interface Queued {
   readonly priority: number;
   readonly enqueuedAt: number;
   /** Tie-break: lower first (arrival order). */
   readonly seq: number;
+  /** Not admitted before this time (same clock as `now`); absent = at once. */
+  readonly notBefore?: number;
 }
 
 export class AdmissionQueue<T extends Queued> {
@@ -29,15 +32,28 @@ export class AdmissionQueue<T extends Queued> {
   }
 
   score(item: T, t = this.now()): number {
-    return item.priority + (t - item.enqueuedAt) / this.agingMs;
+    return item.priority + (t - Math.max(item.enqueuedAt, item.notBefore ?? 0)) / this.agingMs;
   }
 
-  /** The item to admit next, without removing it. */
+  private held(item: T, t: number): boolean {
+    return item.notBefore !== undefined && item.notBefore > t;
+  }
+
+  /** The earliest time a held item becomes ready, or null when none is held. */
+  nextReadyAt(): number | null {
+    const t = this.now();
+    let next: number | null = null;
+    for (const it of this.items) if (this.held(it, t) && (next === null || it.notBefore! < next)) next = it.notBefore!;
+    return next;
+  }
+
+  /** The ready item to admit next, without removing it. */
   peek(): T | undefined {
     const t = this.now();
     let best: T | undefined;
     let bestScore = -Infinity;
     for (const it of this.items) {
+      if (this.held(it, t)) continue;
       const s = this.score(it, t);
       if (s > bestScore || (s === bestScore && best !== undefined && it.seq < best.seq)) { best = it; bestScore = s; }
     }

@@ -8,7 +8,9 @@ export type RequestState = 'queued' | 'admitting' | 'running' | 'finishing' | 'e
 export type RequestKind = 'chat' | 'completion' | 'infill';
 /** How a request ended, as history shows it. */
 export type EndReason =
-  | 'stop' | 'length' | 'tool_calls' | 'cancel' | 'disconnected' | 'shutdown' | 'error' | 'rejected';
+  | 'stop' | 'length' | 'tool_calls' | 'cancel' | 'disconnected' | 'shutdown' | 'error' | 'rejected'
+  /** A newer request with the same supersede key replaced it (infill). */
+  | 'superseded';
 
 const order: Record<RequestState, number> = { queued: 0, admitting: 1, running: 2, finishing: 3, ended: 4 };
 /** Allowed moves. Cancelled while queued skips to finishing; an engine 'done' before 'admitted' too. */

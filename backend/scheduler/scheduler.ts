@@ -12,6 +12,7 @@ import { silentLogger } from '../log/logger.js';
 import { AdmissionQueue } from './admission-queue.js';
 import { Channel } from './channel.js';
 import { PrefixIndex } from './prefix-index.js';
+import { SupersedeIndex } from './supersede.js';
 import type { EndReason, RequestKind, RequestRecord, RequestTable } from './request-table.js';
 
 export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
@@ -25,6 +26,20 @@ export interface GenerationSpec {
   /** Special/control token ids whose text the engine renders (tool-call markers). */
   renderTokens?: number[];
   ignoreEos?: boolean;
+  /** false: the engine reads the whole prompt, reusing no cached KV (llama-server's cache_prompt). */
+  cachePrompt?: boolean;
+  /**
+   * Latest wins: a newer request with this key cancels the older ones (queued: at once; running:
+   * at the next step boundary), and one arriving less than holdMs after the previous one of its
+   * key waits holdMs before admission (0 = never held).
+   */
+  supersede?: { key: string; holdMs: number };
+}
+
+/** Timers the scheduler uses to release held requests (tests pass fake ones). */
+export interface SchedulerTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
 }
 
 export interface SchedulerOptions {
@@ -40,6 +55,7 @@ export interface SchedulerOptions {
   auditMs?: number;
   log?: Logger;
   now?: () => number;
+  timers?: SchedulerTimers;
 }
 
 /** Why a request could not be accepted. The HTTP layer answers 503 with the message. */
@@ -50,7 +66,7 @@ export class SchedulerRefusal extends Error {
 }
 
 /** Reasons a caller may give for ending a job early; 'stop'/'length' are server-side stops (infill). */
-export type CancelReason = Extract<EndReason, 'cancel' | 'disconnected' | 'shutdown' | 'stop' | 'length'>;
+export type CancelReason = Extract<EndReason, 'cancel' | 'disconnected' | 'shutdown' | 'stop' | 'length' | 'superseded'>;
 
 export class Job {
   readonly enqueuedAt: number;
@@ -58,6 +74,8 @@ export class Job {
   engineRequest: EngineRequest | null = null;
   cancelReason: CancelReason | null = null;
   readonly outputIds: number[] = [];
+  /** Held in the queue until then (an infill admission delay); undefined = ready. */
+  notBefore?: number;
   /** Chained block keys of the prompt (routing). */
   readonly promptKeys: string[];
 
@@ -119,7 +137,7 @@ export interface ReplicaView {
 export class Scheduler {
   private readonly queue: AdmissionQueue<Job>;
   private readonly replicas: Replica[];
-  private readonly opts: Required<Omit<SchedulerOptions, 'priorities' | 'log' | 'now'>>;
+  private readonly opts: Required<Omit<SchedulerOptions, 'priorities' | 'log' | 'now' | 'timers'>>;
   private readonly priorities: Record<RequestKind, number>;
   private readonly log: Logger;
   private readonly now: () => number;
@@ -127,6 +145,9 @@ export class Scheduler {
   private readonly auditTimer: NodeJS.Timeout | null;
   private seq = 0;
   private readonly idleWaiters = new Set<() => void>();
+  private readonly supersede = new SupersedeIndex<Job>();
+  private readonly timers: SchedulerTimers;
+  private heldTimer: { handle: unknown; at: number } | null = null;
   private stopping = false;
   /** Times the audit found a request that should have been dispatched (a bug if > 0). */
   missedDispatches = 0;
@@ -139,6 +160,7 @@ export class Scheduler {
     this.priorities = { infill: 2, chat: 0, completion: 0, ...opts.priorities };
     this.log = opts.log ?? silentLogger;
     this.now = opts.now ?? Date.now;
+    this.timers = opts.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms).unref(), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
     this.queue = new AdmissionQueue<Job>(this.opts.agingMs, this.now);
     this.replicas = clients.map((c) => new Replica(c, this.opts.blockSize));
     for (const r of this.replicas) this.unsubscribers.push(r.client.onStatus((s) => this.onStatus(r, s)));
@@ -157,6 +179,11 @@ export class Scheduler {
     const job = new Job(record, spec, this.priorities[record.kind], this.seq++, this.now(), this.opts.blockSize,
       (j, reason) => this.cancel(j, reason));
     record.promptTokens = spec.prompt.length;
+    if (spec.supersede) {
+      const arrival = this.supersede.arrive(spec.supersede.key, job, this.now(), spec.supersede.holdMs);
+      if (arrival.notBefore !== null) job.notBefore = arrival.notBefore;
+      for (const old of arrival.superseded) old.cancel('superseded');
+    }
     this.queue.push(job);
     this.pump();
     return job;
@@ -230,12 +257,14 @@ export class Scheduler {
 
   close(): void {
     if (this.auditTimer) clearInterval(this.auditTimer);
+    if (this.heldTimer) this.timers.clearTimeout(this.heldTimer.handle);
+    this.heldTimer = null;
     for (const u of this.unsubscribers.splice(0)) u();
   }
 
   /** Checks that no request waits while a replica has a free slot; dispatches if one does. */
   audit(): void {
-    if (this.queue.length > 0 && this.replicas.some((r) => r.free() > 0)) {
+    if (this.queue.peek() !== undefined && this.replicas.some((r) => r.free() > 0)) {
       this.missedDispatches++;
       this.log.warn('audit: a request was waiting while a slot was free; dispatching now', { queued: this.queue.length });
       this.pump();
@@ -257,6 +286,7 @@ export class Scheduler {
     const rec = job.record;
     rec.end = rec.end ?? reason;
     if (error) rec.error = error;
+    this.forgetKey(job);
     this.table.move(rec, 'finishing');
     const done: DoneEvent = {
       type: 'done', finish: reason === 'error' ? 'error' : 'cancel', promptTokens: job.spec.prompt.length, reused: 0,
@@ -267,11 +297,30 @@ export class Scheduler {
     job.channel.close();
   }
 
+  private forgetKey(job: Job): void {
+    if (job.spec.supersede) this.supersede.forget(job.spec.supersede.key, job);
+  }
+
+  /** Wakes pump() when the earliest held request becomes ready. */
+  private armHeldTimer(): void {
+    const at = this.queue.nextReadyAt();
+    if (at === null || (this.heldTimer && this.heldTimer.at <= at)) return;
+    if (this.heldTimer) this.timers.clearTimeout(this.heldTimer.handle);
+    const handle = this.timers.setTimeout(() => { this.heldTimer = null; this.pump(); }, Math.max(0, at - this.now()));
+    this.heldTimer = { handle, at };
+  }
+
   private pump(): void {
+    this.pump1();
+    this.armHeldTimer();
+  }
+
+  private pump1(): void {
     while (this.queue.length > 0) {
       const candidates = this.replicas.filter((r) => r.free() > 0);
       if (candidates.length === 0) return;
-      const job = this.queue.shift()!;
+      const job = this.queue.shift();
+      if (!job) return; // only held requests wait
       let best = candidates[0]!;
       let bestCost = Infinity;
       for (const r of candidates) {
@@ -305,6 +354,7 @@ export class Scheduler {
         ...(job.spec.stopTokens?.length ? { stopTokens: job.spec.stopTokens } : {}),
         ...(job.spec.renderTokens?.length ? { renderTokens: job.spec.renderTokens } : {}),
         ...(job.spec.ignoreEos ? { ignoreEos: true } : {}),
+        ...(job.spec.cachePrompt === false ? { cachePrompt: false } : {}),
       });
       job.engineRequest = req;
       rec.engineId = req.id;
@@ -350,6 +400,7 @@ export class Scheduler {
   private finish(job: Job, replica: Replica, done: DoneEvent): void {
     const rec = job.record;
     replica.inFlight.delete(job);
+    this.forgetKey(job);
     rec.engineDoneAt = this.now();
     rec.promptTokens = done.promptTokens || rec.promptTokens;
     if (done.finish !== 'error' || rec.admittedAt !== null) rec.reused = done.reused;

@@ -125,6 +125,8 @@ export class StrataServer {
    * every replica failed its first start (a bad model file: nothing to serve).
    */
   async startEngines(): Promise<ModelView> {
+    // Before any save of ours can start (saves need the model view set below).
+    const swept = this.app.sessions.sweep();
     const starts = this.engines.map((e) => e.start().then(() => e));
     let first: EngineClient;
     try {
@@ -134,6 +136,7 @@ export class StrataServer {
       throw new Error(`the engine could not load ${this.opts.modelPath}: ${errors.map((x) => (x as Error)?.message ?? String(x)).join('; ')}`);
     }
     for (const [i, p] of starts.entries()) p.catch((err: unknown) => this.log.error('engine failed to start', { replica: i, error: (err as Error)?.message ?? String(err) }));
+    await swept;
     this.view = await createModelView(this.opts.modelPath, first, this.opts.demo ?? false);
     const t = this.view.template;
     this.log.info('model ready', {

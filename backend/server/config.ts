@@ -39,6 +39,10 @@ export interface ServerConfig {
   slowReaderMs: number;
   keepAliveMs: number;
   maxQueued: number;
+  /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
+  infillDelayMs: number;
+  /** FIM prompt order: auto (SPM where the model family was trained with it), psm, spm. */
+  fimOrder: 'auto' | 'psm' | 'spm';
   engineReadyTimeoutMs: number;
   engineSilenceTimeoutMs: number;
   configFile: string | null;
@@ -88,6 +92,8 @@ export const serveOptions: readonly Option[] = [
   { flag: 'slow-reader-ms', key: 'slowReaderMs', kind: int(0, 3_600_000), help: 'a streaming client this far behind (age of its oldest unread output) is disconnected and its slot freed (default 10000; 0 = off)' },
   { flag: 'keep-alive-ms', key: 'keepAliveMs', kind: int(0, 3_600_000), help: 'SSE keep-alive period while waiting (default 10000)' },
   { flag: 'max-queued', key: 'maxQueued', kind: int(1, 1_000_000), help: 'requests allowed to wait (default 512)' },
+  { flag: 'infill-delay-ms', key: 'infillDelayMs', kind: int(0, 10_000), help: 'an infill arriving less than this after the previous one of its supersede_key (a keystroke burst) waits this long before admission, so the next keystroke can replace it for free (default 200; 0 = off)' },
+  { flag: 'fim-order', key: 'fimOrder', kind: { t: 'enum', values: ['auto', 'psm', 'spm'] }, help: 'infill prompt order: spm puts the suffix first so keystrokes reuse its KV (auto: spm for StarCoder, CodeLlama and CodeGemma models, trained with it; psm otherwise)' },
   { flag: 'engine-ready-timeout-ms', key: 'engineReadyTimeoutMs', kind: int(1000, 86_400_000), help: 'model load limit (default 900000)' },
   { flag: 'parent-pid', key: 'parentPid', kind: int(1, 2 ** 31 - 1), help: 'exit when the process with this pid ends' },
   { flag: 'engine-silence-timeout-ms', key: 'engineSilenceTimeoutMs', kind: int(1000, 86_400_000), help: 'an engine silent this long while busy is restarted (default 300000)' },
@@ -106,7 +112,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfi
     model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, threads: null, kvType: null,
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
     gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
-    bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512,
+    bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512, infillDelayMs: 200, fimOrder: 'auto',
     engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null, parentPid: null,
   };
 }

@@ -2,14 +2,33 @@
 // or the park of the replica that holds it) to disk, restore one into a replica's park so
 // the next request with that prefix starts from it, list, delete. Another model's session is
 // refused before any engine sees it.
+import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../api/schemas.js';
 import { ApiError } from '../api/errors.js';
 import { renderChatPrompt, tokenizeChatPrompt } from '../chat/chat-prompt.js';
+import type { ChatMessage } from '../chat/template.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../server/model-view.js';
-import { SessionStore, type SessionMeta } from './session-store.js';
+import { SessionStore, SessionUnreadableError, type SessionMeta } from './session-store.js';
+
+/**
+ * Where a save's or a restore's time went, ms: the server's own steps, the engine call as a
+ * whole (IPC both ways + waiting for the step boundary + the file work), and the engine's
+ * file work by phase (native SessionPhases).
+ */
+export interface SessionTimings {
+  total_ms: number;
+  /** Save: rendering the messages and tokenizing them (an engine call). */
+  prompt_ms?: number;
+  /** Restore: reading the description from the file head. */
+  describe_ms?: number;
+  engine_ms: number;
+  engine: { state_ms: number; read_ms: number; hash_ms: number; write_ms: number; sync_ms: number; file_ms: number };
+}
+
+export interface SavedSession extends SessionMeta { save_ms: number; timings: SessionTimings }
 
 export interface RestoreResult {
   name: string;
@@ -17,7 +36,17 @@ export interface RestoreResult {
   bytes: number;
   ms: number;
   replica: number;
+  /** The OpenAI messages the session was saved with; null when it was saved without them. */
+  messages: ChatMessage[] | null;
+  timings: SessionTimings;
 }
+
+function engineTimings(p: SessionPhases, fileMs: number): SessionTimings['engine'] {
+  const r = (x: number) => Math.round(x * 100) / 100;
+  return { state_ms: r(p.stateMs), read_ms: r(p.readMs), hash_ms: r(p.hashMs), write_ms: r(p.writeMs), sync_ms: r(p.syncMs), file_ms: r(fileMs) };
+}
+
+const msSince = (t0: number) => Math.round((performance.now() - t0) * 100) / 100;
 
 export class SessionService {
   constructor(
@@ -25,15 +54,32 @@ export class SessionService {
     private readonly deps: { model: () => ModelView | null; scheduler: Scheduler; log: Logger },
   ) {}
 
-  list(): Promise<SessionMeta[]> { return this.store.list(); }
+  list(): ReturnType<SessionStore['list']> { return this.store.list(); }
 
   async get(name: string): Promise<SessionMeta> {
-    const meta = await this.store.get(name);
+    let meta: SessionMeta | null;
+    try {
+      meta = await this.store.get(name);
+    } catch (e) {
+      throw sessionError(e, `cannot read session '${name}'`);
+    }
     if (!meta) throw new ApiError(404, `no session named '${name}'`, { code: 'session_not_found', param: 'name' });
     return meta;
   }
 
-  async save(req: SessionSaveRequest): Promise<SessionMeta> {
+  /** Removes what interrupted saves left behind (at start) and says so in the log. */
+  async sweep(): Promise<void> {
+    try {
+      const { removed, orphans } = await this.store.sweep();
+      if (removed.length > 0) this.deps.log.info('sessions: removed leftovers of interrupted saves', { dir: this.store.dir, files: removed.join(', ') });
+      if (orphans.length > 0) this.deps.log.warn('sessions: state files without their description (saved by an older version); listed without messages', { dir: this.store.dir, files: orphans.join(', ') });
+    } catch (e) {
+      this.deps.log.warn('sessions: could not check the sessions folder', { dir: this.store.dir, error: (e as Error).message });
+    }
+  }
+
+  async save(req: SessionSaveRequest): Promise<SavedSession> {
+    const t0 = performance.now();
     const model = this.requireModel();
     const { messages, prompt } = req;
     if (!messages && prompt === null) {
@@ -45,20 +91,26 @@ export class SessionService {
       ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
       : await tokenizer.tokenize(prompt ?? '', model.bosText === '' || !(prompt ?? '').startsWith(model.bosText), true);
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
+    const promptMs = msSince(t0);
     await this.store.ensureDir();
     const path = this.store.statePath(req.name);
+    const created = new Date();
+    const description = SessionStore.describe(model.session, req.messages, created);
     const candidates = this.deps.scheduler.replicasByCache(tokens);
     let lastError: unknown = null;
     for (const client of candidates) {
       try {
-        const res = await client.saveSession(path, tokens, model.session.identity);
-        const meta: SessionMeta = {
-          name: req.name, model: model.session, tokens: res.tokens, bytes: res.bytes, created: new Date().toISOString(),
-          messages: req.messages?.length ?? 0, save_ms: Math.round(res.ms),
+        const t1 = performance.now();
+        const res = await client.saveSession(path, tokens, model.session.identity, description);
+        const engineMs = msSince(t1);
+        await this.store.dropLegacyMeta(req.name);
+        const saved: SavedSession = {
+          name: req.name, model: model.session, tokens: res.tokens, bytes: res.bytes, created: created.toISOString(),
+          messages: req.messages, message_count: req.messages?.length ?? 0, format: 2, save_ms: Math.round(res.ms),
+          timings: { total_ms: msSince(t0), prompt_ms: promptMs, engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) },
         };
-        await this.store.writeMeta(meta);
-        this.deps.log.info('session saved', { session: req.name, replica: client.replica, tokens: res.tokens, bytes: res.bytes });
-        return meta;
+        this.deps.log.info('session saved', { session: req.name, replica: client.replica, tokens: res.tokens, bytes: res.bytes, ms: saved.timings.total_ms });
+        return saved;
       } catch (e) {
         lastError = e;
       }
@@ -67,8 +119,10 @@ export class SessionService {
   }
 
   async restore(name: string): Promise<RestoreResult> {
+    const t0 = performance.now();
     const model = this.requireModel();
     const meta = await this.get(name);
+    const describeMs = msSince(t0);
     if (meta.model.identity !== model.session.identity) {
       throw new ApiError(409,
         `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`,
@@ -76,14 +130,25 @@ export class SessionService {
     }
     const client = this.requireClient();
     let res: Awaited<ReturnType<EngineClient['loadSession']>>;
+    const t1 = performance.now();
     try {
       res = await client.loadSession(this.store.statePath(name), model.session.identity);
     } catch (e) {
       throw sessionError(e, `could not restore session '${name}'`);
     }
+    const engineMs = msSince(t1);
+    // The messages stored with the state the engine just loaded (the file may have been saved
+    // again since the head was read); format 1 kept none.
+    let messages: ChatMessage[] | null;
+    try {
+      messages = res.meta ? this.store.parseDescription(name, res.meta, 'description').messages : null;
+    } catch (e) {
+      throw sessionError(e, `could not restore session '${name}'`);
+    }
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
-    this.deps.log.info('session restored', { session: name, replica: client.replica, tokens: res.tokens });
-    return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica };
+    const timings: SessionTimings = { total_ms: msSince(t0), describe_ms: describeMs, engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
+    this.deps.log.info('session restored', { session: name, replica: client.replica, tokens: res.tokens, ms: timings.total_ms });
+    return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, messages, timings };
   }
 
   async remove(name: string): Promise<void> {
@@ -106,6 +171,7 @@ export class SessionService {
 /** An engine's refusal as the status a client can act on. */
 export function sessionError(e: unknown, what: string): ApiError {
   if (e instanceof ApiError) return e;
+  if (e instanceof SessionUnreadableError) return new ApiError(422, e.message, { code: 'session_unreadable', param: 'name' });
   const msg = e instanceof Error ? e.message : String(e ?? 'no engine is ready');
   if (/another model/i.test(msg)) return new ApiError(409, `${what}: ${msg}`, { code: 'session_model_mismatch' });
   if (/corrupt|not a Strata session|unsupported version|damaged/i.test(msg)) return new ApiError(422, `${what}: ${msg}`, { code: 'session_unreadable' });

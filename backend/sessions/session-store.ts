@@ -1,10 +1,14 @@
-// Saved sessions on disk: <dir>/<name>.session (the engine writes the KV state, tokens,
-// model identity and checksum, mode 0600) and <name>.json beside it, the sidecar the server
-// lists and checks before asking an engine (model identity, tokens, bytes, created).
-// The folder is 0700 and every file 0600; names reaching this layer are already sanitised,
-// and anything that could leave the folder is refused again here.
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+// Saved sessions on disk: <dir>/<name>.session, one file the engine writes (mode 0600, temp
+// file + fsync + rename, so a save is one atomic step): the server's description of the
+// session (model, time, the chat messages), then the engine's model identity, tokens, KV state
+// and checksum (native/src/session_file.h). This module reads the description part without
+// touching the state. Files of format 1 (before the description moved inside) kept it in a
+// <name>.json sidecar; they are still read.
+// The folder is 0700; names reaching this layer are already sanitised, and anything that
+// could leave the folder is refused again here.
+import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ChatMessage } from '../chat/template.js';
 
 export interface SessionModel {
   /** What the engine checks: sessions only load into the same model and KV layout. */
@@ -14,20 +18,65 @@ export interface SessionModel {
   file: string;
 }
 
-export interface SessionMeta {
-  name: string;
+/** What the server stores in a session file beside the state (JSON). */
+export interface SessionDescription {
   model: SessionModel;
-  tokens: number;
-  bytes: number;
   /** ISO time of the save. */
   created: string;
-  /** Messages the session was saved from. */
-  messages: number;
-  save_ms: number;
+  /** The OpenAI chat messages the session was saved from; null when saved from prompt text. */
+  messages: ChatMessage[] | null;
+}
+
+/** A session as the API shows it. */
+export interface SessionMeta extends SessionDescription {
+  name: string;
+  tokens: number;
+  /** Size of the session file. */
+  bytes: number;
+  message_count: number;
+  /** 2 (one file) or 1 (state file + NAME.json sidecar, from older versions). */
+  format: 1 | 2;
+}
+
+/** The session exists but its file or description cannot be read (the API answers 422). */
+export class SessionUnreadableError extends Error {}
+
+export interface SweepResult {
+  /** Temp files of saves whose process is gone, and sidecars that describe no state. */
+  removed: string[];
+  /** Format-1 state files without their sidecar: still listed and restorable, described from the file alone. */
+  orphans: string[];
 }
 
 // No separators, no leading dot: the name cannot leave the folder or hide a file.
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+const MAGIC = 'STRATASN';
+// Leftovers of interrupted saves: the engine's NAME.session.tmp-PID-N, format 1's NAME.json.PID.tmp.
+const TEMP_FILE = /^(.+)\.(?:session\.tmp-(\d+)-\d+|json\.(\d+)\.tmp)$/;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Reads exact byte ranges of a file, failing as "damaged" past its end. */
+class HeadReader {
+  constructor(private readonly fh: FileHandle, readonly size: number, private readonly what: string) {}
+
+  async bytes(offset: number, n: number): Promise<Buffer> {
+    if (offset + n > this.size) throw new SessionUnreadableError(`${this.what} is damaged (truncated)`);
+    const buf = Buffer.alloc(n);
+    const { bytesRead } = await this.fh.read(buf, 0, n, offset);
+    if (bytesRead !== n) throw new SessionUnreadableError(`${this.what} is damaged (truncated)`);
+    return buf;
+  }
+
+  async u32(offset: number): Promise<number> { return (await this.bytes(offset, 4)).readUInt32LE(0); }
+}
 
 export class SessionStore {
   constructor(readonly dir: string) {}
@@ -37,61 +86,171 @@ export class SessionStore {
   }
 
   statePath(name: string): string { return join(this.dir, `${this.checked(name)}.session`); }
-  metaPath(name: string): string { return join(this.dir, `${this.checked(name)}.json`); }
+  /** Format 1's sidecar (read and removed, never written). */
+  legacyMetaPath(name: string): string { return join(this.dir, `${this.checked(name)}.json`); }
 
   async ensureDir(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
   }
 
-  async list(): Promise<SessionMeta[]> {
-    let names: string[];
-    try { names = await readdir(this.dir); } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    const out: SessionMeta[] = [];
-    for (const f of names.sort()) {
-      if (!f.endsWith('.json')) continue;
-      const name = f.slice(0, -5);
-      if (!SessionStore.isSafeName(name)) continue;
-      const meta = await this.get(name).catch(() => null);
-      if (meta) out.push(meta);
+  /** Every session, by name; one that cannot be read is listed with its `error` (it can still be deleted). */
+  async list(): Promise<Array<SessionMeta | { name: string; error: string }>> {
+    const out: Array<SessionMeta | { name: string; error: string }> = [];
+    for (const name of await this.names()) {
+      try {
+        const meta = await this.get(name);
+        if (meta) out.push(meta);
+      } catch (e) {
+        if (!(e instanceof SessionUnreadableError)) throw e;
+        out.push({ name, error: e.message });
+      }
     }
     return out;
   }
 
-  /** The sidecar, or null when there is no such session (both files are needed). */
+  /** The session's description, or null when there is none; SessionUnreadableError when it is damaged. */
   async get(name: string): Promise<SessionMeta | null> {
-    let text: string;
-    try {
-      text = await readFile(this.metaPath(name), 'utf8');
-      await stat(this.statePath(name));
-    } catch (e) {
+    const path = this.statePath(name);
+    let fh: FileHandle;
+    try { fh = await open(path, 'r'); } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw e;
     }
-    const meta = JSON.parse(text) as SessionMeta;
-    if (typeof meta?.model?.identity !== 'string' || typeof meta.tokens !== 'number') {
-      throw new Error(`session '${name}' has a damaged description file (${this.metaPath(name)})`);
+    try {
+      const st = await fh.stat();
+      const r = new HeadReader(fh, st.size, `session '${name}' (${path})`);
+      if (st.size < 12 || (await r.bytes(0, 8)).toString('latin1') !== MAGIC) {
+        throw new SessionUnreadableError(`session '${name}' (${path}) is not a Strata session file`);
+      }
+      const version = await r.u32(8);
+      if (version !== 1 && version !== 2) {
+        throw new SessionUnreadableError(`session '${name}' (${path}) has unsupported format ${version}`);
+      }
+      let at = 12;
+      let description: SessionDescription | null = null;
+      if (version === 2) {
+        const n = await r.u32(at);
+        description = this.parseDescription(name, (await r.bytes(at + 4, n)).toString('utf8'), `${path}, description`);
+        at += 4 + n;
+      }
+      // The engine's identity, model description, n_params, n_vocab, then the token count.
+      const idLen = await r.u32(at);
+      const identity = (await r.bytes(at + 4, idLen)).toString('utf8');
+      at += 4 + idLen;
+      at += 4 + (await r.u32(at)) + 8 + 4;
+      const tokens = await r.u32(at);
+      description ??= await this.legacyDescription(name, identity, st.mtime);
+      return {
+        name, model: { ...description.model, identity }, tokens, bytes: st.size, created: description.created,
+        messages: description.messages, message_count: description.messages?.length ?? 0, format: version,
+      };
+    } finally {
+      await fh.close();
     }
-    return { ...meta, name };
   }
 
-  /** Writes the sidecar atomically, mode 0600; also makes sure the state file is 0600. */
-  async writeMeta(meta: SessionMeta): Promise<void> {
-    const path = this.metaPath(meta.name);
-    const tmp = `${path}.${process.pid}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o600 });
-    await rename(tmp, path);
-    await chmod(this.statePath(meta.name), 0o600).catch(() => {});
+  /** The description a save stores in the file. */
+  static describe(model: SessionModel, messages: ChatMessage[] | null, created = new Date()): string {
+    const d: SessionDescription = { model, created: created.toISOString(), messages };
+    return JSON.stringify(d);
   }
 
-  /** Removes both files. Returns false when there was no such session. */
+  /**
+   * Clears what interrupted saves left: temp files of processes that are gone, and format-1
+   * sidecars without a state file. Run at start, before any save of this server.
+   */
+  async sweep(): Promise<SweepResult> {
+    let files: string[];
+    try { files = await readdir(this.dir); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { removed: [], orphans: [] };
+      throw e;
+    }
+    const present = new Set(files);
+    const removed: string[] = [];
+    const orphans: string[] = [];
+    for (const f of files.sort()) {
+      const temp = TEMP_FILE.exec(f);
+      if (temp) {
+        if (!processAlive(Number(temp[2] ?? temp[3]))) { await rm(join(this.dir, f), { force: true }); removed.push(f); }
+        continue;
+      }
+      const name = f.endsWith('.json') ? f.slice(0, -5) : f.endsWith('.session') ? f.slice(0, -8) : null;
+      if (name === null || !SessionStore.isSafeName(name)) continue;
+      if (f.endsWith('.json') && !present.has(`${name}.session`)) {
+        await rm(join(this.dir, f), { force: true });
+        removed.push(f);
+      } else if (f.endsWith('.session') && !present.has(`${name}.json`) && (await this.formatOf(name)) === 1) {
+        orphans.push(f);
+      }
+    }
+    return { removed, orphans };
+  }
+
+  /** Removes the session. Returns false when there was no such session. */
   async remove(name: string): Promise<boolean> {
-    const existed = (await this.get(name).catch(() => null)) !== null;
-    await rm(this.metaPath(name), { force: true });
+    const existed = await stat(this.statePath(name)).then(() => true, () => false);
     await rm(this.statePath(name), { force: true });
+    await rm(this.legacyMetaPath(name), { force: true });
     return existed;
+  }
+
+  /** After a save: a format-1 sidecar of the same name no longer describes anything. */
+  async dropLegacyMeta(name: string): Promise<void> {
+    await rm(this.legacyMetaPath(name), { force: true });
+  }
+
+  /** The description from its JSON; SessionUnreadableError when it is not one. */
+  parseDescription(name: string, text: string, where: string): SessionDescription {
+    let d: unknown;
+    try { d = JSON.parse(text); } catch {
+      throw new SessionUnreadableError(`session '${name}' has a damaged description (${where} is not JSON)`);
+    }
+    const o = d as Partial<SessionDescription> | null;
+    if (o === null || typeof o !== 'object' || Array.isArray(o) || typeof o.model !== 'object' || o.model === null) {
+      throw new SessionUnreadableError(`session '${name}' has a damaged description (${where} is ${o === null ? 'null' : 'not a session description'})`);
+    }
+    const model = o.model as Partial<SessionModel>;
+    return {
+      model: { identity: String(model.identity ?? ''), name: String(model.name ?? ''), file: String(model.file ?? '') },
+      created: typeof o.created === 'string' ? o.created : '',
+      messages: Array.isArray(o.messages) ? o.messages : null,
+    };
+  }
+
+  private async names(): Promise<string[]> {
+    let files: string[];
+    try { files = await readdir(this.dir); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    return files.filter((f) => f.endsWith('.session')).map((f) => f.slice(0, -8)).filter((n) => SessionStore.isSafeName(n)).sort();
+  }
+
+  /** Format 1: the sidecar; without one, what the state file itself says. */
+  private async legacyDescription(name: string, identity: string, mtime: Date): Promise<SessionDescription> {
+    const path = this.legacyMetaPath(name);
+    let text: string;
+    try { text = await readFile(path, 'utf8'); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      return { model: { identity, name: '', file: '' }, created: mtime.toISOString(), messages: null };
+    }
+    // Format 1 kept only the number of messages, not the messages.
+    return { ...this.parseDescription(name, text, path), messages: null };
+  }
+
+  private async formatOf(name: string): Promise<number | null> {
+    try {
+      const fh = await open(this.statePath(name), 'r');
+      try {
+        const buf = Buffer.alloc(12);
+        const { bytesRead } = await fh.read(buf, 0, 12, 0);
+        return bytesRead === 12 && buf.subarray(0, 8).toString('latin1') === MAGIC ? buf.readUInt32LE(8) : null;
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return null;
+    }
   }
 
   private checked(name: string): string {

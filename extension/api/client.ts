@@ -152,6 +152,7 @@ export class StrataClient {
         input_extra: req.extra,
         max_tokens: req.maxTokens,
         t_max_predict_ms: req.maxPredictMs,
+        ...(req.supersedeKey !== undefined ? { supersede_key: req.supersedeKey } : {}),
         stream: false,
       };
       return parseInfill(await this.json('POST', '/v1/infill', body, signal, true));

@@ -82,6 +82,8 @@ export interface InfillRequest {
   extra: Array<{ filename: string; text: string }>;
   maxTokens: number;
   maxPredictMs: number;
+  /** Latest wins: the server drops older requests with the same key (the document's URI). */
+  supersedeKey?: string;
 }
 
 export interface InfillResult {

@@ -71,6 +71,8 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
         const res = await client.infill({
           prefix: plan.prefix, suffix: plan.suffix, extra,
           maxTokens: single ? 64 : Math.min(512, settings.maxLines * 32), maxPredictMs: single ? 1000 : 2500,
+          // A newer keystroke's request replaces this one inside the server too (not only by the abort).
+          supersedeKey: doc.uri.toString(),
         }, signal);
         stats.latency(performance.now() - t0);
         const text = trimCompletion(res.content, plan.cursor);

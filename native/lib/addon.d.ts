@@ -113,6 +113,8 @@ export interface GenerateRequest {
    */
   renderTokens?: number[];
   ignoreEos?: boolean;
+  /** false: read the whole prompt, reusing no cached KV (default true). */
+  cachePrompt?: boolean;
   /** Higher is admitted first (infill > chat); equal priority is FIFO. */
   priority?: number;
 }
@@ -149,7 +151,8 @@ export interface EngineSnapshot {
   slots: SlotSnapshot[];
   queued: number;
   park: { entries: ParkEntry[]; bytes: number; budget: number; hits: number; misses: number; evictions: number; refusedLowRam: number };
-  totals: { promptTokens: number; reusedTokens: number; generated: number; steps: number; requests: number };
+  /** promptComputed: prompt tokens that went through a decode (cancelled requests' too), since the engine started. */
+  totals: { promptTokens: number; reusedTokens: number; promptComputed: number; generated: number; steps: number; requests: number };
 }
 
 export interface StepTrace {
@@ -218,7 +221,21 @@ export interface BackendReport {
   failed: Array<{ path: string; error: string }>;
 }
 
-export interface SessionResult { tokens: number; bytes: number; ms: number; }
+/** Where a save's or a load's time went, ms (0 where a phase does not apply). */
+export interface SessionPhases {
+  /** Save: copying the sequence's KV out of the context. */
+  stateMs: number;
+  /** Load: read() calls. */
+  readMs: number;
+  /** The checksum (XXH3-64), streamed over the bytes as they are written or read. */
+  hashMs: number;
+  /** Save: write() calls into the page cache (write-back started per chunk). */
+  writeMs: number;
+  /** Save: fdatasync of the file, rename, fsync of the folder. */
+  syncMs: number;
+}
+
+export interface SessionResult { tokens: number; bytes: number; ms: number; phases: SessionPhases }
 
 /** A piece of a prompt's text; `plain`: a client wrote it, so no special-token parsing inside. */
 export interface PromptSegment { text: string; plain?: boolean }
@@ -243,16 +260,18 @@ export declare class Engine {
   detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
   /**
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
-   * (temp file + rename, mode 0600): its state and all the tokens it holds (SessionResult.tokens,
-   * which may run past `tokens`). Rejects when nothing holds even the first token.
+   * (temp file PATH.tmp-PID-N, fdatasync, rename, folder fsync, mode 0600): its state, all the tokens it holds
+   * (SessionResult.tokens, which may run past `tokens`) and `meta` (the caller's description,
+   * stored as it is). Rejects when nothing holds even the first token.
    */
-  saveSession(path: string, tokens: number[] | Int32Array, identity: string): Promise<SessionResult>;
+  saveSession(path: string, tokens: number[] | Int32Array, identity: string, meta?: string): Promise<SessionResult>;
   /**
-   * Loads a session file into the park so the next request with its prefix restores it. Rejects
+   * Loads a session file into the park so the next request with its prefix restores it, and
+   * returns the `meta` it was saved with ('' for a version-1 file). Rejects
    * with a clear message: not a session file, corrupt (checksum), saved with another model
    * (identity, description, params or vocab differ), parking disabled or over budget.
    */
-  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: Int32Array }>;
+  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: Int32Array; meta: string }>;
   /** The engine thread's state as published after its last step (before that step's events left). */
   snapshot(): EngineSnapshot;
   /** Drains recorded step traces and the records of requests that finished since the last call. */

@@ -68,13 +68,15 @@ void Engine::Cancel(uint64_t key) {
   cv_.notify_one();
 }
 
-void Engine::SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity) {
+void Engine::SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity,
+                         std::string meta) {
   Command c;
   c.kind = Command::SaveSession;
   c.ticket = ticket;
   c.path = std::move(path);
   c.tokens = std::move(tokens);
   c.identity = std::move(identity);
+  c.meta = std::move(meta);
   {
     std::lock_guard<std::mutex> lock(mu_);
     commands_.push_back(std::move(c));
@@ -255,6 +257,7 @@ void Engine::PublishSnapshot() {
   s.refused_low_ram = pc.refused_low_ram;
   s.prompt_tokens = totals_.prompt_tokens;
   s.reused_tokens = totals_.reused_tokens;
+  s.prompt_computed = totals_.prompt_computed;
   s.generated = totals_.generated;
   s.steps = steps_;
   s.requests = totals_.requests;

@@ -47,7 +47,9 @@ class Engine {
   // Any thread. Requests must be validated already; ids unique among live requests.
   void Submit(GenerateRequest req);
   void Cancel(uint64_t key);
-  void SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity);
+  // `meta` is the server's description of the session, stored in the file as it is.
+  void SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity,
+                   std::string meta);
   void LoadSession(uint64_t ticket, std::string path, std::string identity);
   // Ends every request with 'cancel', posts a message with closed = true, and ends the thread.
   void RequestClose();
@@ -65,7 +67,7 @@ class Engine {
     GenerateRequest req;
     double t_ms = 0;
     uint64_t ticket = 0;
-    std::string path, identity;
+    std::string path, identity, meta;
     std::vector<llama_token> tokens;
   };
   struct Waiting {
@@ -109,11 +111,11 @@ class Engine {
   // engine_admit.cpp
   void AdmitWaiting();
   void Admit(Waiting w, Slot& slot, size_t reuse, bool restored);
-  size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int* slot_out, bool* restored);
+  size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored);
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
   bool TrimSlot(Slot& slot, size_t keep);
-  bool CaptureState(int32_t seq, std::vector<uint8_t>& out);
+  bool CaptureState(int32_t seq, StateBuffer& out);
 
   // engine_step.cpp
   bool Step();

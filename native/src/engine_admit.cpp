@@ -27,12 +27,12 @@ void Engine::AdmitWaiting() {
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(best));
     int slot = -1;
     bool restored = false;
-    const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, &slot, &restored);
+    const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, w.req.cache_prompt, &slot, &restored);
     Admit(std::move(w), slots_[static_cast<size_t>(slot)], reuse, restored);
   }
 }
 
-size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int* slot_out, bool* restored) {
+size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored) {
   std::vector<SlotView> views(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
   std::vector<const std::vector<llama_token>*> parked;
@@ -41,6 +41,12 @@ size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, int*
   Slot& slot = slots_[static_cast<size_t>(choice.slot)];
   *slot_out = choice.slot;
   *restored = false;
+  if (!reuse) {
+    // Read it all (a cold request): the slot's conversation is kept in the park if it is worth it.
+    MaybePark(slot, 0);
+    TrimSlot(slot, 0);
+    return 0;
+  }
 
   // What each source would let the request keep; at least one prompt token is evaluated.
   const size_t limit = prompt.size() - 1;
@@ -119,7 +125,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
   return true;
 }
 
-bool Engine::CaptureState(int32_t seq, std::vector<uint8_t>& out) {
+bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
   const size_t size = llama_state_seq_get_size(ctx_, seq);
   if (size == 0 || size > park_.budget()) return false;
   const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
@@ -127,16 +133,16 @@ bool Engine::CaptureState(int32_t seq, std::vector<uint8_t>& out) {
     park_.counters().refused_low_ram++;
     return false;
   }
-  out.resize(size);
+  out = StateBuffer(size);
   const size_t n = llama_state_seq_get_data(ctx_, out.data(), out.size(), seq);
   if (n == 0) {
-    out.clear();
+    out.Clear();
     return false;
   }
-  out.resize(n);
+  out.Shrink(n);
   if (MemAvailableBytes() < floor) {
     park_.counters().refused_low_ram++;
-    std::vector<uint8_t>().swap(out);
+    out.Clear();
     return false;
   }
   return true;

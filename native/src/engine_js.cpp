@@ -243,6 +243,11 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     if (!b.IsBoolean()) TypeErr(env, "ignoreEos must be a boolean");
     r.ignore_eos = b.As<Napi::Boolean>().Value();
   }
+  if (Present(o, "cachePrompt")) {
+    const Napi::Value b = o.Get("cachePrompt");
+    if (!b.IsBoolean()) TypeErr(env, "cachePrompt must be a boolean");
+    r.cache_prompt = b.As<Napi::Boolean>().Value();
+  }
   if (Present(o, "priority")) r.priority = static_cast<int32_t>(IntIn(o.Get("priority"), "priority", -1e9, 1e9));
   return r;
 }
@@ -398,6 +403,7 @@ Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s) {
   Napi::Object totals = Napi::Object::New(env);
   totals.Set("promptTokens", static_cast<double>(s.prompt_tokens));
   totals.Set("reusedTokens", static_cast<double>(s.reused_tokens));
+  totals.Set("promptComputed", static_cast<double>(s.prompt_computed));
   totals.Set("generated", static_cast<double>(s.generated));
   totals.Set("steps", static_cast<double>(s.steps));
   totals.Set("requests", static_cast<double>(s.requests));

@@ -1,5 +1,6 @@
 // Session files on the engine thread, between steps: save the conversation holding the
-// longest prefix of given tokens; load one into the park.
+// longest prefix of given tokens; load one into the park. Both block the step loop for the
+// time of the file work (reported per phase in SessionResult.phases).
 #include <chrono>
 #include <stdexcept>
 
@@ -39,14 +40,16 @@ void Engine::DoSaveSession(Command& c) {
     if (best == 0) throw std::runtime_error("no cached conversation starts with these tokens (nothing to save)");
     uint64_t bytes = 0;
     if (slot) {
-      std::vector<uint8_t> state(llama_state_seq_get_size(ctx_, slot->id));
+      const auto t_state = std::chrono::steady_clock::now();
+      StateBuffer state(llama_state_seq_get_size(ctx_, slot->id));
       const size_t n = llama_state_seq_get_data(ctx_, state.data(), state.size(), slot->id);
       if (n == 0) throw std::runtime_error("could not read the KV state of slot " + std::to_string(slot->id));
-      state.resize(n);
-      bytes = WriteSessionFile(c.path, ModelId(c.identity), slot->held, state);
+      r.session.phases.state_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_state).count();
+      bytes = WriteSessionFile(c.path, c.meta, ModelId(c.identity), slot->held, state.data(), n, &r.session.phases);
       r.session.tokens = static_cast<int32_t>(slot->held.size());
     } else {
-      bytes = WriteSessionFile(c.path, ModelId(c.identity), parked->tokens, parked->state);
+      bytes = WriteSessionFile(c.path, c.meta, ModelId(c.identity), parked->tokens, parked->state.data(),
+                               parked->state.size(), &r.session.phases);
       r.session.tokens = static_cast<int32_t>(parked->tokens.size());
     }
     r.session.bytes = bytes;
@@ -62,7 +65,7 @@ void Engine::DoLoadSession(Command& c) {
   CommandResult r;
   r.ticket = c.ticket;
   try {
-    SessionData d = ReadSessionFile(c.path);
+    SessionData d = ReadSessionFile(c.path, &r.session.phases);
     CheckSessionModel(d.model, ModelId(c.identity), c.path);
     if (d.tokens.empty()) throw std::runtime_error("session file " + c.path + " holds no tokens");
     if (d.tokens.size() > static_cast<size_t>(ctx_per_slot_)) {
@@ -91,6 +94,7 @@ void Engine::DoLoadSession(Command& c) {
     r.session.tokens = static_cast<int32_t>(d.tokens.size());
     r.session.bytes = d.file_bytes;
     r.token_ids = d.tokens;
+    r.session.meta = std::move(d.meta);
     ParkedConversation e;
     e.tokens = std::move(d.tokens);
     e.state = std::move(d.state);

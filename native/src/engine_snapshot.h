@@ -25,6 +25,8 @@ struct EngineSnapshot {
   uint64_t park_bytes = 0, park_budget = 0;
   uint64_t hits = 0, misses = 0, evictions = 0, refused_low_ram = 0;
   uint64_t prompt_tokens = 0, reused_tokens = 0, generated = 0, steps = 0, requests = 0;
+  // Prompt tokens that went through llama_decode (also those of requests cancelled later).
+  uint64_t prompt_computed = 0;
 };
 
 }  // namespace strata

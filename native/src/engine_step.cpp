@@ -165,6 +165,7 @@ void Engine::AfterDecode(double step_t, double decode_ms) {
       const auto first = a->req.prompt.begin() + static_cast<std::ptrdiff_t>(a->n_read);
       s.held.insert(s.held.end(), first, first + a->chunk);
       a->n_read += static_cast<size_t>(a->chunk);
+      totals_.prompt_computed += static_cast<uint64_t>(a->chunk);
       EngineEvent& e = NewEvent(EventType::Progress, a->req.id);
       e.read = static_cast<int32_t>(a->n_read);
       e.total = static_cast<int32_t>(a->req.prompt.size());

@@ -194,9 +194,14 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       const std::string path = PathArg(info[0]);
       std::vector<llama_token> tokens = ParseTokens(info[1], "tokens", info_.vocab_size, false);
       const std::string identity = IdentityArg(info[2]);
+      std::string meta;
+      if (!info[3].IsUndefined()) {
+        if (!info[3].IsString()) throw Napi::TypeError::New(env, "meta must be a string");
+        meta = info[3].As<Napi::String>().Utf8Value();
+      }
       const uint64_t ticket = next_ticket_++;
       pending_.emplace(ticket, Pending{d, false});
-      engine_->SaveSession(ticket, path, std::move(tokens), identity);
+      engine_->SaveSession(ticket, path, std::move(tokens), identity, std::move(meta));
       UpdateRef(env);
     } catch (const Napi::Error& e) {
       d.Reject(e.Value());
@@ -275,7 +280,18 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     o.Set("tokens", r.session.tokens);
     o.Set("bytes", static_cast<double>(r.session.bytes));
     o.Set("ms", r.session.ms);
-    if (p.is_load) o.Set("tokenIds", TokensToJs(env, r.token_ids));
+    const SessionPhases& ph = r.session.phases;
+    Napi::Object phases = Napi::Object::New(env);
+    phases.Set("stateMs", ph.state_ms);
+    phases.Set("readMs", ph.read_ms);
+    phases.Set("hashMs", ph.hash_ms);
+    phases.Set("writeMs", ph.write_ms);
+    phases.Set("syncMs", ph.sync_ms);
+    o.Set("phases", phases);
+    if (p.is_load) {
+      o.Set("tokenIds", TokensToJs(env, r.token_ids));
+      o.Set("meta", Napi::String::New(env, r.session.meta));
+    }
     p.deferred.Resolve(o);
   }
 

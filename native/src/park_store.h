@@ -7,12 +7,13 @@
 #include <vector>
 
 #include "llama.h"
+#include "state_buffer.h"
 
 namespace strata {
 
 struct ParkedConversation {
   std::vector<llama_token> tokens;
-  std::vector<uint8_t> state;  // llama_state_seq_get_data bytes for exactly `tokens`
+  StateBuffer state;           // llama_state_seq_get_data bytes for exactly `tokens`
   uint64_t last_used = 0;      // engine tick
   double last_used_ms = 0;     // ms since engine start
 };

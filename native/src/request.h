@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "llama.h"
+#include "session_file.h"
 
 namespace strata {
 
@@ -39,6 +40,8 @@ struct GenerateRequest {
   // as <|python_tag|>, like llama-server's preserved tokens); other special tokens render as "".
   std::vector<llama_token> render_tokens;
   bool ignore_eos = false;
+  // false: read the whole prompt, reusing no slot's or parked KV (llama-server's cache_prompt).
+  bool cache_prompt = true;
   int32_t priority = 0;
 };
 
@@ -71,6 +74,8 @@ struct SessionResult {
   int32_t tokens = 0;
   uint64_t bytes = 0;
   double ms = 0;
+  SessionPhases phases;
+  std::string meta;  // load: the description stored in the file (empty for version-1 files)
 };
 
 // The answer to a command that JS awaits (saveSession, loadSession).

@@ -4,15 +4,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+
+// xxHash from llama.cpp's vendor folder, inlined here only (its symbols stay private to this file).
+#define XXH_INLINE_ALL
+#include "xxhash/xxhash.h"
 
 namespace strata {
 
 static const char kMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'S', 'N'};
-static const uint32_t kVersion = 1;
+static const uint32_t kVersion = 2;
+static const uint32_t kLegacyVersion = 1;
+// Large enough to amortise each system call, small enough that a chunk hashed just before it is
+// written (or just after it is read) is still in the CPU's caches.
+static const size_t kChunk = 1 << 20;
+static const uint32_t kMaxMeta = 64u << 20;
 
 uint64_t Fnv1a64(const uint8_t* data, size_t n, uint64_t hash) {
   for (size_t i = 0; i < n; ++i) {
@@ -24,7 +35,35 @@ uint64_t Fnv1a64(const uint8_t* data, size_t n, uint64_t hash) {
 
 namespace {
 
-class Writer {
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::string OsError(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+// The file's checksum by version: XXH3-64 (version 2), FNV-1a 64 (version 1).
+class Checksum {
+ public:
+  explicit Checksum(uint32_t version) : xxh_(version >= 2) {
+    if (xxh_) XXH3_64bits_reset(&state_);
+  }
+  void Update(const void* p, size_t n) {
+    if (xxh_) XXH3_64bits_update(&state_, p, n);
+    else fnv_ = Fnv1a64(static_cast<const uint8_t*>(p), n, fnv_);
+  }
+  uint64_t Digest() { return xxh_ ? XXH3_64bits_digest(&state_) : fnv_; }
+
+ private:
+  bool xxh_;
+  XXH3_state_t state_;
+  uint64_t fnv_ = 0xcbf29ce484222325ULL;
+};
+
+class Head {
  public:
   void Bytes(const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);
@@ -38,154 +77,231 @@ class Writer {
   std::vector<uint8_t> buf;
 };
 
-class Reader {
+// Writes chunks to a file, hashing each just before it goes out and starting its write-back at
+// once, so the final fsync waits for little more than the last chunk.
+class HashingWriter {
  public:
-  Reader(const uint8_t* p, size_t n, const std::string& path) : p_(p), n_(n), path_(path) {}
-  void Bytes(void* out, size_t n) {
-    if (n > n_ - off_) throw std::runtime_error("session file " + path_ + " is corrupt (truncated)");
-    std::memcpy(out, p_ + off_, n);
-    off_ += n;
+  HashingWriter(int fd, const std::string& path, SessionPhases* ph) : fd_(fd), path_(path), ph_(ph), sum_(kVersion) {}
+
+  void Write(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    while (n > 0) {
+      const size_t len = std::min(n, kChunk);
+      auto t0 = Clock::now();
+      sum_.Update(p, len);
+      ph_->hash_ms += MsSince(t0);
+      t0 = Clock::now();
+      Raw(p, len);
+#ifdef __linux__
+      ::sync_file_range(fd_, static_cast<off_t>(off_ - len), static_cast<off_t>(len), SYNC_FILE_RANGE_WRITE);
+#endif
+      ph_->write_ms += MsSince(t0);
+      p += len;
+      n -= len;
+    }
   }
-  template <typename T> T Pod() {
-    T v;
-    Bytes(&v, sizeof v);
-    return v;
+
+  void Trailer() {
+    const uint64_t digest = sum_.Digest();
+    Raw(&digest, sizeof digest);
   }
-  std::string Str(size_t max_len) {
-    const uint32_t len = Pod<uint32_t>();
-    if (len > max_len) throw std::runtime_error("session file " + path_ + " is corrupt (bad string length)");
-    std::string s(len, '\0');
-    Bytes(s.data(), len);
-    return s;
-  }
-  size_t left() const { return n_ - off_; }
+
+  uint64_t bytes() const { return off_; }
 
  private:
-  const uint8_t* p_;
-  size_t n_;
-  size_t off_ = 0;
+  void Raw(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(OsError("cannot write session file", path_));
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+      off_ += static_cast<uint64_t>(w);
+    }
+  }
+
+  int fd_;
   const std::string& path_;
+  SessionPhases* ph_;
+  Checksum sum_;
+  uint64_t off_ = 0;
 };
 
-std::string OsError(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
+// Reads exact lengths from a file of known size; hashed reads go into the checksum chunk by chunk.
+class HashingReader {
+ public:
+  HashingReader(int fd, uint64_t size, const std::string& path, SessionPhases* ph)
+      : fd_(fd), size_(size), path_(path), ph_(ph) {}
 
-void WriteAll(int fd, const uint8_t* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(OsError("cannot write session file", path));
+  void Read(void* out, size_t n, Checksum* sum) {
+    if (n > left()) throw Corrupt("truncated");
+    auto* p = static_cast<uint8_t*>(out);
+    while (n > 0) {
+      const size_t len = std::min(n, kChunk);
+      auto t0 = Clock::now();
+      size_t got = 0;
+      while (got < len) {
+        const ssize_t r = ::read(fd_, p + got, len - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw std::runtime_error(OsError("cannot read session file", path_));
+        if (r == 0) throw Corrupt("truncated");
+        got += static_cast<size_t>(r);
+      }
+      ph_->read_ms += MsSince(t0);
+      off_ += len;
+      if (sum) {
+        t0 = Clock::now();
+        sum->Update(p, len);
+        ph_->hash_ms += MsSince(t0);
+      }
+      p += len;
+      n -= len;
     }
-    p += w;
-    n -= static_cast<size_t>(w);
   }
+  template <typename T> T Pod(Checksum* sum) {
+    T v;
+    Read(&v, sizeof v, sum);
+    return v;
+  }
+  std::string Str(size_t max_len, Checksum* sum) {
+    const uint32_t len = Pod<uint32_t>(sum);
+    if (len > max_len || len > left()) throw Corrupt("bad string length");
+    std::string s(len, '\0');
+    Read(s.data(), len, sum);
+    return s;
+  }
+  uint64_t left() const { return size_ - off_; }
+  std::runtime_error Corrupt(const std::string& why) const {
+    return std::runtime_error("session file " + path_ + " is corrupt (" + why + ")");
+  }
+
+ private:
+  int fd_;
+  uint64_t size_;
+  const std::string& path_;
+  SessionPhases* ph_;
+  uint64_t off_ = 0;
+};
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { const int f = fd_; fd_ = -1; return f; }
+
+ private:
+  int fd_;
+};
+
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 }  // namespace
 
-uint64_t WriteSessionFile(const std::string& path, const SessionModelId& model,
-                          const std::vector<llama_token>& tokens, const std::vector<uint8_t>& state) {
-  // The header is small; tokens and state are written from where they are (no second copy
-  // of a possibly large state), hashed as they go.
-  Writer head;
+uint64_t WriteSessionFile(const std::string& path, const std::string& meta, const SessionModelId& model,
+                          const std::vector<llama_token>& tokens, const uint8_t* state, size_t n_state,
+                          SessionPhases* phases) {
+  if (meta.size() > kMaxMeta) throw std::runtime_error("session description is too large (" + std::to_string(meta.size()) + " bytes)");
+  Head head;
   head.Bytes(kMagic, sizeof kMagic);
   head.Pod<uint32_t>(kVersion);
+  head.Pod<uint32_t>(static_cast<uint32_t>(meta.size()));
+  head.Bytes(meta.data(), meta.size());
   head.Str(model.identity);
   head.Str(model.description);
   head.Pod<uint64_t>(model.n_params);
   head.Pod<uint32_t>(model.n_vocab);
   head.Pod<uint32_t>(static_cast<uint32_t>(tokens.size()));
-  Writer mid;
-  mid.Pod<uint64_t>(state.size());
-  const auto* tok_bytes = reinterpret_cast<const uint8_t*>(tokens.data());
-  const size_t tok_n = tokens.size() * sizeof(llama_token);
-  uint64_t hash = Fnv1a64(head.buf.data(), head.buf.size());
-  hash = Fnv1a64(tok_bytes, tok_n, hash);
-  hash = Fnv1a64(mid.buf.data(), mid.buf.size(), hash);
-  hash = Fnv1a64(state.data(), state.size(), hash);
+  Head mid;
+  mid.Pod<uint64_t>(n_state);
 
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error(OsError("cannot create session file", tmp));
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (fd.get() < 0) throw std::runtime_error(OsError("cannot create session file", tmp));
+  uint64_t bytes = 0;
   try {
-    WriteAll(fd, head.buf.data(), head.buf.size(), tmp);
-    WriteAll(fd, tok_bytes, tok_n, tmp);
-    WriteAll(fd, mid.buf.data(), mid.buf.size(), tmp);
-    WriteAll(fd, state.data(), state.size(), tmp);
-    WriteAll(fd, reinterpret_cast<const uint8_t*>(&hash), sizeof hash, tmp);
-    if (::fsync(fd) != 0) throw std::runtime_error(OsError("cannot sync session file", tmp));
+    HashingWriter w(fd.get(), tmp, phases);
+    w.Write(head.buf.data(), head.buf.size());
+    w.Write(tokens.data(), tokens.size() * sizeof(llama_token));
+    w.Write(mid.buf.data(), mid.buf.size());
+    w.Write(state, n_state);
+    w.Trailer();
+    bytes = w.bytes();
+    const auto t0 = Clock::now();
+    // fdatasync: the data and what reading it back needs (size, blocks), not the timestamps.
+    if (::fdatasync(fd.get()) != 0) throw std::runtime_error(OsError("cannot sync session file", tmp));
+    if (::close(fd.release()) != 0) throw std::runtime_error(OsError("cannot close session file", tmp));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(OsError("cannot rename session file to", path));
+    // The rename itself is durable once the folder is synced.
+    Fd dir(::open(DirOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() >= 0) ::fsync(dir.get());
+    phases->sync_ms += MsSince(t0);
   } catch (...) {
-    ::close(fd);
     ::unlink(tmp.c_str());
     throw;
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string msg = OsError("cannot rename session file to", path);
-    ::unlink(tmp.c_str());
-    throw std::runtime_error(msg);
-  }
-  return head.buf.size() + tok_n + mid.buf.size() + state.size() + sizeof hash;
+  return bytes;
 }
 
-SessionData ReadSessionFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(OsError("cannot open session file", path));
+SessionData ReadSessionFile(const std::string& path, SessionPhases* phases) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) throw std::runtime_error(OsError("cannot open session file", path));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
     throw std::runtime_error("session file " + path + " is not a regular file");
   }
-  std::vector<uint8_t> buf(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < buf.size()) {
-    const ssize_t r = ::read(fd, buf.data() + got, buf.size() - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += static_cast<size_t>(r);
-  }
-  ::close(fd);
-  buf.resize(got);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  HashingReader r(fd.get(), size, path, phases);
 
-  if (buf.size() < sizeof kMagic || std::memcmp(buf.data(), kMagic, sizeof kMagic) != 0) {
+  uint8_t start[sizeof kMagic + 4];
+  if (size < sizeof start || (r.Read(start, sizeof start, nullptr), std::memcmp(start, kMagic, sizeof kMagic) != 0)) {
     throw std::runtime_error(path + " is not a Strata session file");
   }
-  if (buf.size() < sizeof kMagic + 4 + 8) {
-    throw std::runtime_error("session file " + path + " is corrupt (truncated)");
-  }
-  uint64_t stored = 0;
-  std::memcpy(&stored, buf.data() + buf.size() - 8, 8);
-  if (Fnv1a64(buf.data(), buf.size() - 8) != stored) {
-    throw std::runtime_error("session file " + path + " is corrupt (checksum mismatch)");
-  }
-
-  Reader r(buf.data(), buf.size() - 8, path);
-  char magic[8];
-  r.Bytes(magic, sizeof magic);
-  const uint32_t version = r.Pod<uint32_t>();
-  if (version != kVersion) {
+  uint32_t version = 0;
+  std::memcpy(&version, start + sizeof kMagic, 4);
+  if (version != kVersion && version != kLegacyVersion) {
     throw std::runtime_error("session file " + path + " has unsupported version " + std::to_string(version) +
                              " (expected " + std::to_string(kVersion) + ")");
   }
+  Checksum sum(version);
+  sum.Update(start, sizeof start);
+
   SessionData d;
-  d.file_bytes = buf.size();
-  d.model.identity = r.Str(1 << 16);
-  d.model.description = r.Str(1 << 16);
-  d.model.n_params = r.Pod<uint64_t>();
-  d.model.n_vocab = r.Pod<uint32_t>();
-  const uint32_t n_tokens = r.Pod<uint32_t>();
-  if (static_cast<uint64_t>(n_tokens) * sizeof(llama_token) > r.left()) {
-    throw std::runtime_error("session file " + path + " is corrupt (bad token count)");
+  d.version = version;
+  d.file_bytes = size;
+  if (version >= 2) {
+    const uint32_t n_meta = r.Pod<uint32_t>(&sum);
+    if (n_meta > kMaxMeta || n_meta > r.left()) throw r.Corrupt("bad description length");
+    d.meta.resize(n_meta);
+    r.Read(d.meta.data(), n_meta, &sum);
   }
+  d.model.identity = r.Str(1 << 16, &sum);
+  d.model.description = r.Str(1 << 16, &sum);
+  d.model.n_params = r.Pod<uint64_t>(&sum);
+  d.model.n_vocab = r.Pod<uint32_t>(&sum);
+  const uint32_t n_tokens = r.Pod<uint32_t>(&sum);
+  if (static_cast<uint64_t>(n_tokens) * sizeof(llama_token) + 16 > r.left()) throw r.Corrupt("bad token count");
   d.tokens.resize(n_tokens);
-  r.Bytes(d.tokens.data(), n_tokens * sizeof(llama_token));
-  const uint64_t n_state = r.Pod<uint64_t>();
-  if (n_state != r.left()) throw std::runtime_error("session file " + path + " is corrupt (bad state size)");
-  d.state.resize(n_state);
-  r.Bytes(d.state.data(), n_state);
+  r.Read(d.tokens.data(), n_tokens * sizeof(llama_token), &sum);
+  const uint64_t n_state = r.Pod<uint64_t>(&sum);
+  if (n_state + 8 != r.left()) throw r.Corrupt("bad state size");
+  d.state = StateBuffer(n_state);
+  r.Read(d.state.data(), n_state, &sum);
+  const uint64_t stored = r.Pod<uint64_t>(nullptr);
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t actual = sum.Digest();
+  phases->hash_ms += MsSince(t0);
+  if (actual != stored) throw r.Corrupt("checksum mismatch");
   return d;
 }
 

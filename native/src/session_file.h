@@ -1,13 +1,20 @@
-// Session files: one conversation's KV state and tokens on disk, tied to a model.
-// Layout (little-endian): "STRATASN" magic, u32 version, str identity, str model description,
-// u64 n_params, u32 n_vocab, u32 n_tokens + i32 tokens, u64 n_state + state bytes,
-// then u64 FNV-1a 64 of every byte before it. Strings are u32 length + bytes.
+// Session files: one conversation's KV state and tokens on disk, tied to a model, with the
+// server's description of it (the chat messages it was saved from) in the same file, so a save
+// is one atomic rename and nothing can describe a state it does not hold.
+//
+// Layout (little-endian), version 2:
+//   "STRATASN" magic, u32 version, u32 n_meta + meta bytes (the server's JSON, opaque here),
+//   str identity, str model description, u64 n_params, u32 n_vocab, u32 n_tokens + i32 tokens,
+//   u64 n_state + state bytes, then u64 XXH3-64 of every byte before it.
+// Strings are u32 length + bytes. Version 1 (no meta, FNV-1a 64 checksum; its description lived
+// in a NAME.json sidecar) is still read.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "llama.h"
+#include "state_buffer.h"
 
 namespace strata {
 
@@ -18,24 +25,37 @@ struct SessionModelId {
   uint32_t n_vocab = 0;
 };
 
+// Where the time of a save or load went, ms (0 where a phase does not apply).
+struct SessionPhases {
+  double state_ms = 0;  // save: copying the sequence's KV out of the context
+  double read_ms = 0;   // load: read() calls
+  double hash_ms = 0;   // checksum, streamed over the bytes as they are written or read
+  double write_ms = 0;  // save: write() calls (the page cache, with write-back started per chunk)
+  double sync_ms = 0;   // save: fdatasync of the file, rename, fsync of the folder
+};
+
 struct SessionData {
+  uint32_t version = 0;
+  std::string meta;  // empty for version 1
   SessionModelId model;
   std::vector<llama_token> tokens;
-  std::vector<uint8_t> state;
+  StateBuffer state;
   uint64_t file_bytes = 0;
 };
 
 uint64_t Fnv1a64(const uint8_t* data, size_t n, uint64_t hash = 0xcbf29ce484222325ULL);
 
-// Writes through a temp file in the same folder + rename, mode 0600. Returns bytes written.
-// Throws std::runtime_error naming the path and the OS error.
-uint64_t WriteSessionFile(const std::string& path, const SessionModelId& model,
-                          const std::vector<llama_token>& tokens, const std::vector<uint8_t>& state);
+// Writes a version-2 file through a temp file in the same folder (NAME.tmp-PID-N, mode 0600),
+// fdatasync, rename over `path`, fsync of the folder. Returns bytes written. Throws
+// std::runtime_error naming the path and the OS error; the temp file is removed on failure.
+uint64_t WriteSessionFile(const std::string& path, const std::string& meta, const SessionModelId& model,
+                          const std::vector<llama_token>& tokens, const uint8_t* state, size_t n_state,
+                          SessionPhases* phases);
 
-// Reads and checks magic, version and checksum; throws std::runtime_error with a clear
-// message ("not a Strata session file", "corrupt (checksum mismatch)", ...). Does not compare
-// the model: see CheckSessionModel.
-SessionData ReadSessionFile(const std::string& path);
+// Reads and checks magic, version, lengths and checksum, reading the state straight into its
+// buffer; throws std::runtime_error with a clear message ("not a Strata session file",
+// "corrupt (checksum mismatch)", ...). Does not compare the model: see CheckSessionModel.
+SessionData ReadSessionFile(const std::string& path, SessionPhases* phases);
 
 // Throws when the file was saved with another model.
 void CheckSessionModel(const SessionModelId& file, const SessionModelId& mine, const std::string& path);

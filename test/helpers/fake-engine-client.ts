@@ -78,6 +78,8 @@ export class FakeEngineClient implements EngineClient {
   readonly all: FakeRequest[] = [];
   info: ModelInfo | null = null;
   autoRun: FakeEngineOptions['autoRun'];
+  /** What snapshot() reports as prompt tokens decoded (tests set it). */
+  promptComputed = 0;
   private readonly slots: number;
   private readonly ctx: number;
   /** Called for every new request (tests use it to script answers). */
@@ -155,7 +157,7 @@ export class FakeEngineClient implements EngineClient {
     return {
       slots: [], queued: 0,
       park: { entries: [], bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0, refusedLowRam: 0 },
-      totals: { promptTokens: 0, reusedTokens: 0, generated: 0, steps: 0, requests: 0 },
+      totals: { promptTokens: 0, reusedTokens: 0, promptComputed: this.promptComputed, generated: 0, steps: 0, requests: 0 },
     };
   }
   async traces() { return { steps: [], requests: [] }; }

@@ -170,7 +170,7 @@ describe('engine process (real engine, tiny model)', () => {
     const path = join(dir, 'conversation.session');
     const first = await run(c.generate({ prompt, maxTokens: 8, ignoreEos: true }));
     const conversation = [...prompt, ...first.ids];
-    const saved = await c.saveSession(path, conversation, 'engine-process-test');
+    const saved = await c.saveSession(path, conversation, 'engine-process-test', '{"note":"kept"}');
     expect(saved.tokens).toBeGreaterThan(0);
     const followUp = [...conversation, ...(await c.tokenize(' and then', false))];
     const here = await run(c.generate({ prompt: followUp, maxTokens: 10, ignoreEos: true }));
@@ -180,6 +180,7 @@ describe('engine process (real engine, tiny model)', () => {
     expect(fresh.status().pid).not.toBe(c.status().pid);
     const loaded = await fresh.loadSession(path, 'engine-process-test');
     expect(loaded.tokenIds).toEqual(conversation.slice(0, loaded.tokenIds.length));
+    expect(loaded.meta).toBe('{"note":"kept"}');
     const there = await run(fresh.generate({ prompt: followUp, maxTokens: 10, ignoreEos: true }));
     expect(there.events[0]).toMatchObject({ type: 'admitted', restored: true });
     expect((there.events[0] as Extract<RequestEvent, { type: 'admitted' }>).reused).toBeGreaterThan(0);

@@ -1,11 +1,12 @@
 // Session files of the native Engine (real tiny model, greedy): a saved conversation loaded
 // into a fresh Engine continues exactly as the original would, and damaged, foreign or
 // unrelated files are refused with a clear error while the engine keeps working.
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
+import { buildSessionFile, parseSessionFile } from '../helpers/session-files.js';
 import { EngineDriver, promptText } from './engine-driver.js';
 
 const IDENTITY = 'tiny-test-model#1';
@@ -17,6 +18,9 @@ let firstIds: number[] = [];
 let followup: number[] = [];
 let expected: number[] = [];
 let sessionPath = '';
+const META = JSON.stringify({ messages: [{ role: 'user', content: 'keep this — ünïcode too' }] });
+let savedPhases: Awaited<ReturnType<EngineDriver['engine']['saveSession']>>['phases'];
+let savedMs = 0;
 
 beforeAll(async () => {
   model = await ensureTestModel({});
@@ -27,9 +31,11 @@ beforeAll(async () => {
   firstIds = first.ids;
   followup = [...prompt, ...firstIds, ...source.tokens(' and the next question')];
   sessionPath = join(dir, 'kept.session');
-  const saved = await source.engine.saveSession(sessionPath, followup, IDENTITY);
+  const saved = await source.engine.saveSession(sessionPath, followup, IDENTITY, META);
   expect(saved.tokens).toBe(prompt.length + firstIds.length - 1);
   expect(saved.bytes).toBe(statSync(sessionPath).size);
+  savedPhases = saved.phases;
+  savedMs = saved.ms;
   // What the original engine answers to the follow-up (its slot still holds the conversation).
   const cont = await source.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
   expect(cont.admitted!.restored).toBe(false);
@@ -42,10 +48,19 @@ afterAll(async () => {
 });
 
 describe('session files', () => {
-  it('are written with mode 0600 and no temp files left behind', () => {
+  it('are written with mode 0600 and no temp files left behind, the description stored as given', () => {
     expect(statSync(sessionPath).mode & 0o777).toBe(0o600);
-    const raw = readFileSync(sessionPath);
-    expect(raw.subarray(0, 8).toString('latin1')).toBe('STRATASN');
+    expect(readdirSync(dir)).toEqual(['kept.session']);
+    const parts = parseSessionFile(readFileSync(sessionPath));
+    expect(parts).toMatchObject({ version: 2, meta: META, identity: IDENTITY });
+    expect(parts.tokens.length / 4).toBe(prompt.length + firstIds.length - 1);
+  });
+
+  it('say where the save went: each phase measured, together within the whole', () => {
+    for (const k of ['stateMs', 'hashMs', 'writeMs', 'syncMs'] as const) expect(savedPhases[k]).toBeGreaterThan(0);
+    expect(savedPhases.readMs).toBe(0);
+    const sum = savedPhases.stateMs + savedPhases.hashMs + savedPhases.writeMs + savedPhases.syncMs;
+    expect(sum).toBeLessThanOrEqual(savedMs + 0.01);
   });
 
   it('round-trip into a fresh engine and continue with the same output', async () => {
@@ -54,11 +69,29 @@ describe('session files', () => {
       const loaded = await fresh.engine.loadSession(sessionPath, IDENTITY);
       const held = prompt.length + firstIds.length - 1;
       expect(loaded.tokens).toBe(held);
+      expect(loaded.meta).toBe(META);
+      expect(loaded.phases.readMs).toBeGreaterThan(0);
+      expect(loaded.phases.hashMs).toBeGreaterThan(0);
       expect(Array.from(loaded.tokenIds)).toEqual([...prompt, ...firstIds.slice(0, -1)]);
       expect(fresh.engine.snapshot().park.entries.map((e) => e.tokens)).toEqual([held]);
 
       const cont = await fresh.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
       expect(cont.admitted).toMatchObject({ restored: true, reused: held });
+      expect(cont.ids).toEqual(expected);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('still loads a format-1 file (older versions: no description, FNV-1a checksum) and continues the same', async () => {
+    const legacy = join(dir, 'legacy.session');
+    writeFileSync(legacy, buildSessionFile({ ...parseSessionFile(readFileSync(sessionPath)), version: 1 }));
+    const fresh = await EngineDriver.load({ model, ctx: 512, slots: 2, threads: 2, freeRamFloorMiB: 0 });
+    try {
+      const loaded = await fresh.engine.loadSession(legacy, IDENTITY);
+      expect(loaded.meta).toBe('');
+      const cont = await fresh.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
+      expect(cont.admitted!.restored).toBe(true);
       expect(cont.ids).toEqual(expected);
     } finally {
       await fresh.close();

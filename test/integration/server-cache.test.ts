@@ -1,11 +1,14 @@
 // Conversation cache end to end, greedy on a real tiny model: a follow-up turn reuses its
 // prefix (cached_tokens > 0) and says what a fresh server says; a conversation forced out of
 // its slot comes back from the park with the same text; a saved session restored by another
-// server process continues with the same text.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+// server process continues with the same text and returns the messages it was saved with;
+// damaged descriptions are a 422; what an interrupted save left is gone after the next start.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
+import { buildSessionFile, parseSessionFile } from '../helpers/session-files.js';
 import { greedy, json, metrics, startServer, tempDir, type Running } from './server-helpers.js';
 
 type Msg = { role: 'user' | 'assistant'; content: string };
@@ -48,12 +51,19 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     r1 = (await chat(a, [u1])).text;
     expect(r1.length).toBeGreaterThan(0);
     // Save the conversation while its slot holds it (restored later by another process).
-    const saved = await json(a.port, 'POST', '/v1/sessions', { name: 'sea-poem', messages: [u1, { role: 'assistant', content: r1 }] });
+    const conversation = [u1, { role: 'assistant', content: r1 }];
+    const saved = await json(a.port, 'POST', '/v1/sessions', { name: 'sea-poem', messages: conversation });
     expect(saved.status).toBe(201);
-    expect(saved.body).toMatchObject({ name: 'sea-poem', messages: 2 });
+    expect(saved.body).toMatchObject({ name: 'sea-poem', messages: conversation, message_count: 2, format: 2 });
     expect(saved.body.tokens).toBeGreaterThan(0);
+    expect(saved.body.timings.engine_ms).toBeGreaterThan(0);
+    expect(saved.body.timings.engine.sync_ms).toBeGreaterThan(0);
+    // One file, 0600, and nothing else in the folder.
+    expect(readdirSync(sessions.dir)).toEqual(['sea-poem.session']);
     expect(statSync(join(sessions.dir, 'sea-poem.session')).mode & 0o777).toBe(0o600);
-    expect(statSync(join(sessions.dir, 'sea-poem.json')).mode & 0o777).toBe(0o600);
+    const got = await json(a.port, 'GET', '/v1/sessions/sea-poem');
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ name: 'sea-poem', messages: conversation, tokens: saved.body.tokens, bytes: saved.body.bytes });
     followUp = await chat(a, [u1, { role: 'assistant', content: r1 }, u2]);
     expect(followUp.cached).toBeGreaterThan(0);
     expect(followUp.cached).toBeLessThan(followUp.prompt);
@@ -87,6 +97,8 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     const restored = await json(c.port, 'POST', '/v1/sessions/sea-poem/restore');
     expect(restored.status).toBe(200);
     expect(restored.body.tokens).toBeGreaterThan(0);
+    // The messages saved with it come back with the restore (another window can show the chat).
+    expect(restored.body.messages).toEqual([u1, { role: 'assistant', content: r1 }]);
     const cont = await chat(c, [u1, { role: 'assistant', content: r1 }, u2]);
     expect(cont.cached).toBeGreaterThan(0);
     expect(cont.text).toBe(fresh.text);
@@ -96,9 +108,11 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     const bad = await json(c.port, 'POST', '/v1/sessions/..%2Fetc/restore');
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe('name');
-    const meta = JSON.parse(readFileSync(join(sessions.dir, 'sea-poem.json'), 'utf8'));
-    writeFileSync(join(sessions.dir, 'other.json'), JSON.stringify({ ...meta, name: 'other', model: { ...meta.model, identity: 'other.gguf:1:f16:nofa:0', name: 'other-model', file: 'other.gguf' } }));
-    writeFileSync(join(sessions.dir, 'other.session'), readFileSync(join(sessions.dir, 'sea-poem.session')));
+    const parts = parseSessionFile(readFileSync(join(sessions.dir, 'sea-poem.session')));
+    const meta = JSON.parse(parts.meta);
+    writeFileSync(join(sessions.dir, 'other.session'), buildSessionFile({
+      ...parts, identity: 'other.gguf:1:f16:nofa:0', meta: JSON.stringify({ ...meta, model: { identity: 'other.gguf:1:f16:nofa:0', name: 'other-model', file: 'other.gguf' } }),
+    }));
     const other = await json(c.port, 'POST', '/v1/sessions/other/restore');
     expect(other.status).toBe(409);
     expect(other.body.error.message).toMatch(/other-model/);
@@ -106,5 +120,72 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     expect((await json(c.port, 'DELETE', '/v1/sessions/other')).status).toBe(404);
     const m = await metrics(c.port);
     expect(m.totals.invariant_violations).toBe(0);
+    await close(c);
+  });
+
+  it('a damaged description (not JSON, or null) is a 422 on GET and restore, as a damaged state file is', async () => {
+    const parts = parseSessionFile(readFileSync(join(sessions.dir, 'sea-poem.session')));
+    writeFileSync(join(sessions.dir, 'bad-json.session'), buildSessionFile({ ...parts, meta: '{"model": {' }));
+    writeFileSync(join(sessions.dir, 'null-desc.session'), buildSessionFile({ ...parts, meta: 'null' }));
+    // Format 1 (older versions): the state file and a NAME.json sidecar.
+    writeFileSync(join(sessions.dir, 'old-null.session'), buildSessionFile({ ...parts, version: 1 }));
+    writeFileSync(join(sessions.dir, 'old-null.json'), 'null');
+    writeFileSync(join(sessions.dir, 'old-text.session'), buildSessionFile({ ...parts, version: 1 }));
+    writeFileSync(join(sessions.dir, 'old-text.json'), 'this is not json');
+    const flipped = readFileSync(join(sessions.dir, 'sea-poem.session'));
+    flipped[flipped.length - 100]! ^= 0xff;
+    writeFileSync(join(sessions.dir, 'bad-state.session'), flipped);
+    const d = await server();
+    for (const name of ['bad-json', 'null-desc', 'old-null', 'old-text']) {
+      const get = await json(d.port, 'GET', `/v1/sessions/${name}`);
+      expect(get.status, name).toBe(422);
+      expect(get.body.error).toMatchObject({ code: 'session_unreadable', param: 'name' });
+      expect(get.body.error.message).toMatch(/damaged description/);
+      expect((await json(d.port, 'POST', `/v1/sessions/${name}/restore`)).status, name).toBe(422);
+    }
+    const state = await json(d.port, 'POST', '/v1/sessions/bad-state/restore');
+    expect(state.status).toBe(422);
+    expect(state.body.error.message).toMatch(/checksum mismatch/);
+    // Listed with their errors (so they can be seen and deleted), beside the good one.
+    const list = await json(d.port, 'GET', '/v1/sessions');
+    expect(list.body.data.find((x: { name: string }) => x.name === 'null-desc').error).toMatch(/damaged description/);
+    expect(list.body.data.find((x: { name: string }) => x.name === 'sea-poem').messages).toHaveLength(2);
+    for (const name of ['bad-json', 'null-desc', 'old-null', 'old-text', 'bad-state']) {
+      expect((await json(d.port, 'DELETE', `/v1/sessions/${name}`)).status).toBe(200);
+    }
+    await close(d);
+  });
+
+  it('a format-1 session (older versions) still restores, without messages', async () => {
+    const parts = parseSessionFile(readFileSync(join(sessions.dir, 'sea-poem.session')));
+    const meta = JSON.parse(parts.meta);
+    writeFileSync(join(sessions.dir, 'old.session'), buildSessionFile({ ...parts, version: 1 }));
+    writeFileSync(join(sessions.dir, 'old.json'), JSON.stringify({ name: 'old', model: meta.model, tokens: 1, bytes: 1, created: meta.created, messages: 2, save_ms: 1 }));
+    const e = await server();
+    const restored = await json(e.port, 'POST', '/v1/sessions/old/restore');
+    expect(restored.status).toBe(200);
+    expect(restored.body).toMatchObject({ name: 'old', messages: null, tokens: parts.tokens.length / 4 });
+    const cont = await chat(e, [u1, { role: 'assistant', content: r1 }, u2]);
+    expect(cont.cached).toBeGreaterThan(0);
+    expect(cont.text).toBe(fresh.text);
+    // Saving it again writes one file of the current format and drops the sidecar.
+    const again = await json(e.port, 'POST', '/v1/sessions', { name: 'old', messages: [u1, { role: 'assistant', content: r1 }] });
+    expect(again.status).toBe(201);
+    expect(existsSync(join(sessions.dir, 'old.json'))).toBe(false);
+    expect(parseSessionFile(readFileSync(join(sessions.dir, 'old.session'))).version).toBe(2);
+    expect((await json(e.port, 'DELETE', '/v1/sessions/old')).status).toBe(200);
+    await close(e);
+  });
+
+  it('what an interrupted save left (temp file of a dead process, a sidecar without state) is gone after the next start', async () => {
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    const litter = [`sea-poem.session.tmp-${dead}-0`, `half.session.tmp-${dead}-7`, 'nothing.json'];
+    for (const f of litter) writeFileSync(join(sessions.dir, f), Buffer.alloc(4096, 1));
+    const f = await server();
+    expect(readdirSync(sessions.dir).sort()).toEqual(['sea-poem.session']);
+    expect(f.logs.some((l) => l.includes('removed leftovers of interrupted saves'))).toBe(true);
+    // The session itself is untouched.
+    expect((await json(f.port, 'GET', '/v1/sessions/sea-poem')).status).toBe(200);
+    await close(f);
   });
 });

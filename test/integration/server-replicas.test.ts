@@ -8,6 +8,8 @@ import { greedy, json, metrics, startServer, stream, until, type Running } from 
 let srv: Running;
 beforeAll(async () => {
   srv = await startServer(await ensureTestModel({}), { replicas: 2, slots: 1, ctx: 1024, threads: 1 });
+  // The server serves once one replica is up; routing is tested with both (a loaded machine starts them apart).
+  await until('both replicas ready', () => metrics(srv.port), (m) => m.engines.every((e: { state: string }) => e.state === 'ready'));
 });
 afterAll(async () => { await srv?.close(); });
 

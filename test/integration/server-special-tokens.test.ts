@@ -24,7 +24,7 @@ async function spiedServer(vocab: string, sessionsDir: string): Promise<Spied> {
   const saveSession = engine.saveSession.bind(engine);
   Object.assign(engine, {
     generate: (input: GenerateInput) => { prompts.push(Array.from(input.prompt)); return generate(input); },
-    saveSession: (path: string, tokens: number[], identity: string) => { saved.push([...tokens]); return saveSession(path, tokens, identity); },
+    saveSession: (path: string, tokens: number[], identity: string, meta: string) => { saved.push([...tokens]); return saveSession(path, tokens, identity, meta); },
   });
   return { srv, prompts, saved, engine };
 }

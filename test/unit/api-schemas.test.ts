@@ -230,13 +230,16 @@ describe('parseInfillRequest', () => {
       inputPrefix: 'def f(', inputSuffix: '):\n', prompt: 'x', maxTokens: 32, tMaxPredictMs: 250, stop: ['\n\n'],
       inputExtra: [{ filename: 'a.py', text: 'import os\n' }, { filename: '', text: 'y' }], sampling: { temperature: 0 },
     });
-    expect(parseInfillRequest({})).toMatchObject({ inputPrefix: '', inputSuffix: '', prompt: '', inputExtra: [], tMaxPredictMs: null });
+    expect(parseInfillRequest({})).toMatchObject({ inputPrefix: '', inputSuffix: '', prompt: '', inputExtra: [], tMaxPredictMs: null, supersedeKey: null });
+    expect(parseInfillRequest({ supersede_key: 'file:///src/a.c' }).supersedeKey).toBe('file:///src/a.c');
   });
 
   it('names bad fields', () => {
     expect(refusal(() => parseInfillRequest({ input_prefix: 3 }))).toBe('400 input_prefix: must be a string, got a number [input_prefix]');
     expect(refusal(() => parseInfillRequest({ input_extra: [{ filename: 'a' }] }))).toBe('400 input_extra[0].text: is required [input_extra[0].text]');
     expect(refusal(() => parseInfillRequest({ t_max_predict_ms: -5 }))).toBe('400 t_max_predict_ms: must be at least 0, got -5 [t_max_predict_ms]');
+    expect(refusal(() => parseInfillRequest({ supersede_key: 7 }))).toBe('400 supersede_key: must be a string, got a number [supersede_key]');
+    expect(refusal(() => parseInfillRequest({ supersede_key: '' }))).toBe('400 supersede_key: must be 1-2048 characters, got 0 [supersede_key]');
   });
 });
 

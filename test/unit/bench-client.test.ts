@@ -3,16 +3,24 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BenchHttpError, infill, streamCompletion, type Target } from '../../backend/bench/client.js';
+import { BenchHttpError, infill, scrapePromptComputed, streamCompletion, type Target } from '../../backend/bench/client.js';
+import { complete, emptyRun } from '../../backend/bench/scenarios/common.js';
+import { defaultSettings, type BenchContext } from '../../backend/bench/types.js';
 
 let server: Server;
 let target: Target;
 const bodies: Record<string, unknown>[] = [];
+let metricsBody: { type: string; text: string } = { type: 'application/json', text: '{}' };
 
 const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url?.startsWith('/metrics')) {
+      res.writeHead(200, { 'content-type': metricsBody.type });
+      res.end(metricsBody.text);
+      return;
+    }
     let raw = '';
     req.on('data', (d) => { raw += d; });
     req.on('end', () => {
@@ -101,6 +109,28 @@ describe('bench client', () => {
     expect(r.ttftMs).toBeGreaterThan(0);
     expect(r.ttftMs).toBe(r.totalMs);
     await expect(streamCompletion(target, { prompt: 'midstream-error', maxTokens: 1, ignoreEos: false })).rejects.toThrow(/engine died/);
+  });
+
+  it('reads the prompt tokens a server computed: ours from its JSON /metrics, llama-server\'s from Prometheus text', async () => {
+    metricsBody = { type: 'application/json', text: JSON.stringify({ totals: { prompt_tokens_computed: 4321, prompt_tokens_processed: 9 } }) };
+    expect(await scrapePromptComputed(target)).toBe(4321);
+    metricsBody = { type: 'text/plain', text: '# HELP llamacpp:prompt_tokens_total x\n# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total 2177\nllamacpp:n_decode_total 9\n' };
+    expect(await scrapePromptComputed(target)).toBe(2177);
+    metricsBody = { type: 'text/plain', text: 'something else 1\n' };
+    expect(await scrapePromptComputed(target)).toBeNull();
+  });
+
+  it('counts how each request ended: completed, an HTTP error, a stream cut by an error (its tokens delivered); bans tokens on every request', async () => {
+    const ctx = { target, info: { ignoreEos: true }, settings: defaultSettings, bannedTokens: [5, 7] } as unknown as BenchContext;
+    const out = emptyRun();
+    const ok = await complete(ctx, 'hi', 4, out);
+    const bad = await complete(ctx, 'bad', 4, out);
+    const cut = await complete(ctx, 'late-error', 8, out);
+    expect([ok.failed, bad.failed !== null, cut.failed]).toEqual([null, true, expect.stringMatching(/bad utf-8/)]);
+    expect(Number.isNaN(bad.ttftMs)).toBe(true);
+    expect(out.requests).toMatchObject({ sent: 3, completed: 1, failed: 2, deliveredTokens: 4 + 0 + 2 });
+    expect(out.requests.failures[0]).toMatch(/HTTP 400/);
+    expect(bodies.at(-1)).toMatchObject({ logit_bias: [[5, false], [7, false]] });
   });
 
   it('reads an infill answer', async () => {

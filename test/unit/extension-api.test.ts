@@ -123,9 +123,9 @@ describe('StrataClient over HTTP', () => {
           res.write(`data: ${JSON.stringify({ choices: [{ delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2 } })}\n\n`);
           res.end('data: [DONE]\n\n');
         } else if (req.url === '/v1/infill') {
-          const j = JSON.parse(body) as { input_prefix: string; input_extra: unknown[]; max_tokens: number };
+          const j = JSON.parse(body) as { input_prefix: string; input_extra: unknown[]; max_tokens: number; supersede_key?: string };
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ content: `[${j.input_prefix}|${j.input_extra.length}|${j.max_tokens}]` }));
+          res.end(JSON.stringify({ content: `[${j.input_prefix}|${j.input_extra.length}|${j.max_tokens}${j.supersede_key ? `|${j.supersede_key}` : ''}]` }));
         } else if (req.url === '/v1/tokenize') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ tokens: (JSON.parse(body) as { content: string }).content.split(' ').map((_, i) => i) }));
@@ -173,6 +173,8 @@ describe('StrataClient over HTTP', () => {
     const c = new StrataClient({ baseUrl: base });
     const r = await c.infill({ prefix: 'def f(', suffix: ')', extra: [{ filename: 'a.py', text: 'x' }], maxTokens: 16, maxPredictMs: 500 }, new AbortController().signal);
     expect(r.content).toBe('[def f(|1|16]');
+    const keyed = await c.infill({ prefix: 'x', suffix: '', extra: [], maxTokens: 4, maxPredictMs: 500, supersedeKey: 'file:///a.py' }, new AbortController().signal);
+    expect(keyed.content).toBe('[x|0|4|file:///a.py]');
     expect(await c.tokenize('a b c')).toEqual([0, 1, 2]);
   });
 

@@ -1,14 +1,60 @@
 import { describe, expect, it } from 'vitest';
-import { buildInfillPrompt, prefixWindowStart, SuffixRepeatStop, windowPrefix } from '../../backend/http/infill-prompt.js';
+import { buildInfillPrompt, fimOrderFor, prefixWindowStart, SuffixRepeatStop, windowPrefix } from '../../backend/http/infill-prompt.js';
 import { codeLines, seedOf } from '../../backend/bench/prompts.js';
 
 const fim = { prefix: 1, suffix: 3, middle: 2, pad: 4, rep: -1, sep: -1 };
+
+function commonPrefix(a: number[], b: number[]): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
 
 describe('infill prompt', () => {
   it('lays out [BOS] extra [PRE] prefix prompt [SUF] suffix [MID]', () => {
     const p = buildInfillPrompt(fim, [9], { extra: [{ header: [50], text: [51, 52] }], repoHeader: [], prefix: [10, 11], suffix: [20, 21], prompt: [12] }, { batch: 512, ctx: 4096, maxTokens: 64 });
     expect(p.tokens).toEqual([9, 50, 51, 52, 1, 10, 11, 12, 3, 20, 21, 2]);
     expect(p.truncated).toBe(false);
+  });
+
+  it('SPM order: [BOS] extra [PRE] [SUF] suffix [MID] prefix prompt', () => {
+    const p = buildInfillPrompt(fim, [9], { extra: [{ header: [50], text: [51, 52] }], repoHeader: [], prefix: [10, 11], suffix: [20, 21], prompt: [12] }, { batch: 512, ctx: 4096, maxTokens: 64 }, 'spm');
+    expect(p.tokens).toEqual([9, 50, 51, 52, 1, 3, 20, 21, 2, 10, 11, 12]);
+  });
+
+  it('SPM keeps all but the typed tokens of the previous keystroke; PSM re-reads the suffix', () => {
+    const suffix = Array.from({ length: 60 }, (_, i) => 300 + i);
+    const before = [100, 101, 102];
+    const after = [100, 101, 102, 103];
+    const run = (order: 'psm' | 'spm', prefix: number[]) =>
+      buildInfillPrompt(fim, [], { extra: [], repoHeader: [], prefix, suffix, prompt: [] }, { batch: 512, ctx: 4096, maxTokens: 8 }, order).tokens;
+    const spmA = run('spm', before); const spmB = run('spm', after);
+    const psmA = run('psm', before); const psmB = run('psm', after);
+    // Tokens a keystroke must read: those after the common prefix with the previous prompt.
+    expect(spmB.length - commonPrefix(spmA, spmB)).toBe(1);
+    expect(psmB.length - commonPrefix(psmA, psmB)).toBe(1 + 1 + suffix.length + 1);
+  });
+
+  it('SPM: the suffix kept does not shrink as the cursor line (prompt) grows, so its KV stays', () => {
+    const suffix = Array.from({ length: 400 }, (_, i) => 300 + i);
+    const run = (prompt: number[]) =>
+      buildInfillPrompt(fim, [], { extra: [], repoHeader: [], prefix: [100, 101], suffix, prompt }, { batch: 512, ctx: 4096, maxTokens: 8 }, 'spm').tokens;
+    const a = run([50]);
+    const b = run([50, 51, 52]);
+    expect(b.length - commonPrefix(a, b)).toBe(2);
+    expect(a.slice(2, 2 + 126)).toEqual(suffix.slice(0, 126)); // 512/4 - 2 tokens of suffix
+  });
+
+  it('picks SPM for model families trained with it, PSM for the rest, unless the setting says', () => {
+    const meta = (pre: string, arch = 'llama', model = 'gpt2') => ({ 'tokenizer.ggml.pre': pre, 'general.architecture': arch, 'tokenizer.ggml.model': model });
+    expect(fimOrderFor(meta('starcoder'), 'auto')).toBe('spm');
+    expect(fimOrderFor(meta('', 'starcoder2'), 'auto')).toBe('spm');
+    expect(fimOrderFor(meta('default', 'llama', 'llama'), 'auto')).toBe('spm'); // CodeLlama's <PRE>/<SUF>/<MID>
+    expect(fimOrderFor(meta('', 'gemma', 'llama'), 'auto')).toBe('spm');
+    expect(fimOrderFor(meta('qwen2', 'qwen2'), 'auto')).toBe('psm');
+    expect(fimOrderFor(meta('deepseek-coder'), 'auto')).toBe('psm');
+    expect(fimOrderFor(meta('starcoder'), 'psm')).toBe('psm');
+    expect(fimOrderFor(meta('qwen2', 'qwen2'), 'spm')).toBe('spm');
   });
 
   it('uses repo and file separator tokens when the vocabulary has them', () => {

@@ -37,6 +37,13 @@ describe('strata serve settings', () => {
     expect(() => resolveConfig({ flags: flags({ prot: '1' }), env: {}, readFile: noFile })).toThrowError(ConfigError);
   });
 
+  it('reads the infill admission delay and FIM order (defaults 200 ms and auto)', () => {
+    expect(resolveConfig({ flags: flags({}), env: {}, readFile: noFile })).toMatchObject({ infillDelayMs: 200, fimOrder: 'auto' });
+    expect(resolveConfig({ flags: flags({ 'infill-delay-ms': '0', 'fim-order': 'spm' }), env: {}, readFile: noFile })).toMatchObject({ infillDelayMs: 0, fimOrder: 'spm' });
+    expect(() => resolveConfig({ flags: flags({ 'fim-order': 'mps' }), env: {}, readFile: noFile })).toThrowError(/--fim-order: must be one of auto, psm, spm/);
+    expect(() => resolveConfig({ flags: flags({}), env: { STRATA_INFILL_DELAY_MS: '-1' }, readFile: noFile })).toThrowError(/STRATA_INFILL_DELAY_MS: must be in \[0, 10000\]/);
+  });
+
   it('refuses to listen beyond loopback without an API key', () => {
     expect(() => resolveConfig({ flags: flags({ host: '0.0.0.0' }), env: {}, readFile: noFile })).toThrowError(/without an API key/);
     expect(resolveConfig({ flags: flags({ host: '0.0.0.0', 'api-key': 's' }), env: {}, readFile: noFile }).apiKey).toBe('s');

@@ -36,9 +36,13 @@ describe('metrics', () => {
     expect(cancelled).toMatchObject({ finish: 'cancel', prompt_ms: null, decode_ms: null, reused: null, decode_tok_s: null, output_tokens: 0 });
     expect(done).toMatchObject({ finish: 'stop', prompt_tokens: 3, reused: 2, output_tokens: 2, prompt_ms: 4, decode_ms: 20, decode_tok_s: 100 });
     expect(after.totals).toMatchObject({ prompt_tokens: 3, reused_tokens: 2, prompt_tokens_processed: 1, output_tokens: 2, prompt_ms_requests: 1 });
+    // What the engine decoded, the cancelled requests' work included (llama-server's meaning of prompt_tokens_total).
+    engine.promptComputed = 7;
+    const computed = await buildMetrics(src);
+    expect(computed.totals.prompt_tokens_computed).toBe(7);
 
-    const text = prometheusText(after);
-    expect(text).toMatch(/^llamacpp:prompt_tokens_total 1$/m);
+    const text = prometheusText(computed);
+    expect(text).toMatch(/^llamacpp:prompt_tokens_total 7$/m);
     expect(text).toMatch(/^llamacpp:tokens_predicted_total 2$/m);
     expect(text).toMatch(/^llamacpp:requests_processing 0$/m);
     expect(text).toMatch(/^strata:requests_total\{finish="cancel"\} 1$/m);

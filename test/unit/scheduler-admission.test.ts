@@ -9,11 +9,26 @@ import { FakeEngineClient, type FakeRequest } from '../helpers/fake-engine-clien
 const schedulers: Scheduler[] = [];
 afterEach(() => { for (const s of schedulers.splice(0)) s.close(); });
 
-async function setup(replicas = 1, slots = 2, opts: { now?: () => number } = {}) {
+/** Timers fired by hand: `fire()` runs those due at the fake clock's time. */
+class HandTimers {
+  private pending: Array<{ fn: () => void; at: number; id: number }> = [];
+  private id = 0;
+  constructor(private readonly now: () => number) {}
+  setTimeout(fn: () => void, ms: number): unknown { this.pending.push({ fn, at: this.now() + ms, id: ++this.id }); return this.id; }
+  clearTimeout(h: unknown): void { this.pending = this.pending.filter((t) => t.id !== h); }
+  fire(): void {
+    const due = this.pending.filter((t) => t.at <= this.now());
+    this.pending = this.pending.filter((t) => t.at > this.now());
+    for (const t of due) t.fn();
+  }
+  get count(): number { return this.pending.length; }
+}
+
+async function setup(replicas = 1, slots = 2, opts: { now?: () => number; timers?: HandTimers } = {}) {
   const engines = Array.from({ length: replicas }, (_, i) => new FakeEngineClient({ replica: i, slots }));
   for (const e of engines) await e.start();
   const table = new RequestTable(opts.now ? { now: opts.now } : {});
-  const scheduler = new Scheduler(engines, table, { auditMs: 0, ...(opts.now ? { now: opts.now } : {}) });
+  const scheduler = new Scheduler(engines, table, { auditMs: 0, ...(opts.now ? { now: opts.now } : {}), ...(opts.timers ? { timers: opts.timers } : {}) });
   schedulers.push(scheduler);
   const submit = (kind: RequestKind, prompt: number[], maxTokens = 4): Job => {
     const rec = table.accept(kind, false);
@@ -112,6 +127,65 @@ describe('Scheduler', () => {
     expect(e.all[2]!.input.prompt).toEqual([2]);
     expect(chat.record.state).toBe('admitting');
     expect(infill2.record.state).toBe('queued');
+  });
+
+  it('latest wins: a newer request with the same supersede key cancels the queued and the running ones of that key only', async () => {
+    const { engines, table, scheduler } = await setup(1, 1);
+    const e = engines[0]!;
+    const keyed = (prompt: number[], key: string) => scheduler.submit(table.accept('infill', false), { prompt, maxTokens: 4, supersede: { key, holdMs: 0 } });
+    const running = keyed([1], 'file:///a.c');
+    expect(running.record.state).toBe('admitting');
+    const queued = keyed([2], 'file:///a.c');
+    // The running one is cancelled in the engine (it ends at its next step); the new one waits for the slot.
+    expect(e.all[0]!.cancelled).toBe(true);
+    expect(running.record.state).toBe('finishing');
+    expect(queued.record.state).toBe('queued');
+    const other = keyed([3], 'file:///b.c');
+    const last = keyed([4], 'file:///a.c');
+    // A queued one leaves at once, without reaching the engine.
+    expect(await collect(queued)).toEqual([expect.objectContaining({ type: 'done', finish: 'cancel' })]);
+    expect(queued.record.end).toBe('superseded');
+    expect((await collect(running)).at(-1)).toMatchObject({ type: 'done', finish: 'cancel' });
+    expect(running.record.end).toBe('superseded');
+    await flush();
+    // The slot went to b.c (queued first), a.c's newest waits; nothing of b.c was touched.
+    expect(e.all.map((r) => r.input.prompt)).toEqual([[1], [3]]);
+    expect(other.record.end).toBeNull();
+    expect(last.record.state).toBe('queued');
+    e.all[1]!.finish('stop');
+    await flush();
+    expect(e.all[2]!.input.prompt).toEqual([4]);
+  });
+
+  it('a keystroke burst: a request arriving within holdMs of its key\'s previous one waits holdMs, and only the last of the burst runs', async () => {
+    let now = 1000;
+    const timers = new HandTimers(() => now);
+    const { engines, table, scheduler } = await setup(1, 2, { now: () => now, timers });
+    const e = engines[0]!;
+    const keyed = (prompt: number[]) => scheduler.submit(table.accept('infill', false), { prompt, maxTokens: 4, supersede: { key: 'doc', holdMs: 200 } });
+    const first = keyed([1]);
+    expect(first.record.state).toBe('admitting'); // after a pause: at once
+    now += 150;
+    const second = keyed([2]);
+    expect(second.record.state).toBe('queued'); // a slot is free, but it is held
+    expect(scheduler.queuedCount()).toBe(1);
+    now += 150;
+    const third = keyed([3]);
+    expect(second.record.end).toBe('superseded');
+    now += 199;
+    timers.fire();
+    expect(third.record.state).toBe('queued');
+    now += 1;
+    timers.fire();
+    expect(third.record.state).toBe('admitting');
+    expect(e.all.map((r) => r.input.prompt)).toEqual([[1], [3]]);
+    // Without a key, or with holdMs 0, nothing is held.
+    now += 10;
+    const plain = scheduler.submit(table.accept('infill', false), { prompt: [9], maxTokens: 1 });
+    e.all[0]!.finish('cancel');
+    await flush();
+    expect(plain.record.state).toBe('admitting');
+    expect(timers.count).toBe(0);
   });
 
   it('a request cancelled while queued leaves at once and the engine never sees it', async () => {

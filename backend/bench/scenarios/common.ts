@@ -1,7 +1,8 @@
-// Helpers the scenarios share: per-run nonces, timed requests, context limits, metric rows.
-import { streamCompletion, type CompletionResult } from '../client.js';
+// Helpers the scenarios share: per-run nonces, timed requests that count how they ended,
+// context limits, metric rows.
+import { BenchHttpError, infill, streamCompletion, type CompletionResult, type InfillRequest, type InfillResult } from '../client.js';
 import { makeNonce, seededRandom, seedOf } from '../prompts.js';
-import type { BenchContext, Metric, ScenarioRun } from '../types.js';
+import type { BenchContext, Metric, RequestTally, ScenarioRun } from '../types.js';
 
 /** Tokens kept free in a slot beyond prompt + output (BOS, template tokens, rounding of the sizer). */
 export const CTX_MARGIN = 32;
@@ -11,16 +12,74 @@ export function nonceFor(ctx: BenchContext, scenario: string, run: number, i = 0
   return makeNonce(seededRandom(seedOf(`${ctx.salt}/${scenario}/${run}/${i}`)));
 }
 
+/** A completion and whether it completed; `failed` says why not (the figures then do not use it). */
+export type Attempt = CompletionResult & { failed: string | null };
+
+const MAX_FAILURES_KEPT = 3;
+
+export function emptyTally(): RequestTally {
+  return { sent: 0, completed: 0, failed: 0, deliveredTokens: 0, failures: [] };
+}
+
+/** Counts one request's end in the run's tally. */
+export function tally(out: ScenarioRun, failed: string | null, deliveredTokens: number): void {
+  const t = out.requests;
+  t.sent++;
+  t.deliveredTokens += deliveredTokens;
+  if (failed === null) { t.completed++; return; }
+  t.failed++;
+  if (t.failures.length < MAX_FAILURES_KEPT) t.failures.push(failed.slice(0, 300));
+}
+
+function failedAttempt(sentAt: number, why: string): Attempt {
+  return {
+    sentAt, ttftMs: Number.NaN, totalMs: performance.now() - sentAt, lastTextMs: Number.NaN, textEvents: 0,
+    completionTokens: 0, completionTokensSource: 'events', promptTokens: null, cachedTokens: null, timings: null,
+    finishReason: null, text: '', keepAlives: 0, streamError: why, failed: why,
+  };
+}
+
 /**
- * A streamed completion with the run's settings (timeout, ignore_eos where accepted). A stream
- * that ended in a server error after its first token still counts; `notes` gets a line.
+ * A streamed completion with the run's settings (timeout, ignore_eos where accepted, the banned
+ * tokens). It never throws for the server's sake: an HTTP error, a stream cut by an error event
+ * or a timeout is a failed attempt, counted in the run's tally.
  */
-export async function complete(ctx: BenchContext, prompt: string, maxTokens: number, notes: string[]): Promise<CompletionResult> {
-  const r = await streamCompletion(ctx.target, {
-    prompt, maxTokens, ignoreEos: ctx.info.ignoreEos, signal: AbortSignal.timeout(ctx.settings.requestTimeoutMs),
-  });
-  if (r.streamError) notes.push(`a stream ended in an error after ${r.textEvents} text events (timings kept, tokens counted from events): ${r.streamError}`);
-  return r;
+export async function complete(ctx: BenchContext, prompt: string, maxTokens: number, out: ScenarioRun, extra?: Record<string, unknown>): Promise<Attempt> {
+  const sentAt = performance.now();
+  let a: Attempt;
+  try {
+    const r = await streamCompletion(ctx.target, {
+      prompt, maxTokens, ignoreEos: ctx.info.ignoreEos, signal: AbortSignal.timeout(ctx.settings.requestTimeoutMs),
+      banned: ctx.bannedTokens, ...(extra ? { extra } : {}),
+    });
+    a = { ...r, failed: r.streamError };
+  } catch (err) {
+    a = failedAttempt(sentAt, (err as Error).message);
+  }
+  tally(out, a.failed, a.completionTokens);
+  return a;
+}
+
+export type InfillAttempt = { r: InfillResult; failed: null } | { r: null; failed: string; status: number | null };
+
+/** One FIM request counted in the tally; one the caller aborted (not a timeout) is neither completed nor failed. */
+export async function completeInfill(ctx: BenchContext, path: string, req: Omit<InfillRequest, 'banned'>, out: ScenarioRun): Promise<InfillAttempt> {
+  try {
+    const r = await infill(ctx.target, path, { ...req, banned: ctx.bannedTokens });
+    tally(out, null, r.tokens ?? 0);
+    return { r, failed: null };
+  } catch (err) {
+    const reason = req.signal?.aborted ? (req.signal.reason as { name?: string } | undefined) : undefined;
+    if (req.signal?.aborted && reason?.name !== 'TimeoutError' && !(err instanceof BenchHttpError)) return { r: null, failed: 'aborted', status: null };
+    const status = err instanceof BenchHttpError ? err.status : null;
+    tally(out, (err as Error).message, 0);
+    return { r: null, failed: (err as Error).message, status };
+  }
+}
+
+/** The attempts that completed. */
+export function completed<T extends { failed: string | null }>(xs: readonly T[]): T[] {
+  return xs.filter((x) => x.failed === null);
 }
 
 /** The largest prompt (<= wanted) that fits one slot with `gen` output tokens; null if none useful. */
@@ -31,7 +90,7 @@ export function capToContext(ctx: BenchContext, wanted: number, gen: number): nu
 }
 
 export function emptyRun(): ScenarioRun {
-  return { metrics: [], conditions: {}, samples: {}, notes: [] };
+  return { requests: emptyTally(), metrics: [], conditions: {}, samples: {}, notes: [] };
 }
 
 export function metric(key: string, label: string, unit: Metric['unit'], better: Metric['better'], value: number): Metric {

@@ -1,9 +1,10 @@
-// concurrent: N clients send short prompts at the same moment; aggregate output tok/s (all
-// tokens over first send to last end) and TTFT p50/p95 across the clients of the run.
+// concurrent: N clients send short prompts at the same moment; aggregate output tok/s (tokens
+// of the completed requests over first send to last end of those) and TTFT p50/p95 across the
+// completed requests of the run.
 import { percentile } from '../stats.js';
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
-import { checkLength, complete, emptyRun, metric, nonceFor, rate } from './common.js';
+import { checkLength, complete, completed, emptyRun, metric, nonceFor, rate } from './common.js';
 
 export const concurrent: Scenario = {
   name: 'concurrent',
@@ -16,7 +17,8 @@ export const concurrent: Scenario = {
       const prompts = await Promise.all(Array.from({ length: n }, (_, i) =>
         ctx.sizer.prose(s.concurrentPrompt, seedOf(`concurrent/${i}`), nonceFor(ctx, `concurrent${n}`, runIndex, i))));
       ctx.progress(`concurrent ${n} clients`);
-      const results = await Promise.all(prompts.map((p) => complete(ctx, p.text, s.concurrentGen, out.notes)));
+      const results = completed(await Promise.all(prompts.map((p) => complete(ctx, p.text, s.concurrentGen, out))));
+      if (results.length === 0) continue;
       const start = Math.min(...results.map((r) => r.sentAt));
       const end = Math.max(...results.map((r) => r.sentAt + r.totalMs));
       const tokens = results.reduce((sum, r) => sum + r.completionTokens, 0);
@@ -28,8 +30,6 @@ export const concurrent: Scenario = {
         metric(`c${n}_ttft_p50_ms`, `${n} clients: TTFT p50`, 'ms', 'lower', percentile(ttfts, 50)),
         metric(`c${n}_ttft_p95_ms`, `${n} clients: TTFT p95`, 'ms', 'lower', percentile(ttfts, 95)),
       );
-      const cut = results.filter((r) => r.streamError !== null).length;
-      if (cut > 0) out.metrics.push(metric(`c${n}_cut_short`, `${n} clients: streams ended by a server error`, 'count', 'info', cut));
       out.samples[`c${n}_ttft_ms`] = ttfts;
       groups.push({ clients: n, promptTokens: results.map((r) => r.promptTokens), maxTokens: s.concurrentGen, outputTokens: tokens });
     }

@@ -1,12 +1,15 @@
 // The scenarios by name, in the order they run.
 import type { Scenario, ScenarioName } from '../types.js';
 import { concurrent } from './concurrent.js';
+import { conversations } from './conversations.js';
 import { infillScenario } from './infill.js';
 import { mixed } from './mixed.js';
 import { prefill } from './prefill.js';
 import { repeat } from './repeat.js';
+import { session } from './session.js';
 import { single } from './single.js';
+import { typing } from './typing.js';
 
 export const scenarios: Record<ScenarioName, Scenario> = {
-  single, prefill, concurrent, repeat, mixed, infill: infillScenario,
+  single, prefill, concurrent, repeat, mixed, infill: infillScenario, typing, session, conversations,
 };

@@ -1,44 +1,35 @@
 // infill: fill-in-the-middle latency the way an editor asks for it: a file of 256 lines before
 // the cursor and 64 after, sent once to warm the cache, then one request per "keystroke" (the
 // line at the cursor grows by a few characters each time). Latency is the whole request.
-import { BenchHttpError, infill, type InfillResult, type Target } from '../client.js';
 import { percentile } from '../stats.js';
 import { codeLines, seedOf } from '../prompts.js';
-import type { BenchContext, Scenario } from '../types.js';
-import { CTX_MARGIN, emptyRun, metric } from './common.js';
+import type { BenchContext, Scenario, ScenarioRun } from '../types.js';
+import { completeInfill, CTX_MARGIN, emptyRun, metric, type InfillAttempt } from './common.js';
 
 const TYPED = '  const result = measure(items, limit) + offset * count - cursor;';
 
-type Sent = { path: string; r: InfillResult } | { unsupported: string };
-
 /**
- * /infill (llama.cpp) or /v1/infill, whichever the server has. A missing route (404/405) tries
- * the next; a model without FIM tokens is an answer: the scenario cannot run.
+ * The FIM route the server has: /infill (llama.cpp) or /v1/infill. A missing route (404/405)
+ * tries the next; a model without FIM tokens (501 from llama-server, a 4xx naming FIM from ours)
+ * is an answer: the scenario cannot run. Returns the path, or why not.
  */
-async function send(ctx: BenchContext, paths: string[], prefix: string, suffix: string): Promise<Sent> {
-  const t: Target = ctx.target;
-  for (const path of paths) {
-    try {
-      const r = await infill(t, path, {
-        prefix, suffix, maxTokens: ctx.settings.infillGen, ignoreEos: ctx.info.ignoreEos,
-        signal: AbortSignal.timeout(ctx.settings.requestTimeoutMs),
-      });
-      return { path, r };
-    } catch (err) {
-      if (err instanceof BenchHttpError && (err.status === 404 || err.status === 405)) continue;
-      // 501 (llama-server), or a 4xx naming FIM/infill (ours: 400 fim_not_supported): the model cannot infill.
-      if (err instanceof BenchHttpError && (err.status === 501 || (err.status < 500 && /\b(fim|infill|fill-in-the-middle)/i.test(err.body)))) {
-        return { unsupported: err.message };
-      }
-      throw err;
+export async function findInfillPath(ctx: BenchContext, out: ScenarioRun, prefix: string, suffix: string, maxTokens: number):
+  Promise<{ path: string; first: InfillAttempt } | { unsupported: string }> {
+  for (const path of ['/infill', '/v1/infill']) {
+    const probe = emptyRun();
+    const first = await completeInfill(ctx, path, {
+      prefix, suffix, maxTokens, ignoreEos: ctx.info.ignoreEos, signal: AbortSignal.timeout(ctx.settings.requestTimeoutMs),
+    }, probe);
+    if (first.failed !== null && (first.status === 404 || first.status === 405)) continue;
+    if (first.failed !== null && first.status !== null && (first.status === 501 || (first.status < 500 && /\b(fim|infill|fill-in-the-middle)/i.test(first.failed)))) {
+      return { unsupported: first.failed };
     }
+    // The probe is a real request (the warm-up): it counts.
+    for (const k of ['sent', 'completed', 'failed', 'deliveredTokens'] as const) out.requests[k] += probe.requests[k];
+    out.requests.failures.push(...probe.requests.failures);
+    return { path, first };
   }
-  return { unsupported: `the server has neither ${paths.join(' nor ')}` };
-}
-
-function sent(x: Sent): { path: string; r: InfillResult } {
-  if ('unsupported' in x) throw new Error(`infill stopped working after the warm-up: ${x.unsupported}`);
-  return x;
+  return { unsupported: 'the server has neither /infill nor /v1/infill' };
 }
 
 export const infillScenario: Scenario = {
@@ -62,44 +53,38 @@ export const infillScenario: Scenario = {
     const suffix = `\n${lines.slice(pre).join('\n')}\n`;
 
     ctx.progress('infill: warm-up');
-    const first = await send(ctx, ['/infill', '/v1/infill'], prefix, suffix);
-    if ('unsupported' in first) {
-      out.notes.push(`skipped: ${first.unsupported}`);
+    const found = await findInfillPath(ctx, out, prefix, suffix, s.infillGen);
+    if ('unsupported' in found) {
+      out.notes.push(`skipped: ${found.unsupported}`);
       return out;
     }
-    const warm = first;
+    const warm = found.first;
     const latencies: number[] = [];
     const evaluated: number[] = [];
     let produced = Number.POSITIVE_INFINITY;
     ctx.progress(`infill: ${s.infillRequests} requests`);
-    const failures: string[] = [];
     for (let i = 0; i < s.infillRequests; i++) {
       const typed = TYPED.slice(0, Math.min(TYPED.length, 3 + 3 * i));
-      let got: { path: string; r: InfillResult };
-      try {
-        got = sent(await send(ctx, [warm.path], prefix + typed, suffix));
-      } catch (err) {
-        // llama-server answers 500 when random-weight output fails its response parser; such a
-        // request is left out of the latencies and counted, it does not end the run.
-        if (err instanceof BenchHttpError && err.status === 500) { failures.push(err.message); continue; }
-        throw err;
-      }
+      const got = await completeInfill(ctx, found.path, {
+        prefix: prefix + typed, suffix, maxTokens: s.infillGen, ignoreEos: ctx.info.ignoreEos,
+        signal: AbortSignal.timeout(s.requestTimeoutMs),
+      }, out);
+      if (got.r === null) continue;
       latencies.push(got.r.latencyMs);
       if (got.r.timings?.prompt_n !== undefined) evaluated.push(got.r.timings.prompt_n);
       if (got.r.tokens !== null) produced = Math.min(produced, got.r.tokens);
     }
-    if (failures.length > 0) out.notes.push(`${failures.length} of ${s.infillRequests} requests failed, left out: ${failures[0]!.slice(0, 160)}`);
     if (produced < s.infillGen) out.notes.push(`infill: as few as ${produced} of ${s.infillGen} tokens produced in a request`);
     out.metrics.push(
       metric('infill_p50_ms', 'FIM latency p50', 'ms', 'lower', percentile(latencies, 50)),
       metric('infill_p95_ms', 'FIM latency p95', 'ms', 'lower', percentile(latencies, 95)),
-      metric('infill_cold_ms', 'FIM latency cold (first)', 'ms', 'info', warm.r.latencyMs),
+      metric('infill_cold_ms', 'FIM latency cold (first)', 'ms', 'info', warm.r?.latencyMs ?? Number.NaN),
     );
     if (evaluated.length > 0) out.metrics.push(metric('infill_prompt_read_tokens', 'prompt tokens read per request (median)', 'tokens', 'info', percentile(evaluated, 50)));
     out.samples.infill_ms = latencies;
     out.conditions = {
-      path: warm.path, prefixLines: pre, suffixLines: suf, requests: s.infillRequests, maxTokens: s.infillGen,
-      promptTokensCold: warm.r.promptTokens, cachedTokensCold: warm.r.cachedTokens,
+      path: found.path, prefixLines: pre, suffixLines: suf, requests: s.infillRequests, maxTokens: s.infillGen,
+      promptTokensCold: warm.r?.promptTokens ?? null, cachedTokensCold: warm.r?.cachedTokens ?? null,
     };
     return out;
   },

@@ -2,11 +2,10 @@
 // A server that reads the long prompt in one go makes them wait for all of it; one that
 // interleaves prompt chunks answers them at once. Reports short-request TTFT p50/p95 (only
 // shorts sent before the long request's first token count), beside a short request alone.
-import type { CompletionResult } from '../client.js';
 import { percentile } from '../stats.js';
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
-import { at, capToContext, complete, emptyRun, metric, nonceFor } from './common.js';
+import { at, capToContext, complete, completed, emptyRun, metric, nonceFor, type Attempt } from './common.js';
 
 const SHORT_TOKENS = 32;
 const SHORT_GEN = 8;
@@ -24,17 +23,19 @@ export const mixed: Scenario = {
       ctx.sizer.prose(SHORT_TOKENS, seedOf(`mixed/short/${i}`), nonceFor(ctx, 'mixed-short', runIndex, i))));
 
     ctx.progress('mixed: short request alone');
-    const alone = await complete(ctx, shorts[0]!.text, SHORT_GEN, out.notes);
+    const alone = await complete(ctx, shorts[0]!.text, SHORT_GEN, out);
 
     ctx.progress(`mixed: ${s.mixedShorts} short requests during a ${long.tokens}-token read`);
-    const longDone = complete(ctx, long.text, 1, out.notes);
+    const longDone = complete(ctx, long.text, 1, out);
     const t0 = performance.now();
-    const shortDone: Promise<CompletionResult>[] = [];
+    const shortDone: Promise<Attempt>[] = [];
     for (let i = 1; i <= s.mixedShorts; i++) {
       await at(t0 + s.mixedFirstDelayMs + (i - 1) * s.mixedGapMs - performance.now());
-      shortDone.push(complete(ctx, shorts[i]!.text, SHORT_GEN, out.notes));
+      shortDone.push(complete(ctx, shorts[i]!.text, SHORT_GEN, out));
     }
-    const [l, ...rs] = await Promise.all([longDone, ...shortDone]);
+    const [l, ...all] = await Promise.all([longDone, ...shortDone]);
+    if (l!.failed) return out;
+    const rs = completed(all);
     const longFirstToken = l!.sentAt + l!.ttftMs;
     const during = rs.filter((r) => r.sentAt < longFirstToken);
     if (during.length < rs.length) {

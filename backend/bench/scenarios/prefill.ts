@@ -19,7 +19,8 @@ export const prefill: Scenario = {
       }
       const prompt = await ctx.sizer.prose(size, seedOf(`prefill/${size}`), nonceFor(ctx, 'prefill', runIndex, size));
       ctx.progress(`prefill ${size}`);
-      const r = await complete(ctx, prompt.text, 1, out.notes);
+      const r = await complete(ctx, prompt.text, 1, out);
+      if (r.failed) continue;
       const tokens = r.promptTokens ?? prompt.tokens;
       if (r.cachedTokens !== null && r.cachedTokens > 16) out.notes.push(`prefill ${size}: server reused ${r.cachedTokens} cached tokens`);
       out.metrics.push(

@@ -27,11 +27,13 @@ export const repeat: Scenario = {
     const followUp = await ctx.sizer.prose(FOLLOW_UP_TOKENS, seedOf('repeat/follow-up'));
 
     ctx.progress(`repeat: conversation of ${first.tokens} tokens`);
-    const a = await complete(ctx, first.text, ANSWER_TOKENS, out.notes);
+    const a = await complete(ctx, first.text, ANSWER_TOKENS, out);
+    if (a.failed) return out;
     ctx.progress(`repeat: ${slots} other conversations`);
-    await Promise.all(fillers.map((f) => complete(ctx, f.text, FILLER_GEN, out.notes)));
+    await Promise.all(fillers.map((f) => complete(ctx, f.text, FILLER_GEN, out)));
     ctx.progress('repeat: continuation');
-    const c = await complete(ctx, `${first.text}${a.text}\n\n${followUp.text}`, 1, out.notes);
+    const c = await complete(ctx, `${first.text}${a.text}\n\n${followUp.text}`, 1, out);
+    if (c.failed) return out;
 
     out.metrics.push(
       metric('repeat_ttft_ms', 'continuation TTFT', 'ms', 'lower', c.ttftMs),

@@ -11,7 +11,8 @@ export const single: Scenario = {
     const out = emptyRun();
     const s = ctx.settings;
     const prompt = await ctx.sizer.prose(s.singlePrompt, seedOf('single'), nonceFor(ctx, 'single', runIndex));
-    const r = await complete(ctx, prompt.text, s.singleGen, out.notes);
+    const r = await complete(ctx, prompt.text, s.singleGen, out);
+    if (r.failed) return out;
     const note = checkLength(r, s.singleGen, 'single');
     if (note) out.notes.push(note);
     // Decode: tokens after the first over the time from first token to the end of the stream.

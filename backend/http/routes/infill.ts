@@ -6,7 +6,7 @@ import { parseInfillRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../../server/context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
-import { buildInfillPrompt, prefixBudget, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
+import { buildInfillPrompt, fimOrderFor, prefixBudget, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
 import { timingsOf, usageOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -35,7 +35,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
     const window = await windowPrefix(body.inputPrefix, prefix, prefixBudget(batch), t);
     const built = buildInfillPrompt(fim, model.bosPrefix, {
       extra, repoHeader, prefix: window, prefixCut: window.length < prefix.length, suffix, prompt,
-    }, { batch, ctx, maxTokens });
+    }, { batch, ctx, maxTokens }, fimOrderFor(model.info.metadata, app.config.fimOrder));
     if (built.tokens.length + maxTokens > ctx) {
       throw new ApiError(400, `the infill prompt is ${built.tokens.length} tokens and max_tokens ${maxTokens}; together they exceed the context of ${ctx} tokens (--ctx)`, { param: 'max_tokens', code: 'context_length_exceeded' });
     }
@@ -53,6 +53,8 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
     };
     const done = await follow(run, {
       prompt: built.tokens, maxTokens, sampling: body.sampling, stop: body.stop, ignoreEos: body.ignoreEos,
+      ...(body.supersedeKey !== null ? { supersede: { key: body.supersedeKey, holdMs: app.config.infillDelayMs } } : {}),
+      ...(body.cachePrompt ? {} : { cachePrompt: false }),
     }, {
       onText(piece, job) {
         if (stopper.stopped || stop.type === 'time') return;
