@@ -18,6 +18,9 @@ export const SCENARIOS: readonly ScenarioInfo[] = [
   { name: 'repeat', measures: 'TTFT of a ~4K-token conversation continued after other conversations used every slot', typicalS: 10 },
   { name: 'mixed', measures: 'short requests sent while a long prompt is read: short TTFT p50/p95', typicalS: 7 },
   { name: 'infill', measures: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke', typicalS: 3 },
+  { name: 'typing', measures: 'a keystroke burst (one /infill per keystroke, each aborting the last): prompt tokens computed, last-keystroke latency', typicalS: 18 },
+  { name: 'session', measures: 'a ~1.2K-token conversation saved to disk and restored over HTTP: save/restore ms, continuation TTFT after it', typicalS: 2 },
+  { name: 'conversations', measures: 'users x turns round robin, fewer slots than users: prompt tokens computed vs the minimum, TTFT per turn', typicalS: 6 },
 ];
 
 export interface BenchPlan {
