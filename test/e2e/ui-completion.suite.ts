@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { acceptGhostText } from './lib/editing.js';
 import { openTab } from './lib/panel.js';
+import { serverIdle, strataUrl } from './lib/strata-api.js';
 import { plainSpaces, waitForValue } from './lib/workbench.js';
 import { STEP, type UiContext } from './ui.suite.js';
 
@@ -33,8 +34,11 @@ export async function completionSteps({ t, wb, workspace, panel }: UiContext): P
     await wb.focusEditorEnd();
     await wb.page.keyboard.type('    return', { delay: 30 });
     const before = `${content}    return`;
-    const ghost = await wb.waitForGhostText(60_000);
-    const firstLine = plainSpaces(ghost).split('\n')[0]!;
+    await wb.waitForGhostText(60_000);
+    // Typing sent a request per keystroke; the suggestion to accept is the one shown once the last
+    // of them has come back (an earlier one can still be replaced while we read it).
+    await serverIdle(await strataUrl(wb), 30_000);
+    const firstLine = await waitForValue('the ghost text on the cursor line', async () => (await wb.inlineGhostText()) || undefined, 10_000);
     await wb.screenshot('25-partial-ghost');
     const saved = async (): Promise<string> => {
       await wb.page.keyboard.press('Control+S');

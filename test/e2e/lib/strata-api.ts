@@ -35,6 +35,14 @@ export async function saveSessionOverHttp(base: string, name: string, messages: 
   await api(base, '/v1/sessions', { name, messages });
 }
 
+/** Resolves once the server has no request queued or running (the last keystroke's completion has come back). */
+export async function serverIdle(base: string, timeoutMs: number): Promise<void> {
+  await waitForValue('the server to have no request in flight', async () => {
+    const m = await api<{ live: { requests: unknown[] } }>(base, '/metrics');
+    return m.live.requests.length === 0 ? true : undefined;
+  }, timeoutMs);
+}
+
 interface EngineView { replica: number; pid: number | null; alive: boolean; epoch: number }
 
 export async function engines(base: string): Promise<EngineView[]> {

@@ -227,6 +227,11 @@ export class Workbench {
   }
 
   /** Ghost text of an inline suggestion in the active editor, once it shows. */
+  /** The ghost text on the cursor's own line (the inline part; later lines are separate view zones). */
+  async inlineGhostText(): Promise<string> {
+    return plainSpaces((await this.activeEditor().locator('.ghost-text-decoration').allInnerTexts()).join(''));
+  }
+
   async waitForGhostText(timeoutMs: number): Promise<string> {
     return waitForValue('inline ghost text in the editor', async () => {
       const parts = await this.activeEditor().locator('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text').allInnerTexts();
