@@ -8,6 +8,7 @@ import type { BenchController } from './bench/benchRunner.js';
 import { registerBenchmark } from './bench/benchRunner.js';
 import { registerChatParticipant } from './chat/participant.js';
 import { registerServerCommands } from './commands/serverCommands.js';
+import { registerGpuBackendCommand } from './commands/gpuBackendCommand.js';
 import { registerSessionCommands } from './commands/sessionCommands.js';
 import { registerInlineCompletions } from './completion/provider.js';
 import { CompletionStats } from './completion/stats.js';
@@ -32,6 +33,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const feed = registerMetricsFeed(context, server, activity);
   registerServerCommands(context, server, log);
   registerSelectModel(context, server, log);
+  registerGpuBackendCommand(context, server, log);
   registerStatusBar(context, server, feed);
 
   let bench: BenchController | undefined;

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "ggml-rpc.h"
+#include "llama_log.h"
 
 namespace strata {
 
@@ -222,6 +223,7 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
     return g_report;
   }
   BackendLoadReport report;
+  InstallLlamaLog();  // ggml's lines through ours: errors only unless STRATA_LLAMA_LOG says more
 #ifdef GGML_BACKEND_DL
   report.cpu_variants = ListCpuVariants();
   const CpuVariantDesc * chosen = nullptr;
@@ -248,6 +250,9 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
     throw std::runtime_error("cannot load CPU variant " + chosen->path + ": " + DlopenError(chosen->path));
   }
   // Every other backend library (RPC, Vulkan, CUDA…): the addon's folder first, then `dirs`.
+  // ggml's own "failed to load" line stays unprinted: report.failed says it, with the loader's
+  // reason, and the server turns it into one line with what to install.
+  LlamaLogCapture quiet(/*quiet=*/true);
   std::vector<std::string> dirs = {AddonFolder()};
   dirs.insert(dirs.end(), opts.dirs.begin(), opts.dirs.end());
   std::set<std::string> done;

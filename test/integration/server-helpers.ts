@@ -28,12 +28,12 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function startServer(modelPath: string, over: Partial<ServerConfig> = {}): Promise<Running> {
+export async function startServer(modelPath: string, over: Partial<ServerConfig> = {}, extra: { backendDirs?: string[] } = {}): Promise<Running> {
   const logs: string[] = [];
   const config: ServerConfig = {
     ...defaultConfig(), port: 0, slots: 2, threads: 2, ctx: 1024, batch: 64, keepAliveMs: 200, ...over,
   };
-  const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart: { minDelayMs: 100, maxDelayMs: 1000 } });
+  const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart: { minDelayMs: 100, maxDelayMs: 1000 }, ...extra });
   const { url, port } = await server.listen();
   try {
     await server.startEngines();
