@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -250,8 +251,9 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
     throw std::runtime_error("cannot load CPU variant " + chosen->path + ": " + DlopenError(chosen->path));
   }
   // Every other backend library (RPC, Vulkan, CUDA…): the addon's folder first, then `dirs`.
-  // ggml's own "failed to load" line stays unprinted: report.failed says it, with the loader's
-  // reason, and the server turns it into one line with what to install.
+  // ggml's own "failed to load" lines stay unprinted: report.failed says it, with the loader's
+  // reason, and the server turns it into one line with what to install. Other errors (a backend
+  // that loads but cannot start its device) are printed after the loop.
   LlamaLogCapture quiet(/*quiet=*/true);
   std::vector<std::string> dirs = {AddonFolder()};
   dirs.insert(dirs.end(), opts.dirs.begin(), opts.dirs.end());
@@ -270,6 +272,9 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
         report.failed.push_back({path, DlopenError(path)});
       }
     }
+  }
+  for (const std::string & line : quiet.ErrorLines()) {
+    if (line.find("failed to load ") == std::string::npos) std::fputs(line.c_str(), stderr);
   }
 #else
   // Static and -march=native builds register CPU (and RPC) at link time; loading stray .so files

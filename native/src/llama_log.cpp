@@ -81,4 +81,12 @@ std::vector<std::string> LlamaLogCapture::Lines() const {
   return out;
 }
 
+std::vector<std::string> LlamaLogCapture::ErrorLines() const {
+  std::vector<std::string> out;
+  for (const auto& l : lines_) {
+    if (l.first == GGML_LOG_LEVEL_ERROR) out.push_back(l.second);
+  }
+  return out;
+}
+
 }  // namespace strata

@@ -23,8 +23,9 @@ class LlamaLogCapture {
   std::string Errors() const;
   bool Contains(const std::string& needle) const;
   bool quiet() const { return quiet_; }
-  // Every captured line, in order (continuations joined).
+  // Every captured line, in order (continuations joined); ErrorLines: the error-level ones.
   std::vector<std::string> Lines() const;
+  std::vector<std::string> ErrorLines() const;
 
  private:
   friend void AppendCapturedLine(int level, const char* text);

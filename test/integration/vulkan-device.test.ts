@@ -16,7 +16,7 @@ import { teacherForced } from '../helpers/agreement.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { startRpcServer, type RpcServer } from '../helpers/rpc-servers.js';
 import { setUpVulkan, skipNote } from '../helpers/vulkan.js';
-import { EngineDriver, promptText } from './engine-driver.js';
+import { EngineDriver, longReadBesideDecoder, promptText } from './engine-driver.js';
 
 const vk = setUpVulkan({ GGML_VK_DISABLE_F16: '1' });
 const base: Omit<EngineOptions, 'onEvents' | 'model'> = { ctx: 512, threads: 2, flashAttn: 'off', freeRamFloorMiB: 0 };
@@ -230,27 +230,16 @@ describe.skipIf(!vk.ok)(`on Vulkan0${skipNote(vk)}`, () => {
     try {
       // Offload turns the CPU budget off: prompts may take the whole batch beside decoders.
       expect(eng.engine.info.decodePromptBudget).toBe(BATCH);
-      eng.engine.traces();
-      const decoder = eng.start({ prompt: eng.tokens(promptText('decoder', 8)), maxTokens: 10_000, ignoreEos: true });
-      await eng.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
       const longPrompt = eng.tokens(promptText('a long document read on the GPU', 500));
       expect(longPrompt.length).toBeGreaterThan(8 * BATCH);
-      const long = eng.start({ prompt: longPrompt, maxTokens: 2, ignoreEos: true });
       const shortPrompt = eng.tokens(promptText('short', 20));
-      let short: { id: number; done: Promise<unknown> } | undefined;
-      // The short request arrives once the long read has started (its first progress event).
-      eng.when((e) => e.type === 'progress' && e.id === long.id, () => {
-        short = eng.start({ prompt: shortPrompt, maxTokens: 2, ignoreEos: true });
-      });
-      await long.done;
-      eng.engine.cancel(decoder.id);
-      await decoder.done;
-      await short!.done;
+      const { long: longRun, short: shortRun, traces: t } = await longReadBesideDecoder(eng, longPrompt, shortPrompt);
+      const long = { id: longRun.done.id };
+      const short = { id: shortRun.done.id };
 
-      const t = eng.engine.traces();
       const rec = (id: number) => t.requests.find((r) => r.id === id)!;
       const l = rec(long.id);
-      const s = rec(short!.id);
+      const s = rec(short.id);
       const reading = t.steps.filter((st) => st.t >= l.admitted! && st.t < l.promptDone!);
       expect(reading.length).toBeGreaterThanOrEqual(Math.floor(longPrompt.length / BATCH));
       for (const st of reading) {
