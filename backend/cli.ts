@@ -8,6 +8,7 @@ const commands: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./cli/serve.js')).command,
   'make-test-model': async () => (await import('./cli/make-test-model.js')).command,
   devices: async () => (await import('./cli/devices.js')).command,
+  backend: async () => (await import('./cli/backend.js')).command,
   'rpc-server': async () => (await import('./cli/rpc-server.js')).command,
   bench: async () => (await import('./cli/bench.js')).command,
   'bench-engine': async () => (await import('./cli/bench-engine.js')).command,

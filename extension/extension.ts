@@ -9,6 +9,7 @@ import type { BenchController } from './bench/benchRunner.js';
 import { registerBenchmark } from './bench/benchRunner.js';
 import { registerChatParticipant } from './chat/participant.js';
 import { registerServerCommands } from './commands/serverCommands.js';
+import { registerGpuBackendCommand } from './commands/gpuBackendCommand.js';
 import { registerSessionCommands } from './commands/sessionCommands.js';
 import { LastEditor } from './context/editorContext.js';
 import { registerCompletionControls } from './completion/controls.js';
@@ -41,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerServerCommands(context, server, log);
   registerSelectModel(context, server, log);
   registerEngineWatch(context, server, feed, log, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
+  registerGpuBackendCommand(context, server, log);
 
   const stats = new CompletionStats();
   const gate = registerCompletionControls(context);

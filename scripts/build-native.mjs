@@ -226,12 +226,50 @@ function cmakeBuild(srcDir, entry, flags, targets) {
   return join(bdir, 'bin');
 }
 
+function onPath(cmd) {
+  try { execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }); return true; } catch { return false; }
+}
+
+/**
+ * What a source build of a GPU backend needs beyond the CPU build, checked before CMake so that a
+ * missing SDK piece is named (with the Debian package) instead of failing minutes into a build.
+ * Returns the problems; empty when the build can start.
+ */
+export function gpuBuildProblems(gpu = process.env.STRATA_GPU ?? '', env = process.env, exists = existsSync, hasCommand = onPath) {
+  const problems = [];
+  const sdk = env.VULKAN_SDK;
+  if (gpu === 'vulkan') {
+    if (!hasCommand('glslc') && !(sdk && exists(join(sdk, 'bin', 'glslc')))) problems.push('glslc, the shader compiler (Debian: apt install glslc)');
+    if (!exists('/usr/include/vulkan/vulkan.h') && !(sdk && exists(join(sdk, 'include', 'vulkan', 'vulkan.h')))) {
+      problems.push('the Vulkan headers and loader library (Debian: apt install libvulkan-dev)');
+    }
+    const spirv = ['/usr/share/cmake/SPIRV-Headers', '/usr/lib/cmake/SPIRV-Headers', '/usr/local/share/cmake/SPIRV-Headers'];
+    if (!spirv.some((d) => exists(d)) && !(sdk && exists(join(sdk, 'share', 'cmake', 'SPIRV-Headers')))) {
+      problems.push('SPIRV-Headers with its CMake config (Debian: apt install spirv-headers)');
+    }
+  } else if (gpu === 'cuda') {
+    const nvcc = env.CUDACXX ? exists(env.CUDACXX) : hasCommand('nvcc') || exists('/usr/local/cuda/bin/nvcc');
+    if (!nvcc) problems.push('nvcc, the CUDA compiler (the CUDA toolkit: https://developer.nvidia.com/cuda-downloads; or set CUDACXX)');
+    const roots = [env.CUDA_PATH, env.CUDA_HOME, '/usr/local/cuda', '/usr'].filter(Boolean);
+    if (!roots.some((r) => exists(join(r, 'include', 'cublas_v2.h')))) {
+      problems.push("cuBLAS headers and libraries (cublas_v2.h; NVIDIA's libcublas-dev-<version> package of the same CUDA version)");
+    }
+  }
+  return problems;
+}
+
 /** Builds libllama + ggml once per entry and publishes them into <entry>/lib; returns that folder. */
 export function ensureLlama() {
   const flags = buildFlags();
   const entry = entryDir(flags);
   const lib = join(entry, 'lib');
   if (existsSync(join(lib, 'manifest.json'))) return lib;
+  const gpu = process.env.STRATA_GPU ?? '';
+  const missing = gpuBuildProblems(gpu);
+  if (missing.length > 0) {
+    throw new Error(`STRATA_GPU=${gpu} builds ggml's ${gpu} backend from source and needs: ${missing.join('; ')}. ` +
+      `Without a toolkit, use the prebuilt backend instead: npm install, then node bin/strata.mjs backend install ${gpu}`);
+  }
   const srcDir = ensureSource();
   return withLock(entry, `llama.cpp (${entryName(flags)})`, () => {
     if (existsSync(join(lib, 'manifest.json'))) return lib;
@@ -311,12 +349,18 @@ function install(addon, lib, srcDir, out) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const arg = (name) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
-  const target = arg('--target');
-  if (target) {
-    process.stdout.write(`${toolPath(target)}\n`);
-  } else {
-    const lib = ensureLlama();
-    const srcDir = ensureSource();
-    install(buildAddon(srcDir, lib), lib, srcDir, resolve(arg('--out') ?? join(root, 'native', 'build')));
+  try {
+    const target = arg('--target');
+    if (target) {
+      process.stdout.write(`${toolPath(target)}\n`);
+    } else {
+      const lib = ensureLlama();
+      const srcDir = ensureSource();
+      install(buildAddon(srcDir, lib), lib, srcDir, resolve(arg('--out') ?? join(root, 'native', 'build')));
+    }
+  } catch (err) {
+    // A failed command already printed its output; say what failed in one line and exit non-zero.
+    log(`build failed: ${err.message.split('\n')[0]}`);
+    process.exit(1);
   }
 }

@@ -1,5 +1,8 @@
-// `strata devices`: the ggml devices this build sees (CPU, GPUs, RPC servers) with memory.
+// `strata devices`: the ggml devices this build sees (CPU, GPUs, RPC servers) with memory, with
+// the GPU backends installed by `strata backend install` loaded as the server's engines load them.
 import type { DeviceInfo } from '../../native/lib/addon.js';
+import { installedBackendDirs } from '../backends/install.js';
+import { describeLoadFailure } from '../backends/readiness.js';
 import { loadAddon } from '../native.js';
 import { optList, UsageError, type ParsedArgs } from './args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from './command-usage.js';
@@ -39,11 +42,13 @@ export const command = {
   run: (args: ParsedArgs): Promise<number> => runCommand('devices', USAGE, args, async () => {
     const o = parseDevicesArgs(args);
     const addon = loadAddon();
+    const loaded = addon.loadBackends({ dirs: installedBackendDirs() });
     const devices = addon.listDevices(o.rpc);
     if (o.json) {
       process.stdout.write(`${JSON.stringify(devices, null, 2)}\n`);
     } else {
-      process.stdout.write(`${formatDevices(devices)}\n\nsystem: ${addon.systemInfo().trim()}\n`);
+      const failed = loaded.failed.map((f) => `\ndid not load: ${describeLoadFailure(f)}`).join('');
+      process.stdout.write(`${formatDevices(devices)}\n${failed}\nsystem: ${addon.systemInfo().trim()}\n`);
     }
     return 0;
   }),

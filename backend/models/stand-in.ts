@@ -16,6 +16,8 @@ export interface StandInOptions {
   shape: TestModelShape;
   quant: TestModelQuant;
   seed: number;
+  /** Peaked logits (makeTestModel's logitScale); default 1. */
+  logitScale?: number;
 }
 
 export interface GeneratedModel {
@@ -31,6 +33,7 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
   const vocab = resolveVocabSpec(o.vocab);
   const r = loadAddon().makeTestModel({
     out, vocab: vocab.path, shape: o.shape, quant: o.quant, seed: o.seed,
+    ...(o.logitScale !== undefined && o.logitScale !== 1 ? { logitScale: o.logitScale } : {}),
     ...(vocab.addedTokens.length > 0 ? { addedTokens: vocab.addedTokens } : {}),
   });
   return { path: out, ...r };
@@ -40,7 +43,8 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
 export function standInPath(o: StandInOptions): string {
   const vocabKey = o.vocab.replace(/^.*\//, '').replace(/\.gguf$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
   const version = loadAddon().testModelVersion;
-  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}-v${version}.gguf`);
+  const scale = o.logitScale !== undefined && o.logitScale !== 1 ? `-L${o.logitScale}` : '';
+  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}-v${version}.gguf`);
 }
 
 const pending = new Map<string, Promise<string>>();

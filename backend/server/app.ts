@@ -3,6 +3,9 @@
 // and stop in. Tests build it in-process with their own engine factory or the real one.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { installedBackendDirs, listInstalled, type InstalledBackend } from '../backends/install.js';
+import { probeMachine, type MachineReport } from '../backends/machine.js';
+import { fallbackLine } from '../backends/readiness.js';
 import type { EngineClient, EngineConfig } from '../engine/client.js';
 import { memoCpuPath, type CpuPath } from '../engine/cpu-path.js';
 import { createProcessEngineClient } from '../engine/process-client.js';
@@ -29,12 +32,17 @@ export interface StrataServerOptions {
   engineFactory?: (replica: number, config: EngineConfig) => EngineClient;
   /** Restart back-off of crashed engines. */
   restart?: { minDelayMs: number; maxDelayMs: number };
+  /** Folders of GPU backend libraries the engines load (default: those `strata backend install` put in the cache). */
+  backendDirs?: string[];
 }
 
-export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: number): EngineConfig {
+export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: number, backendDirs: string[] = []): EngineConfig {
   const ec: EngineConfig = { model: modelPath, slots: cfg.slots };
+  if (backendDirs.length > 0) ec.backendDirs = backendDirs;
+  if (cfg.opOffload !== null) ec.opOffload = cfg.opOffload === 'on';
   if (cfg.ctx !== null) ec.ctx = cfg.ctx;
   if (cfg.batch !== null) ec.batch = cfg.batch;
+  if (cfg.decodePromptBudget !== null) ec.decodePromptBudget = cfg.decodePromptBudget;
   if (cfg.threads !== null) ec.threads = cfg.threads;
   if (cfg.kvType !== null) ec.kvType = cfg.kvType;
   if (cfg.flashAttn !== null) ec.flashAttn = cfg.flashAttn;
@@ -75,7 +83,10 @@ export class StrataServer {
       log: (line, level) => log[level](line, { replica }),
       ...(cpuPath ? { cpuPath } : {}),
     }));
-    this.engines = Array.from({ length: config.replicas }, (_, i) => make(i, engineConfigFor(config, opts.modelPath, i)));
+    const backendDirs = opts.backendDirs ?? installedBackendDirs();
+    const installed = listInstalled().filter((b) => backendDirs.includes(b.dir));
+    let machine: MachineReport | null = null;
+    this.engines = Array.from({ length: config.replicas }, (_, i) => make(i, engineConfigFor(config, opts.modelPath, i, backendDirs)));
     this.table = new RequestTable({
       historySize: 500,
       onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
@@ -90,6 +101,7 @@ export class StrataServer {
       config, log, table: this.table, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, readers: this.readers,
       startedAt: Date.now(), modelPath: opts.modelPath, fingerprint: 'strata-0.1.0',
       model: () => this.view, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
+      gpuBackends: (): { installed: InstalledBackend[]; machine: MachineReport } => ({ installed, machine: machine ??= probeMachine() }),
     };
     this.table.onChange((r) => {
       if (r.state !== 'ended' || r.end === 'rejected') return;
@@ -144,6 +156,8 @@ export class StrataServer {
       template: t.source, tool_format: t.toolFormat, fim: this.view.info.fim !== null,
     });
     if (t.fallbackReason) this.log.warn(`chat template: ${t.fallbackReason}; using ChatML`);
+    const fallback = fallbackLine(this.view.info.backends.failed, this.view.info.placement);
+    if (fallback) this.log.warn(fallback);
     return this.view;
   }
 

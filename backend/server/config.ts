@@ -14,6 +14,8 @@ export interface ServerConfig {
   slots: number;
   ctx: number | null;
   batch: number | null;
+  /** Prompt tokens per step beside decoding sequences (null: engine auto, 64 on CPU, the batch with offload). */
+  decodePromptBudget: number | null;
   threads: number | null;
   kvType: 'f16' | 'q8_0' | 'q4_0' | null;
   flashAttn: 'auto' | 'on' | 'off' | null;
@@ -29,6 +31,8 @@ export interface ServerConfig {
   cpuVariant: string;
   /** Weight repacking into ggml's extra CPU buffer types (AMX, wider SIMD): on, off, or auto (probed). */
   cpuRepack: 'auto' | 'on' | 'off';
+  /** ggml's op offload with partial GPU offload (null: the engine default, on). */
+  opOffload: 'on' | 'off' | null;
   apiKey: string | null;
   sessionsDir: string;
   logFormat: LogFormat;
@@ -71,6 +75,7 @@ export const serveOptions: readonly Option[] = [
   { flag: 'slots', key: 'slots', kind: int(1, 256), help: 'concurrent requests per engine (default 4)' },
   { flag: 'ctx', key: 'ctx', kind: int(16, 1 << 24), help: 'context tokens per slot (default: engine default)' },
   { flag: 'batch', key: 'batch', kind: int(1, 1 << 16), help: 'token budget per engine step (default 512)' },
+  { flag: 'decode-prompt-budget', key: 'decodePromptBudget', kind: int(1, 1 << 16), help: 'prompt tokens per step while others decode (default: 64 on CPU, the whole batch with GPU offload)' },
   { flag: 'threads', key: 'threads', kind: int(1, 1024), help: 'CPU threads per engine' },
   { flag: 'kv-type', key: 'kvType', kind: { t: 'enum', values: ['f16', 'q8_0', 'q4_0'] }, help: 'KV cache type' },
   { flag: 'flash-attn', key: 'flashAttn', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'flash attention' },
@@ -83,6 +88,7 @@ export const serveOptions: readonly Option[] = [
   { flag: 'gpu-layers', key: 'gpuLayers', kind: int(-1, 100000), help: 'layers on GPU devices (-1 = all)' },
   { flag: 'cpu-variant', key: 'cpuVariant', kind: { t: 'string' }, help: 'ggml CPU variant: auto (best that passes its probe) or a name from `strata devices` (haswell, zen4, …)' },
   { flag: 'cpu-repack', key: 'cpuRepack', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'repack weights for AMX / wider SIMD kernels (auto: on unless its probe fails)' },
+  { flag: 'op-offload', key: 'opOffload', kind: { t: 'enum', values: ['on', 'off'] }, help: 'with layers left on the CPU, run their matmuls on the GPU for 32+ token steps (default on; off: batched == solo exactly)' },
   { flag: 'api-key', key: 'apiKey', kind: { t: 'string' }, help: 'API key clients must send (also STRATA_API_KEY)' },
   { flag: 'sessions-dir', key: 'sessionsDir', kind: { t: 'string' }, help: 'folder for saved sessions' },
   { flag: 'log-format', key: 'logFormat', kind: { t: 'enum', values: ['text', 'json'] }, help: 'log line format' },
@@ -109,9 +115,9 @@ export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string
 
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   return {
-    model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, threads: null, kvType: null,
+    model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, decodePromptBudget: null, threads: null, kvType: null,
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
-    gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
+    gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', opOffload: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
     bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512, infillDelayMs: 200, fimOrder: 'auto',
     engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null, parentPid: null,
   };

@@ -1,6 +1,8 @@
 // What every route handler may use. Built by app.ts; handlers get this narrow view, never
 // the server object itself.
 import type { EngineClient } from '../engine/client.js';
+import type { InstalledBackend } from '../backends/install.js';
+import type { MachineReport } from '../backends/machine.js';
 import type { CpuPath } from '../engine/cpu-path.js';
 import type { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
@@ -31,4 +33,6 @@ export interface AppContext {
   stopping(): boolean;
   /** The CPU path the engines run (probed once per machine); null when engines are not real processes. */
   cpuPath(): Promise<CpuPath> | null;
+  /** GPU backends the engines were given and what this machine offers them (read once). */
+  gpuBackends(): { installed: InstalledBackend[]; machine: MachineReport };
 }

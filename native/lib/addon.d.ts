@@ -67,6 +67,13 @@ export interface EngineOptions {
    */
   cpuRepack?: boolean;
   /**
+   * llama's op_offload (default true): with layers left on the CPU, a GPU device runs their
+   * matmuls for steps of 32+ tokens (ggml's scheduler streams the weights to it). Faster prompt
+   * reads with partial offload; but then a token's logits depend on how many tokens share its
+   * step, so batched and solo greedy runs may differ. false keeps every op where its weights are.
+   */
+  opOffload?: boolean;
+  /**
    * Called on the JS thread once per engine step with that step's events, in order.
    * handedAtMs: when the engine thread handed the step over, in ms (fractional) of
    * std::chrono::steady_clock, which is CLOCK_MONOTONIC on Linux: the clock of
@@ -199,6 +206,14 @@ export interface ModelInfo {
   cpu: { variant: string | null; repack: boolean };
   /** What the process's backend load did. */
   backends: BackendReport;
+  /** EngineOptions.opOffload as used. */
+  opOffload: boolean;
+  /**
+   * Buffers llama.cpp allocated for this model and context, by kind and buffer type ("CPU",
+   * "CPU_Mapped", "Vulkan0", "CUDA0", "RPC0[host:port]"…): where the weights, the KV cache and
+   * the compute buffers live.
+   */
+  buffers: Array<{ kind: 'model' | 'kv' | 'compute' | 'output'; buffer: string; mib: number }>;
 }
 
 export interface CpuVariant {
@@ -301,6 +316,12 @@ export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
  */
 export declare function makeTestModel(opts: {
   out: string; vocab: string; shape: TestModelShape; quant: TestModelQuant; seed: number; std?: number;
+  /**
+   * Multiplies the embedding and output scales (default 1: logits' std ~12). 8 gives peaked
+   * logits: the top token leads by far more than the rounding differences between backends, so
+   * CPU and GPU agree on it (cross-backend checks); continuations still depend on the prompt.
+   */
+  logitScale?: number;
   /**
    * A model family's added tokens at their ids: each replaces a "[PAD<id>]" placeholder or extends
    * the vocab at its end; another id, or a text already present, is a RangeError.

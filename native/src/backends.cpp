@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "ggml-rpc.h"
+#include "llama_log.h"
 
 namespace strata {
 
@@ -222,6 +224,7 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
     return g_report;
   }
   BackendLoadReport report;
+  InstallLlamaLog();  // ggml's lines through ours: errors only unless STRATA_LLAMA_LOG says more
 #ifdef GGML_BACKEND_DL
   report.cpu_variants = ListCpuVariants();
   const CpuVariantDesc * chosen = nullptr;
@@ -248,6 +251,10 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
     throw std::runtime_error("cannot load CPU variant " + chosen->path + ": " + DlopenError(chosen->path));
   }
   // Every other backend library (RPC, Vulkan, CUDA…): the addon's folder first, then `dirs`.
+  // ggml's own "failed to load" lines stay unprinted: report.failed says it, with the loader's
+  // reason, and the server turns it into one line with what to install. Other errors (a backend
+  // that loads but cannot start its device) are printed after the loop.
+  LlamaLogCapture quiet(/*quiet=*/true);
   std::vector<std::string> dirs = {AddonFolder()};
   dirs.insert(dirs.end(), opts.dirs.begin(), opts.dirs.end());
   std::set<std::string> done;
@@ -265,6 +272,9 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
         report.failed.push_back({path, DlopenError(path)});
       }
     }
+  }
+  for (const std::string & line : quiet.ErrorLines()) {
+    if (line.find("failed to load ") == std::string::npos) std::fputs(line.c_str(), stderr);
   }
 #else
   // Static and -march=native builds register CPU (and RPC) at link time; loading stray .so files

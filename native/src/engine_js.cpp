@@ -135,6 +135,11 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     if (!v.IsBoolean()) TypeErr(env, "cpuRepack must be a boolean");
     c.cpu_repack = v.As<Napi::Boolean>().Value();
   }
+  if (Present(o, "opOffload")) {
+    const Napi::Value v = o.Get("opOffload");
+    if (!v.IsBoolean()) TypeErr(env, "opOffload must be a boolean");
+    c.op_offload = v.As<Napi::Boolean>().Value();
+  }
   return c;
 }
 
@@ -362,6 +367,16 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));
   cpu.Set("repack", m.cpu_repack);
   o.Set("cpu", cpu);
+  o.Set("opOffload", m.op_offload);
+  Napi::Array buffers = Napi::Array::New(env, m.buffers.size());
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    Napi::Object b = Napi::Object::New(env);
+    b.Set("kind", m.buffers[i].kind);
+    b.Set("buffer", m.buffers[i].buffer);
+    b.Set("mib", m.buffers[i].mib);
+    buffers.Set(static_cast<uint32_t>(i), b);
+  }
+  o.Set("buffers", buffers);
   o.Set("backends", BackendReportToJs(env, m.backends));
   return o;
 }

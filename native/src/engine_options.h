@@ -36,6 +36,10 @@ struct EngineConfig {
   int32_t trace_steps = 2048;
   BackendLoadOptions backends;  // which CPU variant and backend folders (process-wide, first load wins)
   bool cpu_repack = true;       // llama's use_extra_bufts: repacked weights (AMX, AVX2/NEON layouts)
+  // llama's op_offload: with layers left on the CPU, a GPU runs their matmuls for batches of
+  // 32+ tokens (weights streamed to it). Faster prompt reads with partial offload, but the same
+  // token's numbers then depend on how many tokens share its step (see README, GPU section).
+  bool op_offload = true;
 };
 
 struct DeviceDesc {
@@ -47,6 +51,13 @@ struct PlacementDesc {
   std::string device;
   int32_t layers = 0;
   uint64_t memory_free = 0, memory_total = 0;
+};
+
+// A backend buffer llama.cpp allocated while loading (from its "<name> <kind> buffer size" lines).
+struct BufferDesc {
+  std::string kind;    // "model" | "kv" | "compute" | "output"
+  std::string buffer;  // buffer type: "CPU", "CPU_Mapped", "Vulkan0", "CUDA0", "RPC0[host:port]"…
+  double mib = 0;
 };
 
 struct FimTokens {
@@ -70,6 +81,8 @@ struct ModelInfo {
   bool flash_attn = false;
   BackendLoadReport backends;
   bool cpu_repack = true;
+  bool op_offload = true;
+  std::vector<BufferDesc> buffers;
 };
 
 DeviceDesc DescribeDevice(ggml_backend_dev_t dev);

@@ -36,7 +36,8 @@ static void LogCallback(ggml_log_level level, const char* text, void*) {
   const int effective = level == GGML_LOG_LEVEL_CONT ? g_last_level : level;
   if (level != GGML_LOG_LEVEL_CONT) g_last_level = level;
   AppendCapturedLine(level, text);
-  if (effective >= print_level && effective != GGML_LOG_LEVEL_NONE) std::fputs(text, stderr);
+  const bool quiet = g_capture != nullptr && g_capture->quiet();
+  if (!quiet && effective >= print_level && effective != GGML_LOG_LEVEL_NONE) std::fputs(text, stderr);
 }
 
 void InstallLlamaLog() {
@@ -44,7 +45,9 @@ void InstallLlamaLog() {
   std::call_once(once, [] { llama_log_set(LogCallback, nullptr); });
 }
 
-LlamaLogCapture::LlamaLogCapture() : prev_(g_capture) { g_capture = this; }
+LlamaLogCapture::LlamaLogCapture(bool quiet) : prev_(g_capture), quiet_(quiet || (g_capture != nullptr && g_capture->quiet_)) {
+  g_capture = this;
+}
 LlamaLogCapture::~LlamaLogCapture() { g_capture = prev_; }
 
 static std::string Trim(std::string s) {
@@ -69,6 +72,21 @@ bool LlamaLogCapture::Contains(const std::string& needle) const {
     if (l.second.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+std::vector<std::string> LlamaLogCapture::Lines() const {
+  std::vector<std::string> out;
+  out.reserve(lines_.size());
+  for (const auto& l : lines_) out.push_back(l.second);
+  return out;
+}
+
+std::vector<std::string> LlamaLogCapture::ErrorLines() const {
+  std::vector<std::string> out;
+  for (const auto& l : lines_) {
+    if (l.first == GGML_LOG_LEVEL_ERROR) out.push_back(l.second);
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -13,7 +13,8 @@ void InstallLlamaLog();
 // Captures the lines logged on this thread while it lives.
 class LlamaLogCapture {
  public:
-  LlamaLogCapture();
+  // quiet: nothing logged on this thread is printed while it lives (the caller reports it).
+  explicit LlamaLogCapture(bool quiet = false);
   ~LlamaLogCapture();
   LlamaLogCapture(const LlamaLogCapture&) = delete;
   LlamaLogCapture& operator=(const LlamaLogCapture&) = delete;
@@ -21,11 +22,16 @@ class LlamaLogCapture {
   // The error lines logged so far, trimmed and joined with "; " (at most 3), or "".
   std::string Errors() const;
   bool Contains(const std::string& needle) const;
+  bool quiet() const { return quiet_; }
+  // Every captured line, in order (continuations joined); ErrorLines: the error-level ones.
+  std::vector<std::string> Lines() const;
+  std::vector<std::string> ErrorLines() const;
 
  private:
   friend void AppendCapturedLine(int level, const char* text);
   std::vector<std::pair<int, std::string>> lines_;
   LlamaLogCapture* prev_;
+  bool quiet_;
 };
 
 }  // namespace strata

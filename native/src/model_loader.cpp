@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -93,11 +94,26 @@ std::vector<ggml_backend_dev_t> ResolveDevices(const EngineConfig& cfg, const st
   }
   out = rpc;
   std::vector<ggml_backend_dev_t> igpus;
+  // One GPU seen by two backends (CUDA0 and Vulkan0 on one NVIDIA card) is used once, through the
+  // backend loaded first (CUDA: installed backends load CUDA before Vulkan), as llama.cpp does.
+  auto same_gpu = [](ggml_backend_dev_t a, ggml_backend_dev_t b) {
+    ggml_backend_dev_props pa{}, pb{};
+    ggml_backend_dev_get_props(a, &pa);
+    ggml_backend_dev_get_props(b, &pb);
+    return pa.device_id != nullptr && pb.device_id != nullptr && std::strcmp(pa.device_id, pb.device_id) == 0;
+  };
   for (size_t i = 0; i < ggml_backend_dev_count(); ++i) {
     ggml_backend_dev_t dev = ggml_backend_dev_get(i);
     const auto type = ggml_backend_dev_type(dev);
-    if (type == GGML_BACKEND_DEVICE_TYPE_GPU && !IsRpcDevice(dev)) out.push_back(dev);
-    if (type == GGML_BACKEND_DEVICE_TYPE_IGPU) igpus.push_back(dev);
+    if (type == GGML_BACKEND_DEVICE_TYPE_GPU && !IsRpcDevice(dev) &&
+        std::none_of(out.begin(), out.end(), [&](ggml_backend_dev_t d) { return same_gpu(d, dev); })) {
+      out.push_back(dev);
+    }
+    // An integrated GPU seen by several backends: only the first backend's devices.
+    if (type == GGML_BACKEND_DEVICE_TYPE_IGPU &&
+        (igpus.empty() || ggml_backend_dev_backend_reg(dev) == ggml_backend_dev_backend_reg(igpus.back()))) {
+      igpus.push_back(dev);
+    }
   }
   if (out.size() == rpc.size()) out.insert(out.end(), igpus.begin(), igpus.end());
   return out;
@@ -197,6 +213,32 @@ void FillInfo(LoadedModel& m, const EngineConfig& cfg, int32_t ctx, bool flash_a
   info.flash_attn = flash_attn;
 }
 
+// "<func>: <buffer> <kind> buffer size = <x> MiB" lines of llama.cpp's load (llama-model.cpp,
+// llama-kv-cache.cpp, llama-context.cpp of the pinned source): where weights, KV and compute
+// buffers went. The C API has no call that says which device holds the KV cache.
+void CollectBuffers(const std::vector<std::string>& lines, std::vector<BufferDesc>& out) {
+  static const std::string kMarker = " buffer size = ";
+  for (const std::string& line : lines) {
+    const size_t at = line.find(kMarker);
+    if (at == std::string::npos) continue;
+    std::vector<std::string> words;
+    size_t i = line.find(':');
+    i = i == std::string::npos || i > at ? 0 : i + 1;
+    while (i < at) {
+      const size_t start = line.find_first_not_of(' ', i);
+      if (start == std::string::npos || start >= at) break;
+      const size_t end = std::min(line.find(' ', start), at);
+      words.push_back(line.substr(start, end - start));
+      i = end;
+    }
+    if (words.size() < 2) continue;
+    std::string kind = words.back();
+    if (kind == "KV") kind = "kv";
+    if (kind != "model" && kind != "kv" && kind != "compute" && kind != "output") continue;
+    out.push_back({kind, words[words.size() - 2], std::strtod(line.c_str() + at + kMarker.size(), nullptr)});
+  }
+}
+
 // One throwaway decode, as llama-server does at start: the first decode pays one-time costs
 // (weight repacking, buffer allocation) that would otherwise land on the first request.
 void Warmup(llama_context* ctx, llama_model* model) {
@@ -266,6 +308,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   mp.use_extra_bufts = cfg.cpu_repack;
 
   LoadedModel m;
+  std::vector<BufferDesc> buffers;
   {
     LlamaLogCapture capture;
     m.model = llama_model_load_from_file(cfg.model.c_str(), mp);
@@ -273,6 +316,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
       const std::string why = capture.Errors();
       throw std::runtime_error("failed to load model " + cfg.model + (why.empty() ? "" : ": " + why));
     }
+    CollectBuffers(capture.Lines(), buffers);
   }
   const std::vector<PlacementDesc> placement = ComputePlacement(cfg, devs, llama_model_n_layer(m.model));
 
@@ -289,6 +333,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   cp.type_v = cfg.kv_type;
   cp.flash_attn_type = cfg.flash_attn;
   cp.no_perf = false;
+  cp.op_offload = cfg.op_offload;
   bool flash_attn = cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_ENABLED;
   {
     LlamaLogCapture capture;
@@ -303,6 +348,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     if (cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_AUTO) {
       flash_attn = capture.Contains("Flash Attention enabled") || capture.Contains("enabling flash_attn");
     }
+    CollectBuffers(capture.Lines(), buffers);
   }
   m.pools = AttachCpuThreadpools(m.ctx, cp.n_threads, cp.n_threads_batch);
   Warmup(m.ctx, m.model);
@@ -312,6 +358,8 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.placement = placement;
   m.info.backends = backends;
   m.info.cpu_repack = cfg.cpu_repack;
+  m.info.op_offload = cfg.op_offload;
+  m.info.buffers = std::move(buffers);
   const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;

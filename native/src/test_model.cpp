@@ -227,6 +227,7 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   gguf_set_val_u32(g, "strata.test_model.version", kTestModelVersion);
   gguf_set_val_u64(g, "strata.test_model.seed", spec.seed);
   if (spec.std > 0) gguf_set_val_f32(g, "strata.test_model.std", spec.std);
+  if (spec.logit_scale != 1.0f) gguf_set_val_f32(g, "strata.test_model.logit_scale", spec.logit_scale);
 
   GgufPtr tokenizer(gguf_init_empty(), gguf_free);
   gguf_set_kv(tokenizer.get(), vocab);
@@ -321,6 +322,8 @@ WeightScales DefaultWeightScales(const std::string & shape_name) {
 TestModelResult WriteTestModel(const TestModelSpec & spec) {
   WeightScales scales = DefaultWeightScales(spec.shape);
   if (spec.std > 0) scales = {spec.std, spec.std, spec.std, spec.std, spec.std, spec.std, spec.std};
+  scales.embd *= spec.logit_scale;
+  scales.out *= spec.logit_scale;
   return WriteTestModel(spec, scales);
 }
 
@@ -328,6 +331,7 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
   const Shape & shape = FindShape(spec.shape);
   const Quant & quant = FindQuant(spec.quant);
   if (!(spec.std >= 0.0f) || !std::isfinite(spec.std)) throw std::invalid_argument("std must be a positive number");
+  if (!(spec.logit_scale > 0.0f) || !std::isfinite(spec.logit_scale)) throw std::invalid_argument("logitScale must be a positive number");
   if (spec.out.empty()) throw std::invalid_argument("out must be a file path");
   struct stat st {};
   if (stat(spec.out.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {

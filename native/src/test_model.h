@@ -34,6 +34,11 @@ struct TestModelSpec {
   std::string quant;  // "f32" | "f16" | "q8_0" | "q4_0" (norms stay f32)
   uint64_t seed = 0;
   float std = 0.0f;   // > 0: every weight matrix uses this std (for experiments); 0: defaults
+  // Multiplies the embedding and output scales (default logits' std ~12). Larger values make the
+  // logits peaked: the input embedding outweighs what the layers add to the residual, so the
+  // rounding differences between backends (CPU q8_0 activations vs a GPU's f16) rarely change
+  // the top token, while every layer still moves the logits by more than the top token's lead.
+  float logit_scale = 1.0f;
   // A model family's added tokens (e.g. FIM) at their ids: each takes the place of a padding
   // placeholder "[PAD<id>]" or extends the vocab at its end.
   struct AddedToken {

@@ -111,7 +111,7 @@ Napi::Value RpcServe(const Napi::CallbackInfo & info) {
   throw Napi::Error::New(env, "rpc server on " + endpoint + " could not start (address in use or not available?)");
 }
 
-// makeTestModel({out, vocab, shape, quant, seed, std?, addedTokens?}) -> {bytes, params, vocabSize, fim}
+// makeTestModel({out, vocab, shape, quant, seed, std?, logitScale?, addedTokens?}) -> {bytes, params, vocabSize, fim}
 Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestModel expects an options object");
@@ -127,6 +127,12 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
     const double s = std_value.IsNumber() ? std_value.As<Napi::Number>().DoubleValue() : NAN;
     if (!std::isfinite(s) || s <= 0 || s > 100) throw Napi::RangeError::New(env, "std must be a number in (0, 100]");
     spec.std = static_cast<float>(s);
+  }
+  const Napi::Value logit_scale = opts.Get("logitScale");
+  if (!logit_scale.IsUndefined()) {
+    const double s = logit_scale.IsNumber() ? logit_scale.As<Napi::Number>().DoubleValue() : NAN;
+    if (!std::isfinite(s) || s <= 0 || s > 100) throw Napi::RangeError::New(env, "logitScale must be a number in (0, 100]");
+    spec.logit_scale = static_cast<float>(s);
   }
   const Napi::Value added = opts.Get("addedTokens");
   if (!added.IsUndefined()) {

@@ -190,5 +190,6 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, controlTexts: [], metadata: { 'general.name': 'fake' },
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', decodePromptBudget: 64, flashAttn: false,
     cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
+    opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
   };
 }

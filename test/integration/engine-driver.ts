@@ -136,3 +136,33 @@ export function promptText(tag: string, words = 24): string {
   }
   return out.join(' ');
 }
+
+export interface LongReadRun {
+  decoder: { id: number };
+  long: RunResult;
+  short: RunResult;
+  /** Step and request records from the decoder's first token on. */
+  traces: ReturnType<Engine['traces']>;
+}
+
+/**
+ * The schedule the step-plan tests force: a decoder decoding, then a long prompt, then a short
+ * prompt arriving once the long read has begun (its first progress event). Ends the decoder once
+ * the long request is done and returns everything with the engine's trace records.
+ */
+export async function longReadBesideDecoder(eng: EngineDriver, longPrompt: number[], shortPrompt: number[]): Promise<LongReadRun> {
+  const decoder = eng.start({ prompt: eng.tokens(promptText('decoder', 8)), maxTokens: 100_000, ignoreEos: true });
+  await eng.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
+  eng.engine.traces();  // drop earlier records
+  const long = eng.start({ prompt: longPrompt, maxTokens: 2, ignoreEos: true });
+  let short: { id: number; done: Promise<RunResult> } | undefined;
+  eng.when((e) => e.type === 'progress' && e.id === long.id, () => {
+    short = eng.start({ prompt: shortPrompt, maxTokens: 2, ignoreEos: true });
+  });
+  const longRun = await long.done;
+  eng.engine.cancel(decoder.id);
+  await decoder.done;
+  if (!short) throw new Error('the short request never started (no progress event from the long one)');
+  const shortRun = await short.done;
+  return { decoder, long: longRun, short: shortRun, traces: eng.engine.traces() };
+}

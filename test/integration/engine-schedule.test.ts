@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../native/lib/addon.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, promptText } from './engine-driver.js';
+import { EngineDriver, longReadBesideDecoder, promptText } from './engine-driver.js';
 
 const BATCH = 32;
 let eng: EngineDriver;
@@ -19,30 +19,16 @@ afterAll(async () => {
 
 describe('step plan', () => {
   it('keeps decoders and short prompts moving while a long prompt is read', async () => {
-    eng.engine.traces();  // drop earlier records
-    const decoder = eng.start({ prompt: eng.tokens(promptText('decoder', 8)), maxTokens: 1000, ignoreEos: true });
-    await eng.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
-
     const longPrompt = eng.tokens(promptText('a very long document to read', 900));
     expect(longPrompt.length).toBeGreaterThan(20 * BATCH);
-    const long = eng.start({ prompt: longPrompt, maxTokens: 2, ignoreEos: true });
     // A short prompt arriving while the long one is being read.
-    const shortPrompt = eng.tokens(promptText('short', 40));
-    let short: { id: number; done: Promise<unknown> } | undefined;
-    eng.when((e) => e.type === 'progress' && e.id === long.id, () => {
-      short = eng.start({ prompt: shortPrompt, maxTokens: 2, ignoreEos: true });
-    });
-    const longRun = await long.done;
-    eng.engine.cancel(decoder.id);
-    await decoder.done;
-    expect(short).toBeDefined();
-    await short!.done;
+    const { decoder, long: longRun, short, traces: t } = await longReadBesideDecoder(eng, longPrompt, eng.tokens(promptText('short', 40)));
+    const long = { id: longRun.done.id };
 
     // The short request finished its prompt long before the long one.
-    const t = eng.engine.traces();
     const rec = (id: number) => t.requests.find((r) => r.id === id)!;
-    expect(rec(short!.id).promptDone!).toBeLessThan(rec(long.id).promptDone!);
-    const shortSteps = rec(short!.id).promptLegs.length;
+    expect(rec(short.done.id).promptDone!).toBeLessThan(rec(long.id).promptDone!);
+    const shortSteps = rec(short.done.id).promptLegs.length;
     expect(shortSteps).toBeLessThanOrEqual(2);
 
     // Every step stays within n_batch; while the long prompt was read the decoder was in every step.

@@ -30,12 +30,13 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
 
 export async function startServer(
   modelPath: string, over: Partial<ServerConfig> = {}, restart = { minDelayMs: 100, maxDelayMs: 1000 },
+  extra: { backendDirs?: string[] } = {},
 ): Promise<Running> {
   const logs: string[] = [];
   const config: ServerConfig = {
     ...defaultConfig(), port: 0, slots: 2, threads: 2, ctx: 1024, batch: 64, keepAliveMs: 200, ...over,
   };
-  const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart });
+  const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart, ...extra });
   const { url, port } = await server.listen();
   try {
     await server.startEngines();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { engineConfigFor } from '../../backend/server/app.js';
 import { ConfigError, resolveConfig, serveHelp } from '../../backend/server/config.js';
 
 const flags = (o: Record<string, string>) => new Map(Object.entries(o));
@@ -58,6 +59,19 @@ describe('strata serve settings', () => {
     expect(() => r({ devices: 'A,B,C', replicas: '2' })).toThrowError(/do not divide into 2 replicas/);
     expect(() => r({ devices: 'A/B', replicas: '3' })).toThrowError(/2 device groups but --replicas is 3/);
     expect(r({ 'tensor-split': '3,1', rpc: 'h1:50052,h2:50052' })).toMatchObject({ tensorSplit: [3, 1], rpc: ['h1:50052', 'h2:50052'] });
+  });
+
+  it('passes --op-offload and the installed GPU backend folders to every engine', () => {
+    const r = (f: Record<string, string>) => resolveConfig({ flags: flags(f), env: {}, readFile: noFile });
+    expect(r({}).opOffload).toBeNull();
+    expect(r({ 'op-offload': 'off' }).opOffload).toBe('off');
+    expect(() => r({ 'op-offload': 'maybe' })).toThrowError(/--op-offload: must be one of on, off/);
+    const dirs = ['/c/backends/x/cuda', '/c/backends/x/vulkan'];
+    expect(engineConfigFor(r({ 'op-offload': 'off' }), '/m.gguf', 0, dirs)).toMatchObject({ opOffload: false, backendDirs: dirs });
+    expect(engineConfigFor(r({ 'decode-prompt-budget': '128' }), '/m.gguf', 0, [])).toMatchObject({ decodePromptBudget: 128 });
+    expect(() => r({ 'decode-prompt-budget': '0' })).toThrowError(/--decode-prompt-budget: must be in \[1, 65536\]/);
+    const plain = engineConfigFor(r({}), '/m.gguf', 0, []);
+    expect('opOffload' in plain || 'backendDirs' in plain).toBe(false);
   });
 });
 

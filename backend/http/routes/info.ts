@@ -1,5 +1,6 @@
 // GET /health, /v1/models, /v1/devices: what is served and whether it is ready.
 import { basename } from 'node:path';
+import { suggestBackend } from '../../backends/readiness.js';
 import type { AppContext } from '../../server/context.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -58,12 +59,23 @@ export async function devices(app: AppContext, { res }: RouteContext): Promise<v
       })),
       placement: (e.info?.placement ?? []).map((p) => ({ device: p.device, layers: p.layers, memory_free: p.memoryFree, memory_total: p.memoryTotal })),
       cpu: e.info?.cpu ?? null,
+      op_offload: e.info?.opOffload ?? null,
+      // Where llama.cpp put the weights, the KV cache and the compute buffers.
+      buffers: e.info?.buffers ?? [],
       backends: e.info ? { loaded: e.info.backends.loaded, failed: e.info.backends.failed } : null,
+      live,
     };
   }));
+  const gpu = app.gpuBackends();
+  const seen = data.flatMap((d) => d.live ?? []);
+  const gpuBackends = {
+    installed: gpu.installed.map((b) => ({ kind: b.kind, package: b.package, version: b.version, path: b.path, sha256: b.sha256 })),
+    // Only when every replica answered: a replica that is down says nothing about the machine.
+    suggestion: data.every((d) => d.live !== null) ? suggestBackend(gpu.machine, gpu.installed.map((b) => b.kind), seen) : null,
+  };
   const cpu = await app.cpuPath()?.catch(() => null) ?? null;
   sendJson(res, 200, {
-    object: 'list', data,
+    object: 'list', data: data.map(({ live: _live, ...d }) => d), gpu_backends: gpuBackends,
     cpu: cpu && {
       variant: cpu.variant, repack: cpu.repack, note: cpu.note,
       probes: cpu.probes.map((p) => ({ variant: p.variant, repack: p.repack, ok: p.ok, reason: p.reason, ms: p.ms })),
