@@ -9,6 +9,7 @@ import { sendError } from './respond.js';
 import { Router, type Handler, type RouteContext } from './router.js';
 import { chatCompletions } from './routes/chat.js';
 import { completions } from './routes/completions.js';
+import { embeddings } from './routes/embeddings.js';
 import { metricsJson, metricsPrometheus, traceOne, tracesList } from './routes/diagnostics.js';
 import { infill } from './routes/infill.js';
 import { devices, health, models } from './routes/info.js';
@@ -24,6 +25,8 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'GET', pattern: '/v1/models', handler: h(models) })
     .add({ method: 'POST', pattern: '/v1/chat/completions', handler: h(chatCompletions) })
     .add({ method: 'POST', pattern: '/v1/completions', handler: h(completions) })
+    .add({ method: 'POST', pattern: '/v1/embeddings', handler: h(embeddings) })
+    .add({ method: 'POST', pattern: '/embeddings', handler: h(embeddings) })
     .add({ method: 'POST', pattern: '/v1/infill', handler: h(infill) })
     .add({ method: 'POST', pattern: '/infill', handler: h(infill) })
     .add({ method: 'POST', pattern: '/v1/tokenize', handler: h(tokenize) })

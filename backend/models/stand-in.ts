@@ -7,7 +7,7 @@ import { loadAddon } from '../native.js';
 import { strataCacheDir } from './cache-dir.js';
 import { resolveVocabSpec } from './vocab.js';
 
-export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b'];
+export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', 'embed-bert', 'embed-causal'];
 export const TEST_MODEL_QUANTS: readonly TestModelQuant[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 
 export interface StandInOptions {
@@ -16,6 +16,8 @@ export interface StandInOptions {
   shape: TestModelShape;
   quant: TestModelQuant;
   seed: number;
+  /** Embedding models: the pooling written to the GGUF (default: the shape's). */
+  pooling?: 'mean' | 'cls' | 'last';
 }
 
 export interface GeneratedModel {
@@ -32,6 +34,7 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
   const r = loadAddon().makeTestModel({
     out, vocab: vocab.path, shape: o.shape, quant: o.quant, seed: o.seed,
     ...(vocab.addedTokens.length > 0 ? { addedTokens: vocab.addedTokens } : {}),
+    ...(o.pooling ? { pooling: o.pooling } : {}),
   });
   return { path: out, ...r };
 }
@@ -40,7 +43,8 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
 export function standInPath(o: StandInOptions): string {
   const vocabKey = o.vocab.replace(/^.*\//, '').replace(/\.gguf$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
   const version = loadAddon().testModelVersion;
-  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}-v${version}.gguf`);
+  const pooling = o.pooling ? `-${o.pooling}` : '';
+  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${pooling}-v${version}.gguf`);
 }
 
 const pending = new Map<string, Promise<string>>();

@@ -1,5 +1,6 @@
 #include "engine_js.h"
 
+#include "grammar.h"
 #include "tools.h"
 
 #include <cmath>
@@ -76,6 +77,27 @@ T Enum(const Napi::Value& v, const std::string& field, std::initializer_list<std
 
 }  // namespace
 
+static SpeculativeConfig ParseSpeculative(const Napi::Value& v) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "speculative must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  SpeculativeConfig sp;
+  if (Present(o, "ngram")) {
+    const Napi::Value b = o.Get("ngram");
+    if (!b.IsBoolean()) TypeErr(env, "speculative.ngram must be a boolean");
+    sp.ngram = b.As<Napi::Boolean>().Value();
+  }
+  if (Present(o, "draftModel")) sp.draft_model = Str(o.Get("draftModel"), "speculative.draftModel");
+  if (Present(o, "draftMax")) sp.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "speculative.draftMax", 1, 256));
+  if (Present(o, "draftMin")) sp.draft_min = static_cast<int32_t>(IntIn(o.Get("draftMin"), "speculative.draftMin", 1, 256));
+  if (Present(o, "ngramMin")) sp.ngram_min = static_cast<int32_t>(IntIn(o.Get("ngramMin"), "speculative.ngramMin", 1, 64));
+  if (Present(o, "ngramMax")) sp.ngram_max = static_cast<int32_t>(IntIn(o.Get("ngramMax"), "speculative.ngramMax", 1, 64));
+  if (Present(o, "draftPMin")) sp.draft_p_min = static_cast<float>(FiniteIn(o.Get("draftPMin"), "speculative.draftPMin", 0, 1));
+  if (sp.ngram_min > sp.ngram_max) RangeErr(env, "speculative.ngramMin must not be above speculative.ngramMax");
+  if (sp.draft_min > sp.draft_max) RangeErr(env, "speculative.draftMin must not be above speculative.draftMax");
+  return sp;
+}
+
 EngineConfig ParseEngineOptions(const Napi::Object& o) {
   Napi::Env env = o.Env();
   EngineConfig c;
@@ -134,6 +156,10 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     const Napi::Value v = o.Get("cpuRepack");
     if (!v.IsBoolean()) TypeErr(env, "cpuRepack must be a boolean");
     c.cpu_repack = v.As<Napi::Boolean>().Value();
+  }
+  if (Present(o, "speculative")) c.spec = ParseSpeculative(o.Get("speculative"));
+  if (Present(o, "embeddings")) {
+    c.embeddings = Enum<int32_t>(o.Get("embeddings"), "embeddings", {{"auto", -1}, {"off", 0}, {"on", 1}});
   }
   return c;
 }
@@ -213,9 +239,11 @@ static SamplingParams ParseSampling(const Napi::Value& v, const ModelInfo& info)
   return p;
 }
 
-GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const std::map<int64_t, uint64_t>& live) {
+GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const llama_vocab* vocab,
+                             const std::map<int64_t, uint64_t>& live) {
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "request must be an object");
+  if (info.embedding) RangeErr(env, "this is an embedding model (pooling " + info.pooling + "): it makes embeddings, not text");
   const Napi::Object o = v.As<Napi::Object>();
   GenerateRequest r;
   if (!Present(o, "id")) TypeErr(env, "id must be a positive safe integer");
@@ -244,13 +272,104 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     r.ignore_eos = b.As<Napi::Boolean>().Value();
   }
   if (Present(o, "priority")) r.priority = static_cast<int32_t>(IntIn(o.Get("priority"), "priority", -1e9, 1e9));
+  if (Present(o, "logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
+  if (Present(o, "n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));
+  if (Present(o, "draftMax")) r.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "draftMax", -1, 256));
+  if (Present(o, "grammar")) {
+    const std::string gbnf = Str(o.Get("grammar"), "grammar");
+    try {
+      r.grammar = std::shared_ptr<llama_sampler>(MakeGrammarSampler(vocab, gbnf), llama_sampler_free);
+    } catch (const std::exception& e) {
+      RangeErr(env, std::string("grammar: ") + e.what());
+    }
+  }
   return r;
+}
+
+EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int32_t batch,
+                               const std::map<int64_t, uint64_t>& live) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "embed request must be an object");
+  if (!info.embedding) RangeErr(env, "this model makes text, not embeddings (its GGUF declares no pooling type)");
+  const Napi::Object o = v.As<Napi::Object>();
+  EmbedRequest r;
+  if (!Present(o, "id")) TypeErr(env, "id must be a positive safe integer");
+  r.id = IntIn(o.Get("id"), "id", 1, kMaxSafeInteger);
+  if (live.count(r.id)) RangeErr(env, "id " + std::to_string(r.id) + " is already in use by a live request");
+  if (!Present(o, "inputs") || !o.Get("inputs").IsArray()) TypeErr(env, "inputs must be an array of token arrays");
+  const Napi::Array a = o.Get("inputs").As<Napi::Array>();
+  if (a.Length() == 0) RangeErr(env, "inputs is empty");
+  const int32_t limit = std::min(info.ctx, batch);
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    const std::string f = "inputs[" + std::to_string(i) + "]";
+    r.inputs.push_back(ParseTokens(a.Get(i), f.c_str(), info.vocab_size, false));
+    if (static_cast<int32_t>(r.inputs.back().size()) > limit) {
+      RangeErr(env, f + " has " + std::to_string(r.inputs.back().size()) + " tokens, more than one step reads (" +
+                        std::to_string(limit) + ": the context per slot and the batch)");
+    }
+    r.tokens += static_cast<int32_t>(r.inputs.back().size());
+  }
+  if (Present(o, "normalize")) {
+    const Napi::Value b = o.Get("normalize");
+    if (!b.IsBoolean()) TypeErr(env, "normalize must be a boolean");
+    r.normalize = b.As<Napi::Boolean>().Value();
+  }
+  return r;
+}
+
+GrammarSpec ParseGrammarSpec(const Napi::Value& v) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "grammar spec must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  GrammarSpec spec;
+  if (!Present(o, "schemas") || !o.Get("schemas").IsObject() || o.Get("schemas").IsArray()) {
+    TypeErr(env, "schemas must be an object of rule name -> JSON schema text");
+  }
+  const Napi::Object schemas = o.Get("schemas").As<Napi::Object>();
+  const Napi::Array names = schemas.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos) {
+      RangeErr(env, "schemas: rule name '" + name + "' must be letters, digits and '-'");
+    }
+    spec.schemas.emplace_back(name, Str(schemas.Get(name), "schemas." + name));
+  }
+  if (spec.schemas.empty()) RangeErr(env, "schemas is empty");
+  if (Present(o, "root")) spec.root = Str(o.Get("root"), "root");
+  return spec;
 }
 
 Napi::Int32Array TokensToJs(Napi::Env env, const std::vector<llama_token>& tokens) {
   Napi::Int32Array a = Napi::Int32Array::New(env, tokens.size());
   if (!tokens.empty()) std::memcpy(a.Data(), tokens.data(), tokens.size() * sizeof(llama_token));
   return a;
+}
+
+// Token bytes as numbers: a piece may be part of a UTF-8 character, which a JS string cannot hold.
+static Napi::Array BytesToJs(Napi::Env env, const std::string& piece) {
+  Napi::Array a = Napi::Array::New(env, piece.size());
+  for (size_t i = 0; i < piece.size(); ++i) a.Set(static_cast<uint32_t>(i), static_cast<uint8_t>(piece[i]));
+  return a;
+}
+
+static Napi::Array LogprobsToJs(Napi::Env env, const std::vector<TokenLogprob>& lps) {
+  Napi::Array out = Napi::Array::New(env, lps.size());
+  for (size_t i = 0; i < lps.size(); ++i) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("logprob", lps[i].logprob);
+    o.Set("bytes", BytesToJs(env, lps[i].piece));
+    Napi::Array top = Napi::Array::New(env, lps[i].top.size());
+    for (size_t k = 0; k < lps[i].top.size(); ++k) {
+      Napi::Object t = Napi::Object::New(env);
+      t.Set("id", lps[i].top[k].id);
+      t.Set("logprob", lps[i].top[k].logprob);
+      t.Set("bytes", BytesToJs(env, lps[i].top[k].piece));
+      top.Set(static_cast<uint32_t>(k), t);
+    }
+    o.Set("top", top);
+    out.Set(static_cast<uint32_t>(i), o);
+  }
+  return out;
 }
 
 Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
@@ -278,6 +397,16 @@ Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
         for (size_t k = 0; k < e.ids.size(); ++k) ids.Set(static_cast<uint32_t>(k), e.ids[k]);
         o.Set("ids", ids);
         o.Set("text", Napi::String::New(env, e.text));
+        if (e.choice > 0) o.Set("choice", e.choice);
+        if (!e.logprobs.empty()) o.Set("logprobs", LogprobsToJs(env, e.logprobs));
+        break;
+      }
+      case EventType::Embedding: {
+        o.Set("type", "embedding");
+        o.Set("index", e.index);
+        Napi::Float32Array vec = Napi::Float32Array::New(env, e.vector.size());
+        if (!e.vector.empty()) std::memcpy(vec.Data(), e.vector.data(), e.vector.size() * sizeof(float));
+        o.Set("vector", vec);
         break;
       }
       case EventType::Done:
@@ -290,6 +419,19 @@ Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
         o.Set("decodeMs", e.stats.decode_ms);
         o.Set("generated", e.stats.generated);
         o.Set("text", Napi::String::New(env, e.text));
+        o.Set("drafted", e.stats.drafted);
+        o.Set("accepted", e.stats.accepted);
+        if (!e.choices.empty()) {
+          Napi::Array choices = Napi::Array::New(env, e.choices.size());
+          for (size_t k = 0; k < e.choices.size(); ++k) {
+            Napi::Object c = Napi::Object::New(env);
+            c.Set("finish", FinishReasonName(e.choices[k].finish));
+            c.Set("generated", e.choices[k].generated);
+            c.Set("text", Napi::String::New(env, e.choices[k].text));
+            choices.Set(static_cast<uint32_t>(k), c);
+          }
+          o.Set("choices", choices);
+        }
         break;
     }
     out.Set(static_cast<uint32_t>(i), o);
@@ -355,6 +497,19 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   cpu.Set("repack", m.cpu_repack);
   o.Set("cpu", cpu);
   o.Set("backends", BackendReportToJs(env, m.backends));
+  if (m.embedding) {
+    Napi::Object e = Napi::Object::New(env);
+    e.Set("pooling", m.pooling);
+    e.Set("dimensions", m.n_embd);
+    o.Set("embedding", e);
+  } else {
+    o.Set("embedding", env.Null());
+  }
+  Napi::Object spec = Napi::Object::New(env);
+  spec.Set("ngram", m.spec_ngram);
+  spec.Set("draftModel", m.draft_model.empty() ? env.Null() : Napi::String::New(env, m.draft_model));
+  spec.Set("draftMax", m.draft_max);
+  o.Set("speculative", spec);
   return o;
 }
 
@@ -398,6 +553,9 @@ Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s) {
   totals.Set("generated", static_cast<double>(s.generated));
   totals.Set("steps", static_cast<double>(s.steps));
   totals.Set("requests", static_cast<double>(s.requests));
+  totals.Set("drafted", static_cast<double>(s.drafted));
+  totals.Set("accepted", static_cast<double>(s.accepted));
+  totals.Set("embedded", static_cast<double>(s.embedded));
   o.Set("totals", totals);
   return o;
 }
@@ -417,6 +575,9 @@ Napi::Object TracesToJs(Napi::Env env, const std::vector<StepTraceRec>& steps, c
     so.Set("decodeTokens", t.decode_tokens);
     so.Set("promptTokens", t.prompt_tokens);
     so.Set("sequences", t.sequences);
+    so.Set("draftTokens", t.draft_tokens);
+    so.Set("acceptedTokens", t.accepted_tokens);
+    so.Set("draftMs", t.draft_ms);
     sa.Set(static_cast<uint32_t>(i), so);
   }
   Napi::Array ra = Napi::Array::New(env, reqs.size());
@@ -432,6 +593,9 @@ Napi::Object TracesToJs(Napi::Env env, const std::vector<StepTraceRec>& steps, c
     if (t.slot >= 0) ro.Set("slot", t.slot);
     ro.Set("reused", t.reused);
     ro.Set("restored", t.restored);
+    ro.Set("drafted", t.drafted);
+    ro.Set("accepted", t.accepted);
+    ro.Set("choices", t.choices);
     Napi::Array legs = Napi::Array::New(env, t.legs.size());
     for (size_t k = 0; k < t.legs.size(); ++k) {
       Napi::Object l = Napi::Object::New(env);

@@ -25,6 +25,8 @@ struct EngineSnapshot {
   uint64_t park_bytes = 0, park_budget = 0;
   uint64_t hits = 0, misses = 0, evictions = 0, refused_low_ram = 0;
   uint64_t prompt_tokens = 0, reused_tokens = 0, generated = 0, steps = 0, requests = 0;
+  uint64_t drafted = 0, accepted = 0;  // speculative tokens verified / accepted
+  uint64_t embedded = 0;               // embedding inputs pooled
 };
 
 }  // namespace strata

@@ -4,7 +4,7 @@
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
 import type {
-  EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
+  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
 } from '../../backend/engine/client.js';
 import { Channel } from '../../backend/scheduler/channel.js';
 
@@ -145,6 +145,14 @@ export class FakeEngineClient implements EngineClient {
     this.setState('ready');
   }
 
+  /** The fake serves text only: an embedding request ends at once with the engine's refusal. */
+  embed(input: EmbedInput): EngineRequest {
+    const r = new FakeRequest(this.nextId++, this.epoch, { prompt: input.inputs.flat(), maxTokens: 0 }, this);
+    queueMicrotask(() => r.finish('error', { error: 'this model makes text, not embeddings', promptMs: null, decodeMs: null }));
+    return r;
+  }
+  async buildGrammar(): Promise<never> { throw new Error('not supported by the fake engine'); }
+
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
   async detokenize(tokens: number[]): Promise<string> { return Buffer.from(tokens).toString(); }
   async saveSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
@@ -153,7 +161,7 @@ export class FakeEngineClient implements EngineClient {
     return {
       slots: [], queued: 0,
       park: { entries: [], bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0, refusedLowRam: 0 },
-      totals: { promptTokens: 0, reusedTokens: 0, generated: 0, steps: 0, requests: 0 },
+      totals: { promptTokens: 0, reusedTokens: 0, generated: 0, steps: 0, requests: 0, drafted: 0, accepted: 0, embedded: 0 },
     };
   }
   async traces() { return { steps: [], requests: [] }; }
@@ -186,5 +194,6 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, metadata: { 'general.name': 'fake' },
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', decodePromptBudget: 64, flashAttn: false,
     cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
+    embedding: null, speculative: { ngram: false, draftModel: null, draftMax: 0 },
   };
 }

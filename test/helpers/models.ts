@@ -13,12 +13,14 @@ export interface TestModelOptions {
   shape?: TestModelShape;
   quant?: TestModelQuant;
   seed?: number;
+  /** Embedding models: the pooling written to the GGUF (default: the shape's). */
+  pooling?: 'mean' | 'cls' | 'last';
 }
 
 /**
  * Path of a generated model, made once into
  * ${STRATA_CACHE_DIR or ~/.cache/strata}/test-models/<vocab>-<shape>-<quant>-<seed>-v<generator version>.gguf.
  */
-export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1 }: TestModelOptions = {}): Promise<string> {
-  return ensureModel({ vocab, shape, quant, seed });
+export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, pooling }: TestModelOptions = {}): Promise<string> {
+  return ensureModel({ vocab, shape, quant, seed, ...(pooling ? { pooling } : {}) });
 }

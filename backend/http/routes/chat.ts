@@ -2,22 +2,71 @@
 // generation; the output first goes through the reasoning splitter (a `<think>` block leaves as
 // reasoning_content, unless reasoning_format is 'none'), then the answer through the streaming
 // tool-call parser, so tool calls leave as OpenAI tool_call deltas and anything that is not a
-// valid call leaves as content (what the model writes never causes a 5xx).
-import { parseChatRequest } from '../../api/schemas.js';
-import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
+// valid call leaves as content (what the model writes never causes a 5xx). With n > 1 every
+// choice has its own splitter and parser; response_format and a forced tool_choice constrain the
+// output with a grammar.
+import { parseChatRequest, type ChatRequest } from '../../api/schemas.js';
+import { reasoningSplitterFor, type ReasoningFormat, type SplitDelta } from '../../chat/reasoning.js';
+import type { ToolCallFormat } from '../../chat/template.js';
 import { ToolCallStreamParser } from '../../chat/tool-calls.js';
+import type { ForcedCalls } from '../../grammar/tool-grammar.js';
 import type { AppContext } from '../../server/context.js';
+import { grammarFor } from '../constraint.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest,
 } from '../generation.js';
-import { ChatChunkBuilder, chatCompletion, chatFinish, type ChatDelta } from '../openai-shapes.js';
+import { chatLogprobs, type ChatLogprob } from '../logprob-shapes.js';
+import { checkChoices, requireTextModel } from '../model-checks.js';
+import { ChatChunkBuilder, chatCompletionChoices, chatFinish, type ChatDelta } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
+
+/** One choice's text path: reasoning splitter, then the tool-call parser; what it produced so far. */
+class ChoiceText {
+  readonly parser: ToolCallStreamParser;
+  private readonly splitter: ReturnType<typeof reasoningSplitterFor>;
+  content = '';
+  reasoning = '';
+  readonly logprobs: ChatLogprob[] = [];
+
+  constructor(format: ToolCallFormat, toolsOn: boolean, reasoningFormat: ReasoningFormat, prompt: string) {
+    this.parser = new ToolCallStreamParser(format, { toolsEnabled: toolsOn });
+    this.splitter = reasoningSplitterFor(reasoningFormat, prompt);
+  }
+
+  // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
+  private route(pieces: readonly SplitDelta[]): ChatDelta[] {
+    return pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : this.parser.push(p.text)));
+  }
+
+  push(text: string): ChatDelta[] { return this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text); }
+  end(): ChatDelta[] { return [...(this.splitter ? this.route(this.splitter.end()) : []), ...this.parser.end()]; }
+
+  collect(deltas: readonly ChatDelta[]): void {
+    for (const d of deltas) {
+      if (d.type === 'content') this.content += d.text;
+      else if (d.type === 'reasoning') this.reasoning += d.text;
+    }
+  }
+}
+
+/** What tool_choice forces: a call of the named tool, or of any tool ("required"). */
+function forcedCalls(body: ChatRequest): ForcedCalls | null {
+  if (typeof body.toolChoice === 'object') {
+    const name = body.toolChoice.function.name;
+    return { tools: body.tools.filter((t) => t.function.name === name), several: false };
+  }
+  if (body.toolChoice === 'required') return { tools: body.tools, several: body.parallelToolCalls };
+  return null;
+}
 
 export async function chatCompletions(app: AppContext, { req, res }: RouteContext): Promise<void> {
   const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
   const model = requireModel(app);
+  requireTextModel(model);
+  checkChoices(body.n, model);
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
+  const forced = forcedCalls(body);
   const text = model.template.render(body.messages, {
     ...(toolsOn ? { tools: body.tools } : {}),
     addGenerationPrompt: true,
@@ -28,54 +77,66 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
     const prompt = await tokenizeText(app, text, addSpecial, true);
     checkContext(prompt, model, 'messages');
+    const grammar = await grammarFor(app, {
+      constraint: body.constraint,
+      forced: forced ? { format: model.template.toolFormat, calls: forced, param: 'tool_choice' } : null,
+    });
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
-    const parser = new ToolCallStreamParser(model.template.toolFormat, { toolsEnabled: toolsOn });
-    const splitter = reasoningSplitterFor(body.reasoningFormat, text);
-    // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
-    const route = (pieces: readonly SplitDelta[]): ChatDelta[] =>
-      pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : parser.push(p.text)));
-    let content = '';
-    let reasoning = '';
-    const collect = (deltas: readonly ChatDelta[]): void => {
-      for (const d of deltas) {
-        if (d.type === 'content') content += d.text;
-        else if (d.type === 'reasoning') reasoning += d.text;
-      }
-    };
+    const choices = Array.from({ length: body.n }, () => new ChoiceText(model.template.toolFormat, toolsOn, body.reasoningFormat, text));
+    const top = body.logprobs;
     const sse = run.sse;
-    if (sse) { sse.start(); sse.event(chunks.role()); }
+    if (sse) { sse.start(); for (let i = 0; i < choices.length; i++) sse.event(chunks.role(i)); }
+    const emit = (i: number, piece: string, lps?: Parameters<typeof chatLogprobs>[0]): void => {
+      const c = choices[i]!;
+      const deltas = piece ? c.push(piece) : [];
+      const logprobs = lps && top !== null ? chatLogprobs(lps, top) : null;
+      if (sse) { for (const chunk of chunks.deltas(deltas, i, logprobs)) sse.event(chunk); return; }
+      c.collect(deltas);
+      if (logprobs) c.logprobs.push(...logprobs);
+    };
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
+      ...(grammar !== undefined ? { grammar } : {}),
+      ...(top !== null ? { logprobs: top } : {}),
+      ...(body.n > 1 ? { n: body.n } : {}),
+      ...(body.draftMax !== null ? { draftMax: body.draftMax } : {}),
     }, {
-      onText(piece) {
-        const deltas = splitter ? route(splitter.push(piece)) : parser.push(piece);
-        if (sse) { for (const c of chunks.deltas(deltas)) sse.event(c); return; }
-        collect(deltas);
-      },
+      onText(piece) { emit(0, piece); },
+      onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
       ...(sse && body.returnProgress ? {
         onProgress: (read: number, total: number) => sse.event({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
       } : {}),
     });
 
     if (!settle(run, done)) return;
-    const tail = [...(splitter ? route(splitter.end()) : []), ...parser.end()];
-    const finish = chatFinish(done.finish, parser.calls);
-    if (parser.calls.length > 0) run.rec.end = 'tool_calls';
+    // n > 1: each choice's withheld text comes with its own end.
+    done.choices?.forEach((c, i) => { if (c.text) emit(i, c.text); });
+    const finishes = choices.map((c, i) => chatFinish(done.choices?.[i]?.finish ?? done.finish, c.parser.calls));
+    const tails = choices.map((c) => c.end());
+    if (choices.some((c) => c.parser.calls.length > 0)) run.rec.end = 'tool_calls';
     const figures = figuresOf(run.rec, done);
     if (sse) {
-      for (const c of chunks.deltas(tail)) sse.event(c);
-      sse.event(chunks.final(finish, figures));
+      tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) sse.event(c); });
+      const last = choices.length - 1;
+      for (let i = 0; i < last; i++) sse.event(chunks.finishOnly(finishes[i]!, i));
+      sse.event(chunks.final(finishes[last]!, figures, last));
       if (body.includeUsage) sse.event(chunks.usageOnly(figures));
       sse.done();
       return;
     }
-    collect(tail);
-    sendJson(res, 200, chatCompletion({ id, model: model.id, created, fingerprint: app.fingerprint, content, reasoning, calls: parser.calls, finish, figures }));
+    choices.forEach((c, i) => c.collect(tails[i]!));
+    sendJson(res, 200, chatCompletionChoices({
+      id, model: model.id, created, fingerprint: app.fingerprint, figures,
+      choices: choices.map((c, i) => ({
+        content: c.content, reasoning: c.reasoning, calls: c.parser.calls, finish: finishes[i]!,
+        ...(top !== null ? { logprobs: c.logprobs } : {}),
+      })),
+    }));
   });
 }
