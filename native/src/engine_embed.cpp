@@ -17,6 +17,7 @@ bool Engine::StepEmbeddings() {
   std::vector<Item> items;
   batch_.n_tokens = 0;
   bool full = false;
+  const double now = NowMs();
   for (EmbedRequest& r : embed_waiting_) {
     while (!full && r.next < r.inputs.size()) {
       const std::vector<llama_token>& in = r.inputs[r.next];
@@ -35,13 +36,14 @@ bool Engine::StepEmbeddings() {
       }
       items.push_back({&r, r.next, seq});
       ++r.next;
+      if (r.admitted_ms < 0) r.admitted_ms = now;
     }
     if (full) break;
   }
   if (items.empty()) return false;
   StepTraceRec tr;
   tr.step = steps_;
-  tr.t = NowMs();
+  tr.t = now;
   tr.prompt_tokens = batch_.n_tokens;
   tr.sequences = static_cast<int32_t>(items.size());
   const auto t0 = std::chrono::steady_clock::now();
@@ -98,6 +100,7 @@ void Engine::EndEmbed(EmbedRequest& r, FinishReason reason, const std::string& e
   RequestTraceRec tr;
   tr.id = r.id;
   tr.queued = r.queued_ms;
+  tr.admitted = r.admitted_ms;
   tr.finished = NowMs();
   request_traces_.Push(std::move(tr));
   totals_.requests++;

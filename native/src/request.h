@@ -64,6 +64,7 @@ struct EmbedRequest {
   size_t done = 0;         // inputs whose vector was emitted (engine thread)
   int32_t tokens = 0;      // summed input tokens
   double queued_ms = 0;
+  double admitted_ms = -1; // its first step (engine thread)
 };
 
 struct RequestStats {

@@ -15,9 +15,9 @@ async function setup(replicas = 1, slots = 2, opts: { now?: () => number } = {})
   const table = new RequestTable(opts.now ? { now: opts.now } : {});
   const scheduler = new Scheduler(engines, table, { auditMs: 0, ...(opts.now ? { now: opts.now } : {}) });
   schedulers.push(scheduler);
-  const submit = (kind: RequestKind, prompt: number[], maxTokens = 4): Job => {
+  const submit = (kind: RequestKind, prompt: number[], maxTokens = 4, n?: number): Job => {
     const rec = table.accept(kind, false);
-    return scheduler.submit(rec, { prompt, maxTokens });
+    return scheduler.submit(rec, { prompt, maxTokens, ...(n ? { n } : {}) });
   };
   return { engines, table, scheduler, submit };
 }
@@ -92,6 +92,32 @@ describe('Scheduler', () => {
     expect(table.liveRecords()).toEqual([]);
     expect(table.totals.invariant_violations).toBe(0);
     expect(table.recent().map((h) => h.finish)).toEqual(['stop', 'length', 'stop']);
+  });
+
+  it('a request with n choices holds n slots: it waits for them at the head, and nothing overtakes it', async () => {
+    const { engines, table, scheduler, submit } = await setup(1, 3);
+    const e = engines[0]!;
+    const a = submit('chat', [1], 4);
+    const b = submit('chat', [2], 4);
+    const wide = submit('chat', [3], 4, 2);    // needs 2 of the 3 slots; 1 is free
+    const small = submit('chat', [4], 4);      // would fit, but must not overtake
+    expect(e.all.map((r) => r.input.prompt)).toEqual([[1], [2]]);
+    expect(wide.record.state).toBe('queued');
+    scheduler.audit();
+    expect(scheduler.missedDispatches).toBe(0);  // waiting for 2 slots is not a missed dispatch
+    e.all[0]!.finish('stop');
+    await collect(a);
+    // Two slots free now: the wide request goes, with n passed to the engine; the small one waits.
+    expect(e.all[2]!.input.prompt).toEqual([3]);
+    expect(e.all[2]!.input.n).toBe(2);
+    expect(small.record.state).toBe('queued');
+    e.all[1]!.finish('stop');
+    await collect(b);
+    expect(e.all[3]!.input.prompt).toEqual([4]);
+    e.all[2]!.finish('stop'); e.all[3]!.finish('stop');
+    await collect(wide); await collect(small);
+    for (const j of [a, b, wide, small]) table.end(j.record, 'stop');
+    expect(table.totals.invariant_violations).toBe(0);
   });
 
   it('admits infill before chat, and a long-waiting chat before a new infill', async () => {
