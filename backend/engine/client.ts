@@ -33,6 +33,8 @@ export type RequestEvent =
       engineDied?: boolean;
       promptTokens: number; reused: number; promptMs: number | null; decodeMs: number | null;
       generated: number; text: string;
+      /** The stop string that ended it, when one did (n = 1). */
+      stopString?: string;
       /** Speculative tokens verified / accepted (0 without speculation). */
       drafted?: number; accepted?: number;
       /** n > 1: each choice's end, by index. */

@@ -186,6 +186,7 @@ export class RequestTable {
           promptMs: entry.admitted ? ev.promptMs : null,
           decodeMs: ev.generated > 0 ? ev.decodeMs : null,
           generated: ev.generated, text: ev.text,
+          ...(ev.stopString !== undefined ? { stopString: ev.stopString } : {}),
           ...(ev.drafted ? { drafted: ev.drafted, accepted: ev.accepted } : {}),
           ...(ev.choices ? { choices: ev.choices } : {}),
         };

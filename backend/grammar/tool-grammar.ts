@@ -2,7 +2,6 @@
 // tool-call format, so the streaming parser reads it as a call: one JSON schema per tool for
 // {"name": <that tool>, "arguments"|"parameters": <its parameters>} and a root rule that wraps
 // the call(s) in the format's markers.
-import type { GrammarSpec } from '../../native/lib/addon.js';
 import type { ToolCallFormat, ToolSpec } from '../chat/template.js';
 
 /** A GBNF string literal. */
@@ -31,7 +30,7 @@ function callSchema(tool: ToolSpec, argsKey: 'arguments' | 'parameters'): Record
  * The grammar spec for `format` (buildGrammar turns it into GBNF). Llama 3 writes one bare
  * {"name", "parameters"} object, so it gets one call whatever `several` says.
  */
-export function toolCallGrammar(format: ToolCallFormat, forced: ForcedCalls): GrammarSpec {
+export function toolCallGrammar(format: ToolCallFormat, forced: ForcedCalls): { schemas: Record<string, string>; root: string } {
   const argsKey = format === 'llama3' ? 'parameters' : 'arguments';
   const schemas: Record<string, string> = {};
   forced.tools.forEach((t, i) => { schemas[`call-${i}`] = JSON.stringify(callSchema(t, argsKey)); });

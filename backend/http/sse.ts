@@ -17,6 +17,8 @@ export class SseStream {
   private started = false;
   private writes = 0;
   private readonly progressGapMs: number;
+  /** How fail() writes its error; OpenAI's data-only event unless a route says otherwise (Anthropic). */
+  private errorText: (error: unknown) => string = (e) => `data: ${JSON.stringify(e)}\n\n`;
 
   constructor(private readonly conn: ClientConnection, private readonly opts: SseOptions) {
     this.progressGapMs = opts.progressGapMs ?? 1000;
@@ -60,11 +62,17 @@ export class SseStream {
 
   event(data: unknown): void { this.write(`data: ${JSON.stringify(data)}\n\n`); }
 
+  /** A named event (`event:` line, then data), the way Anthropic's Messages stream is framed. */
+  named(event: string, data: unknown): void { this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`); }
+
+  /** Changes how an error ends the stream (the OpenAI error body in, the SSE text out). */
+  setErrorFormat(format: (error: unknown) => string): void { this.errorText = format; }
+
   /** Ends the stream with an error event (OpenAI clients throw it as an APIError). */
   fail(error: unknown): void {
     this.stopTimer();
     if (!this.started) this.start();
-    this.conn.end(`data: ${JSON.stringify(error)}\n\n`);
+    this.conn.end(this.errorText(error));
   }
 
   done(): void {

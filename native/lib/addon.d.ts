@@ -198,6 +198,8 @@ export type EngineEvent =
       promptTokens: number; reused: number; promptMs: number; decodeMs: number; generated: number;
       /** Text withheld for a partial stop match and released at the end. */
       text: string;
+      /** The stop string that ended the request (n = 1; absent when none did). */
+      stopString?: string;
       /** Speculative tokens verified and, of those, accepted (summed over choices; the engine always sets them). */
       drafted?: number; accepted?: number;
       /** n > 1: each choice's end (the top-level finish is 'error'/'cancel' if any choice's was, else choice 0's). */

@@ -413,6 +413,7 @@ Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
         o.Set("type", "done");
         o.Set("finish", FinishReasonName(e.finish));
         if (!e.error.empty()) o.Set("error", Napi::String::New(env, e.error));
+        if (!e.stop_string.empty()) o.Set("stopString", Napi::String::New(env, e.stop_string));
         o.Set("promptTokens", e.stats.prompt_tokens);
         o.Set("reused", e.stats.reused);
         o.Set("promptMs", e.stats.prompt_ms);

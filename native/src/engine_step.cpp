@@ -228,6 +228,7 @@ void Engine::Finish(Slot& s, FinishReason reason, const std::string& error, bool
     e.stats = a.stats;
     e.slot = s.id;
     if (!stopped_by_string) e.text = a.text.Flush();
+    else e.stop_string = a.text.matched();
     a.trace.finished = now;
     request_traces_.Push(std::move(a.trace));
     totals_.requests++;

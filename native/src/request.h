@@ -112,6 +112,7 @@ struct EngineEvent {
   std::vector<float> vector;  // embedding
   FinishReason finish = FinishReason::Stop;  // done
   std::string error;          // done
+  std::string stop_string;    // done: the stop string that ended it ("" otherwise)
   RequestStats stats;         // done (admitted: reused)
 };
 

@@ -44,7 +44,7 @@ describe('speculative decoding in the server', () => {
   });
 
   it('streams the same text with drafts, several tokens per chunk', async () => {
-    const body = { messages: [{ role: 'user', content: 'Tell me about rivers.' }], temperature: 0, max_tokens: 16, ignore_eos: true };
+    const body = { messages: [{ role: 'user' as const, content: 'Tell me about rivers.' }], temperature: 0, max_tokens: 16, ignore_eos: true };
     const whole = await srv.openai.chat.completions.create({ model: 'm', ...body, speculative: { n_max: 0 } } as never) as unknown as { choices: Array<{ message: { content: string } }> };
     const s = await srv.openai.chat.completions.create({ model: 'm', ...body, stream: true });
     let text = '';

@@ -5,60 +5,19 @@
 // valid call leaves as content (what the model writes never causes a 5xx). With n > 1 every
 // choice has its own splitter and parser; response_format and a forced tool_choice constrain the
 // output with a grammar.
-import { parseChatRequest, type ChatRequest } from '../../api/schemas.js';
-import { reasoningSplitterFor, type ReasoningFormat, type SplitDelta } from '../../chat/reasoning.js';
-import type { ToolCallFormat } from '../../chat/template.js';
-import { ToolCallStreamParser } from '../../chat/tool-calls.js';
-import type { ForcedCalls } from '../../grammar/tool-grammar.js';
+import { parseChatRequest } from '../../api/schemas.js';
 import type { AppContext } from '../../server/context.js';
 import { grammarFor } from '../constraint.js';
+import { ChoiceText, forcedCalls } from '../chat-choice.js';
+import { renderChatPrompt, tokenizeChatPrompt } from '../chat-prompt.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, withRequest,
 } from '../generation.js';
-import { chatLogprobs, type ChatLogprob } from '../logprob-shapes.js';
+import { chatLogprobs } from '../logprob-shapes.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
-import { ChatChunkBuilder, chatCompletionChoices, chatFinish, type ChatDelta } from '../openai-shapes.js';
+import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
-
-/** One choice's text path: reasoning splitter, then the tool-call parser; what it produced so far. */
-class ChoiceText {
-  readonly parser: ToolCallStreamParser;
-  private readonly splitter: ReturnType<typeof reasoningSplitterFor>;
-  content = '';
-  reasoning = '';
-  readonly logprobs: ChatLogprob[] = [];
-
-  constructor(format: ToolCallFormat, toolsOn: boolean, reasoningFormat: ReasoningFormat, prompt: string) {
-    this.parser = new ToolCallStreamParser(format, { toolsEnabled: toolsOn });
-    this.splitter = reasoningSplitterFor(reasoningFormat, prompt);
-  }
-
-  // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
-  private route(pieces: readonly SplitDelta[]): ChatDelta[] {
-    return pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : this.parser.push(p.text)));
-  }
-
-  push(text: string): ChatDelta[] { return this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text); }
-  end(): ChatDelta[] { return [...(this.splitter ? this.route(this.splitter.end()) : []), ...this.parser.end()]; }
-
-  collect(deltas: readonly ChatDelta[]): void {
-    for (const d of deltas) {
-      if (d.type === 'content') this.content += d.text;
-      else if (d.type === 'reasoning') this.reasoning += d.text;
-    }
-  }
-}
-
-/** What tool_choice forces: a call of the named tool, or of any tool ("required"). */
-function forcedCalls(body: ChatRequest): ForcedCalls | null {
-  if (typeof body.toolChoice === 'object') {
-    const name = body.toolChoice.function.name;
-    return { tools: body.tools.filter((t) => t.function.name === name), several: false };
-  }
-  if (body.toolChoice === 'required') return { tools: body.tools, several: body.parallelToolCalls };
-  return null;
-}
 
 export async function chatCompletions(app: AppContext, { req, res }: RouteContext): Promise<void> {
   const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
@@ -67,15 +26,10 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   checkChoices(body.n, model);
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
   const forced = forcedCalls(body);
-  const text = model.template.render(body.messages, {
-    ...(toolsOn ? { tools: body.tools } : {}),
-    addGenerationPrompt: true,
-    ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
-  });
+  const text = renderChatPrompt(model, { messages: body.messages, tools: toolsOn ? body.tools : [], templateKwargs: body.templateKwargs });
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const addSpecial = model.bosText === '' || !text.startsWith(model.bosText);
-    const prompt = await tokenizeText(app, text, addSpecial, true);
+    const prompt = await tokenizeChatPrompt(app, model, text);
     checkContext(prompt, model, 'messages');
     const grammar = await grammarFor(app, {
       constraint: body.constraint,
