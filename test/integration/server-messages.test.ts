@@ -1,7 +1,8 @@
 // Anthropic's Messages API on the real engine through the official @anthropic-ai/sdk client:
 // the same chat template and tokens as /v1/chat/completions, content blocks, stop reasons and
 // usage, the named stream events, tool use (forced by tool_choice and sent back as tool_result),
-// count_tokens, and errors in Anthropic's shape.
+// count_tokens, and errors in Anthropic's shape. (The current SDK sends no sampling parameters: the
+// server's default, greedy, applies, so answers are deterministic.)
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
@@ -24,7 +25,7 @@ const weather = {
 describe('POST /v1/messages', () => {
   it('answers like chat completions for the same conversation: text block, tokens, usage, stop reason', async () => {
     const msg = await client.messages.create({
-      model: 'any', max_tokens: 8, temperature: 0, system: 'Be brief.', messages: [{ role: 'user', content: 'Name a colour.' }],
+      model: 'any', max_tokens: 8, system: 'Be brief.', messages: [{ role: 'user', content: 'Name a colour.' }],
     });
     const chat = await srv.openai.chat.completions.create({
       model: 'any', max_tokens: 8, temperature: 0, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Name a colour.' }],
@@ -40,7 +41,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('streams message_start, content blocks, message_delta and message_stop with the same text', async () => {
-    const params = { model: 'any', max_tokens: 10, temperature: 0, messages: [{ role: 'user' as const, content: 'Say something.' }] };
+    const params = { model: 'any', max_tokens: 10, messages: [{ role: 'user' as const, content: 'Say something.' }] };
     const whole = await client.messages.create(params);
     const events: Anthropic.MessageStreamEvent[] = [];
     for await (const ev of await client.messages.create({ ...params, stream: true })) events.push(ev);
@@ -58,7 +59,7 @@ describe('POST /v1/messages', () => {
   });
 
   it('stop_sequences end the answer with stop_reason stop_sequence naming it', async () => {
-    const params = { model: 'any', max_tokens: 24, temperature: 0, messages: [{ role: 'user' as const, content: 'Keep talking.' }] };
+    const params = { model: 'any', max_tokens: 24, messages: [{ role: 'user' as const, content: 'Keep talking.' }] };
     const free = await client.messages.create(params);
     const text = (free.content[0] as Anthropic.TextBlock).text;
     const stop = text.slice(Math.floor(text.length / 2), Math.floor(text.length / 2) + 2);
@@ -70,7 +71,7 @@ describe('POST /v1/messages', () => {
 
   it('tool_choice tool: a tool_use block whose input validates; the result goes back as tool_result', async () => {
     const r = await client.messages.create({
-      model: 'any', max_tokens: 200, temperature: 0, tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' },
+      model: 'any', max_tokens: 200, tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' },
       messages: [{ role: 'user', content: 'Weather in Oslo?' }],
     });
     expect(r.stop_reason).toBe('tool_use');
@@ -79,7 +80,7 @@ describe('POST /v1/messages', () => {
     expect(typeof (use.input as { city: string }).city).toBe('string');
     const events: Anthropic.MessageStreamEvent[] = [];
     for await (const ev of await client.messages.create({
-      model: 'any', max_tokens: 200, temperature: 0, tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' },
+      model: 'any', max_tokens: 200, tools: [weather], tool_choice: { type: 'tool', name: 'get_weather' },
       messages: [{ role: 'user', content: 'Weather in Oslo?' }], stream: true,
     })) events.push(ev);
     const start = events.find((e): e is Anthropic.RawContentBlockStartEvent => e.type === 'content_block_start' && e.content_block.type === 'tool_use')!;
@@ -88,7 +89,7 @@ describe('POST /v1/messages', () => {
     expect(JSON.parse(json)).toEqual(use.input);
 
     const next = await client.messages.create({
-      model: 'any', max_tokens: 6, temperature: 0, tools: [weather],
+      model: 'any', max_tokens: 6, tools: [weather],
       messages: [
         { role: 'user', content: 'Weather in Oslo?' },
         { role: 'assistant', content: r.content },
