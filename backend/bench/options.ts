@@ -11,11 +11,12 @@ export const settingsUsage = `scenario options:
   --mixed-tokens N      mixed: long prompt size (default ${defaultSettings.mixedLongTokens})
   --mixed-shorts N      mixed: short requests per run (default ${defaultSettings.mixedShorts})
   --infill-requests N   infill: measured requests per run (default ${defaultSettings.infillRequests})
+  --edit-lines N        edit: lines of code the answer rewrites (default ${defaultSettings.editLines})
   --timeout S           per request, seconds (default ${defaultSettings.requestTimeoutMs / 1000})`;
 
 /** The flags settingsFromArgs reads (for rejecting unknown ones). */
 export const settingsOptionNames = [
-  'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'infill-requests', 'timeout',
+  'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'infill-requests', 'edit-lines', 'timeout',
 ] as const;
 
 function intList(args: ParsedArgs, name: string, min: number, max: number): number[] | undefined {
@@ -42,6 +43,7 @@ export function settingsFromArgs(args: ParsedArgs): BenchSettings {
     mixedLongTokens: optInt(args, 'mixed-tokens', 64, 1 << 20) ?? d.mixedLongTokens,
     mixedShorts: optInt(args, 'mixed-shorts', 1, 256) ?? d.mixedShorts,
     infillRequests: optInt(args, 'infill-requests', 1, 1000) ?? d.infillRequests,
+    editLines: optInt(args, 'edit-lines', 1, 10_000) ?? d.editLines,
     requestTimeoutMs: timeout !== undefined ? timeout * 1000 : d.requestTimeoutMs,
   };
 }

@@ -46,6 +46,8 @@ export interface BenchSettings {
   infillSuffixLines: number;
   infillRequests: number;
   infillGen: number;
+  /** edit: lines of code in the file the answer rewrites. */
+  editLines: number;
   /** Per request; a request over it fails the run. */
   requestTimeoutMs: number;
 }
@@ -67,6 +69,7 @@ export const defaultSettings: BenchSettings = {
   infillSuffixLines: 64,
   infillRequests: 6,
   infillGen: 16,
+  editLines: 40,
   requestTimeoutMs: 600_000,
 };
 
@@ -87,5 +90,5 @@ export interface Scenario {
   run(ctx: BenchContext, runIndex: number): Promise<ScenarioRun>;
 }
 
-export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill'] as const;
+export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'edit'] as const;
 export type ScenarioName = (typeof scenarioNames)[number];

@@ -352,8 +352,12 @@ export declare function listDevices(rpc?: string[]): DeviceInfo[];
  * the CPU; run it in its own process. Returns only by throwing (e.g. the port is taken).
  */
 export declare function rpcServe(host: string, port: number, threads: number): void;
-/** tiny, 0.5b: llama-architecture text models; embed-bert (BERT encoder, mean pooling), embed-causal (decoder, last-token pooling): embedding models. */
-export type TestModelShape = 'tiny' | '0.5b' | 'embed-bert' | 'embed-causal';
+/**
+ * tiny, 0.5b: llama-architecture text models; embed-bert (BERT encoder, mean pooling), embed-causal (decoder,
+ * last-token pooling): embedding models; copy, copy-0.5b: hand-set weights whose greedy continuation copies the
+ * context (copy-0.5b at Qwen2-0.5B's size and speed).
+ */
+export type TestModelShape = 'tiny' | '0.5b' | 'embed-bert' | 'embed-causal' | 'copy' | 'copy-0.5b';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

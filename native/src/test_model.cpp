@@ -19,6 +19,7 @@
 #include "ggml.h"
 #include "gguf.h"
 #include "llama.h"
+#include "test_model_copy.h"
 
 namespace strata {
 
@@ -31,6 +32,7 @@ struct Shape {
   float rope_base, rms_eps;
   const char * arch = "llama";  // "llama" (decoder) or "bert" (encoder)
   const char * pooling = "";    // embedding models: the pooling written to the GGUF
+  bool copy = false;            // hand-set weights that copy the context (test_model_copy.h)
 };
 
 // tiny: seconds to make, a few MB plus the vocab's embedding. 0.5b: Qwen2-0.5B's shapes
@@ -42,6 +44,11 @@ const Shape kShapes[] = {
     {"0.5b", 896, 24, 14, 2, 4864, 32768, true, 1000000.0f, 1e-6f},
     {"embed-bert", 128, 3, 4, 4, 512, 512, true, 0.0f, 1e-12f, "bert", "mean"},
     {"embed-causal", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-6f, "llama", "last"},
+    // copy: a decoder whose greedy continuation copies its context (an induction head, hand-set);
+    // copy-0.5b: the same in Qwen2-0.5B's size (zero layers beyond two), the speculative decoding
+    // workload on weights that are not trained. Heads of 128, one KV head.
+    {"copy", 256, 2, 2, 1, 64, 8192, false, kCopyRopeBase, 1e-6f, "llama", "", true},
+    {"copy-0.5b", 896, 24, 7, 1, 4864, 32768, false, kCopyRopeBase, 1e-6f, "llama", "", true},
 };
 
 int PoolingId(const std::string & name) {
@@ -66,7 +73,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', 'embed-bert' or 'embed-causal', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', 'embed-bert', 'embed-causal', 'copy' or 'copy-0.5b', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -292,7 +299,7 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
 }
 
 // Generates one tensor in row chunks and writes it converted to its type, padded to `alignment`.
-void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment, const std::string & out) {
+void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment, const std::string & out, bool copy) {
   Rng rng(seed ^ Fnv1a(t.name));
   const float amplitude = t.std * std::sqrt(3.0f);  // uniform [-a, a] has std a/sqrt(3)
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / t.ne0);
@@ -303,7 +310,11 @@ void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment
   for (int64_t row = 0; row < t.ne1; row += rows_per_chunk) {
     const int64_t rows = std::min(rows_per_chunk, t.ne1 - row);
     const size_t n = static_cast<size_t>(rows * t.ne0);
-    for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
+    if (copy) {
+      for (int64_t r = 0; r < rows; r++) CopyModelRow(t.name, row + r, t.ne0, seed, &src[static_cast<size_t>(r * t.ne0)]);
+    } else {
+      for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
+    }
     const void * data = src.data();
     size_t bytes = n * sizeof(float);
     if (t.type == GGML_TYPE_F16) {
@@ -411,7 +422,7 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
   try {
     if (!gguf_write_to_file_ptr(meta.get(), f, /*only_meta =*/ true)) throw std::runtime_error("cannot write " + spec.out);
     const size_t alignment = gguf_get_alignment(meta.get());
-    for (const TensorPlan & t : plan) WriteTensor(f, t, spec.seed, alignment, spec.out);
+    for (const TensorPlan & t : plan) WriteTensor(f, t, spec.seed, alignment, spec.out, shape.copy);
     if (std::fflush(f) != 0 || std::ferror(f)) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
     const long size = std::ftell(f);
     result.bytes = size > 0 ? static_cast<uint64_t>(size) : 0;

@@ -133,3 +133,28 @@ describe('drafts with the other sampling features', () => {
     });
   });
 });
+
+describe('a model that copies its context (shape copy)', () => {
+  it('writes only what followed its last two tokens before; prompt lookup drafts it, accepted, several tokens a step', async () => {
+    const model = await ensureTestModel({ shape: 'copy' });
+    await withEngine({ model, ctx: 1024, slots: 2, threads: 2, speculative: { ngram: true, draftMax: 8 } }, async (eng) => {
+      const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const prompt = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`);
+      const plain = await eng.run({ prompt, maxTokens: 60, ignoreEos: true, ...off });
+      // Every token follows the two before it as somewhere earlier in the context.
+      const seen = [...prompt, ...plain.ids];
+      const earlier = (i: number) => {
+        for (let j = 2; j < i; j++) if (seen[j - 2] === seen[i - 2] && seen[j - 1] === seen[i - 1] && seen[j] === seen[i]) return true;
+        return false;
+      };
+      const copied = plain.ids.filter((_, k) => earlier(prompt.length + k)).length;
+      expect(copied).toBeGreaterThanOrEqual(plain.ids.length - 2);
+      const before = eng.batches.length;
+      const r = await eng.run({ prompt, maxTokens: 60, ignoreEos: true });
+      expect(r.ids).toEqual(plain.ids);
+      expect(r.done.accepted! / r.done.drafted!).toBeGreaterThan(0.8);
+      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      expect(steps).toBeLessThan(20);
+    });
+  });
+});

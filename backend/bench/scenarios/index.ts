@@ -1,6 +1,7 @@
 // The scenarios by name, in the order they run.
 import type { Scenario, ScenarioName } from '../types.js';
 import { concurrent } from './concurrent.js';
+import { edit } from './edit.js';
 import { infillScenario } from './infill.js';
 import { mixed } from './mixed.js';
 import { prefill } from './prefill.js';
@@ -8,5 +9,5 @@ import { repeat } from './repeat.js';
 import { single } from './single.js';
 
 export const scenarios: Record<ScenarioName, Scenario> = {
-  single, prefill, concurrent, repeat, mixed, infill: infillScenario,
+  single, prefill, concurrent, repeat, mixed, infill: infillScenario, edit,
 };
