@@ -4,10 +4,11 @@
 // json-schema-to-grammar), whose refusal is a 400 naming the field.
 import type { GrammarSpec } from '../../native/lib/addon.js';
 import { ApiError } from '../api/errors.js';
-import type { OutputConstraint } from '../api/schemas.js';
+import type { GenerationParams, OutputConstraint } from '../api/schemas.js';
 import type { ToolCallFormat } from '../chat/template.js';
 import { requireSupportedSchema } from '../grammar/schema-support.js';
 import { toolCallGrammar, type ForcedCalls } from '../grammar/tool-grammar.js';
+import type { GenerationSpec } from '../scheduler/scheduler.js';
 import type { AppContext } from '../server/context.js';
 import { requireTokenizer } from './generation.js';
 
@@ -44,4 +45,14 @@ export async function grammarFor(app: AppContext, opts: {
     if (client.status().state !== 'ready') throw new ApiError(503, `the engine could not build the grammar: ${message}`, { code: 'engine_unavailable' });
     throw new ApiError(400, `${param}: ${message.replace(/^buildGrammar: /, '')}`, { param, code: 'unsupported_schema' });
   }
+}
+
+/** The generation fields a request's output options set (grammar, logprobs, choices, draft length). */
+export function outputSpec(body: Pick<GenerationParams, 'logprobs' | 'n' | 'draftMax'>, grammar: string | undefined): Partial<GenerationSpec> {
+  return {
+    ...(grammar !== undefined ? { grammar } : {}),
+    ...(body.logprobs !== null ? { logprobs: body.logprobs } : {}),
+    ...(body.n > 1 ? { n: body.n } : {}),
+    ...(body.draftMax !== null ? { draftMax: body.draftMax } : {}),
+  };
 }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "batch.h"
 #include "sampling.h"
 
 namespace strata {
@@ -19,15 +20,6 @@ DraftModel::~DraftModel() {
   llama_batch_free(batch_);
   llama_free(ctx_);
   llama_model_free(model_);
-}
-
-void DraftModel::Add(llama_token tok, llama_pos pos, llama_seq_id seq, bool logits) {
-  const int32_t i = batch_.n_tokens++;
-  batch_.token[i] = tok;
-  batch_.pos[i] = pos;
-  batch_.n_seq_id[i] = 1;
-  batch_.seq_id[i][0] = seq;
-  batch_.logits[i] = logits ? 1 : 0;
 }
 
 bool DraftModel::Decode() {
@@ -72,7 +64,7 @@ bool DraftModel::Draft(std::vector<DraftJob>& jobs) {
       State& s = st[j];
       if (s.tok < 0) continue;
       std::vector<llama_token>& have = held_[static_cast<size_t>(jobs[j].seq)];
-      Add(s.tok, static_cast<llama_pos>(have.size()), jobs[j].seq, true);
+      BatchAdd(batch_, s.tok, static_cast<llama_pos>(have.size()), jobs[j].seq, true);
       have.push_back(s.tok);
       s.idx = batch_.n_tokens - 1;
       s.tok = -1;
@@ -84,7 +76,7 @@ bool DraftModel::Draft(std::vector<DraftJob>& jobs) {
       for (; s.next < s.end && batch_.n_tokens < n_batch_; ++s.next) {
         const llama_token tok = s.next < job.held->size() ? (*job.held)[s.next] : job.last;
         const bool final = s.next + 1 == s.end && s.drafting;
-        Add(tok, static_cast<llama_pos>(s.next), job.seq, final);
+        BatchAdd(batch_, tok, static_cast<llama_pos>(s.next), job.seq, final);
         have.push_back(tok);
         if (final) s.idx = batch_.n_tokens - 1;
       }

@@ -38,7 +38,6 @@ class DraftModel {
 
  private:
   bool Decode();
-  void Add(llama_token tok, llama_pos pos, llama_seq_id seq, bool logits);
 
   llama_model* model_;
   llama_context* ctx_;

@@ -48,11 +48,7 @@ double Engine::NowMs() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-void Engine::Submit(GenerateRequest req) {
-  Command c;
-  c.kind = Command::Submit;
-  c.req = std::move(req);
-  c.t_ms = NowMs();
+void Engine::Enqueue(Command c) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     commands_.push_back(std::move(c));
@@ -60,16 +56,20 @@ void Engine::Submit(GenerateRequest req) {
   cv_.notify_one();
 }
 
+void Engine::Submit(GenerateRequest req) {
+  Command c;
+  c.kind = Command::Submit;
+  c.req = std::move(req);
+  c.t_ms = NowMs();
+  Enqueue(std::move(c));
+}
+
 void Engine::SubmitEmbed(EmbedRequest req) {
   Command c;
   c.kind = Command::Embed;
   c.embed = std::move(req);
   c.t_ms = NowMs();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    commands_.push_back(std::move(c));
-  }
-  cv_.notify_one();
+  Enqueue(std::move(c));
 }
 
 void Engine::Cancel(uint64_t key) {

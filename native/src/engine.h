@@ -117,6 +117,7 @@ class Engine {
   };
 
   // engine.cpp
+  void Enqueue(Command c);
   void Run();
   bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "batch.h"
 #include "engine.h"
 
 namespace strata {
@@ -26,14 +27,7 @@ bool Engine::StepEmbeddings() {
         break;
       }
       const int32_t seq = static_cast<int32_t>(items.size());
-      for (size_t k = 0; k < in.size(); ++k) {
-        const int32_t i = batch_.n_tokens++;
-        batch_.token[i] = in[k];
-        batch_.pos[i] = static_cast<llama_pos>(k);
-        batch_.n_seq_id[i] = 1;
-        batch_.seq_id[i][0] = seq;
-        batch_.logits[i] = 1;
-      }
+      for (size_t k = 0; k < in.size(); ++k) BatchAdd(batch_, in[k], static_cast<llama_pos>(k), seq, true);
       items.push_back({&r, r.next, seq});
       ++r.next;
       if (r.admitted_ms < 0) r.admitted_ms = now;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "batch.h"
 #include "engine.h"
-#include "sampling.h"
 
 namespace strata {
 
@@ -15,15 +15,6 @@ using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-void BatchAdd(llama_batch& b, llama_token tok, llama_pos pos, llama_seq_id seq, bool logits) {
-  const int32_t i = b.n_tokens++;
-  b.token[i] = tok;
-  b.pos[i] = pos;
-  b.n_seq_id[i] = 1;
-  b.seq_id[i][0] = seq;
-  b.logits[i] = logits ? 1 : 0;
 }
 
 const char* DecodeError(int32_t rc) {

@@ -42,7 +42,7 @@ describe('response_format', () => {
   it('json_schema: every answer parses and validates, streamed or not, and is the same text both ways', async () => {
     const validate = ajv.compile(person);
     const rf = { type: 'json_schema', json_schema: { name: 'person', strict: true, schema: person } };
-    for (const prompt of ['Describe a person.', 'Who are you?', 'x']) {
+    for (const prompt of ['Describe a person.', 'x']) {
       const r = await chat(prompt, { response_format: rf });
       const text = r.choices[0]!.message.content!;
       expect(r.choices[0]!.finish_reason).toBe('stop');

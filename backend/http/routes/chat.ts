@@ -7,7 +7,7 @@
 // output with a grammar.
 import { parseChatRequest } from '../../api/schemas.js';
 import type { AppContext } from '../../server/context.js';
-import { grammarFor } from '../constraint.js';
+import { grammarFor, outputSpec } from '../constraint.js';
 import { ChoiceText, forcedCalls } from '../chat-choice.js';
 import { renderChatPrompt, tokenizeChatPrompt } from '../chat-prompt.js';
 import {
@@ -56,10 +56,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
-      ...(grammar !== undefined ? { grammar } : {}),
-      ...(top !== null ? { logprobs: top } : {}),
-      ...(body.n > 1 ? { n: body.n } : {}),
-      ...(body.draftMax !== null ? { draftMax: body.draftMax } : {}),
+      ...outputSpec(body, grammar),
     }, {
       onText(piece) { emit(0, piece); },
       onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },

@@ -3,7 +3,7 @@
 import { parseCompletionRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../../server/context.js';
-import { grammarFor } from '../constraint.js';
+import { grammarFor, outputSpec } from '../constraint.js';
 import { checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
 import { completionLogprobs, joinCompletionLogprobs, type CompletionLogprobs } from '../logprob-shapes.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
@@ -49,10 +49,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
-      ...(grammar !== undefined ? { grammar } : {}),
-      ...(top !== null ? { logprobs: top } : {}),
-      ...(body.n > 1 ? { n: body.n } : {}),
-      ...(body.draftMax !== null ? { draftMax: body.draftMax } : {}),
+      ...outputSpec(body, grammar),
     }, {
       onText(piece) { emit(0, piece); },
       onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
