@@ -80,7 +80,9 @@ std::string SchemaToGrammar(const GrammarSpec & spec) {
     gbnf = build_grammar([&](const common_grammar_builder & b) {
       for (auto & [name, schema] : parsed) {
         b.resolve_refs(schema);
-        b.add_schema(name, schema);
+        // A primitive schema becomes a rule named after its type ("integer"): alias it to the name.
+        const std::string rule = b.add_schema(name, schema);
+        if (name != "root" && rule != name) b.add_rule(name, rule);
       }
       if (!spec.root.empty()) b.add_rule("root", spec.root);
     });
