@@ -6,12 +6,16 @@ import { REASONING_FORMATS, type ReasoningFormat } from '../chat/reasoning.js';
 import type { ChatMessage, ToolSpec } from '../chat/template.js';
 import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './chat-schema.js';
 import {
+  parseChatLogprobs, parseChoices, parseCompletionLogprobs, parseDraftMax, parseOutputConstraint, type OutputConstraint,
+} from './output-schema.js';
+import {
   checkArray, checkDepth, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
 } from './validate.js';
 
 export { parseJsonBody } from './body.js';
 export type { ToolChoice } from './chat-schema.js';
+export type { OutputConstraint } from './output-schema.js';
 
 /** Fields every generating request shares. */
 export interface GenerationParams {
@@ -32,6 +36,14 @@ export interface GenerationParams {
   returnProgress: boolean;
   /** llama-server extension: timings in every streamed chunk. */
   timingsPerToken: boolean;
+  /** Choices (n): sequences that share the prompt; the route checks n against the slots. */
+  n: number;
+  /** Log-probabilities: null none, 0 the tokens' own, N also the N most likely (chat top_logprobs, completions logprobs). */
+  logprobs: number | null;
+  /** What the output must match (JSON schema, JSON object, GBNF); null = free. */
+  constraint: OutputConstraint | null;
+  /** Speculative draft tokens per step (speculative.n_max); null = the server's setting. */
+  draftMax: number | null;
 }
 
 export interface ChatRequest extends GenerationParams {
@@ -144,12 +156,14 @@ function refuse(obj: Json, key: string, isSet: (v: unknown) => boolean, why: str
   if (v !== undefined && isSet(v)) fail(key, why, 'unsupported_value');
 }
 
-function parseGeneration(obj: Json): GenerationParams {
-  const n = optNumber(obj, 'n', '', { integer: true, min: 1 });
-  if (n !== undefined && n > 1) fail('n', 'only 1 is supported', 'unsupported_value');
-  refuse(obj, 'logprobs', (v) => v !== false && v !== 0, 'log probabilities are not supported');
-  refuse(obj, 'top_logprobs', (v) => v !== 0, 'log probabilities are not supported');
-  refuse(obj, 'best_of', (v) => v !== 1, 'only 1 is supported');
+function parseGeneration(obj: Json, route: 'chat' | 'completion' | 'infill'): GenerationParams {
+  refuse(obj, 'best_of', (v) => v !== 1, 'only 1 is supported (use n for several choices)');
+  if (route !== 'chat') refuse(obj, 'top_logprobs', (v) => v !== 0, 'is a chat completions field; here logprobs is the number of alternatives');
+  if (route === 'infill') {
+    // Infill answers one completion without log-probabilities (the editor shows one ghost text).
+    refuse(obj, 'n', (v) => v !== 1, 'only 1 is supported on infill');
+    refuse(obj, 'logprobs', (v) => v !== false && v !== 0, 'log probabilities are not supported on infill');
+  }
   const streamOptions = get(obj, 'stream_options');
   let includeUsage = false;
   if (streamOptions !== undefined) {
@@ -166,6 +180,10 @@ function parseGeneration(obj: Json): GenerationParams {
     ignoreEos: optBool(obj, 'ignore_eos', '') ?? false,
     returnProgress: optBool(obj, 'return_progress', '') ?? false,
     timingsPerToken: optBool(obj, 'timings_per_token', '') ?? false,
+    n: route === 'infill' ? 1 : parseChoices(obj),
+    logprobs: route === 'chat' ? parseChatLogprobs(obj) : route === 'completion' ? parseCompletionLogprobs(obj) : null,
+    constraint: route === 'infill' ? null : parseOutputConstraint(obj, route === 'chat'),
+    draftMax: parseDraftMax(obj),
   };
 }
 
@@ -190,14 +208,14 @@ export function parseChatRequest(body: unknown): ChatRequest {
   const messages = parseMessages(get(obj, 'messages'));
   const tools = parseTools(get(obj, 'tools'));
   const toolChoice = parseToolChoice(get(obj, 'tool_choice'), tools);
-  const format = get(obj, 'response_format');
-  if (format !== undefined) {
-    const type = get(requireObject(format, 'response_format'), 'type');
-    if (type !== 'text') fail('response_format.type', `${String(type)} is not supported (only text)`, 'unsupported_value');
-  }
   const kwargs = get(obj, 'chat_template_kwargs');
+  const generation = parseGeneration(obj, 'chat');
+  const forced = toolChoice === 'required' || typeof toolChoice === 'object';
+  if (forced && generation.constraint) {
+    fail(generation.constraint.param.split('.')[0]!, 'cannot be combined with a tool_choice that forces a tool call');
+  }
   return {
-    ...parseGeneration(obj),
+    ...generation,
     messages,
     tools,
     toolChoice,
@@ -231,7 +249,7 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
   }
   refuse(obj, 'echo', (v) => v !== false, 'echo is not supported');
   refuse(obj, 'suffix', (v) => v !== '', 'suffix is not supported here; use /v1/infill for fill-in-the-middle');
-  return { ...parseGeneration(obj), prompt };
+  return { ...parseGeneration(obj, 'completion'), prompt };
 }
 
 const MAX_SUPERSEDE_KEY = 2048;
@@ -250,7 +268,7 @@ export function parseInfillRequest(body: unknown): InfillRequest {
     fail('supersede_key', `must be 1-${MAX_SUPERSEDE_KEY} characters, got ${key.length}`);
   }
   return {
-    ...parseGeneration(obj),
+    ...parseGeneration(obj, 'infill'),
     inputPrefix: optString(obj, 'input_prefix', '') ?? '',
     inputSuffix: optString(obj, 'input_suffix', '') ?? '',
     inputExtra,

@@ -26,6 +26,9 @@ export interface ServerTimings {
   predicted_n?: number;
   predicted_ms?: number;
   predicted_per_second?: number;
+  /** Speculative decoding: draft tokens verified and accepted (llama-server and strata). */
+  draft_n?: number;
+  draft_n_accepted?: number;
 }
 
 export interface CompletionResult {

@@ -23,7 +23,8 @@ import type { BenchContext, ScenarioName } from './types.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 
-  --scenarios A,B   single,prefill,concurrent,repeat,mixed,infill,typing,session,conversations (default: all)
+  --scenarios A,B   single,prefill,concurrent,repeat,mixed,infill,typing,session,conversations,edit
+                    (default: all)
   --runs N          runs per scenario and server (default 3)
   --threads T       threads for both servers (default: all cores)
   --slots N         slots for both servers (default 4)
@@ -37,6 +38,11 @@ const usage = `usage: npm run bench:compare [-- options]
   --model FILE      GGUF to serve (default: the 0.5b stand-in, made once and cached)
   --quant Q         weight type of the stand-in: f16 (default), q8_0, q4_0, f32
   --ours KIND       strata (default) or llama-server (a second llama-server, to test the harness)
+  --spec MODE       speculative decoding on both servers: none (default), ngram (strata --spec-ngram,
+                    llama-server --spec-type ngram-simple) or draft (a draft model: --draft-model)
+  --draft-model F   the draft model for --spec draft (default: the served model itself, so drafts are
+                    always accepted: the mechanism's ceiling on random weights)
+  --draft-max N     draft tokens per step on both servers (default 8)
   --out DIR         where the JSON and markdown go (default test-output/bench)
 
 ${settingsUsage}
@@ -86,7 +92,28 @@ export async function main(argv: string[], root: string): Promise<number> {
   }
 }
 
-const OPTIONS = ['scenarios', 'runs', 'threads', 'slots', 'ctx', 'batch', 'cache-mib', 'ours-args', 'model', 'quant', 'ours', 'out', 'help', ...settingsOptionNames];
+const OPTIONS = [
+  'scenarios', 'runs', 'threads', 'slots', 'ctx', 'batch', 'cache-mib', 'ours-args', 'model', 'quant', 'ours', 'out',
+  'spec', 'draft-model', 'draft-max', 'help', ...settingsOptionNames,
+];
+
+/** Each server's flags for one speculative mode (the same draft length on both). */
+function specArgs(mode: string, draftModel: string, draftMax: number): { ours: string[]; theirs: string[] } {
+  if (mode === 'ngram') {
+    return {
+      ours: ['--spec-ngram', 'true', '--draft-max', String(draftMax)],
+      theirs: ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(draftMax)],
+    };
+  }
+  if (mode === 'draft') {
+    return {
+      ours: ['--draft-model', draftModel, '--draft-max', String(draftMax), '--draft-p-min', '0'],
+      theirs: ['--spec-type', 'draft-simple', '--spec-draft-model', draftModel, '--spec-draft-n-max', String(draftMax), '--spec-draft-p-min', '0'],
+    };
+  }
+  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram or draft, got '${mode}'`);
+  return { ours: [], theirs: [] };
+}
 
 async function compare(argv: string[], root: string): Promise<number> {
   const args = parseArgs(argv);
@@ -118,11 +145,14 @@ async function compare(argv: string[], root: string): Promise<number> {
   // Saved sessions and slot files of this comparison only; removed at the end.
   const scratch = join(outDir, `scratch-${process.pid}`);
   mkdirSync(join(scratch, 'slots'), { recursive: true });
+  const draftModel = optString(args, 'draft-model') ?? model;
+  if (!existsSync(draftModel)) throw new UsageError(`--draft-model: no such file: ${draftModel}`);
+  const spec = specArgs(optString(args, 'spec') ?? 'none', draftModel, optInt(args, 'draft-max', 1, 256) ?? 8);
 
   const llamaArgs = (port: number) => [
     '-m', model, '--host', '127.0.0.1', '--port', String(port), '-t', String(threads), '-tb', String(threads),
     '-c', String(ctxPerSlot * slots), '-np', String(slots), '-b', String(batch), '--no-webui',
-    '--metrics', '--slot-save-path', join(scratch, 'slots'), '--cache-ram', String(cacheMib),
+    '--metrics', '--slot-save-path', join(scratch, 'slots'), '--cache-ram', String(cacheMib), ...spec.theirs,
   ];
   const [portA, portB] = [await freePort(), await freePort()];
   const oursSpec: LaunchSpec = ours === 'strata'
@@ -130,7 +160,7 @@ async function compare(argv: string[], root: string): Promise<number> {
       name: 'strata', command: process.execPath, url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'compare-strata.log'),
       args: [join(root, 'dist', 'strata.mjs'), 'serve', '--model', model, '--port', String(portA),
         '--slots', String(slots), '--ctx', String(ctxPerSlot), '--threads', String(threads), '--batch', String(batch),
-        '--cache-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions'), ...oursExtra],
+        '--cache-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions'), ...spec.ours, ...oursExtra],
     }
     : { name: 'llama-server (as ours)', command: bin, args: llamaArgs(portA), url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'compare-ours-llama.log') };
   const theirsSpec: LaunchSpec = {

@@ -20,12 +20,14 @@ export const settingsUsage = `scenario options:
   --turns N             conversations: turns per user (default ${defaultSettings.convTurns})
   --in-flight N         conversations: requests at a time (default ${defaultSettings.convInFlight})
   --file-tokens N       conversations: size of the file each user pastes (default ${defaultSettings.convFileTokens})
+  --edit-lines N        edit: lines of code the answer rewrites (default ${defaultSettings.editLines})
   --timeout S           per request, seconds (default ${defaultSettings.requestTimeoutMs / 1000})`;
 
 /** The flags settingsFromArgs reads (for rejecting unknown ones). */
 export const settingsOptionNames = [
   'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'infill-requests', 'timeout',
   'keystrokes', 'keystroke-ms', 'file-lines', 'session-tokens', 'session-rounds', 'users', 'turns', 'in-flight', 'file-tokens',
+  'edit-lines',
 ] as const;
 
 function intList(args: ParsedArgs, name: string, min: number, max: number): number[] | undefined {
@@ -61,6 +63,7 @@ export function settingsFromArgs(args: ParsedArgs): BenchSettings {
     convTurns: optInt(args, 'turns', 1, 1000) ?? d.convTurns,
     convInFlight: optInt(args, 'in-flight', 1, 256) ?? d.convInFlight,
     convFileTokens: optInt(args, 'file-tokens', 1, 1 << 20) ?? d.convFileTokens,
+    editLines: optInt(args, 'edit-lines', 1, 10_000) ?? d.editLines,
     requestTimeoutMs: timeout !== undefined ? timeout * 1000 : d.requestTimeoutMs,
   };
 }

@@ -79,6 +79,8 @@ export interface BenchSettings {
   convFileTokens: number;
   convQuestionTokens: number;
   convAnswerTokens: number;
+  /** edit: lines of code in the file the answer rewrites. */
+  editLines: number;
   /** Per request; a request over it fails the run. */
   requestTimeoutMs: number;
 }
@@ -114,6 +116,7 @@ export const defaultSettings: BenchSettings = {
   convFileTokens: 640,
   convQuestionTokens: 32,
   convAnswerTokens: 24,
+  editLines: 40,
   requestTimeoutMs: 600_000,
 };
 
@@ -139,5 +142,5 @@ export interface Scenario {
   run(ctx: BenchContext, runIndex: number): Promise<ScenarioRun>;
 }
 
-export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations'] as const;
+export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations', 'edit'] as const;
 export type ScenarioName = (typeof scenarioNames)[number];

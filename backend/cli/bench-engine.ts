@@ -10,10 +10,12 @@ import { join } from 'node:path';
 import { packageRoot } from '../native.js';
 import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
 import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
+import { runEditBench } from '../bench/engine-spec-report.js';
 
 export const command = {
   summary: 'engine prefill/decode tok/s at 1, 4, 8 slots beside llama-batched-bench',
   async run(args: ParsedArgs): Promise<number> {
+    if (optString(args, 'workload') === 'edit') return runEditBench(args, standIn);
     const threads = optInt(args, 'threads', 1, 1024) ?? availableParallelism();
     const pp = optInt(args, 'pp', 1, 65536) ?? 256;
     const tg = optInt(args, 'tg', 2, 65536) ?? 64;

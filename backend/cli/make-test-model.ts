@@ -7,18 +7,23 @@ import { VocabNotFoundError } from '../models/vocab.js';
 import { optInt, optString, UsageError, type ParsedArgs } from './args.js';
 import { rejectUnknownOptions, runCommand } from './command-usage.js';
 
-const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b]
-                                [--quant f16|q8_0|q4_0|f32] [--seed N]
+const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|embed-bert|embed-causal|copy|copy-0.5b]
+                                [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
             (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
-  --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny)
+  --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny);
+            embed-bert: a BERT encoder embedding model (mean pooling; use a WordPiece vocab: bert-bge);
+            embed-causal: a decoder embedding model with last-token pooling (Qwen3-Embedding-like);
+            copy, copy-0.5b: hand-set weights whose greedy answer copies its context (an induction head),
+            the speculative-decoding workload; copy-0.5b decodes at a 0.5B model's speed
+  --pooling the pooling written to the GGUF (embedding shapes' default, or makes a text shape an embedding model)
   --quant   weight type; norms stay f32 (default f16)
   --seed    weights' seed, a non-negative integer (default 1)`;
 
 export interface MakeTestModelArgs extends StandInOptions { out: string }
 
 export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
-  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'help']);
+  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'help']);
   const out = optString(args, 'out');
   if (out === undefined || out === 'true' || out === '') throw new UsageError('--out FILE is required');
   const vocab = optString(args, 'vocab') ?? 'qwen2';
@@ -32,7 +37,12 @@ export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
     throw new UsageError(`--quant must be one of ${TEST_MODEL_QUANTS.join(', ')}, got '${quant}'`);
   }
   const seed = optInt(args, 'seed', 0, Number.MAX_SAFE_INTEGER) ?? 1;
-  return { out: resolve(out), vocab, shape: shape as TestModelShape, quant: quant as TestModelQuant, seed };
+  const pooling = optString(args, 'pooling');
+  if (pooling !== undefined && !['mean', 'cls', 'last'].includes(pooling)) throw new UsageError(`--pooling must be mean, cls or last, got '${pooling}'`);
+  return {
+    out: resolve(out), vocab, shape: shape as TestModelShape, quant: quant as TestModelQuant, seed,
+    ...(pooling !== undefined ? { pooling: pooling as 'mean' | 'cls' | 'last' } : {}),
+  };
 }
 
 function formatBytes(n: number): string {

@@ -136,6 +136,7 @@ async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
     case 'snapshot': return e.snapshot();
     case 'traces': return e.traces();
     case 'devices': return e.devices();
+    case 'buildGrammar': return e.buildGrammar(cmd.spec);
   }
 }
 
@@ -150,6 +151,14 @@ function handle(cmd: Command): void {
         const problem = submitRequestProblem(cmd.request as unknown as Record<string, unknown>);
         if (problem) throw new Error(problem);
         engine.submit({ ...cmd.request, id: cmd.id });
+      } catch (err) {
+        send({ kind: 'submitError', epoch, id: cmd.id, error: message(err) });
+      }
+      return;
+    case 'embed':
+      try {
+        if (!engine) throw new Error('engine is not loaded');
+        engine.embed({ ...cmd.request, id: cmd.id });
       } catch (err) {
         send({ kind: 'submitError', epoch, id: cmd.id, error: message(err) });
       }

@@ -12,8 +12,9 @@ import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../native.js';
 import type { CpuPath } from './cpu-path.js';
+import type { GrammarSpec } from '../../native/lib/addon.js';
 import type {
-  EngineClient, EngineConfig, EngineRequest, EngineState, EngineStatus, GenerateInput,
+  EmbedInput, EngineClient, EngineConfig, EngineRequest, EngineState, EngineStatus, GenerateInput,
 } from './client.js';
 import {
   parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
@@ -157,6 +158,17 @@ class ProcessEngineClient implements EngineClient {
   }
 
   generate(input: GenerateInput): EngineRequest {
+    return this.open(input, (epoch, id) => ({ kind: 'submit', epoch, id, request: input }));
+  }
+
+  embed(input: EmbedInput): EngineRequest {
+    return this.open(input, (epoch, id) => ({ kind: 'embed', epoch, id, request: input }));
+  }
+
+  buildGrammar(spec: GrammarSpec): Promise<string> { return this.call('buildGrammar', { spec }); }
+
+  /** Opens a request in the table and sends the command that starts it on the engine. */
+  private open(input: GenerateInput | EmbedInput, command: (epoch: number, id: number) => Command): EngineRequest {
     const inc = this.current;
     if (this.state !== 'ready' || !inc) {
       return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() });
@@ -164,7 +176,7 @@ class ProcessEngineClient implements EngineClient {
     const req = this.table.open(inc.epoch, input, (id) => {
       if (this.current === inc) this.send(inc, { kind: 'cancel', epoch: inc.epoch, id });
     });
-    const error = this.send(inc, { kind: 'submit', epoch: inc.epoch, id: req.id, request: input });
+    const error = this.send(inc, command(inc.epoch, req.id));
     if (error) this.table.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
     this.watchSilence(false);
     return req;

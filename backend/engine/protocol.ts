@@ -10,9 +10,9 @@
 // each start); request-scoped messages carry the engine-level request id, call replies the
 // call id. The receiver drops what is not addressed to its epoch.
 import type {
-  DeviceInfo, EngineEvent, EngineSnapshot, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
+  DeviceInfo, EngineEvent, EngineSnapshot, GrammarSpec, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
-import type { EngineConfig, GenerateInput } from './client.js';
+import type { EmbedInput, EngineConfig, GenerateInput } from './client.js';
 
 /** Calls: one request, one reply (`result` or `callError`) with the same call id. */
 export interface CallSpecs {
@@ -24,6 +24,7 @@ export interface CallSpecs {
   snapshot: { args: Record<never, never>; result: EngineSnapshot };
   traces: { args: Record<never, never>; result: { steps: StepTrace[]; requests: RequestTrace[] } };
   devices: { args: Record<never, never>; result: DeviceInfo[] };
+  buildGrammar: { args: { spec: GrammarSpec }; result: string };
 }
 export type CallName = keyof CallSpecs;
 export type CallArgs<K extends CallName> = CallSpecs[K]['args'];
@@ -35,6 +36,8 @@ export type Command =
   /** The handshake: load the model; the host answers `ready` or `loadError`. */
   | { kind: 'init'; epoch: number; config: EngineConfig }
   | { kind: 'submit'; epoch: number; id: number; request: GenerateInput }
+  /** An embedding request: answered like a submit (events, or submitError). */
+  | { kind: 'embed'; epoch: number; id: number; request: EmbedInput }
   | { kind: 'cancel'; epoch: number; id: number }
   | CallCommand
   /** Stop the engine (pending requests end with 'cancel') and exit. */
@@ -58,7 +61,7 @@ export type HostMessage =
   | { kind: 'fatal'; epoch: number; error: string };
 
 export const CALL_NAMES: readonly CallName[] =
-  ['tokenize', 'tokenizeSegments', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices'];
+  ['tokenize', 'tokenizeSegments', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices', 'buildGrammar'];
 
 export class ProtocolError extends Error {
   override name = 'ProtocolError';
@@ -102,9 +105,9 @@ export function submitRequestProblem(request: Record<string, unknown>): string |
   return null;
 }
 
-const EVENT_TYPES = ['admitted', 'progress', 'tokens', 'done'];
+const EVENT_TYPES = ['admitted', 'progress', 'tokens', 'embedding', 'done'];
 const HOST_KINDS = ['ready', 'loadError', 'events', 'submitError', 'result', 'callError', 'fatal'];
-const COMMAND_KINDS = ['init', 'submit', 'cancel', 'close', ...CALL_NAMES];
+const COMMAND_KINDS = ['init', 'submit', 'embed', 'cancel', 'close', ...CALL_NAMES];
 
 /** Checks a message from the engine host; throws a ProtocolError that names the problem. */
 export function parseHostMessage(raw: unknown): HostMessage {
@@ -148,9 +151,9 @@ export function parseCommand(raw: unknown): Command {
     case 'init':
       need(isObj(m.config) && typeof m.config.model === 'string', 'init message: \'config.model\' must be a string');
       break;
-    case 'submit':
+    case 'submit': case 'embed':
       needPosInt(m, 'id', m.kind);
-      need(isObj(m.request), 'submit message: \'request\' must be an object');
+      need(isObj(m.request), `${m.kind} message: 'request' must be an object`);
       break;
     case 'cancel':
       needPosInt(m, 'id', m.kind);

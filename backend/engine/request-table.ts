@@ -2,7 +2,12 @@
 // each belongs to, routing of engine events to them, and exactly one 'done' per request.
 // Events for an unknown, finished or older-epoch request are dropped and counted.
 import type { EngineEvent, FinishReason } from '../../native/lib/addon.js';
-import type { EngineRequest, GenerateInput, RequestEvent } from './client.js';
+import type { EmbedInput, EngineRequest, GenerateInput, RequestEvent } from './client.js';
+
+/** Prompt tokens of a request as submitted (all inputs of an embedding request). */
+function promptTokensOf(input: GenerateInput | EmbedInput): number {
+  return 'inputs' in input ? input.inputs.reduce((n, i) => n + i.length, 0) : input.prompt?.length ?? 0;
+}
 
 export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
 
@@ -82,7 +87,7 @@ export class RequestTable {
    * Registers a new request of `epoch` under a fresh id (ids never repeat for this table).
    * `onCancel(id)` runs at the first cancel() while it is live; the engine's 'done' ends it.
    */
-  open(epoch: number, input: GenerateInput, onCancel: (id: number) => void): EngineRequest {
+  open(epoch: number, input: GenerateInput | EmbedInput, onCancel: (id: number) => void): EngineRequest {
     const id = this.nextId++;
     const entry: Entry = {
       stream: new RequestStream(id, epoch, () => {
@@ -90,14 +95,14 @@ export class RequestTable {
         entry.cancelRequested = true;
         onCancel(id);
       }),
-      admitted: false, promptTokens: input.prompt?.length ?? 0, reused: 0, generated: 0, cancelRequested: false,
+      admitted: false, promptTokens: promptTokensOf(input), reused: 0, generated: 0, cancelRequested: false,
     };
     this.live.set(id, entry);
     return entry.stream;
   }
 
   /** A request that ends at once without reaching an engine (e.g. the engine is down). */
-  openEnded(epoch: number, input: GenerateInput, end: LocalEnd): EngineRequest {
+  openEnded(epoch: number, input: GenerateInput | EmbedInput, end: LocalEnd): EngineRequest {
     const req = this.open(epoch, input, () => {});
     this.end(req.id, end);
     return req;
@@ -163,7 +168,16 @@ export class RequestTable {
         return { type: 'progress', read: ev.read, total: ev.total };
       case 'tokens':
         entry.generated += ev.ids.length;
-        return handedAtMs === undefined ? { type: 'tokens', ids: ev.ids, text: ev.text } : { type: 'tokens', ids: ev.ids, text: ev.text, handedAtMs };
+        return {
+          type: 'tokens', ids: ev.ids, text: ev.text,
+          ...(handedAtMs !== undefined ? { handedAtMs } : {}),
+          ...(ev.choice !== undefined ? { choice: ev.choice } : {}),
+          ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}),
+        };
+      case 'embedding':
+        // Embeddings come from the prompt read; a request that got one was admitted.
+        entry.admitted = true;
+        return { type: 'embedding', index: ev.index, vector: ev.vector };
       case 'done':
         // A phase the request never reached has no duration: null, not the engine's 0.
         return {
@@ -172,6 +186,9 @@ export class RequestTable {
           promptMs: entry.admitted ? ev.promptMs : null,
           decodeMs: ev.generated > 0 ? ev.decodeMs : null,
           generated: ev.generated, text: ev.text,
+          ...(ev.stopString !== undefined ? { stopString: ev.stopString } : {}),
+          ...(ev.drafted ? { drafted: ev.drafted, accepted: ev.accepted } : {}),
+          ...(ev.choices ? { choices: ev.choices } : {}),
         };
     }
   }

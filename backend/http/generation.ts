@@ -11,7 +11,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../api/errors.js';
 import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
-import type { EngineClient } from '../engine/client.js';
+import type { EngineClient, RequestEvent } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestKind, RequestRecord } from '../scheduler/request-table.js';
 import { SchedulerRefusal, type DoneEvent, type GenerationSpec, type Job } from '../scheduler/scheduler.js';
@@ -135,9 +135,18 @@ export function checkSamplingTokens(spec: GenerationSpec, model: ModelView): voi
   }
 }
 
+export type TokensEvent = Extract<RequestEvent, { type: 'tokens' }>;
+
 export interface FollowHandlers {
   /** Text as the engine releases it (UTF-8 complete, stop strings withheld). */
   onText(text: string, job: Job): void;
+  /**
+   * Every tokens event instead of onText, for routes that need more than choice 0's text (the
+   * choice index of n > 1, log-probabilities); the 'done' event's withheld text still goes to onText.
+   */
+  onTokens?(ev: TokensEvent, job: Job): void;
+  /** Embedding models: input `index`'s vector. */
+  onEmbedding?(index: number, vector: Float32Array): void;
   /** The engine read more of the prompt (read of total tokens). */
   onProgress?(read: number, total: number): void;
 }
@@ -179,11 +188,14 @@ export async function follow(run: GenerationRun, spec: GenerationSpec, h: Follow
         sse?.progress();
         h.onProgress?.(ev.read, ev.total);
       }
-      else if (ev.type === 'tokens') {
+      else if (ev.type === 'embedding') {
+        h.onEmbedding?.(ev.index, ev.vector);
+      } else if (ev.type === 'tokens') {
         sse?.setWaiting(false);
-        if (ev.text) {
+        if (ev.text || h.onTokens) {
           const before = sse?.written ?? 0;
-          h.onText(ev.text, job);
+          if (h.onTokens) h.onTokens(ev, job);
+          else h.onText(ev.text, job);
           // The server's own overhead, for events whose text went out as SSE bytes. Node's http
           // corks the response and writes it on the next tick, after the step's other events
           // (uncorking at once measured slower with 4 streams): a tick queued now runs just after.
@@ -227,6 +239,8 @@ export function figuresOf(rec: RequestRecord, done: DoneEvent): Figures {
     generated: done.generated,
     promptMs: done.promptMs ?? null,
     decodeMs: done.decodeMs ?? null,
+    drafted: done.drafted ?? 0,
+    accepted: done.accepted ?? 0,
   };
 }
 

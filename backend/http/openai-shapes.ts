@@ -3,6 +3,7 @@
 // and text completion chunks. Pure functions of their inputs: unit-tested without a server.
 import type { ParsedDelta } from '../chat/tool-calls.js';
 import type { ToolCall } from '../chat/template.js';
+import type { ChatLogprob, CompletionLogprobs } from './logprob-shapes.js';
 
 export interface Usage {
   prompt_tokens: number;
@@ -13,6 +14,9 @@ export interface Usage {
 
 /** llama-server's `timings`; a figure the engine did not report stays null. */
 export interface Timings {
+  /** Speculative decoding (llama-server's names): draft tokens verified and accepted; present only with drafts. */
+  draft_n?: number;
+  draft_n_accepted?: number;
   cache_n: number | null;
   prompt_n: number | null;
   prompt_ms: number | null;
@@ -30,6 +34,9 @@ export interface Figures {
   generated: number;
   promptMs: number | null;
   decodeMs: number | null;
+  /** Speculative tokens verified / accepted (0 without speculation). */
+  drafted?: number;
+  accepted?: number;
 }
 
 export function usageOf(f: Figures): Usage {
@@ -55,6 +62,7 @@ export function timingsOf(f: Figures): Timings {
     predicted_ms: f.decodeMs === null ? null : round3(f.decodeMs),
     predicted_per_token_ms: per(f.decodeMs, f.generated),
     predicted_per_second: rate(f.decodeMs, f.generated),
+    ...(f.drafted ? { draft_n: f.drafted, draft_n_accepted: f.accepted ?? 0 } : {}),
   };
 }
 
@@ -79,7 +87,7 @@ export interface ChatChunk {
   created: number;
   model: string;
   system_fingerprint: string;
-  choices: Array<{ index: 0; delta: ChunkChoiceDelta; logprobs: null; finish_reason: ChatFinish | null }>;
+  choices: Array<{ index: number; delta: ChunkChoiceDelta; logprobs: { content: ChatLogprob[] } | null; finish_reason: ChatFinish | null }>;
   usage?: Usage;
   timings?: Timings;
 }
@@ -88,15 +96,15 @@ export interface ChatChunk {
 export class ChatChunkBuilder {
   constructor(readonly id: string, readonly model: string, readonly created: number, readonly fingerprint: string) {}
 
-  private chunk(delta: ChunkChoiceDelta, finish: ChatFinish | null = null): ChatChunk {
+  private chunk(delta: ChunkChoiceDelta, finish: ChatFinish | null = null, index = 0, logprobs: ChatLogprob[] | null = null): ChatChunk {
     return {
       id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model,
       system_fingerprint: this.fingerprint,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      choices: [{ index, delta, logprobs: logprobs ? { content: logprobs } : null, finish_reason: finish }],
     };
   }
 
-  role(): ChatChunk { return this.chunk({ role: 'assistant', content: '' }); }
+  role(index = 0): ChatChunk { return this.chunk({ role: 'assistant', content: '' }, null, index); }
 
   /** A chunk that carries nothing but what the caller adds (prompt_progress). */
   empty(): ChatChunk { return this.chunk({}); }
@@ -105,12 +113,15 @@ export class ChatChunkBuilder {
    * Chunks for the deltas, in order: adjacent reasoning pieces merged into one reasoning_content
    * chunk, adjacent content pieces into one content chunk, one chunk per tool-call piece.
    */
-  deltas(deltas: readonly ChatDelta[]): ChatChunk[] {
+  deltas(deltas: readonly ChatDelta[], index = 0, logprobs: ChatLogprob[] | null = null): ChatChunk[] {
     const out: ChatChunk[] = [];
     let text = '';
     let kind: 'content' | 'reasoning' = 'content';
+    // The step's log-probabilities ride on the first chunk it produces.
+    let lps = logprobs && logprobs.length > 0 ? logprobs : null;
+    const push = (delta: ChunkChoiceDelta) => { out.push(this.chunk(delta, null, index, lps)); lps = null; };
     const flushText = () => {
-      if (text) out.push(this.chunk(kind === 'content' ? { content: text } : { reasoning_content: text }));
+      if (text) push(kind === 'content' ? { content: text } : { reasoning_content: text });
       text = '';
     };
     for (const d of deltas) {
@@ -121,18 +132,22 @@ export class ChatChunkBuilder {
       }
       flushText();
       if (d.type === 'tool_call') {
-        out.push(this.chunk({ tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] }));
+        push({ tool_calls: [{ index: d.index, id: d.id, type: 'function', function: { name: d.name, arguments: '' } }] });
       } else {
-        out.push(this.chunk({ tool_calls: [{ index: d.index, function: { arguments: d.text } }] }));
+        push({ tool_calls: [{ index: d.index, function: { arguments: d.text } }] });
       }
     }
     flushText();
+    if (lps) push({});  // log-probabilities of tokens whose text is still withheld
     return out;
   }
 
-  final(finish: ChatFinish, figures: Figures): ChatChunk {
-    return { ...this.chunk({}, finish), usage: usageOf(figures), timings: timingsOf(figures) };
+  final(finish: ChatFinish, figures: Figures, index = 0): ChatChunk {
+    return { ...this.chunk({}, finish, index), usage: usageOf(figures), timings: timingsOf(figures) };
   }
+
+  /** A choice's end without the figures (n > 1: every choice but the last to be reported). */
+  finishOnly(finish: ChatFinish, index: number): ChatChunk { return this.chunk({}, finish, index); }
 
   /** The stream_options.include_usage chunk: no choices, only usage. */
   usageOnly(figures: Figures): ChatChunk {
@@ -146,41 +161,69 @@ export function chatFinish(engineFinish: string, calls: readonly ToolCall[]): Ch
   return engineFinish === 'length' ? 'length' : 'stop';
 }
 
-export function chatCompletion(opts: {
-  id: string; model: string; created: number; fingerprint: string; content: string; calls: readonly ToolCall[];
-  finish: ChatFinish; figures: Figures;
+/** One choice of a whole chat answer. */
+export interface ChatChoiceResult {
+  content: string;
+  calls: readonly ToolCall[];
+  finish: ChatFinish;
   /** The model's thinking; the message carries reasoning_content only when this is non-empty. */
   reasoning?: string;
+  /** Present when the request asked for logprobs. */
+  logprobs?: ChatLogprob[];
+}
+
+export function chatChoice(index: number, c: ChatChoiceResult) {
+  return {
+    index,
+    message: {
+      role: 'assistant' as const,
+      content: c.calls.length > 0 && c.content.trim() === '' ? null : c.content,
+      ...(c.reasoning ? { reasoning_content: c.reasoning } : {}),
+      ...(c.calls.length > 0 ? { tool_calls: c.calls.map((t) => ({ id: t.id, type: 'function' as const, function: { name: t.function.name, arguments: t.function.arguments } })) } : {}),
+    },
+    logprobs: c.logprobs ? { content: c.logprobs } : null,
+    finish_reason: c.finish,
+  };
+}
+
+export function chatCompletionChoices(opts: {
+  id: string; model: string; created: number; fingerprint: string; choices: readonly ChatChoiceResult[]; figures: Figures;
 }) {
   return {
     id: opts.id, object: 'chat.completion' as const, created: opts.created, model: opts.model,
     system_fingerprint: opts.fingerprint,
-    choices: [{
-      index: 0,
-      message: {
-        role: 'assistant' as const,
-        content: opts.calls.length > 0 && opts.content.trim() === '' ? null : opts.content,
-        ...(opts.reasoning ? { reasoning_content: opts.reasoning } : {}),
-        ...(opts.calls.length > 0 ? { tool_calls: opts.calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments } })) } : {}),
-      },
-      logprobs: null,
-      finish_reason: opts.finish,
-    }],
+    choices: opts.choices.map((c, i) => chatChoice(i, c)),
     usage: usageOf(opts.figures),
     timings: timingsOf(opts.figures),
   };
 }
 
-export function completionChunk(id: string, model: string, created: number, text: string, finish: 'stop' | 'length' | null) {
+export function chatCompletion(opts: {
+  id: string; model: string; created: number; fingerprint: string; content: string; calls: readonly ToolCall[];
+  finish: ChatFinish; figures: Figures; reasoning?: string;
+}) {
+  const { content, calls, finish, reasoning } = opts;
+  return chatCompletionChoices({ ...opts, choices: [{ content, calls, finish, ...(reasoning !== undefined ? { reasoning } : {}) }] });
+}
+
+export function completionChunk(id: string, model: string, created: number, text: string, finish: 'stop' | 'length' | null,
+  index = 0, logprobs: CompletionLogprobs | null = null) {
   return {
     id, object: 'text_completion' as const, created, model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
+    choices: [{ index, text, logprobs, finish_reason: finish }],
   };
 }
 
+export interface CompletionChoiceResult { text: string; finish: 'stop' | 'length'; logprobs?: CompletionLogprobs }
+
 export function completionResponse(opts: { id: string; model: string; created: number; text: string; finish: 'stop' | 'length'; figures: Figures }) {
+  return completionResponseChoices({ ...opts, choices: [{ text: opts.text, finish: opts.finish }] });
+}
+
+export function completionResponseChoices(opts: { id: string; model: string; created: number; choices: readonly CompletionChoiceResult[]; figures: Figures }) {
   return {
-    ...completionChunk(opts.id, opts.model, opts.created, opts.text, opts.finish),
+    id: opts.id, object: 'text_completion' as const, created: opts.created, model: opts.model,
+    choices: opts.choices.map((c, index) => ({ index, text: c.text, logprobs: c.logprobs ?? null, finish_reason: c.finish })),
     usage: usageOf(opts.figures),
     timings: timingsOf(opts.figures),
   };

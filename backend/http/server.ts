@@ -9,8 +9,10 @@ import { sendError } from './respond.js';
 import { Router, type Handler, type RouteContext } from './router.js';
 import { chatCompletions } from './routes/chat.js';
 import { completions } from './routes/completions.js';
+import { embeddings } from './routes/embeddings.js';
 import { metricsJson, metricsPrometheus, traceOne, tracesList } from './routes/diagnostics.js';
 import { infill } from './routes/infill.js';
+import { countTokens, messages } from './routes/messages.js';
 import { devices, health, models } from './routes/info.js';
 import { sessionDelete, sessionGet, sessionRestore, sessionSave, sessionsList } from './routes/sessions.js';
 import { detokenize, tokenize } from './routes/tokens.js';
@@ -24,6 +26,10 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'GET', pattern: '/v1/models', handler: h(models) })
     .add({ method: 'POST', pattern: '/v1/chat/completions', handler: h(chatCompletions) })
     .add({ method: 'POST', pattern: '/v1/completions', handler: h(completions) })
+    .add({ method: 'POST', pattern: '/v1/embeddings', handler: h(embeddings) })
+    .add({ method: 'POST', pattern: '/v1/messages', handler: h(messages) })
+    .add({ method: 'POST', pattern: '/v1/messages/count_tokens', handler: h(countTokens) })
+    .add({ method: 'POST', pattern: '/embeddings', handler: h(embeddings) })
     .add({ method: 'POST', pattern: '/v1/infill', handler: h(infill) })
     .add({ method: 'POST', pattern: '/infill', handler: h(infill) })
     .add({ method: 'POST', pattern: '/v1/tokenize', handler: h(tokenize) })
@@ -54,7 +60,7 @@ export function createHttpServer(app: AppContext, router = buildRouter(app)): Se
 const corsHeaders = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Allow-Methods': 'GET, POST, DELETE, OPTIONS',
-  'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Api-Key',
+  'Access-Control-Allow-Headers': 'Authorization, Content-Type, X-Api-Key, Anthropic-Version, Anthropic-Beta',
   'Access-Control-Max-Age': '600',
 };
 

@@ -22,6 +22,8 @@ export class SseStream {
   private started = false;
   private writes = 0;
   private readonly progressGapMs: number;
+  /** How fail() writes its error: an OpenAI `error` event unless a route says otherwise (Anthropic). */
+  private errorText: (error: unknown) => string = (e) => `event: error\ndata: ${JSON.stringify(e)}\n\n`;
 
   constructor(private readonly conn: ClientConnection, private readonly opts: SseOptions) {
     this.progressGapMs = opts.progressGapMs ?? opts.keepAliveMs;
@@ -66,6 +68,12 @@ export class SseStream {
 
   event(data: unknown): void { this.write(`data: ${JSON.stringify(data)}\n\n`); }
 
+  /** A named event (`event:` line, then data), the way Anthropic's Messages stream is framed. */
+  named(event: string, data: unknown): void { this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`); }
+
+  /** Changes how an error ends the stream (the OpenAI error body in, the SSE text out). */
+  setErrorFormat(format: (error: unknown) => string): void { this.errorText = format; }
+
   /**
    * Ends a started stream with an `error` event and no [DONE] (OpenAI clients raise it as an
    * APIError). Before the stream started the caller answers with a status code instead.
@@ -73,7 +81,7 @@ export class SseStream {
   fail(error: unknown): void {
     this.stopTimer();
     if (!this.started) this.start();
-    this.conn.end(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+    this.conn.end(this.errorText(error));
   }
 
   done(): void {

@@ -99,6 +99,8 @@ export function derivedTotals(t: Totals) {
     prompt_tokens_processed: t.prompt_tokens - t.reused_tokens,
     prompt_tok_s: t.prompt_ms > 0 ? round2(((t.prompt_tokens - t.reused_tokens) * 1000) / t.prompt_ms) : null,
     decode_tok_s: t.decode_ms > 0 ? round2((t.output_tokens * 1000) / t.decode_ms) : null,
+    /** Of the speculative draft tokens verified, the share the model agreed with (null: none drafted). */
+    draft_acceptance: t.drafted_tokens > 0 ? round2(t.accepted_tokens / t.drafted_tokens) : null,
   };
 }
 
@@ -145,7 +147,10 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
   const rates = live.filter((r) => r.state === 'running').map((r) => r.rate.perSecond() ?? 0);
   const history: HistoryEntry[] = src.table.recent(opts.requests ?? 50);
   return {
-    model: src.model ? { id: src.model.id, demo: src.model.demo, ctx: src.model.info.ctx, slots: src.model.info.slots } : null,
+    model: src.model ? {
+      id: src.model.id, demo: src.model.demo, ctx: src.model.info.ctx, slots: src.model.info.slots,
+      embedding: src.model.info.embedding, speculative: src.model.info.speculative,
+    } : null,
     uptime_s: round2((Date.now() - src.startedAt) / 1000),
     live: {
       state: liveState(src, live),

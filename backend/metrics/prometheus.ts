@@ -54,6 +54,8 @@ export function prometheusText(m: MetricsJson): string {
   w.metric('strata:prompt_tokens_total', 'counter', 'Prompt tokens of ended requests (read or reused).', t.prompt_tokens);
   w.metric('strata:reused_tokens_total', 'counter', 'Prompt tokens taken from the cache instead of read.', t.reused_tokens);
   w.metric('strata:live_tokens_per_second', 'gauge', 'Generation speed of running requests now.', m.live.tok_s);
+  w.metric('strata:draft_tokens_total', 'counter', 'Speculative draft tokens verified.', t.drafted_tokens);
+  w.metric('strata:draft_accepted_tokens_total', 'counter', 'Speculative draft tokens the model agreed with.', t.accepted_tokens);
   w.metric('strata:slot_held_tokens', 'gauge', 'Tokens held by each slot.',
     m.live.slots.map((s) => ({ labels: { replica: s.replica, slot: s.slot }, value: s.held_tokens })));
   const cc = m.conversation_cache;

@@ -25,6 +25,9 @@ export interface TraceEntry {
   reused: number | null;
   restored: boolean | null;
   generated: number;
+  /** Speculative draft tokens verified and accepted. */
+  drafted: number;
+  draft_accepted: number;
   engine: RequestTrace | null;
 }
 
@@ -116,6 +119,7 @@ export class TraceCollector {
         engine_done: rel(r.engineDoneAt), ended: rel(r.endedAt),
       },
       prompt_tokens: r.promptTokens, reused: r.reused, restored: r.restored, generated: r.generated,
+      drafted: r.drafted, draft_accepted: r.accepted,
       engine: null,
     };
     if (key) {

@@ -7,7 +7,7 @@ import { loadAddon } from '../native.js';
 import { strataCacheDir } from './cache-dir.js';
 import { resolveVocabSpec } from './vocab.js';
 
-export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b'];
+export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', 'embed-bert', 'embed-causal', 'copy', 'copy-0.5b'];
 export const TEST_MODEL_QUANTS: readonly TestModelQuant[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 
 export interface StandInOptions {
@@ -18,6 +18,8 @@ export interface StandInOptions {
   seed: number;
   /** Peaked logits (makeTestModel's logitScale); default 1. */
   logitScale?: number;
+  /** Embedding models: the pooling written to the GGUF (default: the shape's). */
+  pooling?: 'mean' | 'cls' | 'last';
 }
 
 export interface GeneratedModel {
@@ -35,6 +37,7 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
     out, vocab: vocab.path, shape: o.shape, quant: o.quant, seed: o.seed,
     ...(o.logitScale !== undefined && o.logitScale !== 1 ? { logitScale: o.logitScale } : {}),
     ...(vocab.addedTokens.length > 0 ? { addedTokens: vocab.addedTokens } : {}),
+    ...(o.pooling ? { pooling: o.pooling } : {}),
   });
   return { path: out, ...r };
 }
@@ -44,7 +47,8 @@ export function standInPath(o: StandInOptions): string {
   const vocabKey = o.vocab.replace(/^.*\//, '').replace(/\.gguf$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
   const version = loadAddon().testModelVersion;
   const scale = o.logitScale !== undefined && o.logitScale !== 1 ? `-L${o.logitScale}` : '';
-  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}-v${version}.gguf`);
+  const pooling = o.pooling ? `-${o.pooling}` : '';
+  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}${pooling}-v${version}.gguf`);
 }
 
 const pending = new Map<string, Promise<string>>();

@@ -5,7 +5,7 @@
 import { RateMeter } from './rate-meter.js';
 
 export type RequestState = 'queued' | 'admitting' | 'running' | 'finishing' | 'ended';
-export type RequestKind = 'chat' | 'completion' | 'infill';
+export type RequestKind = 'chat' | 'completion' | 'infill' | 'embedding';
 /** How a request ended, as history shows it. */
 export type EndReason =
   | 'stop' | 'length' | 'tool_calls' | 'cancel' | 'disconnected' | 'shutdown' | 'error' | 'rejected'
@@ -47,6 +47,9 @@ export interface RequestRecord {
   generated: number;
   /** Prompt tokens read so far (progress events). */
   promptRead: number;
+  /** Speculative tokens verified and accepted (engine figures; 0 without speculation). */
+  drafted: number;
+  accepted: number;
   end: EndReason | null;
   error: string | null;
   readonly rate: RateMeter;
@@ -69,6 +72,8 @@ export interface HistoryEntry {
   prompt_ms: number | null;
   decode_ms: number | null;
   decode_tok_s: number | null;
+  drafted: number;
+  accepted: number;
 }
 
 export interface Totals {
@@ -83,6 +88,9 @@ export interface Totals {
   prompt_ms_requests: number;
   decode_ms: number;
   decode_ms_requests: number;
+  /** Speculative tokens verified / accepted, over all requests. */
+  drafted_tokens: number;
+  accepted_tokens: number;
   /** Moves the table refused (a bug if ever above 0). */
   invariant_violations: number;
 }
@@ -103,7 +111,8 @@ export class RequestTable {
   private readonly listeners = new Set<(r: RequestRecord) => void>();
   readonly totals: Totals = {
     accepted: 0, ended: 0, by_finish: {}, prompt_tokens: 0, reused_tokens: 0, output_tokens: 0,
-    prompt_ms: 0, prompt_ms_requests: 0, decode_ms: 0, decode_ms_requests: 0, invariant_violations: 0,
+    prompt_ms: 0, prompt_ms_requests: 0, decode_ms: 0, decode_ms_requests: 0, drafted_tokens: 0, accepted_tokens: 0,
+    invariant_violations: 0,
   };
 
   constructor(opts: RequestTableOptions = {}) {
@@ -118,7 +127,7 @@ export class RequestTable {
       id: this.nextId++, kind, stream, state: 'queued', acceptedAt: this.now(),
       dispatchedAt: null, admittedAt: null, firstTokenAt: null, engineDoneAt: null, endedAt: null,
       replica: null, epoch: null, engineId: null, slot: null, promptTokens: null, reused: null,
-      restored: null, promptMs: null, decodeMs: null, generated: 0, promptRead: 0, end: null, error: null,
+      restored: null, promptMs: null, decodeMs: null, generated: 0, promptRead: 0, drafted: 0, accepted: 0, end: null, error: null,
       rate: new RateMeter(2000, this.now),
     };
     this.live.set(rec.id, rec);
@@ -200,6 +209,8 @@ export class RequestTable {
     t.output_tokens += rec.generated;
     if (rec.promptMs !== null) { t.prompt_ms += rec.promptMs; t.prompt_ms_requests++; }
     if (rec.decodeMs !== null) { t.decode_ms += rec.decodeMs; t.decode_ms_requests++; }
+    t.drafted_tokens += rec.drafted;
+    t.accepted_tokens += rec.accepted;
     const decodeTokS = rec.decodeMs !== null && rec.decodeMs > 0 && rec.generated > 0
       ? round2((rec.generated * 1000) / rec.decodeMs) : null;
     this.history.push({
@@ -209,6 +220,7 @@ export class RequestTable {
       finish: end, error: rec.error, replica: rec.replica, epoch: rec.epoch,
       prompt_tokens: rec.promptTokens, reused: rec.reused, restored: rec.restored,
       output_tokens: rec.generated, prompt_ms: round3(rec.promptMs), decode_ms: round3(rec.decodeMs), decode_tok_s: decodeTokS,
+      drafted: rec.drafted, accepted: rec.accepted,
     });
     if (this.history.length > this.historySize) this.history.splice(0, this.history.length - this.historySize);
   }

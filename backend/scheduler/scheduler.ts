@@ -34,6 +34,16 @@ export interface GenerationSpec {
    * key waits holdMs before admission (0 = never held).
    */
   supersede?: { key: string; holdMs: number };
+  /** GBNF every output must match (structured output, forced tool calls). */
+  grammar?: string;
+  /** Log-probabilities per token: 0 the token's own, N also the N most likely. */
+  logprobs?: number;
+  /** Choices: n sequences sharing the prompt's KV; the request holds n slots. */
+  n?: number;
+  /** Speculative draft tokens per step (0 none; default the engine's). */
+  draftMax?: number;
+  /** Embedding models: pool these inputs instead of generating (`prompt` is then all of them, for accounting). */
+  embed?: { inputs: number[][]; normalize?: boolean };
 }
 
 /** Timers the scheduler uses to release held requests (tests pass fake ones). */
@@ -41,6 +51,9 @@ export interface SchedulerTimers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
+
+/** Slots a job holds while in flight. */
+function slotsOf(job: Job): number { return job.spec.n ?? 1; }
 
 export interface SchedulerOptions {
   /** One priority level gained per this many ms of waiting (default 2000). */
@@ -114,10 +127,10 @@ class Replica {
     this.everReady = s.state === 'ready';
   }
 
-  /** Requests of the current epoch in flight (an old epoch's cannot hold this epoch's slots). */
+  /** Slots held by requests of the current epoch in flight (an old epoch's cannot hold this epoch's slots). */
   busy(): number {
     let n = 0;
-    for (const j of this.inFlight) if (j.record.epoch === this.epoch) n++;
+    for (const j of this.inFlight) if (j.record.epoch === this.epoch) n += slotsOf(j);
     return n;
   }
 
@@ -157,7 +170,7 @@ export class Scheduler {
       agingMs: opts.agingMs ?? 2000, loadTokens: opts.loadTokens ?? 3000, maxQueued: opts.maxQueued ?? 512,
       blockSize: opts.blockSize ?? 64, auditMs: opts.auditMs ?? 1000,
     };
-    this.priorities = { infill: 2, chat: 0, completion: 0, ...opts.priorities };
+    this.priorities = { infill: 2, chat: 0, completion: 0, embedding: 1, ...opts.priorities };
     this.log = opts.log ?? silentLogger;
     this.now = opts.now ?? Date.now;
     this.timers = opts.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms).unref(), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
@@ -262,9 +275,10 @@ export class Scheduler {
     for (const u of this.unsubscribers.splice(0)) u();
   }
 
-  /** Checks that no request waits while a replica has a free slot; dispatches if one does. */
+  /** Checks that no request waits while a replica has the free slots it needs; dispatches if one does. */
   audit(): void {
-    if (this.queue.peek() !== undefined && this.replicas.some((r) => r.free() > 0)) {
+    const head = this.queue.peek();
+    if (head && this.replicas.some((r) => r.free() >= slotsOf(head))) {
       this.missedDispatches++;
       this.log.warn('audit: a request was waiting while a slot was free; dispatching now', { queued: this.queue.length });
       this.pump();
@@ -316,11 +330,14 @@ export class Scheduler {
   }
 
   private pump1(): void {
-    while (this.queue.length > 0) {
-      const candidates = this.replicas.filter((r) => r.free() > 0);
+    for (;;) {
+      const head = this.queue.peek();
+      if (!head) return; // empty, or only held requests wait
+      // The head waits for as many free slots as it has choices (it keeps its place meanwhile).
+      const need = slotsOf(head);
+      const candidates = this.replicas.filter((r) => r.free() >= need);
       if (candidates.length === 0) return;
-      const job = this.queue.shift();
-      if (!job) return; // only held requests wait
+      const job = this.queue.shift()!;
       let best = candidates[0]!;
       let bestCost = Infinity;
       for (const r of candidates) {
@@ -339,7 +356,7 @@ export class Scheduler {
     rec.dispatchedAt = this.now();
     this.table.move(rec, 'admitting');
     replica.inFlight.add(job);
-    replica.index.add(job.spec.prompt);
+    if (!job.spec.embed) replica.index.add(job.spec.prompt);
     void this.drive(job, replica);
   }
 
@@ -347,14 +364,19 @@ export class Scheduler {
     const rec = job.record;
     let done: DoneEvent | null = null;
     try {
-      const req = replica.client.generate({
-        prompt: job.spec.prompt, maxTokens: job.spec.maxTokens, priority: job.priority,
-        ...(job.spec.sampling ? { sampling: job.spec.sampling } : {}),
-        ...(job.spec.stop?.length ? { stop: job.spec.stop } : {}),
-        ...(job.spec.stopTokens?.length ? { stopTokens: job.spec.stopTokens } : {}),
-        ...(job.spec.renderTokens?.length ? { renderTokens: job.spec.renderTokens } : {}),
-        ...(job.spec.ignoreEos ? { ignoreEos: true } : {}),
-        ...(job.spec.cachePrompt === false ? { cachePrompt: false } : {}),
+      const spec = job.spec;
+      const req = spec.embed ? replica.client.embed(spec.embed) : replica.client.generate({
+        prompt: spec.prompt, maxTokens: spec.maxTokens, priority: job.priority,
+        ...(spec.sampling ? { sampling: spec.sampling } : {}),
+        ...(spec.stop?.length ? { stop: spec.stop } : {}),
+        ...(spec.stopTokens?.length ? { stopTokens: spec.stopTokens } : {}),
+        ...(spec.renderTokens?.length ? { renderTokens: spec.renderTokens } : {}),
+        ...(spec.ignoreEos ? { ignoreEos: true } : {}),
+        ...(spec.cachePrompt === false ? { cachePrompt: false } : {}),
+        ...(spec.grammar !== undefined ? { grammar: spec.grammar } : {}),
+        ...(spec.logprobs !== undefined ? { logprobs: spec.logprobs } : {}),
+        ...(spec.n !== undefined && spec.n > 1 ? { n: spec.n } : {}),
+        ...(spec.draftMax !== undefined ? { draftMax: spec.draftMax } : {}),
       });
       job.engineRequest = req;
       rec.engineId = req.id;
@@ -391,7 +413,14 @@ export class Scheduler {
         if (rec.firstTokenAt === null) rec.firstTokenAt = this.now();
         rec.generated += ev.ids.length;
         rec.rate.add(ev.ids.length);
-        for (const id of ev.ids) job.outputIds.push(id);
+        // Choice 0's tokens follow the prompt in the slot (routing learns what it holds).
+        if (!ev.choice) for (const id of ev.ids) job.outputIds.push(id);
+        break;
+      case 'embedding':
+        if (rec.admittedAt === null) {
+          rec.admittedAt = this.now();
+          if (rec.state === 'admitting') this.table.move(rec, 'running');
+        }
         break;
     }
     job.channel.push(ev);
@@ -407,10 +436,12 @@ export class Scheduler {
     rec.promptMs = done.promptMs ?? null;
     rec.decodeMs = done.decodeMs ?? null;
     rec.generated = Math.max(rec.generated, done.generated);
+    rec.drafted = done.drafted ?? 0;
+    rec.accepted = done.accepted ?? 0;
     if (done.finish === 'error') { rec.end = rec.end ?? 'error'; rec.error = rec.error ?? done.error ?? 'engine error'; }
     else rec.end = rec.end ?? job.cancelReason ?? done.finish;
     this.table.move(rec, 'finishing');
-    if (done.finish !== 'error' && rec.epoch === replica.epoch) replica.index.add([...job.spec.prompt, ...job.outputIds]);
+    if (done.finish !== 'error' && rec.epoch === replica.epoch && !job.spec.embed) replica.index.add([...job.spec.prompt, ...job.outputIds]);
     job.channel.push(done);
     job.channel.close();
     if (this.idleWaiters.size > 0 && this.inFlightTotal() === 0) {

@@ -52,6 +52,16 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   if (cfg.tensorSplit !== null) ec.tensorSplit = cfg.tensorSplit;
   if (cfg.rpc !== null) ec.rpc = cfg.rpc;
   if (cfg.gpuLayers !== null) ec.gpuLayers = cfg.gpuLayers;
+  if (cfg.embeddings !== 'auto') ec.embeddings = cfg.embeddings;
+  if (cfg.specNgram || cfg.draftModel !== null) {
+    ec.speculative = {
+      ...(cfg.specNgram ? { ngram: true } : {}),
+      ...(cfg.draftModel !== null ? { draftModel: cfg.draftModel } : {}),
+      ...(cfg.draftMax !== null ? { draftMax: cfg.draftMax } : {}),
+      ...(cfg.draftMin !== null ? { draftMin: cfg.draftMin } : {}),
+      ...(cfg.draftPMin !== null ? { draftPMin: cfg.draftPMin } : {}),
+    };
+  }
   return ec;
 }
 

@@ -52,6 +52,17 @@ export interface ServerConfig {
   configFile: string | null;
   /** Exit when this process ends (the extension passes its own pid, so a killed VS Code leaves no server). */
   parentPid: number | null;
+  /** Speculative decoding: prompt-lookup (n-gram) drafts. */
+  specNgram: boolean;
+  /** Speculative decoding: a draft model with the model's vocabulary. */
+  draftModel: string | null;
+  /** Draft tokens per sequence per step; null = the engine's default (8). */
+  draftMax: number | null;
+  draftMin: number | null;
+  /** The draft model's least probability for a draft token; null = the engine's default (0.5). */
+  draftPMin: number | null;
+  /** Embeddings: auto (the GGUF says), on, off. */
+  embeddings: 'auto' | 'on' | 'off';
 }
 
 type Kind =
@@ -103,6 +114,12 @@ export const serveOptions: readonly Option[] = [
   { flag: 'engine-ready-timeout-ms', key: 'engineReadyTimeoutMs', kind: int(1000, 86_400_000), help: 'model load limit (default 900000)' },
   { flag: 'parent-pid', key: 'parentPid', kind: int(1, 2 ** 31 - 1), help: 'exit when the process with this pid ends' },
   { flag: 'engine-silence-timeout-ms', key: 'engineSilenceTimeoutMs', kind: int(1000, 86_400_000), help: 'an engine silent this long while busy is restarted (default 300000)' },
+  { flag: 'spec-ngram', key: 'specNgram', kind: { t: 'bool' }, help: 'speculative decoding from the sequence\'s own n-grams (prompt lookup): true/false' },
+  { flag: 'draft-model', key: 'draftModel', kind: { t: 'string' }, help: 'speculative decoding with this GGUF as draft model (same vocabulary)' },
+  { flag: 'draft-max', key: 'draftMax', kind: int(1, 256), help: 'draft tokens per sequence per step (default 8)' },
+  { flag: 'draft-min', key: 'draftMin', kind: int(1, 256), help: 'no shorter draft than this (default 1)' },
+  { flag: 'draft-p-min', key: 'draftPMin', kind: { t: 'number', min: 0, max: 1 }, help: 'draft model: stop a draft at a token below this probability (default 0.5)' },
+  { flag: 'embeddings', key: 'embeddings', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off' },
 ];
 
 export class ConfigError extends Error {}
@@ -120,6 +137,7 @@ export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfi
     gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', opOffload: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
     bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512, infillDelayMs: 200, fimOrder: 'auto',
     engineReadyTimeoutMs: 900_000, engineSilenceTimeoutMs: 300_000, configFile: null, parentPid: null,
+    specNgram: false, draftModel: null, draftMax: null, draftMin: null, draftPMin: null, embeddings: 'auto',
   };
 }
 
@@ -194,6 +212,8 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
     }
   }
   if (cfg.model !== null && cfg.model.trim() === '') throw new ConfigError('--model is empty');
+  if (cfg.draftModel !== null && cfg.draftModel.trim() === '') throw new ConfigError('--draft-model is empty');
+  if (cfg.draftMin !== null && cfg.draftMin > (cfg.draftMax ?? 8)) throw new ConfigError(`--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax ?? 8}`);
   if (!/^[a-z0-9_.]+$/.test(cfg.cpuVariant)) throw new ConfigError(`--cpu-variant '${cfg.cpuVariant}' is not a variant name (auto, haswell, zen4, …)`);
   if (cfg.apiKey !== null && cfg.apiKey.trim() === '') cfg.apiKey = null;
   if (!isLoopbackHost(cfg.host) && cfg.apiKey === null) {

@@ -21,6 +21,7 @@ export const SCENARIOS: readonly ScenarioInfo[] = [
   { name: 'typing', measures: 'a keystroke burst (one /infill per keystroke, each aborting the last): prompt tokens computed, last-keystroke latency', typicalS: 18 },
   { name: 'session', measures: 'a ~1.2K-token conversation saved to disk and restored over HTTP: save/restore ms, continuation TTFT after it', typicalS: 2 },
   { name: 'conversations', measures: 'users x turns round robin, fewer slots than users: prompt tokens computed vs the minimum, TTFT per turn', typicalS: 6 },
+  { name: 'edit', measures: 'a file in the prompt rewritten by the answer: decode tok/s and speculative drafts accepted', typicalS: 1 },
 ];
 
 export interface BenchPlan {

@@ -66,6 +66,14 @@ export interface EngineOptions {
    * AMX tiles or wider SIMD layouts. false keeps them as stored (slower prompt reads, no such kernels).
    */
   cpuRepack?: boolean;
+  /** Speculative decoding (default off): drafts verified in the same batch as everything else. */
+  speculative?: SpeculativeOptions;
+  /**
+   * Embeddings instead of text: 'auto' (default) when the GGUF declares a pooling type or its
+   * architecture is an encoder (BERT family); 'on' also for other models (mean pooling unless the
+   * GGUF says otherwise); 'off' never. An embedding engine answers embed(), not submit().
+   */
+  embeddings?: 'auto' | 'on' | 'off';
   /**
    * llama's op_offload (default true): with layers left on the CPU, a GPU device runs their
    * matmuls for steps of 32+ tokens (ggml's scheduler streams the weights to it). Faster prompt
@@ -81,6 +89,22 @@ export interface EngineOptions {
    * delay since, in this process or another on the same machine.
    */
   onEvents: (events: EngineEvent[], handedAtMs: number) => void;
+}
+
+export interface SpeculativeOptions {
+  /** Prompt lookup: draft the tokens that followed the latest earlier occurrence of the sequence's last n-gram. */
+  ngram?: boolean;
+  /** A GGUF with the model's exact vocabulary; drafts where n-gram lookup found nothing (or alone). */
+  draftModel?: string;
+  /** Draft tokens per sequence per step (default 8, 1..256). */
+  draftMax?: number;
+  /** No draft shorter than this (default 1). */
+  draftMin?: number;
+  /** n-gram lengths tried, longest first (default 2..4). */
+  ngramMin?: number;
+  ngramMax?: number;
+  /** Draft model: stop a draft at a token it gives less probability than this (default 0.5; 0 = never). */
+  draftPMin?: number;
 }
 
 export interface SamplingParams {
@@ -124,6 +148,40 @@ export interface GenerateRequest {
   cachePrompt?: boolean;
   /** Higher is admitted first (infill > chat); equal priority is FIFO. */
   priority?: number;
+  /**
+   * GBNF (root rule "root") that every output must match (see buildGrammar); each sequence samples
+   * with its own copy. A grammar that does not parse is a RangeError naming the parser's reason.
+   */
+  grammar?: string;
+  /**
+   * Log-probabilities on every 'tokens' event: 0 the emitted tokens' own, N (at most 100) also the N
+   * most likely tokens at each position. Raw model distribution (log-softmax of the logits).
+   */
+  logprobs?: number;
+  /**
+   * Choices (1..slots, default 1): n sequences that share the prompt's KV (read once, then copied),
+   * each with its own sampler (seed + choice index when a seed is set). Needs n free slots at once.
+   */
+  n?: number;
+  /** Speculative draft tokens per step for this request: 0 none; default the engine's draftMax. */
+  draftMax?: number;
+}
+
+/** One input of an embedding model: its tokens (BOS/CLS/SEP as the vocabulary adds them). */
+export interface EmbedRequest {
+  id: number;
+  /** Each at most min(ctx, batch) tokens: an input is read in one step. */
+  inputs: Array<number[] | Int32Array>;
+  /** L2-normalise each vector (default true). */
+  normalize?: boolean;
+}
+
+export interface TokenLogprob {
+  logprob: number;
+  /** The token's bytes (a token may hold part of a UTF-8 character). */
+  bytes: number[];
+  /** The most likely tokens at this position, most likely first (as many as the request asked for). */
+  top: Array<{ id: number; logprob: number; bytes: number[] }>;
 }
 
 export type EngineEvent =
@@ -135,12 +193,26 @@ export type EngineEvent =
    * not emitted; `generated` counts the emitted ids. After a request, its slot holds the prompt
    * and every emitted token except the last one (sampled, never decoded).
    */
-  | { type: 'tokens'; id: number; ids: number[]; text: string }
+  | {
+      type: 'tokens'; id: number; ids: number[]; text: string;
+      /** Which choice (n > 1); absent for choice 0. */
+      choice?: number;
+      /** One per id when the request asked for logprobs. */
+      logprobs?: TokenLogprob[];
+    }
+  /** Embedding models: the pooled vector of input `index`. */
+  | { type: 'embedding'; id: number; index: number; vector: Float32Array }
   | {
       type: 'done'; id: number; finish: FinishReason; error?: string;
       promptTokens: number; reused: number; promptMs: number; decodeMs: number; generated: number;
       /** Text withheld for a partial stop match and released at the end. */
       text: string;
+      /** The stop string that ended the request (n = 1; absent when none did). */
+      stopString?: string;
+      /** Speculative tokens verified and, of those, accepted (summed over choices; the engine always sets them). */
+      drafted?: number; accepted?: number;
+      /** n > 1: each choice's end (the top-level finish is 'error'/'cancel' if any choice's was, else choice 0's). */
+      choices?: Array<{ finish: FinishReason; generated: number; text: string }>;
     };
 
 export interface SlotSnapshot {
@@ -158,8 +230,13 @@ export interface EngineSnapshot {
   slots: SlotSnapshot[];
   queued: number;
   park: { entries: ParkEntry[]; bytes: number; budget: number; hits: number; misses: number; evictions: number; refusedLowRam: number };
-  /** promptComputed: prompt tokens that went through a decode (cancelled requests' too), since the engine started. */
-  totals: { promptTokens: number; reusedTokens: number; promptComputed: number; generated: number; steps: number; requests: number };
+  totals: {
+    promptTokens: number; reusedTokens: number; generated: number; steps: number; requests: number;
+    /** Prompt tokens that went through a decode (cancelled requests' too), since the engine started. */
+    promptComputed: number;
+    /** Speculative tokens verified / accepted; embedding inputs pooled. */
+    drafted: number; accepted: number; embedded: number;
+  };
 }
 
 export interface StepTrace {
@@ -168,6 +245,8 @@ export interface StepTrace {
   t: number;
   buildMs: number; decodeMs: number; sampleMs: number; detokMs: number;
   decodeTokens: number; promptTokens: number; sequences: number;
+  /** Speculative tokens verified this step and accepted; ms in the draft model's decodes. */
+  draftTokens: number; acceptedTokens: number; draftMs: number;
 }
 
 export interface RequestTrace {
@@ -175,6 +254,7 @@ export interface RequestTrace {
   /** ms since engine start for each mark that happened */
   queued: number; admitted?: number; promptDone?: number; firstToken?: number; finished?: number;
   slot?: number; reused: number; restored: boolean; promptLegs: Array<{ t: number; tokens: number; ms: number }>;
+  drafted: number; accepted: number; choices: number;
 }
 
 export interface ModelInfo {
@@ -214,7 +294,14 @@ export interface ModelInfo {
    * the compute buffers live.
    */
   buffers: Array<{ kind: 'model' | 'kv' | 'compute' | 'output'; buffer: string; mib: number }>;
+  /** Embedding models: how vectors are pooled and their size; null for text models. */
+  embedding: { pooling: 'mean' | 'cls' | 'last'; dimensions: number } | null;
+  /** Speculative decoding as loaded (draftMax 0: off). */
+  speculative: { ngram: boolean; draftModel: string | null; draftMax: number };
 }
+
+/** What buildGrammar turns into GBNF: named JSON schemas (JSON text) and an optional root rule over them. */
+export type GrammarSpec = { schemas: Record<string, string>; root?: string } | { gbnf: string };
 
 export interface CpuVariant {
   /** From libggml-cpu-<name>.so: "x64", "haswell", "zen4", "sapphirerapids"… */
@@ -261,6 +348,15 @@ export declare class Engine {
   readonly info: ModelInfo;
   /** Queues a request; throws (TypeError/RangeError) on invalid input, changing nothing. */
   submit(req: GenerateRequest): void;
+  /** Queues an embedding request (embedding models only): one 'embedding' event per input, then 'done'. */
+  embed(req: EmbedRequest): void;
+  /**
+   * GBNF for a grammar spec, checked to parse for this vocabulary: JSON schemas go through llama.cpp's
+   * json-schema-to-grammar (a schema named "root" is the whole grammar unless `root` is given, whose
+   * GBNF may use the schema rules by name). Throws an Error naming what the converter cannot express
+   * (also what it would only warn about and then not enforce) or why the GBNF does not parse.
+   */
+  buildGrammar(spec: GrammarSpec): string;
   /** Cancels a queued or running request; its 'done' event says 'cancel'. Unknown ids are ignored. */
   cancel(id: number): void;
   /** addSpecial (BOS etc. as the vocab wants) defaults to true, parseSpecial to false. */
@@ -306,10 +402,15 @@ export declare function listDevices(rpc?: string[]): DeviceInfo[];
  * the CPU; run it in its own process. Returns only by throwing (e.g. the port is taken).
  */
 export declare function rpcServe(host: string, port: number, threads: number): void;
-export type TestModelShape = 'tiny' | '0.5b';
+/**
+ * tiny, 0.5b: llama-architecture text models; embed-bert (BERT encoder, mean pooling), embed-causal (decoder,
+ * last-token pooling): embedding models; copy, copy-0.5b: hand-set weights whose greedy continuation copies the
+ * context (copy-0.5b at Qwen2-0.5B's size and speed).
+ */
+export type TestModelShape = 'tiny' | '0.5b' | 'embed-bert' | 'embed-causal' | 'copy' | 'copy-0.5b';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
- * Writes a llama-architecture GGUF with seeded random weights and the tokenizer of `vocab` (a
+ * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a
  * tokenizer-only GGUF path), via a temp file renamed into place. Deterministic per arguments and
  * testModelVersion. `std` overrides every weight matrix's std (experiments; default: per-tensor
  * scales that make greedy decoding prompt-sensitive). Bad arguments: TypeError/RangeError.
@@ -327,6 +428,8 @@ export declare function makeTestModel(opts: {
    * the vocab at its end; another id, or a text already present, is a RangeError.
    */
   addedTokens?: Array<{ id: number; text: string; type: 'control' | 'user' }>;
+  /** The pooling type written to the GGUF (default: the shape's; text shapes have none). */
+  pooling?: 'mean' | 'cls' | 'last';
 }): {
   bytes: number; params: number; vocabSize: number;
   /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */

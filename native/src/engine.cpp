@@ -5,8 +5,8 @@
 
 namespace strata {
 
-Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, const EngineConfig& cfg,
-               const ModelInfo& info, Sink sink)
+Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std::unique_ptr<DraftModel> draft,
+               const EngineConfig& cfg, const ModelInfo& info, Sink sink)
     : model_(model),
       ctx_(ctx),
       pools_(pools),
@@ -17,6 +17,7 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, con
       ctx_per_slot_(info.ctx),
       sink_(std::move(sink)),
       t0_(std::chrono::steady_clock::now()),
+      draft_(std::move(draft)),
       park_(static_cast<uint64_t>(cfg.park_budget_mib * 1024.0 * 1024.0)),
       batch_(llama_batch_init(std::max(cfg.batch, cfg.slots), 0, 1)),
       msg_(std::make_unique<StepMessage>()),
@@ -31,9 +32,8 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, con
 
 Engine::~Engine() {
   StopSilently();
-  for (auto& s : slots_) {
-    if (s.run && s.run->chain) llama_sampler_free(s.run->chain);
-  }
+  for (auto& s : slots_) s.run.reset();
+  draft_.reset();  // before the target's threadpools, which its context shares
   llama_batch_free(batch_);
   if (ctx_) llama_free(ctx_);
   FreeCpuThreadpools(pools_);
@@ -48,16 +48,28 @@ double Engine::NowMs() const {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-void Engine::Submit(GenerateRequest req) {
-  Command c;
-  c.kind = Command::Submit;
-  c.req = std::move(req);
-  c.t_ms = NowMs();
+void Engine::Enqueue(Command c) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     commands_.push_back(std::move(c));
   }
   cv_.notify_one();
+}
+
+void Engine::Submit(GenerateRequest req) {
+  Command c;
+  c.kind = Command::Submit;
+  c.req = std::move(req);
+  c.t_ms = NowMs();
+  Enqueue(std::move(c));
+}
+
+void Engine::SubmitEmbed(EmbedRequest req) {
+  Command c;
+  c.kind = Command::Embed;
+  c.embed = std::move(req);
+  c.t_ms = NowMs();
+  Enqueue(std::move(c));
 }
 
 void Engine::Cancel(uint64_t key) {
@@ -128,7 +140,7 @@ bool Engine::WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cance
     if (s.run) running = true;
     else free_slot = true;
   }
-  const bool work = running || (!waiting_.empty() && free_slot);
+  const bool work = running || (!waiting_.empty() && free_slot) || !embed_waiting_.empty();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return work || stop_silently_ || !commands_.empty() || !cancels_.empty(); });
   if (stop_silently_) return false;
@@ -146,8 +158,12 @@ void Engine::Run() {
     closing = std::any_of(cmds.begin(), cmds.end(), [](const Command& c) { return c.kind == Command::Close; });
     HandleCommands(cmds, cancels);
     if (closing) break;
-    AdmitWaiting();
-    Step();
+    if (info_.embedding) {
+      StepEmbeddings();
+    } else {
+      AdmitWaiting();
+      Step();
+    }
     // Published before the events leave, so a reader reacting to an event sees at least that state.
     PublishSnapshot();
     Post();
@@ -174,6 +190,15 @@ void Engine::HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& ca
         }
         break;
       }
+      case Command::Embed: {
+        c.embed.queued_ms = c.t_ms;
+        if (unmatched.erase(c.embed.key)) {
+          EndEmbed(c.embed, FinishReason::Cancel, "");
+        } else {
+          embed_waiting_.push_back(std::move(c.embed));
+        }
+        break;
+      }
       case Command::SaveSession: DoSaveSession(c); break;
       case Command::LoadSession: DoLoadSession(c); break;
       case Command::Close: break;
@@ -191,9 +216,17 @@ void Engine::CancelRequest(uint64_t key, std::set<uint64_t>& unmatched) {
       return;
     }
   }
+  for (auto it = embed_waiting_.begin(); it != embed_waiting_.end(); ++it) {
+    if (it->key == key) {
+      EmbedRequest r = std::move(*it);
+      embed_waiting_.erase(it);
+      EndEmbed(r, FinishReason::Cancel, "");
+      return;
+    }
+  }
   for (auto& s : slots_) {
     if (s.run && s.run->req.key == key) {
-      Finish(s, FinishReason::Cancel);
+      FinishRequest(key, FinishReason::Cancel);
       return;
     }
   }
@@ -203,8 +236,10 @@ void Engine::CancelRequest(uint64_t key, std::set<uint64_t>& unmatched) {
 void Engine::CloseAll() {
   for (auto& w : waiting_) EndWaiting(w, FinishReason::Cancel, "");
   waiting_.clear();
+  for (auto& r : embed_waiting_) EndEmbed(r, FinishReason::Cancel, "");
+  embed_waiting_.clear();
   for (auto& s : slots_) {
-    if (s.run) Finish(s, FinishReason::Cancel);
+    if (s.run) FinishRequest(s.run->req.key, FinishReason::Cancel);
   }
 }
 
@@ -243,7 +278,7 @@ void Engine::PublishSnapshot() {
       o.generated = 0;
     }
   }
-  s.queued = static_cast<int32_t>(waiting_.size());
+  s.queued = static_cast<int32_t>(waiting_.size() + embed_waiting_.size());
   s.park.clear();
   for (const auto& e : park_.entries()) {
     s.park.push_back({static_cast<int32_t>(e.tokens.size()), e.state.size(), e.last_used_ms});
@@ -261,6 +296,9 @@ void Engine::PublishSnapshot() {
   s.generated = totals_.generated;
   s.steps = steps_;
   s.requests = totals_.requests;
+  s.drafted = totals_.drafted;
+  s.accepted = totals_.accepted;
+  s.embedded = totals_.embedded;
 }
 
 EngineSnapshot Engine::Snapshot() const {

@@ -3,8 +3,9 @@
 // copies (Snapshot, DrainTraces). Events leave once per step through the sink.
 //
 // Files: engine.cpp (thread, command queue, snapshot), engine_admit.cpp (admission, slot
-// choice, parking and restore), engine_step.cpp (batch, decode, sampling, finishing),
-// engine_session.cpp (session files).
+// choice, parking and restore, choices), engine_step.cpp (batch, decode, finishing),
+// engine_emit.cpp (sampling, speculative verification, emitting tokens), engine_draft.cpp
+// (speculative drafts), engine_embed.cpp (embedding models), engine_session.cpp (session files).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -19,11 +20,13 @@
 #include <vector>
 
 #include "cpu_threadpool.h"
+#include "draft_model.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
 #include "llama.h"
 #include "park_store.h"
 #include "request.h"
+#include "sampling.h"
 #include "session_file.h"
 #include "text_stream.h"
 #include "trace.h"
@@ -35,9 +38,10 @@ class Engine {
   // Receives each step's message on the engine thread; must not block for long.
   using Sink = std::function<void(std::unique_ptr<StepMessage>)>;
 
-  // Takes ownership of model, ctx and its thread pools (freed in the destructor, after the thread ended).
-  Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, const EngineConfig& cfg, const ModelInfo& info,
-         Sink sink);
+  // Takes ownership of model, ctx and its thread pools (freed in the destructor, after the thread
+  // ended), and of the draft model when there is one (null otherwise).
+  Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std::unique_ptr<DraftModel> draft,
+         const EngineConfig& cfg, const ModelInfo& info, Sink sink);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -46,6 +50,7 @@ class Engine {
 
   // Any thread. Requests must be validated already; ids unique among live requests.
   void Submit(GenerateRequest req);
+  void SubmitEmbed(EmbedRequest req);
   void Cancel(uint64_t key);
   // `meta` is the server's description of the session, stored in the file as it is.
   void SaveSession(uint64_t ticket, std::string path, std::vector<llama_token> tokens, std::string identity,
@@ -63,8 +68,9 @@ class Engine {
 
  private:
   struct Command {
-    enum Kind { Submit, SaveSession, LoadSession, Close } kind = Submit;
+    enum Kind { Submit, Embed, SaveSession, LoadSession, Close } kind = Submit;
     GenerateRequest req;
+    EmbedRequest embed;
     double t_ms = 0;
     uint64_t ticket = 0;
     std::string path, identity, meta;
@@ -75,14 +81,26 @@ class Engine {
     uint64_t order = 0;
     double queued_ms = 0;
   };
-  // A request that holds a slot. Engine thread only.
+  // What the choices of one request (n > 1) share until the last of them ends with its 'done'.
+  struct Group {
+    int32_t live = 0;
+    std::vector<ChoiceEnd> ends;  // by choice
+    FinishReason failed = FinishReason::Stop;  // Error or Cancel once any choice ended so
+    std::string error;
+    RequestStats stats;           // summed over the choices (prompt figures from choice 0)
+    RequestTraceRec trace;        // choice 0's
+    double t_prompt_done = -1;
+  };
+  // A request (or one choice of it) that holds a slot. Engine thread only.
   struct Active {
     GenerateRequest req;
+    int32_t choice = 0;
+    std::shared_ptr<Group> group;  // n > 1 only
+    bool forking = false;       // a choice > 0 waiting for choice 0 to read the prompt
     size_t n_read = 0;          // prompt tokens whose KV is in the slot
     bool decoding = false;      // prompt done; `pending` is the last sampled token
     llama_token pending = -1;   // sampled, emitted, not yet in the KV
-    llama_sampler* chain = nullptr;
-    bool greedy = false;        // plain greedy: argmax without the chain
+    std::unique_ptr<SeqSampler> sampler;
     TextStream text;
     RequestStats stats;
     RequestTraceRec trace;
@@ -90,6 +108,8 @@ class Engine {
     // This step's plan.
     int32_t chunk = 0;          // prompt tokens in the batch
     int32_t logits_at = -1;     // batch index whose logits this request samples
+    std::vector<llama_token> draft;  // speculative tokens after `pending` in the batch
+    int32_t event = -1;         // this step's tokens event in msg_ (index), -1 none yet
   };
   struct Slot {
     int32_t id = 0;
@@ -99,6 +119,7 @@ class Engine {
   };
 
   // engine.cpp
+  void Enqueue(Command c);
   void Run();
   bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
@@ -111,6 +132,9 @@ class Engine {
   // engine_admit.cpp
   void AdmitWaiting();
   void Admit(Waiting w, Slot& slot, size_t reuse, bool restored);
+  void AdmitChoices(Slot& primary, const std::vector<Slot*>& others);
+  std::vector<Slot*> SpareSlots(const Slot& taken, size_t n);
+  void ForkChoices(Slot& primary);
   size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored);
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
@@ -122,9 +146,23 @@ class Engine {
   void PlanBatch();
   void FailBatch(int32_t rc);
   void AfterDecode(double step_t, double decode_ms);
-  void SampleAndEmit(Slot& slot);
   void Finish(Slot& slot, FinishReason reason, const std::string& error = "", bool stopped_by_string = false);
+  // Ends every sequence of the request (all its choices) that still holds a slot.
+  void FinishRequest(uint64_t key, FinishReason reason, const std::string& error = "");
   void EndWaiting(Waiting& w, FinishReason reason, const std::string& error);
+
+  // engine_emit.cpp
+  void SampleAndEmit(Slot& slot);
+  // Emits one sampled token; false when a stop rule ended the sequence (Finish was called).
+  bool EmitToken(Slot& slot, llama_token tok, int32_t logits_idx);
+  std::string Piece(llama_token tok, bool special);
+
+  // engine_draft.cpp
+  void PrepareDrafts();
+
+  // engine_embed.cpp
+  bool StepEmbeddings();
+  void EndEmbed(EmbedRequest& r, FinishReason reason, const std::string& error);
 
   // engine_session.cpp
   void DoSaveSession(Command& c);
@@ -152,9 +190,12 @@ class Engine {
   bool close_requested_ = false;   // guarded by mu_
   bool stop_silently_ = false;     // guarded by mu_
 
+  std::unique_ptr<DraftModel> draft_;  // engine thread only
+
   // Engine thread only.
   std::vector<Slot> slots_;
   std::vector<Waiting> waiting_;
+  std::deque<EmbedRequest> embed_waiting_;  // embedding models: requests in arrival order
   uint64_t order_ = 0;
   uint64_t tick_ = 0;
   ParkStore park_;
@@ -165,6 +206,8 @@ class Engine {
   EngineSnapshot totals_;  // totals and counters kept here, copied into the snapshot
   uint64_t steps_ = 0;
   double sample_ms_ = 0, detok_ms_ = 0;  // this step's
+  int32_t step_drafted_ = 0, step_accepted_ = 0;  // this step's
+  double draft_ms_ = 0;                           // this step's
 
   mutable std::mutex snap_mu_;
   EngineSnapshot snapshot_;  // guarded by snap_mu_

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "engine.h"
-#include "sampling.h"
 #include "slot_picker.h"
 
 namespace strata {
@@ -15,7 +14,8 @@ static constexpr size_t kMinForkGain = 32;
 
 void Engine::AdmitWaiting() {
   while (!waiting_.empty()) {
-    if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.run; })) return;
+    const size_t free = static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.run; }));
+    if (free == 0) return;
     // Higher priority first; FIFO within a priority.
     size_t best = 0;
     for (size_t i = 1; i < waiting_.size(); ++i) {
@@ -23,12 +23,83 @@ void Engine::AdmitWaiting() {
       const Waiting& b = waiting_[best];
       if (a.req.priority > b.req.priority || (a.req.priority == b.req.priority && a.order < b.order)) best = i;
     }
+    // A request with n choices needs n slots at once; it waits at the head until they are free.
+    if (static_cast<size_t>(waiting_[best].req.n) > free) return;
     Waiting w = std::move(waiting_[best]);
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(best));
     int slot = -1;
     bool restored = false;
     const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, w.req.cache_prompt, &slot, &restored);
-    Admit(std::move(w), slots_[static_cast<size_t>(slot)], reuse, restored);
+    Slot& primary = slots_[static_cast<size_t>(slot)];
+    const size_t n = static_cast<size_t>(w.req.n);
+    Admit(std::move(w), primary, reuse, restored);
+    if (n > 1) AdmitChoices(primary, SpareSlots(primary, n - 1));
+  }
+}
+
+std::vector<Engine::Slot*> Engine::SpareSlots(const Slot& taken, size_t n) {
+  // Empty slots first, then the least recently used: their conversations are parked if worth it.
+  std::vector<Slot*> free;
+  for (Slot& s : slots_) if (!s.run && &s != &taken) free.push_back(&s);
+  std::sort(free.begin(), free.end(), [](const Slot* a, const Slot* b) {
+    if (a->held.empty() != b->held.empty()) return a->held.empty();
+    return a->last_used < b->last_used;
+  });
+  free.resize(std::min(free.size(), n));
+  return free;
+}
+
+void Engine::AdmitChoices(Slot& primary, const std::vector<Slot*>& others) {
+  Active& first = *primary.run;
+  auto group = std::make_shared<Group>();
+  group->live = static_cast<int32_t>(others.size()) + 1;
+  group->ends.resize(others.size() + 1);
+  first.group = group;
+  for (size_t i = 0; i < others.size(); ++i) {
+    Slot& slot = *others[i];
+    MaybePark(slot, 0);
+    llama_memory_seq_rm(mem_, slot.id, -1, -1);
+    slot.held.clear();
+    auto a = std::make_unique<Active>();
+    a->req = first.req;  // the grammar prototype is shared; each choice samples with its own clone
+    a->choice = static_cast<int32_t>(i) + 1;
+    a->group = group;
+    a->forking = true;
+    SamplingParams p = a->req.sampling;
+    if (p.seed != LLAMA_DEFAULT_SEED) p.seed += static_cast<uint32_t>(a->choice);
+    a->sampler = std::make_unique<SeqSampler>(p, vocab_, a->req.grammar.get(), a->req.prompt);
+    a->text.Reset(a->req.stop);
+    a->stats.prompt_tokens = first.stats.prompt_tokens;
+    a->t_admitted = first.t_admitted;
+    slot.last_used = ++tick_;
+    slot.run = std::move(a);
+  }
+}
+
+void Engine::ForkChoices(Slot& primary) {
+  Active& first = *primary.run;
+  const uint64_t key = first.req.key;
+  const int32_t logits_at = first.logits_at;
+  std::vector<Slot*> forked;
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a || &s == &primary || a->req.key != key || !a->forking) continue;
+    llama_memory_seq_rm(mem_, s.id, -1, -1);
+    llama_memory_seq_cp(mem_, primary.id, s.id, -1, -1);
+    s.held = primary.held;
+    a->n_read = first.n_read;
+    a->forking = false;
+    a->decoding = true;
+    a->t_prompt_done = first.t_prompt_done;
+    a->stats.prompt_ms = first.stats.prompt_ms;
+    forked.push_back(&s);
+  }
+  SampleAndEmit(primary);
+  // Every choice samples its first token from the same logits, each with its own sampler.
+  for (Slot* s : forked) {
+    if (!s->run) continue;
+    s->run->logits_at = logits_at;
+    SampleAndEmit(*s);
   }
 }
 
@@ -163,9 +234,7 @@ void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
   auto a = std::make_unique<Active>();
   a->req = std::move(w.req);
   a->n_read = reuse;
-  a->chain = MakeSamplerChain(a->req.sampling, vocab_);
-  a->greedy = IsPlainGreedy(a->req.sampling);
-  AcceptPromptTokens(a->chain, a->req.sampling, a->req.prompt);
+  a->sampler = std::make_unique<SeqSampler>(a->req.sampling, vocab_, a->req.grammar.get(), a->req.prompt);
   a->text.Reset(a->req.stop);
   a->stats.prompt_tokens = static_cast<int32_t>(a->req.prompt.size());
   a->stats.reused = static_cast<int32_t>(reuse);
@@ -176,6 +245,7 @@ void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
   a->trace.slot = slot.id;
   a->trace.reused = static_cast<int32_t>(reuse);
   a->trace.restored = restored;
+  a->trace.choices = a->req.n;
 
   EngineEvent& e = NewEvent(EventType::Admitted, a->req.id);
   e.slot = slot.id;

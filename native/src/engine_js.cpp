@@ -1,10 +1,11 @@
+// JS values -> the engine's native types (engine options, requests), every field checked;
+// engine_js_out.cpp converts the other way.
 #include "engine_js.h"
 
-#include "tools.h"
-
 #include <cmath>
-#include <cstring>
 #include <string>
+
+#include "grammar.h"
 
 namespace strata {
 
@@ -76,6 +77,27 @@ T Enum(const Napi::Value& v, const std::string& field, std::initializer_list<std
 
 }  // namespace
 
+static SpeculativeConfig ParseSpeculative(const Napi::Value& v) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "speculative must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  SpeculativeConfig sp;
+  if (Present(o, "ngram")) {
+    const Napi::Value b = o.Get("ngram");
+    if (!b.IsBoolean()) TypeErr(env, "speculative.ngram must be a boolean");
+    sp.ngram = b.As<Napi::Boolean>().Value();
+  }
+  if (Present(o, "draftModel")) sp.draft_model = Str(o.Get("draftModel"), "speculative.draftModel");
+  if (Present(o, "draftMax")) sp.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "speculative.draftMax", 1, 256));
+  if (Present(o, "draftMin")) sp.draft_min = static_cast<int32_t>(IntIn(o.Get("draftMin"), "speculative.draftMin", 1, 256));
+  if (Present(o, "ngramMin")) sp.ngram_min = static_cast<int32_t>(IntIn(o.Get("ngramMin"), "speculative.ngramMin", 1, 64));
+  if (Present(o, "ngramMax")) sp.ngram_max = static_cast<int32_t>(IntIn(o.Get("ngramMax"), "speculative.ngramMax", 1, 64));
+  if (Present(o, "draftPMin")) sp.draft_p_min = static_cast<float>(FiniteIn(o.Get("draftPMin"), "speculative.draftPMin", 0, 1));
+  if (sp.ngram_min > sp.ngram_max) RangeErr(env, "speculative.ngramMin must not be above speculative.ngramMax");
+  if (sp.draft_min > sp.draft_max) RangeErr(env, "speculative.draftMin must not be above speculative.draftMax");
+  return sp;
+}
+
 EngineConfig ParseEngineOptions(const Napi::Object& o) {
   Napi::Env env = o.Env();
   EngineConfig c;
@@ -139,6 +161,10 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     const Napi::Value v = o.Get("opOffload");
     if (!v.IsBoolean()) TypeErr(env, "opOffload must be a boolean");
     c.op_offload = v.As<Napi::Boolean>().Value();
+  }
+  if (Present(o, "speculative")) c.spec = ParseSpeculative(o.Get("speculative"));
+  if (Present(o, "embeddings")) {
+    c.embeddings = Enum<int32_t>(o.Get("embeddings"), "embeddings", {{"auto", -1}, {"off", 0}, {"on", 1}});
   }
   return c;
 }
@@ -218,9 +244,11 @@ static SamplingParams ParseSampling(const Napi::Value& v, const ModelInfo& info)
   return p;
 }
 
-GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const std::map<int64_t, uint64_t>& live) {
+GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const llama_vocab* vocab,
+                             const std::map<int64_t, uint64_t>& live) {
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "request must be an object");
+  if (info.embedding) RangeErr(env, "this is an embedding model (pooling " + info.pooling + "): it makes embeddings, not text");
   const Napi::Object o = v.As<Napi::Object>();
   GenerateRequest r;
   if (!Present(o, "id")) TypeErr(env, "id must be a positive safe integer");
@@ -254,231 +282,71 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     r.cache_prompt = b.As<Napi::Boolean>().Value();
   }
   if (Present(o, "priority")) r.priority = static_cast<int32_t>(IntIn(o.Get("priority"), "priority", -1e9, 1e9));
+  if (Present(o, "logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
+  if (Present(o, "n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));
+  if (Present(o, "draftMax")) r.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "draftMax", -1, 256));
+  if (Present(o, "grammar")) {
+    const std::string gbnf = Str(o.Get("grammar"), "grammar");
+    try {
+      r.grammar = std::shared_ptr<llama_sampler>(MakeGrammarSampler(vocab, gbnf), llama_sampler_free);
+    } catch (const std::exception& e) {
+      RangeErr(env, std::string("grammar: ") + e.what());
+    }
+  }
   return r;
 }
 
-Napi::Int32Array TokensToJs(Napi::Env env, const std::vector<llama_token>& tokens) {
-  Napi::Int32Array a = Napi::Int32Array::New(env, tokens.size());
-  if (!tokens.empty()) std::memcpy(a.Data(), tokens.data(), tokens.size() * sizeof(llama_token));
-  return a;
-}
-
-Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
-  Napi::Array out = Napi::Array::New(env, events.size());
-  for (size_t i = 0; i < events.size(); ++i) {
-    const EngineEvent& e = events[i];
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("id", Napi::Number::New(env, static_cast<double>(e.id)));
-    switch (e.type) {
-      case EventType::Admitted:
-        o.Set("type", "admitted");
-        o.Set("slot", e.slot);
-        o.Set("promptTokens", e.total);
-        o.Set("reused", e.stats.reused);
-        o.Set("restored", e.restored);
-        break;
-      case EventType::Progress:
-        o.Set("type", "progress");
-        o.Set("read", e.read);
-        o.Set("total", e.total);
-        break;
-      case EventType::Tokens: {
-        o.Set("type", "tokens");
-        Napi::Array ids = Napi::Array::New(env, e.ids.size());
-        for (size_t k = 0; k < e.ids.size(); ++k) ids.Set(static_cast<uint32_t>(k), e.ids[k]);
-        o.Set("ids", ids);
-        o.Set("text", Napi::String::New(env, e.text));
-        break;
-      }
-      case EventType::Done:
-        o.Set("type", "done");
-        o.Set("finish", FinishReasonName(e.finish));
-        if (!e.error.empty()) o.Set("error", Napi::String::New(env, e.error));
-        o.Set("promptTokens", e.stats.prompt_tokens);
-        o.Set("reused", e.stats.reused);
-        o.Set("promptMs", e.stats.prompt_ms);
-        o.Set("decodeMs", e.stats.decode_ms);
-        o.Set("generated", e.stats.generated);
-        o.Set("text", Napi::String::New(env, e.text));
-        break;
+EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int32_t batch,
+                               const std::map<int64_t, uint64_t>& live) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "embed request must be an object");
+  if (!info.embedding) RangeErr(env, "this model makes text, not embeddings (its GGUF declares no pooling type)");
+  const Napi::Object o = v.As<Napi::Object>();
+  EmbedRequest r;
+  if (!Present(o, "id")) TypeErr(env, "id must be a positive safe integer");
+  r.id = IntIn(o.Get("id"), "id", 1, kMaxSafeInteger);
+  if (live.count(r.id)) RangeErr(env, "id " + std::to_string(r.id) + " is already in use by a live request");
+  if (!Present(o, "inputs") || !o.Get("inputs").IsArray()) TypeErr(env, "inputs must be an array of token arrays");
+  const Napi::Array a = o.Get("inputs").As<Napi::Array>();
+  if (a.Length() == 0) RangeErr(env, "inputs is empty");
+  const int32_t limit = std::min(info.ctx, batch);
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    const std::string f = "inputs[" + std::to_string(i) + "]";
+    r.inputs.push_back(ParseTokens(a.Get(i), f.c_str(), info.vocab_size, false));
+    if (static_cast<int32_t>(r.inputs.back().size()) > limit) {
+      RangeErr(env, f + " has " + std::to_string(r.inputs.back().size()) + " tokens, more than one step reads (" +
+                        std::to_string(limit) + ": the context per slot and the batch)");
     }
-    out.Set(static_cast<uint32_t>(i), o);
+    r.tokens += static_cast<int32_t>(r.inputs.back().size());
   }
-  return out;
+  if (Present(o, "normalize")) {
+    const Napi::Value b = o.Get("normalize");
+    if (!b.IsBoolean()) TypeErr(env, "normalize must be a boolean");
+    r.normalize = b.As<Napi::Boolean>().Value();
+  }
+  return r;
 }
 
-Napi::Object DeviceToJs(Napi::Env env, const DeviceDesc& d) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("name", d.name);
-  o.Set("description", d.description);
-  o.Set("type", d.type);
-  o.Set("backend", d.backend);
-  o.Set("memoryFree", static_cast<double>(d.memory_free));
-  o.Set("memoryTotal", static_cast<double>(d.memory_total));
-  return o;
-}
-
-Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("description", m.description);
-  o.Set("architecture", m.architecture);
-  o.Set("params", static_cast<double>(m.params));
-  o.Set("sizeBytes", static_cast<double>(m.size_bytes));
-  o.Set("trainCtx", m.train_ctx);
-  o.Set("ctx", m.ctx);
-  o.Set("slots", m.slots);
-  o.Set("vocabSize", m.vocab_size);
-  o.Set("bos", m.bos);
-  o.Set("eos", m.eos);
-  o.Set("eot", m.eot);
-  if (m.has_fim) {
-    Napi::Object f = Napi::Object::New(env);
-    f.Set("prefix", m.fim.prefix);
-    f.Set("suffix", m.fim.suffix);
-    f.Set("middle", m.fim.middle);
-    f.Set("pad", m.fim.pad);
-    f.Set("rep", m.fim.rep);
-    f.Set("sep", m.fim.sep);
-    o.Set("fim", f);
-  } else {
-    o.Set("fim", env.Null());
+GrammarSpec ParseGrammarSpec(const Napi::Value& v) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "grammar spec must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  GrammarSpec spec;
+  if (!Present(o, "schemas") || !o.Get("schemas").IsObject() || o.Get("schemas").IsArray()) {
+    TypeErr(env, "schemas must be an object of rule name -> JSON schema text");
   }
-  o.Set("chatTemplate", m.has_chat_template ? Napi::Value(Napi::String::New(env, m.chat_template)) : env.Null());
-  Napi::Array control = Napi::Array::New(env, m.control_texts.size());
-  for (size_t i = 0; i < m.control_texts.size(); ++i) control.Set(static_cast<uint32_t>(i), m.control_texts[i]);
-  o.Set("controlTexts", control);
-  Napi::Object meta = Napi::Object::New(env);
-  for (const auto& kv : m.metadata) meta.Set(kv.first, kv.second);
-  o.Set("metadata", meta);
-  Napi::Array placement = Napi::Array::New(env, m.placement.size());
-  for (size_t i = 0; i < m.placement.size(); ++i) {
-    Napi::Object p = Napi::Object::New(env);
-    p.Set("device", m.placement[i].device);
-    p.Set("layers", m.placement[i].layers);
-    p.Set("memoryFree", static_cast<double>(m.placement[i].memory_free));
-    p.Set("memoryTotal", static_cast<double>(m.placement[i].memory_total));
-    placement.Set(static_cast<uint32_t>(i), p);
-  }
-  o.Set("placement", placement);
-  o.Set("kvType", m.kv_type);
-  o.Set("flashAttn", m.flash_attn);
-  o.Set("decodePromptBudget", m.decode_prompt_budget);
-  Napi::Object cpu = Napi::Object::New(env);
-  cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));
-  cpu.Set("repack", m.cpu_repack);
-  o.Set("cpu", cpu);
-  o.Set("opOffload", m.op_offload);
-  Napi::Array buffers = Napi::Array::New(env, m.buffers.size());
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    Napi::Object b = Napi::Object::New(env);
-    b.Set("kind", m.buffers[i].kind);
-    b.Set("buffer", m.buffers[i].buffer);
-    b.Set("mib", m.buffers[i].mib);
-    buffers.Set(static_cast<uint32_t>(i), b);
-  }
-  o.Set("buffers", buffers);
-  o.Set("backends", BackendReportToJs(env, m.backends));
-  return o;
-}
-
-Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s) {
-  static const char* kStates[] = {"idle", "prompt", "decode"};
-  Napi::Object o = Napi::Object::New(env);
-  Napi::Array slots = Napi::Array::New(env, s.slots.size());
-  for (size_t i = 0; i < s.slots.size(); ++i) {
-    const SlotSnapshot& x = s.slots[i];
-    Napi::Object so = Napi::Object::New(env);
-    so.Set("slot", x.slot);
-    so.Set("state", kStates[x.state]);
-    so.Set("requestId", x.request_id < 0 ? env.Null() : Napi::Value(Napi::Number::New(env, static_cast<double>(x.request_id))));
-    so.Set("heldTokens", x.held_tokens);
-    so.Set("promptTokens", x.prompt_tokens);
-    so.Set("generated", x.generated);
-    slots.Set(static_cast<uint32_t>(i), so);
-  }
-  o.Set("slots", slots);
-  o.Set("queued", s.queued);
-  Napi::Object park = Napi::Object::New(env);
-  Napi::Array entries = Napi::Array::New(env, s.park.size());
-  for (size_t i = 0; i < s.park.size(); ++i) {
-    Napi::Object e = Napi::Object::New(env);
-    e.Set("tokens", s.park[i].tokens);
-    e.Set("bytes", static_cast<double>(s.park[i].bytes));
-    e.Set("lastUsedMs", s.park[i].last_used_ms);
-    entries.Set(static_cast<uint32_t>(i), e);
-  }
-  park.Set("entries", entries);
-  park.Set("bytes", static_cast<double>(s.park_bytes));
-  park.Set("budget", static_cast<double>(s.park_budget));
-  park.Set("hits", static_cast<double>(s.hits));
-  park.Set("misses", static_cast<double>(s.misses));
-  park.Set("evictions", static_cast<double>(s.evictions));
-  park.Set("refusedLowRam", static_cast<double>(s.refused_low_ram));
-  o.Set("park", park);
-  Napi::Object totals = Napi::Object::New(env);
-  totals.Set("promptTokens", static_cast<double>(s.prompt_tokens));
-  totals.Set("reusedTokens", static_cast<double>(s.reused_tokens));
-  totals.Set("promptComputed", static_cast<double>(s.prompt_computed));
-  totals.Set("generated", static_cast<double>(s.generated));
-  totals.Set("steps", static_cast<double>(s.steps));
-  totals.Set("requests", static_cast<double>(s.requests));
-  o.Set("totals", totals);
-  return o;
-}
-
-Napi::Object TracesToJs(Napi::Env env, const std::vector<StepTraceRec>& steps, const std::vector<RequestTraceRec>& reqs) {
-  Napi::Object o = Napi::Object::New(env);
-  Napi::Array sa = Napi::Array::New(env, steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const StepTraceRec& t = steps[i];
-    Napi::Object so = Napi::Object::New(env);
-    so.Set("step", static_cast<double>(t.step));
-    so.Set("t", t.t);
-    so.Set("buildMs", t.build_ms);
-    so.Set("decodeMs", t.decode_ms);
-    so.Set("sampleMs", t.sample_ms);
-    so.Set("detokMs", t.detok_ms);
-    so.Set("decodeTokens", t.decode_tokens);
-    so.Set("promptTokens", t.prompt_tokens);
-    so.Set("sequences", t.sequences);
-    sa.Set(static_cast<uint32_t>(i), so);
-  }
-  Napi::Array ra = Napi::Array::New(env, reqs.size());
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    const RequestTraceRec& t = reqs[i];
-    Napi::Object ro = Napi::Object::New(env);
-    ro.Set("id", static_cast<double>(t.id));
-    ro.Set("queued", t.queued);
-    if (t.admitted >= 0) ro.Set("admitted", t.admitted);
-    if (t.prompt_done >= 0) ro.Set("promptDone", t.prompt_done);
-    if (t.first_token >= 0) ro.Set("firstToken", t.first_token);
-    if (t.finished >= 0) ro.Set("finished", t.finished);
-    if (t.slot >= 0) ro.Set("slot", t.slot);
-    ro.Set("reused", t.reused);
-    ro.Set("restored", t.restored);
-    Napi::Array legs = Napi::Array::New(env, t.legs.size());
-    for (size_t k = 0; k < t.legs.size(); ++k) {
-      Napi::Object l = Napi::Object::New(env);
-      l.Set("t", t.legs[k].t);
-      l.Set("tokens", t.legs[k].tokens);
-      l.Set("ms", t.legs[k].ms);
-      legs.Set(static_cast<uint32_t>(k), l);
+  const Napi::Object schemas = o.Get("schemas").As<Napi::Object>();
+  const Napi::Array names = schemas.GetPropertyNames();
+  for (uint32_t i = 0; i < names.Length(); ++i) {
+    const std::string name = names.Get(i).As<Napi::String>().Utf8Value();
+    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos) {
+      RangeErr(env, "schemas: rule name '" + name + "' must be letters, digits and '-'");
     }
-    ro.Set("promptLegs", legs);
-    ra.Set(static_cast<uint32_t>(i), ro);
+    spec.schemas.emplace_back(name, Str(schemas.Get(name), "schemas." + name));
   }
-  o.Set("steps", sa);
-  o.Set("requests", ra);
-  return o;
-}
-
-const char* FinishReasonName(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::Stop: return "stop";
-    case FinishReason::Length: return "length";
-    case FinishReason::Cancel: return "cancel";
-    default: return "error";
-  }
+  if (spec.schemas.empty()) RangeErr(env, "schemas is empty");
+  if (Present(o, "root")) spec.root = Str(o.Get("root"), "root");
+  return spec;
 }
 
 }  // namespace strata

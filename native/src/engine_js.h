@@ -8,6 +8,7 @@
 
 #include "engine_options.h"
 #include "engine_snapshot.h"
+#include "grammar.h"
 #include "request.h"
 #include "trace.h"
 
@@ -16,8 +17,18 @@ namespace strata {
 // EngineOptions without onEvents.
 EngineConfig ParseEngineOptions(const Napi::Object& o);
 
-// A GenerateRequest checked against the model (vocab, slot context) and the live ids.
-GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const std::map<int64_t, uint64_t>& live);
+// A GenerateRequest checked against the model (vocab, slot context) and the live ids; a grammar
+// is parsed here (a RangeError says why it does not parse).
+GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const llama_vocab* vocab,
+                             const std::map<int64_t, uint64_t>& live);
+
+// An embedding request for an embedding model: each input one step's sequence (at most
+// min(ctx, batch) tokens).
+EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int32_t batch,
+                               const std::map<int64_t, uint64_t>& live);
+
+// {schemas: {rule: "<JSON schema>"}, root?: "<GBNF>"} (buildGrammar in addon.d.ts).
+GrammarSpec ParseGrammarSpec(const Napi::Value& v);
 
 // number[] or Int32Array of token ids in [0, n_vocab). `field` names it in errors.
 std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, int32_t n_vocab, bool allow_empty);

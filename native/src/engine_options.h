@@ -10,6 +10,16 @@
 
 namespace strata {
 
+// Speculative decoding: draft tokens each step for decoding sequences, verified in the same batch.
+struct SpeculativeConfig {
+  bool ngram = false;        // prompt lookup: continue a matching n-gram of the sequence's own tokens
+  std::string draft_model;   // a GGUF with the same vocabulary ("" = none); ngram first when both
+  int32_t draft_max = 8;     // draft tokens per sequence per step
+  int32_t draft_min = 1;     // fewer than this: no draft (a short draft costs a verify for little)
+  int32_t ngram_min = 2, ngram_max = 4;  // n-gram lengths tried, longest first
+  float draft_p_min = 0.5f;  // draft model: stop drafting at a token it gives less than this
+};
+
 struct EngineConfig {
   std::string model;
   bool devices_given = false;
@@ -40,6 +50,10 @@ struct EngineConfig {
   // 32+ tokens (weights streamed to it). Faster prompt reads with partial offload, but the same
   // token's numbers then depend on how many tokens share its step (see README, GPU section).
   bool op_offload = true;
+  SpeculativeConfig spec;
+  // Embeddings instead of text: -1 auto (the GGUF declares a pooling type, or its architecture is
+  // an encoder such as BERT), 0 never, 1 always (pooling from the GGUF, else mean).
+  int32_t embeddings = -1;
 };
 
 struct DeviceDesc {
@@ -83,6 +97,14 @@ struct ModelInfo {
   bool cpu_repack = true;
   bool op_offload = true;
   std::vector<BufferDesc> buffers;
+  // Embedding models: the context makes pooled embeddings, not text (see EngineConfig.embeddings).
+  bool embedding = false;
+  std::string pooling;       // "mean", "cls", "last" (embedding models)
+  int32_t n_embd = 0;        // embedding size
+  // Speculative decoding as loaded: the draft model's description ("" = none), n-gram on/off.
+  std::string draft_model;
+  bool spec_ngram = false;
+  int32_t draft_max = 0;
 };
 
 DeviceDesc DescribeDevice(ggml_backend_dev_t dev);

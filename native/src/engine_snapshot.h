@@ -27,6 +27,8 @@ struct EngineSnapshot {
   uint64_t prompt_tokens = 0, reused_tokens = 0, generated = 0, steps = 0, requests = 0;
   // Prompt tokens that went through llama_decode (also those of requests cancelled later).
   uint64_t prompt_computed = 0;
+  uint64_t drafted = 0, accepted = 0;  // speculative tokens verified / accepted
+  uint64_t embedded = 0;               // embedding inputs pooled
 };
 
 }  // namespace strata

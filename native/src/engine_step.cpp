@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "batch.h"
 #include "engine.h"
-#include "sampling.h"
 
 namespace strata {
 
@@ -15,15 +15,6 @@ using Clock = std::chrono::steady_clock;
 
 double Ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-void BatchAdd(llama_batch& b, llama_token tok, llama_pos pos, llama_seq_id seq, bool logits) {
-  const int32_t i = b.n_tokens++;
-  b.token[i] = tok;
-  b.pos[i] = pos;
-  b.n_seq_id[i] = 1;
-  b.seq_id[i][0] = seq;
-  b.logits[i] = logits ? 1 : 0;
 }
 
 const char* DecodeError(int32_t rc) {
@@ -40,17 +31,20 @@ const char* DecodeError(int32_t rc) {
 void Engine::PlanBatch() {
   batch_.n_tokens = 0;
   int32_t budget = cfg_.batch;
-  int32_t decoders = 0;
+  int32_t decoders = 0, decode_tokens = 0;
   prompt_order_.clear();
   for (size_t i = 0; i < slots_.size(); ++i) {
     Active* a = slots_[i].run.get();
     if (!a) continue;
     a->chunk = 0;
     a->logits_at = -1;
+    a->event = -1;
     if (a->decoding) {
-      --budget;
+      const int32_t n = 1 + static_cast<int32_t>(a->draft.size());  // drafts fit: PrepareDrafts
+      budget -= n;
+      decode_tokens += n;
       ++decoders;
-    } else {
+    } else if (!a->forking) {
       prompt_order_.push_back(i);
     }
   }
@@ -77,7 +71,7 @@ void Engine::PlanBatch() {
   });
   // Prompts with at most P left finish this step even past P, up to 4P tokens more: requests that
   // arrive together (several clients, a burst of completions) start together instead of one a step.
-  int32_t finishing = decoders > 0 && P < cfg_.batch ? std::max(0, std::min(4 * P, cfg_.batch - decoders - budget)) : 0;
+  int32_t finishing = decoders > 0 && P < cfg_.batch ? std::max(0, std::min(4 * P, cfg_.batch - decode_tokens - budget)) : 0;
   for (size_t i : prompt_order_) {
     Active& a = *slots_[i].run;
     const size_t remaining = a.req.prompt.size() - a.n_read;
@@ -99,8 +93,12 @@ void Engine::PlanBatch() {
     Active* a = s.run.get();
     if (!a) continue;
     if (a->decoding) {
+      // The sampled token, then the draft tokens to verify: each one's logits check the next.
       BatchAdd(batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
       a->logits_at = batch_.n_tokens - 1;
+      for (size_t k = 0; k < a->draft.size(); ++k) {
+        BatchAdd(batch_, a->draft[k], static_cast<llama_pos>(s.held.size() + 1 + k), s.id, true);
+      }
     } else if (a->chunk > 0) {
       const bool completes = a->n_read + static_cast<size_t>(a->chunk) == a->req.prompt.size();
       for (int32_t k = 0; k < a->chunk; ++k) {
@@ -114,6 +112,10 @@ void Engine::PlanBatch() {
 
 bool Engine::Step() {
   const auto t_build = Clock::now();
+  step_drafted_ = 0;
+  step_accepted_ = 0;
+  draft_ms_ = 0;
+  PrepareDrafts();
   PlanBatch();
   if (batch_.n_tokens == 0) return false;
   StepTraceRec tr;
@@ -122,9 +124,11 @@ bool Engine::Step() {
   for (const Slot& s : slots_) {
     if (!s.run) continue;
     if (s.run->decoding) tr.decode_tokens++;
+    tr.draft_tokens += static_cast<int32_t>(s.run->draft.size());
     tr.prompt_tokens += s.run->chunk;
     if (s.run->decoding || s.run->chunk > 0) tr.sequences++;
   }
+  tr.draft_ms = draft_ms_;
   const auto t_decode = Clock::now();
   tr.build_ms = Ms(t_build, t_decode);
   const int32_t rc = llama_decode(ctx_, batch_);
@@ -141,20 +145,25 @@ bool Engine::Step() {
   AfterDecode(tr.t, tr.decode_ms);
   tr.sample_ms = sample_ms_;
   tr.detok_ms = detok_ms_;
+  tr.accepted_tokens = step_accepted_;
   step_traces_.Push(tr);
   return true;
 }
 
 void Engine::FailBatch(int32_t rc) {
   const std::string why = std::string(DecodeError(rc)) + " (code " + std::to_string(rc) + ")";
+  std::vector<uint64_t> failed;
   for (Slot& s : slots_) {
     Active* a = s.run.get();
     if (!a || (a->chunk == 0 && !a->decoding)) continue;
     // Part of the batch may be in the KV: drop the sequence rather than trust it.
     llama_memory_seq_rm(mem_, s.id, -1, -1);
     s.held.clear();
-    Finish(s, FinishReason::Error, why);
+    a->draft.clear();
+    failed.push_back(a->req.key);
   }
+  // Every choice of a failed request ends, also those that were not in this batch.
+  for (uint64_t key : failed) FinishRequest(key, FinishReason::Error, why);
 }
 
 void Engine::AfterDecode(double step_t, double decode_ms) {
@@ -175,54 +184,19 @@ void Engine::AfterDecode(double step_t, double decode_ms) {
       a->stats.prompt_ms = a->t_prompt_done - a->t_admitted;
       a->trace.prompt_done = a->t_prompt_done;
       if (a->req.max_tokens == 0) {
-        Finish(s, FinishReason::Length);
+        FinishRequest(a->req.key, FinishReason::Length);
         continue;
       }
       a->decoding = true;
-      SampleAndEmit(s);
+      if (a->group) {
+        ForkChoices(s);  // the other choices copy the prompt's KV and sample from these logits too
+      } else {
+        SampleAndEmit(s);
+      }
     } else if (a->decoding && a->logits_at >= 0) {
       s.held.push_back(a->pending);
       SampleAndEmit(s);
     }
-  }
-}
-
-void Engine::SampleAndEmit(Slot& s) {
-  Active& a = *s.run;
-  const auto t0 = Clock::now();
-  const llama_token tok = a.greedy ? ArgmaxToken(llama_get_logits_ith(ctx_, a.logits_at), info_.vocab_size)
-                                   : llama_sampler_sample(a.chain, ctx_, a.logits_at);
-  const auto t1 = Clock::now();
-  sample_ms_ += Ms(t0, t1);
-
-  const bool eog = !a.req.ignore_eos && llama_vocab_is_eog(vocab_, tok);
-  if (eog || std::find(a.req.stop_tokens.begin(), a.req.stop_tokens.end(), tok) != a.req.stop_tokens.end()) {
-    Finish(s, FinishReason::Stop);
-    return;
-  }
-  a.stats.generated++;
-  if (a.trace.first_token < 0) a.trace.first_token = NowMs();
-
-  // Special tokens render as "" unless the request asked for their text (renderTokens).
-  const bool special = !a.req.render_tokens.empty() &&
-      std::find(a.req.render_tokens.begin(), a.req.render_tokens.end(), tok) != a.req.render_tokens.end();
-  int32_t n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, special);
-  if (n < 0) {
-    piece_.resize(static_cast<size_t>(-n));
-    n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, special);
-  }
-  EngineEvent& e = NewEvent(EventType::Tokens, a.req.id);
-  e.ids.push_back(tok);
-  const bool stopped = a.text.Push(piece_.data(), static_cast<size_t>(std::max(n, 0)), e.text);
-  detok_ms_ += Ms(t1, Clock::now());
-
-  if (stopped) {
-    Finish(s, FinishReason::Stop, "", true);
-  } else if (a.stats.generated >= a.req.max_tokens || s.held.size() >= static_cast<size_t>(ctx_per_slot_)) {
-    // No room left for the next token's position, or the request's budget is spent.
-    Finish(s, FinishReason::Length);
-  } else {
-    a.pending = tok;
   }
 }
 
@@ -231,23 +205,69 @@ void Engine::Finish(Slot& s, FinishReason reason, const std::string& error, bool
   const double now = NowMs();
   if (a.decoding) {
     a.stats.decode_ms = now - a.t_prompt_done;
-  } else {
+  } else if (!a.forking) {
     a.stats.prompt_ms = now - a.t_admitted;
   }
-  EngineEvent& e = NewEvent(EventType::Done, a.req.id);
-  e.finish = reason;
-  e.error = error;
-  e.stats = a.stats;
-  e.slot = s.id;
-  if (!stopped_by_string) e.text = a.text.Flush();
-
-  a.trace.finished = now;
-  request_traces_.Push(std::move(a.trace));
   totals_.generated += static_cast<uint64_t>(a.stats.generated);
-  totals_.requests++;
-  llama_sampler_free(a.chain);
+  totals_.drafted += static_cast<uint64_t>(a.stats.drafted);
+  totals_.accepted += static_cast<uint64_t>(a.stats.accepted);
+  a.trace.drafted = a.stats.drafted;
+  a.trace.accepted = a.stats.accepted;
+  if (!a.group) {
+    EngineEvent& e = NewEvent(EventType::Done, a.req.id);
+    e.finish = reason;
+    e.error = error;
+    e.stats = a.stats;
+    e.slot = s.id;
+    if (!stopped_by_string) e.text = a.text.Flush();
+    else e.stop_string = a.text.matched();
+    a.trace.finished = now;
+    request_traces_.Push(std::move(a.trace));
+    totals_.requests++;
+  } else {
+    Group& g = *a.group;
+    ChoiceEnd& end = g.ends[static_cast<size_t>(a.choice)];
+    end.finish = reason;
+    end.generated = a.stats.generated;
+    if (!stopped_by_string) end.text = a.text.Flush();
+    if (a.choice == 0) {
+      g.stats.prompt_tokens = a.stats.prompt_tokens;
+      g.stats.reused = a.stats.reused;
+      g.stats.prompt_ms = a.stats.prompt_ms;
+      g.trace = std::move(a.trace);
+    }
+    g.stats.generated += a.stats.generated;
+    g.stats.drafted += a.stats.drafted;
+    g.stats.accepted += a.stats.accepted;
+    g.stats.decode_ms = std::max(g.stats.decode_ms, a.stats.decode_ms);
+    if (reason == FinishReason::Error && g.failed != FinishReason::Error) {
+      g.failed = FinishReason::Error;
+      g.error = error;
+    } else if (reason == FinishReason::Cancel && g.failed == FinishReason::Stop) {
+      g.failed = FinishReason::Cancel;
+    }
+    if (--g.live == 0) {
+      EngineEvent& e = NewEvent(EventType::Done, a.req.id);
+      e.finish = g.failed != FinishReason::Stop ? g.failed : g.ends[0].finish;
+      e.error = g.error;
+      e.stats = g.stats;
+      e.slot = s.id;
+      e.choices = std::move(g.ends);
+      g.trace.finished = now;
+      g.trace.drafted = g.stats.drafted;
+      g.trace.accepted = g.stats.accepted;
+      request_traces_.Push(std::move(g.trace));
+      totals_.requests++;
+    }
+  }
   s.last_used = ++tick_;
   s.run.reset();
+}
+
+void Engine::FinishRequest(uint64_t key, FinishReason reason, const std::string& error) {
+  for (Slot& s : slots_) {
+    if (s.run && s.run->req.key == key) Finish(s, reason, error);
+  }
 }
 
 void Engine::EndWaiting(Waiting& w, FinishReason reason, const std::string& error) {

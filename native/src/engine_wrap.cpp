@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "engine_js.h"
+#include "grammar.h"
 #include "model_loader.h"
 #include "prompt_tokenizer.h"
 
@@ -33,6 +34,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     return DefineClass(env, "Engine", {
         StaticMethod<&EngineWrap::Load>("load"),
         InstanceMethod<&EngineWrap::Submit>("submit"),
+        InstanceMethod<&EngineWrap::Embed>("embed"),
+        InstanceMethod<&EngineWrap::BuildGrammar>("buildGrammar"),
         InstanceMethod<&EngineWrap::Cancel>("cancel"),
         InstanceMethod<&EngineWrap::Tokenize>("tokenize"),
         InstanceMethod<&EngineWrap::TokenizeSegments>("tokenizeSegments"),
@@ -64,8 +67,15 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       StepMessage* raw = m.release();
       if (tsfn.NonBlockingCall(raw) != napi_ok) delete raw;  // JS side is gone
     };
-    engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->loaded.pools, r->cfg, r->loaded.info,
-                                       std::move(sink));
+    std::unique_ptr<DraftModel> draft;
+    if (r->loaded.draft_model) {
+      draft = std::make_unique<DraftModel>(r->loaded.draft_model, r->loaded.draft_ctx, r->cfg.spec.draft_p_min);
+      r->loaded.draft_model = nullptr;
+      r->loaded.draft_ctx = nullptr;
+    }
+    batch_ = r->cfg.batch;
+    engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->loaded.pools, std::move(draft), r->cfg,
+                                       r->loaded.info, std::move(sink));
     r->loaded.model = nullptr;  // the engine owns them now
     r->loaded.ctx = nullptr;
     r->loaded.pools = CpuThreadpools{};
@@ -106,11 +116,43 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   void Submit(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     CheckOpen(env);
-    GenerateRequest req = ParseRequest(info[0], info_, live_);
+    GenerateRequest req = ParseRequest(info[0], info_, vocab_, live_);
     req.key = next_key_++;
     live_.emplace(req.id, req.key);
     engine_->Submit(std::move(req));
     UpdateRef(env);
+  }
+
+  void Embed(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    EmbedRequest req = ParseEmbedRequest(info[0], info_, batch_, live_);
+    req.key = next_key_++;
+    live_.emplace(req.id, req.key);
+    engine_->SubmitEmbed(std::move(req));
+    UpdateRef(env);
+  }
+
+  // buildGrammar({schemas, root} | {gbnf}): GBNF that parses for this vocabulary, or an Error
+  // naming what the converter or the parser could not handle.
+  Napi::Value BuildGrammar(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "buildGrammar needs {schemas, root} or {gbnf}");
+    const Napi::Object o = info[0].As<Napi::Object>();
+    std::string gbnf;
+    try {
+      if (o.Has("gbnf") && !o.Get("gbnf").IsUndefined()) {
+        if (!o.Get("gbnf").IsString()) throw Napi::TypeError::New(env, "gbnf must be a string");
+        gbnf = o.Get("gbnf").As<Napi::String>().Utf8Value();
+      } else {
+        gbnf = SchemaToGrammar(ParseGrammarSpec(o));
+      }
+      llama_sampler_free(MakeGrammarSampler(vocab_, gbnf));
+    } catch (const std::invalid_argument& e) {
+      throw Napi::Error::New(env, e.what());
+    }
+    return Napi::String::New(env, gbnf);
   }
 
   void Cancel(const Napi::CallbackInfo& info) {
@@ -365,6 +407,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   std::vector<ggml_backend_dev_t> devices_;
   const llama_vocab* vocab_ = nullptr;
   std::unique_ptr<PromptTokenizer> prompt_tokenizer_;
+  int32_t batch_ = 0;
   EventsFn tsfn_;
   napi_env env_ = nullptr;
   std::map<int64_t, uint64_t> live_;  // caller id -> request key, until its 'done' is delivered

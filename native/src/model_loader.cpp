@@ -239,6 +239,66 @@ void CollectBuffers(const std::vector<std::string>& lines, std::vector<BufferDes
   }
 }
 
+std::string MetaString(const llama_model* model, const std::string& key) {
+  char buf[256];
+  const int32_t n = llama_model_meta_val_str(model, key.c_str(), buf, sizeof buf);
+  return n < 0 ? std::string() : std::string(buf, static_cast<size_t>(std::min<int32_t>(n, sizeof buf - 1)));
+}
+
+// Encoder architectures read a whole input at once and make embeddings, never text.
+bool IsEncoderArch(const std::string& arch) {
+  static const char* kEncoders[] = {"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3",
+                                    "neo-bert", "eurobert", "modern-bert"};
+  return std::any_of(std::begin(kEncoders), std::end(kEncoders), [&](const char* a) { return arch == a; });
+}
+
+// Whether the engine makes embeddings with this model, and with which pooling (llama's enum).
+bool WantsEmbeddings(const EngineConfig& cfg, const llama_model* model, enum llama_pooling_type* pooling) {
+  const std::string arch = MetaString(model, "general.architecture");
+  const std::string declared = MetaString(model, arch + ".pooling_type");
+  *pooling = declared.empty() ? LLAMA_POOLING_TYPE_UNSPECIFIED : static_cast<enum llama_pooling_type>(std::atoi(declared.c_str()));
+  const bool pooled = *pooling != LLAMA_POOLING_TYPE_UNSPECIFIED && *pooling != LLAMA_POOLING_TYPE_NONE;
+  if (cfg.embeddings == 0) {
+    if (IsEncoderArch(arch)) throw std::runtime_error("embeddings 'off': the " + arch + " architecture only makes embeddings");
+    return false;
+  }
+  const bool on = cfg.embeddings == 1 || pooled || IsEncoderArch(arch);
+  if (on && *pooling == LLAMA_POOLING_TYPE_RANK) {
+    throw std::runtime_error("this is a reranking model (pooling 'rank'); reranking is not supported");
+  }
+  if (on && !pooled) *pooling = LLAMA_POOLING_TYPE_MEAN;  // a model that declares none: mean, like llama-server
+  return on;
+}
+
+const char* PoolingName(enum llama_pooling_type p) {
+  switch (p) {
+    case LLAMA_POOLING_TYPE_MEAN: return "mean";
+    case LLAMA_POOLING_TYPE_CLS: return "cls";
+    case LLAMA_POOLING_TYPE_LAST: return "last";
+    default: return "none";
+  }
+}
+
+// The draft model must tokenize exactly as the target: same size and the same text per token.
+void CheckSameVocab(const llama_model* target, const llama_model* draft, const std::string& path) {
+  const llama_vocab* a = llama_model_get_vocab(target);
+  const llama_vocab* b = llama_model_get_vocab(draft);
+  const int32_t n = llama_vocab_n_tokens(a);
+  if (llama_vocab_n_tokens(b) != n) {
+    throw std::runtime_error("draft model " + path + " has " + std::to_string(llama_vocab_n_tokens(b)) +
+                             " tokens, the model " + std::to_string(n) + ": speculative decoding needs the same vocabulary");
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    if (std::strcmp(llama_vocab_get_text(a, i), llama_vocab_get_text(b, i)) != 0) {
+      throw std::runtime_error("draft model " + path + " differs from the model at token " + std::to_string(i) +
+                               ": speculative decoding needs the same vocabulary");
+    }
+  }
+  if (llama_vocab_bos(a) != llama_vocab_bos(b) || llama_vocab_eos(a) != llama_vocab_eos(b)) {
+    throw std::runtime_error("draft model " + path + " has other BOS/EOS tokens than the model");
+  }
+}
+
 // One throwaway decode, as llama-server does at start: the first decode pays one-time costs
 // (weight repacking, buffer allocation) that would otherwise land on the first request.
 void Warmup(llama_context* ctx, llama_model* model) {
@@ -250,6 +310,32 @@ void Warmup(llama_context* ctx, llama_model* model) {
   llama_synchronize(ctx);
   llama_memory_clear(llama_get_memory(ctx), true);
   llama_perf_context_reset(ctx);
+}
+
+// The draft model on the same devices, with a context of the target's shape (sequences, context
+// per slot, batch) that shares the target's CPU thread pools.
+void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_context_params cp, LoadedModel& m) {
+  const std::string& path = cfg.spec.draft_model;
+  CheckModelFile(path);
+  {
+    LlamaLogCapture capture;
+    m.draft_model = llama_model_load_from_file(path.c_str(), mp);
+    if (!m.draft_model) {
+      const std::string why = capture.Errors();
+      throw std::runtime_error("failed to load draft model " + path + (why.empty() ? "" : ": " + why));
+    }
+  }
+  CheckSameVocab(m.model, m.draft_model, path);
+  cp.embeddings = false;
+  cp.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
+  LlamaLogCapture capture;
+  m.draft_ctx = llama_init_from_model(m.draft_model, cp);
+  if (!m.draft_ctx) {
+    const std::string why = capture.Errors();
+    throw std::runtime_error("failed to create the draft model's context" + (why.empty() ? "" : ": " + why));
+  }
+  if (m.pools.pool) llama_attach_threadpool(m.draft_ctx, m.pools.pool, m.pools.batch);
+  Warmup(m.draft_ctx, m.draft_model);
 }
 
 }  // namespace
@@ -319,6 +405,18 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     CollectBuffers(capture.Lines(), buffers);
   }
   const std::vector<PlacementDesc> placement = ComputePlacement(cfg, devs, llama_model_n_layer(m.model));
+  enum llama_pooling_type pooling = LLAMA_POOLING_TYPE_UNSPECIFIED;
+  bool embedding = false;
+  try {
+    embedding = WantsEmbeddings(cfg, m.model, &pooling);
+    if (embedding && (cfg.spec.ngram || !cfg.spec.draft_model.empty())) {
+      throw std::runtime_error("speculative decoding is for text models; this one makes embeddings");
+    }
+  } catch (...) {
+    llama_model_free(m.model);
+    m.model = nullptr;
+    throw;
+  }
 
   llama_context_params cp = llama_context_default_params();
   const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -334,6 +432,12 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   cp.flash_attn_type = cfg.flash_attn;
   cp.no_perf = false;
   cp.op_offload = cfg.op_offload;
+  if (embedding) {
+    // An input is read in one step (encoders need it in one ubatch); pooled vectors come out.
+    cp.embeddings = true;
+    cp.pooling_type = pooling;
+    cp.n_ubatch = cp.n_batch;
+  }
   bool flash_attn = cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_ENABLED;
   {
     LlamaLogCapture capture;
@@ -352,6 +456,14 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   }
   m.pools = AttachCpuThreadpools(m.ctx, cp.n_threads, cp.n_threads_batch);
   Warmup(m.ctx, m.model);
+  if (!cfg.spec.draft_model.empty()) {
+    try {
+      LoadDraft(cfg, mp, cp, m);
+    } catch (...) {
+      FreeLoadedModel(m);
+      throw;
+    }
+  }
   m.devices = devs;
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
   FillInfo(m, cfg, ctx, flash_attn);
@@ -360,6 +472,16 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.cpu_repack = cfg.cpu_repack;
   m.info.op_offload = cfg.op_offload;
   m.info.buffers = std::move(buffers);
+  m.info.embedding = embedding;
+  m.info.pooling = embedding ? PoolingName(pooling) : "";
+  m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
+  m.info.spec_ngram = cfg.spec.ngram;
+  m.info.draft_max = cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
+  if (m.draft_model) {
+    char buf[256];
+    llama_model_desc(m.draft_model, buf, sizeof buf);
+    m.info.draft_model = buf;
+  }
   const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;
@@ -367,6 +489,10 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
 }
 
 void FreeLoadedModel(LoadedModel& m) {
+  if (m.draft_ctx) llama_free(m.draft_ctx);
+  if (m.draft_model) llama_model_free(m.draft_model);
+  m.draft_ctx = nullptr;
+  m.draft_model = nullptr;
   if (m.ctx) llama_free(m.ctx);
   FreeCpuThreadpools(m.pools);
   if (m.model) llama_model_free(m.model);

@@ -15,6 +15,9 @@ struct LoadedModel {
   CpuThreadpools pools;  // attached to ctx; freed after it
   ModelInfo info;
   std::vector<ggml_backend_dev_t> devices;  // offload devices, then the CPU
+  // Speculative decoding's draft model (same vocabulary), or null; its context shares `pools`.
+  llama_model* draft_model = nullptr;
+  llama_context* draft_ctx = nullptr;
 };
 
 // Throws std::runtime_error with a message that names the problem (missing file, not a

@@ -2,6 +2,7 @@
 // No llama_context here; these values cross threads by move.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,16 @@ struct SamplingParams {
 
 // A validated request (the N-API layer checks every field before it gets here).
 struct GenerateRequest {
+  // Grammar constraining the output (parsed on the JS thread; each sequence samples with its own
+  // clone, so the state is per request and choice); null = unconstrained, at no cost.
+  std::shared_ptr<llama_sampler> grammar;
+  // Log-probabilities per emitted token: -1 none; 0 the chosen token's; N also the N most likely.
+  int32_t logprobs = -1;
+  // Choices: n sequences that share the prompt's KV (copied once it is read), each with its own
+  // sampler (seed + choice index) and its own end.
+  int32_t n = 1;
+  // Speculative draft tokens per step: -1 the engine's setting, 0 none.
+  int32_t draft_max = -1;
   int64_t id = 0;      // the caller's id (reusable once its 'done' was delivered)
   uint64_t key = 0;    // unique for the engine's lifetime: cancels address this, never a reused id
   std::vector<llama_token> prompt;
@@ -45,15 +56,47 @@ struct GenerateRequest {
   int32_t priority = 0;
 };
 
+// Embedding models: several inputs, each pooled into one vector; inputs of many requests share
+// engine steps (one sequence each).
+struct EmbedRequest {
+  int64_t id = 0;
+  uint64_t key = 0;
+  std::vector<std::vector<llama_token>> inputs;
+  bool normalize = true;   // L2 norm 1 (what OpenAI returns)
+  size_t next = 0;         // inputs handed to a step so far (engine thread)
+  size_t done = 0;         // inputs whose vector was emitted (engine thread)
+  int32_t tokens = 0;      // summed input tokens
+  double queued_ms = 0;
+  double admitted_ms = -1; // its first step (engine thread)
+};
+
 struct RequestStats {
   int32_t prompt_tokens = 0;
   int32_t reused = 0;
   int32_t generated = 0;
   double prompt_ms = 0;
   double decode_ms = 0;
+  int32_t drafted = 0;   // speculative tokens verified
+  int32_t accepted = 0;  // of those, the ones the target model agreed with
 };
 
-enum class EventType { Admitted, Progress, Tokens, Done };
+// One emitted token's log-probability (log-softmax of the model's logits, before sampling) and
+// the most likely alternatives; pieces are the token's bytes (maybe part of a UTF-8 character).
+struct TokenLogprob {
+  llama_token id = -1;
+  float logprob = 0;
+  std::string piece;
+  std::vector<TokenLogprob> top;
+};
+
+// How one choice of a request with n > 1 ended.
+struct ChoiceEnd {
+  FinishReason finish = FinishReason::Stop;
+  int32_t generated = 0;
+  std::string text;  // withheld text released at its end
+};
+
+enum class EventType { Admitted, Progress, Tokens, Embedding, Done };
 
 // One event of one request; which fields matter depends on `type` (see addon.d.ts EngineEvent).
 struct EngineEvent {
@@ -63,10 +106,16 @@ struct EngineEvent {
   bool restored = false;      // admitted
   int32_t read = 0;           // progress
   int32_t total = 0;          // progress; admitted: prompt tokens
+  int32_t choice = 0;         // tokens: which of the request's n sequences
   std::vector<llama_token> ids;  // tokens
+  std::vector<TokenLogprob> logprobs;  // tokens, one per id when the request asked for them
   std::string text;           // tokens, done
+  std::vector<ChoiceEnd> choices;  // done, n > 1
+  int32_t index = 0;          // embedding: which input
+  std::vector<float> vector;  // embedding
   FinishReason finish = FinishReason::Stop;  // done
   std::string error;          // done
+  std::string stop_string;    // done: the stop string that ended it ("" otherwise)
   RequestStats stats;         // done (admitted: reused)
 };
 

@@ -1,6 +1,8 @@
 #include "sampling.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 namespace strata {
 
@@ -23,6 +25,29 @@ llama_token ArgmaxToken(const float* logits, int32_t n_vocab) {
     }
   }
   return best;
+}
+
+TokenLogprob LogprobsOf(const float* logits, int32_t n_vocab, llama_token tok, int32_t top) {
+  float max = logits[0];
+  for (int32_t i = 1; i < n_vocab; ++i) max = std::max(max, logits[i]);
+  double sum = 0;
+  for (int32_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max));
+  const double log_z = static_cast<double>(max) + std::log(sum);
+  TokenLogprob out;
+  out.id = tok;
+  out.logprob = static_cast<float>(logits[tok] - log_z);
+  if (top <= 0) return out;
+  // The `top` largest logits in one pass (a small sorted window; top is at most a few dozen).
+  std::vector<llama_token> best;
+  best.reserve(static_cast<size_t>(top) + 1);
+  for (int32_t i = 0; i < n_vocab; ++i) {
+    if (static_cast<int32_t>(best.size()) == top && logits[i] <= logits[best.back()]) continue;
+    auto at = std::upper_bound(best.begin(), best.end(), i, [&](llama_token a, llama_token b) { return logits[a] > logits[b]; });
+    best.insert(at, i);
+    if (static_cast<int32_t>(best.size()) > top) best.pop_back();
+  }
+  for (llama_token id : best) out.top.push_back({id, static_cast<float>(logits[id] - log_z), {}, {}});
+  return out;
 }
 
 llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab) {
@@ -51,11 +76,88 @@ llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* voca
   return chain;
 }
 
-void AcceptPromptTokens(llama_sampler* chain, const SamplingParams& p, const std::vector<llama_token>& prompt) {
+SeqSampler::SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const llama_sampler* grammar,
+                       const std::vector<llama_token>& prompt)
+    : chain_(MakeSamplerChain(p, vocab)), grammar_(grammar ? llama_sampler_clone(grammar) : nullptr),
+      greedy_(IsPlainGreedy(p)), temp0_(p.temperature <= 0.0f),
+      n_vocab_(llama_vocab_n_tokens(vocab)) {
+  // The prompt's tail, so repeat penalties see it (as llama-server does).
   if (!HasPenalties(p)) return;
-  const size_t n = p.repeat_last_n < 0 ? prompt.size()
-                                       : std::min(prompt.size(), static_cast<size_t>(p.repeat_last_n));
-  for (size_t i = prompt.size() - n; i < prompt.size(); ++i) llama_sampler_accept(chain, prompt[i]);
+  const size_t n = p.repeat_last_n < 0 ? prompt.size() : std::min(prompt.size(), static_cast<size_t>(p.repeat_last_n));
+  for (size_t i = prompt.size() - n; i < prompt.size(); ++i) llama_sampler_accept(chain_, prompt[i]);
+}
+
+SeqSampler::~SeqSampler() {
+  llama_sampler_free(chain_);
+  if (grammar_) llama_sampler_free(grammar_);
+}
+
+void SeqSampler::FillCandidates(const float* logits) {
+  cur_.resize(static_cast<size_t>(n_vocab_));
+  for (int32_t i = 0; i < n_vocab_; ++i) cur_[static_cast<size_t>(i)] = {i, logits[i], 0.0f};
+}
+
+llama_token SeqSampler::Sample(llama_context* ctx, int32_t idx) {
+  const float* logits = llama_get_logits_ith(ctx, idx);
+  if (greedy_ && !grammar_) return ArgmaxToken(logits, n_vocab_);
+
+  llama_token tok;
+  if (greedy_) {
+    tok = ArgmaxToken(logits, n_vocab_);
+  } else {
+    FillCandidates(logits);
+    llama_token_data_array arr{cur_.data(), cur_.size(), -1, false};
+    llama_sampler_apply(chain_, &arr);
+    tok = arr.data[arr.selected].id;
+  }
+  if (grammar_ && !GrammarAllows(tok)) tok = greedy_ || temp0_ ? ConstrainedArgmax(logits) : ConstrainedSample(logits);
+  if (grammar_) llama_sampler_accept(grammar_, tok);
+  if (!greedy_) llama_sampler_accept(chain_, tok);
+  return tok;
+}
+
+bool SeqSampler::GrammarAllows(llama_token tok) {
+  llama_token_data one{tok, 1.0f, 0.0f};
+  llama_token_data_array single{&one, 1, -1, false};
+  llama_sampler_apply(grammar_, &single);
+  return !(std::isinf(single.data[0].logit) && single.data[0].logit < 0);
+}
+
+llama_token SeqSampler::ConstrainedArgmax(const float* logits) {
+  // Temperature 0: the best allowed token. The logits the chain would compare (bias and penalties
+  // applied) are in cur_ when the chain ran, else the raw ones.
+  if (greedy_) FillCandidates(logits);
+  // The grammar checks the most likely tokens first, in widening windows: the first allowed token
+  // in logit order is the best allowed one overall, and checking every token's text costs ~20x a
+  // window of 8K. Windows are sorted as they are reached; ties keep the lowest id, as argmax.
+  auto better = [](const llama_token_data& a, const llama_token_data& b) {
+    return a.logit != b.logit ? a.logit > b.logit : a.id < b.id;
+  };
+  size_t from = 0;
+  for (size_t window : {size_t{256}, size_t{8192}, cur_.size()}) {
+    const size_t to = std::min(window, cur_.size());
+    if (to <= from) continue;
+    // Select the window (linear), then sort only it.
+    const auto first = cur_.begin() + static_cast<std::ptrdiff_t>(from), last = cur_.begin() + static_cast<std::ptrdiff_t>(to);
+    if (last != cur_.end()) std::nth_element(first, last - 1, cur_.end(), better);
+    std::sort(first, last, better);
+    llama_token_data_array arr{cur_.data() + from, to - from, -1, false};
+    llama_sampler_apply(grammar_, &arr);
+    for (size_t i = 0; i < arr.size; ++i) {
+      if (!(std::isinf(arr.data[i].logit) && arr.data[i].logit < 0)) return arr.data[i].id;
+    }
+    from = to;
+  }
+  throw std::runtime_error("the grammar allows no token here");
+}
+
+llama_token SeqSampler::ConstrainedSample(const float* logits) {
+  // Sampling at a temperature needs the whole constrained distribution.
+  FillCandidates(logits);
+  llama_token_data_array arr{cur_.data(), cur_.size(), -1, false};
+  llama_sampler_apply(grammar_, &arr);
+  llama_sampler_apply(chain_, &arr);
+  return arr.data[arr.selected].id;
 }
 
 }  // namespace strata

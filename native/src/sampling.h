@@ -1,5 +1,7 @@
-// Builds the llama_sampler chain of one request. Engine thread only.
+// One sequence's sampler: the llama_sampler chain of its request, an optional grammar, and the
+// log-probabilities a request may ask for. Engine thread only (one per sequence).
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "llama.h"
@@ -18,7 +20,39 @@ bool IsPlainGreedy(const SamplingParams& p);
 // Index of the first largest logit, the greedy sampler's choice.
 llama_token ArgmaxToken(const float* logits, int32_t n_vocab);
 
-// Feeds the tail of the prompt to the chain so repeat penalties see it (as llama-server does).
-void AcceptPromptTokens(llama_sampler* chain, const SamplingParams& p, const std::vector<llama_token>& prompt);
+// log-softmax of `tok` over `logits`, and the `top` most likely tokens (most likely first).
+TokenLogprob LogprobsOf(const float* logits, int32_t n_vocab, llama_token tok, int32_t top);
+
+class SeqSampler {
+ public:
+  // Samples with its own clone of `grammar` (may be null: unconstrained). Feeds the prompt's tail
+  // to the penalties.
+  SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const llama_sampler* grammar,
+             const std::vector<llama_token>& prompt);
+  ~SeqSampler();
+  SeqSampler(const SeqSampler&) = delete;
+  SeqSampler& operator=(const SeqSampler&) = delete;
+
+  // Samples from the logits at batch index `idx` and accepts the token (chain and grammar).
+  // With a grammar, a token the unconstrained chain picks is checked alone first; only when the
+  // grammar rejects it does it constrain more (llama-server's shortcut): at temperature 0 the
+  // most likely tokens first, else the whole vocabulary. Throws when the grammar allows nothing.
+  llama_token Sample(llama_context* ctx, int32_t idx);
+
+  bool has_grammar() const { return grammar_ != nullptr; }
+
+ private:
+  void FillCandidates(const float* logits);
+  bool GrammarAllows(llama_token tok);
+  llama_token ConstrainedArgmax(const float* logits);
+  llama_token ConstrainedSample(const float* logits);
+
+  llama_sampler* chain_;
+  llama_sampler* grammar_;
+  const bool greedy_;
+  const bool temp0_;
+  const int32_t n_vocab_;
+  std::vector<llama_token_data> cur_;
+};
 
 }  // namespace strata

@@ -19,6 +19,7 @@
 #include "ggml.h"
 #include "gguf.h"
 #include "llama.h"
+#include "test_model_copy.h"
 
 namespace strata {
 
@@ -29,14 +30,33 @@ struct Shape {
   int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, ctx_train;
   bool tied_output;
   float rope_base, rms_eps;
+  const char * arch = "llama";  // "llama" (decoder) or "bert" (encoder)
+  const char * pooling = "";    // embedding models: the pooling written to the GGUF
+  bool copy = false;            // hand-set weights that copy the context (test_model_copy.h)
 };
 
 // tiny: seconds to make, a few MB plus the vocab's embedding. 0.5b: Qwen2-0.5B's shapes
-// (head dim 64, tied output) as a performance stand-in.
+// (head dim 64, tied output) as a performance stand-in. Embedding models: embed-bert is a
+// BERT-architecture encoder (bge-micro-like, mean pooling; use a WordPiece vocab such as
+// bert-bge), embed-causal a decoder with last-token pooling (Qwen3-Embedding-like).
 const Shape kShapes[] = {
     {"tiny", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-5f},
     {"0.5b", 896, 24, 14, 2, 4864, 32768, true, 1000000.0f, 1e-6f},
+    {"embed-bert", 128, 3, 4, 4, 512, 512, true, 0.0f, 1e-12f, "bert", "mean"},
+    {"embed-causal", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-6f, "llama", "last"},
+    // copy: a decoder whose greedy continuation copies its context (an induction head, hand-set);
+    // copy-0.5b: the same in Qwen2-0.5B's size (zero layers beyond two), the speculative decoding
+    // workload on weights that are not trained. Heads of 128, one KV head.
+    {"copy", 256, 2, 2, 1, 64, 8192, false, kCopyRopeBase, 1e-6f, "llama", "", true},
+    {"copy-0.5b", 896, 24, 7, 1, 4864, 32768, false, kCopyRopeBase, 1e-6f, "llama", "", true},
 };
+
+int PoolingId(const std::string & name) {
+  if (name == "mean") return LLAMA_POOLING_TYPE_MEAN;
+  if (name == "cls") return LLAMA_POOLING_TYPE_CLS;
+  if (name == "last") return LLAMA_POOLING_TYPE_LAST;
+  throw std::invalid_argument("pooling must be 'mean', 'cls' or 'last', got '" + name + "'");
+}
 
 struct Quant {
   const char * name;
@@ -53,7 +73,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny' or '0.5b', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', 'embed-bert', 'embed-causal', 'copy' or 'copy-0.5b', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -104,14 +124,41 @@ struct TensorPlan {
   float std;         // 0: a norm weight (see NormValue)
 };
 
-// Norm weights are 1, except the output norm's random signs: with tied embeddings the logit of
-// the current token would otherwise be |e_t|^2-biased and every continuation repeats a token.
+// Norm weights are 1 (biases 0), except the output norm's random signs: with tied embeddings the
+// logit of the current token would otherwise be |e_t|^2-biased and every continuation repeats a token.
 float NormValue(const TensorPlan & t, Rng & rng) {
+  if (t.name.size() > 5 && t.name.compare(t.name.size() - 5, 5, ".bias") == 0) return 0.0f;
   if (t.name != "output_norm.weight") return 1.0f;
   return rng.NextSigned() < 0 ? -1.0f : 1.0f;
 }
 
+// BERT: token, token-type and position embeddings with a LayerNorm, then post-norm layers
+// (attention, LayerNorm, GELU FFN, LayerNorm); norms have biases, projections do not.
+std::vector<TensorPlan> PlanBertTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
+  std::vector<TensorPlan> plan;
+  plan.push_back({"token_embd.weight", s.n_embd, n_vocab, wtype, w.embd});
+  plan.push_back({"token_types.weight", s.n_embd, 2, GGML_TYPE_F32, w.embd});
+  plan.push_back({"position_embd.weight", s.n_embd, s.ctx_train, GGML_TYPE_F32, w.embd});
+  plan.push_back({"token_embd_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+  plan.push_back({"token_embd_norm.bias", s.n_embd, 1, GGML_TYPE_F32, 0});
+  for (int64_t i = 0; i < s.n_layer; i++) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    plan.push_back({p + "attn_q.weight", s.n_embd, s.n_embd, wtype, w.qk});
+    plan.push_back({p + "attn_k.weight", s.n_embd, s.n_embd, wtype, w.qk});
+    plan.push_back({p + "attn_v.weight", s.n_embd, s.n_embd, wtype, w.v});
+    plan.push_back({p + "attn_output.weight", s.n_embd, s.n_embd, wtype, w.o});
+    plan.push_back({p + "attn_output_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "attn_output_norm.bias", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "ffn_up.weight", s.n_embd, s.n_ff, wtype, w.up});
+    plan.push_back({p + "ffn_down.weight", s.n_ff, s.n_embd, wtype, w.down});
+    plan.push_back({p + "layer_output_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "layer_output_norm.bias", s.n_embd, 1, GGML_TYPE_F32, 0});
+  }
+  return plan;
+}
+
 std::vector<TensorPlan> PlanTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
+  if (std::string(s.arch) == "bert") return PlanBertTensors(s, wtype, n_vocab, w);
   const int64_t head_dim = s.n_embd / s.n_head;
   const int64_t n_q = s.n_head * head_dim, n_kv = s.n_head_kv * head_dim;
   std::vector<TensorPlan> plan;
@@ -210,20 +257,29 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   const int64_t name_key = gguf_find_key(vocab, "general.name");
   const std::string vocab_name = name_key >= 0 && gguf_get_kv_type(vocab, name_key) == GGUF_TYPE_STRING
       ? gguf_get_val_str(vocab, name_key) : "vocab";
-  gguf_set_val_str(g, "general.architecture", "llama");
+  const std::string a = s.arch;
+  auto key = [&](const char * k) { return a + "." + k; };
+  gguf_set_val_str(g, "general.architecture", s.arch);
   gguf_set_val_str(g, "general.name", ("strata-test-" + std::string(s.name) + "-" + vocab_name).c_str());
   gguf_set_val_u32(g, "general.file_type", q.file_type);
   if (ggml_is_quantized(q.type)) gguf_set_val_u32(g, "general.quantization_version", GGML_QNT_VERSION);
-  gguf_set_val_u32(g, "llama.vocab_size", static_cast<uint32_t>(n_vocab));
-  gguf_set_val_u32(g, "llama.context_length", static_cast<uint32_t>(s.ctx_train));
-  gguf_set_val_u32(g, "llama.embedding_length", static_cast<uint32_t>(s.n_embd));
-  gguf_set_val_u32(g, "llama.block_count", static_cast<uint32_t>(s.n_layer));
-  gguf_set_val_u32(g, "llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
-  gguf_set_val_u32(g, "llama.attention.head_count", static_cast<uint32_t>(s.n_head));
-  gguf_set_val_u32(g, "llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  gguf_set_val_u32(g, "llama.rope.dimension_count", static_cast<uint32_t>(s.n_embd / s.n_head));
-  gguf_set_val_f32(g, "llama.rope.freq_base", s.rope_base);
-  gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", s.rms_eps);
+  gguf_set_val_u32(g, key("vocab_size").c_str(), static_cast<uint32_t>(n_vocab));
+  gguf_set_val_u32(g, key("context_length").c_str(), static_cast<uint32_t>(s.ctx_train));
+  gguf_set_val_u32(g, key("embedding_length").c_str(), static_cast<uint32_t>(s.n_embd));
+  gguf_set_val_u32(g, key("block_count").c_str(), static_cast<uint32_t>(s.n_layer));
+  gguf_set_val_u32(g, key("feed_forward_length").c_str(), static_cast<uint32_t>(s.n_ff));
+  gguf_set_val_u32(g, key("attention.head_count").c_str(), static_cast<uint32_t>(s.n_head));
+  if (a == "bert") {
+    gguf_set_val_f32(g, key("attention.layer_norm_epsilon").c_str(), s.rms_eps);
+    gguf_set_val_bool(g, key("attention.causal").c_str(), false);
+  } else {
+    gguf_set_val_u32(g, key("attention.head_count_kv").c_str(), static_cast<uint32_t>(s.n_head_kv));
+    gguf_set_val_u32(g, key("rope.dimension_count").c_str(), static_cast<uint32_t>(s.n_embd / s.n_head));
+    gguf_set_val_f32(g, key("rope.freq_base").c_str(), s.rope_base);
+    gguf_set_val_f32(g, key("attention.layer_norm_rms_epsilon").c_str(), s.rms_eps);
+  }
+  const std::string pooling = spec.pooling.empty() ? s.pooling : spec.pooling;
+  if (!pooling.empty()) gguf_set_val_u32(g, key("pooling_type").c_str(), static_cast<uint32_t>(PoolingId(pooling)));
   gguf_set_val_u32(g, "strata.test_model.version", kTestModelVersion);
   gguf_set_val_u64(g, "strata.test_model.seed", spec.seed);
   if (spec.std > 0) gguf_set_val_f32(g, "strata.test_model.std", spec.std);
@@ -236,11 +292,15 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
     if (key.rfind("tokenizer.", 0) != 0) gguf_remove_key(tokenizer.get(), key.c_str());
   }
   gguf_set_kv(g, tokenizer.get());
+  // Encoders read token types; a vocab without the count gets BERT's two.
+  if (a == "bert" && gguf_find_key(g, "tokenizer.ggml.token_type_count") < 0) {
+    gguf_set_val_u32(g, "tokenizer.ggml.token_type_count", 2);
+  }
   return out;
 }
 
 // Generates one tensor in row chunks and writes it converted to its type, padded to `alignment`.
-void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment, const std::string & out) {
+void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment, const std::string & out, bool copy) {
   Rng rng(seed ^ Fnv1a(t.name));
   const float amplitude = t.std * std::sqrt(3.0f);  // uniform [-a, a] has std a/sqrt(3)
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / t.ne0);
@@ -251,7 +311,11 @@ void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment
   for (int64_t row = 0; row < t.ne1; row += rows_per_chunk) {
     const int64_t rows = std::min(rows_per_chunk, t.ne1 - row);
     const size_t n = static_cast<size_t>(rows * t.ne0);
-    for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
+    if (copy) {
+      for (int64_t r = 0; r < rows; r++) CopyModelRow(t.name, row + r, t.ne0, seed, &src[static_cast<size_t>(r * t.ne0)]);
+    } else {
+      for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
+    }
     const void * data = src.data();
     size_t bytes = n * sizeof(float);
     if (t.type == GGML_TYPE_F16) {
@@ -362,7 +426,7 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
   try {
     if (!gguf_write_to_file_ptr(meta.get(), f, /*only_meta =*/ true)) throw std::runtime_error("cannot write " + spec.out);
     const size_t alignment = gguf_get_alignment(meta.get());
-    for (const TensorPlan & t : plan) WriteTensor(f, t, spec.seed, alignment, spec.out);
+    for (const TensorPlan & t : plan) WriteTensor(f, t, spec.seed, alignment, spec.out, shape.copy);
     if (std::fflush(f) != 0 || std::ferror(f)) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
     const long size = std::ftell(f);
     result.bytes = size > 0 ? static_cast<uint64_t>(size) : 0;

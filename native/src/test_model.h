@@ -30,7 +30,7 @@ struct WeightScales {
 struct TestModelSpec {
   std::string out;    // destination file (written to a temp file beside it, then renamed)
   std::string vocab;  // path of a tokenizer-only GGUF
-  std::string shape;  // "tiny" | "0.5b"
+  std::string shape;  // "tiny" | "0.5b" | "embed-bert" | "embed-causal"
   std::string quant;  // "f32" | "f16" | "q8_0" | "q4_0" (norms stay f32)
   uint64_t seed = 0;
   float std = 0.0f;   // > 0: every weight matrix uses this std (for experiments); 0: defaults
@@ -47,6 +47,9 @@ struct TestModelSpec {
     int32_t type = 3;  // llama_token_type: 3 control, 4 user-defined
   };
   std::vector<AddedToken> added;
+  // Embedding models: the pooling written to the GGUF ("mean" | "cls" | "last"); "" = the shape's
+  // default (none for text shapes, which then stay text models).
+  std::string pooling;
 };
 
 struct TestModelResult {

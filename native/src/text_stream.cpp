@@ -26,6 +26,7 @@ void TextStream::Reset(std::vector<std::string> stops) {
   }
   pending_.clear();
   stopped_ = false;
+  matched_.clear();
 }
 
 bool TextStream::Push(const char* piece, size_t n, std::string& out) {
@@ -37,7 +38,10 @@ bool TextStream::Push(const char* piece, size_t n, std::string& out) {
   size_t first = std::string::npos;
   for (const auto& s : stops_) {
     const size_t at = pending_.find(s);
-    if (at != std::string::npos && at + s.size() <= complete && at < first) first = at;
+    if (at != std::string::npos && at + s.size() <= complete && at < first) {
+      first = at;
+      matched_ = s;
+    }
   }
   if (first != std::string::npos) {
     out.append(pending_, 0, first);

@@ -18,10 +18,14 @@ class TextStream {
   // Releases everything still withheld (a partial stop match, an incomplete character).
   std::string Flush();
 
+  // The stop string that ended the stream ("" while none did).
+  const std::string& matched() const { return matched_; }
+
  private:
   std::vector<std::string> stops_;
   std::string pending_;   // bytes not yet released
   bool stopped_ = false;
+  std::string matched_;
 };
 
 // Bytes at the end of `s` that begin an incomplete UTF-8 sequence (0..3).

@@ -111,7 +111,7 @@ Napi::Value RpcServe(const Napi::CallbackInfo & info) {
   throw Napi::Error::New(env, "rpc server on " + endpoint + " could not start (address in use or not available?)");
 }
 
-// makeTestModel({out, vocab, shape, quant, seed, std?, logitScale?, addedTokens?}) -> {bytes, params, vocabSize, fim}
+// makeTestModel({out, vocab, shape, quant, seed, std?, logitScale?, addedTokens?, pooling?}) -> {bytes, params, vocabSize, fim}
 Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestModel expects an options object");
@@ -134,6 +134,8 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
     if (!std::isfinite(s) || s <= 0 || s > 100) throw Napi::RangeError::New(env, "logitScale must be a number in (0, 100]");
     spec.logit_scale = static_cast<float>(s);
   }
+  const Napi::Value pooling = opts.Get("pooling");
+  if (!pooling.IsUndefined()) spec.pooling = RequireString(pooling, "pooling");
   const Napi::Value added = opts.Get("addedTokens");
   if (!added.IsUndefined()) {
     if (!added.IsArray()) throw Napi::TypeError::New(env, "addedTokens must be an array of {id, text, type}");

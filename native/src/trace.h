@@ -13,6 +13,8 @@ struct StepTraceRec {
   double t = 0;  // ms since engine start
   double build_ms = 0, decode_ms = 0, sample_ms = 0, detok_ms = 0;
   int32_t decode_tokens = 0, prompt_tokens = 0, sequences = 0;
+  int32_t draft_tokens = 0, accepted_tokens = 0;  // speculative tokens verified / accepted
+  double draft_ms = 0;                            // the draft model's decodes
 };
 
 struct PromptLeg {
@@ -27,6 +29,8 @@ struct RequestTraceRec {
   int32_t slot = -1;
   int32_t reused = 0;
   bool restored = false;
+  int32_t drafted = 0, accepted = 0;
+  int32_t choices = 1;
   std::vector<PromptLeg> legs;
 };
 

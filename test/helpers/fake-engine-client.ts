@@ -4,7 +4,7 @@
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
 import type {
-  EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
+  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
 } from '../../backend/engine/client.js';
 import { Channel } from '../../backend/scheduler/channel.js';
 
@@ -147,6 +147,14 @@ export class FakeEngineClient implements EngineClient {
     this.setState('ready');
   }
 
+  /** The fake serves text only: an embedding request ends at once with the engine's refusal. */
+  embed(input: EmbedInput): EngineRequest {
+    const r = new FakeRequest(this.nextId++, this.epoch, { prompt: input.inputs.flat(), maxTokens: 0 }, this);
+    queueMicrotask(() => r.finish('error', { error: 'this model makes text, not embeddings', promptMs: null, decodeMs: null }));
+    return r;
+  }
+  async buildGrammar(): Promise<never> { throw new Error('not supported by the fake engine'); }
+
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
   /** One token per byte, as tokenize: the fake has no special tokens to parse. */
   async tokenizeSegments(segments: Array<{ text: string }>): Promise<number[]> { return this.tokenize(segments.map((s) => s.text).join('')); }
@@ -157,7 +165,10 @@ export class FakeEngineClient implements EngineClient {
     return {
       slots: [], queued: 0,
       park: { entries: [], bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0, refusedLowRam: 0 },
-      totals: { promptTokens: 0, reusedTokens: 0, promptComputed: this.promptComputed, generated: 0, steps: 0, requests: 0 },
+      totals: {
+        promptTokens: 0, reusedTokens: 0, promptComputed: this.promptComputed, generated: 0, steps: 0, requests: 0,
+        drafted: 0, accepted: 0, embedded: 0,
+      },
     };
   }
   async traces() { return { steps: [], requests: [] }; }
@@ -191,5 +202,6 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', decodePromptBudget: 64, flashAttn: false,
     cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
+    embedding: null, speculative: { ngram: false, draftModel: null, draftMax: 0 },
   };
 }

@@ -15,12 +15,14 @@ export interface TestModelOptions {
   seed?: number;
   /** Peaked logits for cross-backend checks (see makeTestModel). */
   logitScale?: number;
+  /** Embedding models: the pooling written to the GGUF (default: the shape's). */
+  pooling?: 'mean' | 'cls' | 'last';
 }
 
 /**
  * Path of a generated model, made once into
  * ${STRATA_CACHE_DIR or ~/.cache/strata}/test-models/<vocab>-<shape>-<quant>-<seed>-v<generator version>.gguf.
  */
-export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, logitScale }: TestModelOptions = {}): Promise<string> {
-  return ensureModel({ vocab, shape, quant, seed, ...(logitScale !== undefined ? { logitScale } : {}) });
+export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, logitScale, pooling }: TestModelOptions = {}): Promise<string> {
+  return ensureModel({ vocab, shape, quant, seed, ...(logitScale !== undefined ? { logitScale } : {}), ...(pooling ? { pooling } : {}) });
 }

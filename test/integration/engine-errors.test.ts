@@ -102,6 +102,11 @@ describe('submit validation', () => {
     ['stop not strings', (r) => ({ ...r, stop: [1] }), /stop\[0\] must be a string/],
     ['stop token out of vocabulary', (r) => ({ ...r, stopTokens: [-5] }), /stopTokens\[0\]: token -5 is outside/],
     ['ignoreEos not boolean', (r) => ({ ...r, ignoreEos: 'yes' }), /ignoreEos must be a boolean/],
+    ['n beyond the slots', (r) => ({ ...r, n: 99 }), /n must be between 1 and \d+ \(got 99\)/],
+    ['logprobs beyond 100', (r) => ({ ...r, logprobs: 101 }), /logprobs must be between -1 and 100/],
+    ['draftMax beyond 256', (r) => ({ ...r, draftMax: 257 }), /draftMax must be between -1 and 256/],
+    ['a grammar that does not parse', (r) => ({ ...r, grammar: 'root ::= "unclosed' }), /grammar: the grammar does not parse: .*unexpected end of input/],
+    ['a grammar without root', (r) => ({ ...r, grammar: 'other ::= "a"' }), /grammar: the grammar does not parse/],
     ['not an object', () => 42, /request must be an object/],
   ];
 
@@ -111,6 +116,15 @@ describe('submit validation', () => {
     const after = eng.engine.snapshot();
     expect(after.queued).toBe(before.queued);
     expect(after.totals).toEqual(before.totals);
+  });
+
+  it('refuses embedding requests on a text model, and buildGrammar specs the converter cannot express', () => {
+    expect(() => eng.engine.embed({ id: eng.id(), inputs: [[1, 2]] })).toThrow(/this model makes text, not embeddings/);
+    expect(() => eng.engine.buildGrammar({ schemas: { root: '{"type": "nope"}' } })).toThrow(/Unrecognized schema/);
+    expect(() => eng.engine.buildGrammar({ schemas: { root: 'not json' } })).toThrow(/schema 'root' is not valid JSON/);
+    expect(() => eng.engine.buildGrammar({ schemas: { 'bad name': '{}' } })).toThrow(/rule name 'bad name'/);
+    expect(() => eng.engine.buildGrammar({ gbnf: 'root ::= (' })).toThrow(/does not parse/);
+    expect(eng.engine.buildGrammar({ schemas: { item: '{"type": "integer"}' }, root: '"[" item "]"' })).toMatch(/^root ::= "\[" item "\]"/m);
   });
 
   it('refuses a duplicate live id, then accepts it after its done', async () => {

@@ -51,11 +51,11 @@ describe('OpenAI API on a real engine', () => {
     expect(res.choices[0]!.message.content!.length).toBeGreaterThan(0);
   });
 
-  it('answers completions and refuses n > 1, bad bodies and oversize prompts with 4xx naming the field', async () => {
+  it('answers completions and refuses n beyond the slots, bad bodies and oversize prompts with 4xx naming the field', async () => {
     const res = await srv.openai.completions.create({ model: 'any', prompt: 'The quick brown fox', ...greedy(4) });
     expect(res.choices[0]!.text.length).toBeGreaterThan(0);
     expect(res.usage!.completion_tokens).toBe(4);
-    await expect(srv.openai.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: 'x' }], n: 2 }))
+    await expect(srv.openai.chat.completions.create({ model: 'any', messages: [{ role: 'user', content: 'x' }], n: 3 }))
       .rejects.toMatchObject({ status: 400 });
     const bad = await raw(srv.port, 'POST', '/v1/chat/completions', '{"messages": 5}');
     expect(bad.status).toBe(400);

@@ -23,7 +23,7 @@ describe('parseChatRequest', () => {
   it('gives defaults for a minimal request and ignores unknown fields', () => {
     expect(parseChatRequest({ model: 'm', messages: [user], cache_prompt: true, user: 'u', metadata: { x: 1 }, stream_options: null })).toEqual({
       model: 'm', maxTokens: null, stop: [], stream: false, includeUsage: false, sampling: {}, ignoreEos: false,
-      returnProgress: false, timingsPerToken: false,
+      returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null,
       messages: [{ role: 'user', content: 'Hi' }], tools: [], toolChoice: 'none', parallelToolCalls: true, templateKwargs: {},
       reasoningFormat: 'auto',
     });
@@ -115,14 +115,32 @@ describe('parseChatRequest', () => {
     expect(refusal(() => chat({ stop: ['a', 3] }))).toBe('400 stop[1]: must be a string, got a number [stop[1]]');
   });
 
-  it('refuses n > 1 and features it does not have, clearly', () => {
-    expect(refusal(() => chat({ n: 2 }))).toBe('400 n: only 1 is supported [n]');
-    expect(chat({ n: 1, logprobs: false }).messages).toHaveLength(1);
-    expect(refusal(() => chat({ logprobs: true }))).toBe('400 logprobs: log probabilities are not supported [logprobs]');
-    expect(refusal(() => chat({ response_format: { type: 'json_object' } }))).toBe(
-      '400 response_format.type: json_object is not supported (only text) [response_format.type]',
-    );
-    expect(chat({ response_format: { type: 'text' } }).stream).toBe(false);
+  it('reads n, logprobs, response_format, grammar and speculative.n_max; refuses what does not fit, clearly', () => {
+    expect(chat({ n: 3 }).n).toBe(3);
+    expect(refusal(() => chat({ n: 0 }))).toBe('400 n: must be between 1 and 256, got 0 [n]');
+    expect(chat({ logprobs: false }).logprobs).toBeNull();
+    expect(chat({ logprobs: true }).logprobs).toBe(0);
+    expect(chat({ logprobs: true, top_logprobs: 5 }).logprobs).toBe(5);
+    expect(refusal(() => chat({ top_logprobs: 5 }))).toBe('400 top_logprobs: needs logprobs: true [top_logprobs]');
+    expect(refusal(() => chat({ logprobs: true, top_logprobs: 21 }))).toBe('400 top_logprobs: must be between 0 and 20, got 21 [top_logprobs]');
+    expect(chat({ response_format: { type: 'text' } }).constraint).toBeNull();
+    expect(chat({ response_format: { type: 'json_object' } }).constraint).toEqual({ kind: 'json_schema', schema: { type: 'object' }, name: null, strict: true, param: 'response_format' });
+    const schema = { type: 'object', properties: { a: { type: 'integer' } } };
+    expect(chat({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema, strict: true } } }).constraint)
+      .toEqual({ kind: 'json_schema', schema, name: 'x', strict: true, param: 'response_format.json_schema.schema' });
+    expect(refusal(() => chat({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }))).toBe(
+      '400 response_format.json_schema.schema: is required [response_format.json_schema.schema]');
+    expect(refusal(() => chat({ response_format: { type: 'yaml' } }))).toBe(
+      '400 response_format.type: must be one of text, json_object, json_schema, got "yaml" [response_format.type]');
+    expect(chat({ grammar: 'root ::= "a"' }).constraint).toEqual({ kind: 'gbnf', grammar: 'root ::= "a"', param: 'grammar' });
+    expect(refusal(() => chat({ grammar: 'root ::= "a"', json_schema: {} }))).toBe('400 grammar: give only one of response_format, json_schema and grammar [grammar]');
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    expect(refusal(() => chat({ tools, tool_choice: 'required', response_format: { type: 'json_object' } }))).toBe(
+      '400 response_format: cannot be combined with a tool_choice that forces a tool call [response_format]');
+    expect(chat({ speculative: { n_max: 0 } }).draftMax).toBe(0);
+    expect(chat({ 'speculative.n_max': 6 }).draftMax).toBe(6);
+    expect(refusal(() => chat({ speculative: { n_max: 300 } }))).toBe('400 speculative.n_max: must be between 0 and 256, got 300 [speculative.n_max]');
+    expect(refusal(() => chat({ best_of: 2 }))).toBe('400 best_of: only 1 is supported (use n for several choices) [best_of]');
   });
 
   it('validates messages, naming the exact field', () => {
@@ -215,8 +233,14 @@ describe('parseCompletionRequest', () => {
     expect(refusal(() => parseCompletionRequest({ prompt: 'a', suffix: 'b' }))).toBe(
       '400 suffix: suffix is not supported here; use /v1/infill for fill-in-the-middle [suffix]',
     );
-    expect(refusal(() => parseCompletionRequest({ prompt: 'a', logprobs: 2 }))).toBe('400 logprobs: log probabilities are not supported [logprobs]');
-    expect(refusal(() => parseCompletionRequest({ prompt: 'a', n: 3 }))).toBe('400 n: only 1 is supported [n]');
+    expect(parseCompletionRequest({ prompt: 'a', logprobs: 2 }).logprobs).toBe(2);
+    expect(refusal(() => parseCompletionRequest({ prompt: 'a', logprobs: 21 }))).toBe('400 logprobs: must be between 0 and 20, got 21 [logprobs]');
+    expect(refusal(() => parseCompletionRequest({ prompt: 'a', top_logprobs: 2 }))).toBe(
+      '400 top_logprobs: is a chat completions field; here logprobs is the number of alternatives [top_logprobs]');
+    expect(parseCompletionRequest({ prompt: 'a', n: 3 }).n).toBe(3);
+    expect(parseCompletionRequest({ prompt: 'a', json_schema: { type: 'string' } }).constraint?.kind).toBe('json_schema');
+    expect(refusal(() => parseCompletionRequest({ prompt: 'a', response_format: { type: 'json_object' } }))).toBe(
+      '400 response_format: is a chat completions field; use json_schema or grammar here [response_format]');
   });
 });
 
@@ -240,6 +264,9 @@ describe('parseInfillRequest', () => {
     expect(refusal(() => parseInfillRequest({ t_max_predict_ms: -5 }))).toBe('400 t_max_predict_ms: must be at least 0, got -5 [t_max_predict_ms]');
     expect(refusal(() => parseInfillRequest({ supersede_key: 7 }))).toBe('400 supersede_key: must be a string, got a number [supersede_key]');
     expect(refusal(() => parseInfillRequest({ supersede_key: '' }))).toBe('400 supersede_key: must be 1-2048 characters, got 0 [supersede_key]');
+    expect(refusal(() => parseInfillRequest({ n: 2 }))).toBe('400 n: only 1 is supported on infill [n]');
+    expect(refusal(() => parseInfillRequest({ logprobs: 3 }))).toBe('400 logprobs: log probabilities are not supported on infill [logprobs]');
+    expect(parseInfillRequest({ n: 1, logprobs: false }).n).toBe(1);
   });
 });
 

@@ -372,6 +372,26 @@ describe('HTTP server with scripted engines', () => {
     expect(r.headers['retry-after']).toBe('1');
     expect(JSON.parse(r.body).error).toMatchObject({ code: 'engine_unavailable', message: expect.stringMatching(/died reading the prompt/) });
     expect((await metrics(h.port)).requests.at(-1)!.finish).toBe('error');
+    // n > 1 (a role chunk per choice) and Anthropic's Messages stream (message_start) open the same
+    // way, with their first real event: a death before it is still a status code.
+    const opened = [
+      { path: '/v1/chat/completions', body: { messages: [{ role: 'user', content: 'x' }], n: 2, stream: true }, why: 'died before the choices',
+        error: (b: Record<string, unknown>) => expect(b.error).toMatchObject({ code: 'engine_unavailable', message: expect.stringMatching(/died before the choices/) }) },
+      { path: '/v1/messages', body: { model: 'x', max_tokens: 4, messages: [{ role: 'user', content: 'x' }], stream: true }, why: 'died before message_start',
+        error: (b: Record<string, unknown>) => expect(b).toEqual({ type: 'error', error: { type: 'overloaded_error', message: expect.stringMatching(/died before message_start/) } }) },
+    ];
+    for (const c of opened) {
+      fake.restart();
+      const sent = fake.all.length;
+      const pending = post(c.path, c.body);
+      await until(() => fake.all.length === sent + 1, `${c.path} dispatched`);
+      fake.all[sent]!.admit(0);
+      fake.die(c.why);
+      const res = await pending;
+      expect(res.status).toBe(503);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      c.error(JSON.parse(res.body));
+    }
   });
 
   it('after a keep-alive comment committed the stream, a failure is an error event and no [DONE]', async () => {

@@ -30,9 +30,9 @@ async function setup(replicas = 1, slots = 2, opts: { now?: () => number; timers
   const table = new RequestTable(opts.now ? { now: opts.now } : {});
   const scheduler = new Scheduler(engines, table, { auditMs: 0, ...(opts.now ? { now: opts.now } : {}), ...(opts.timers ? { timers: opts.timers } : {}) });
   schedulers.push(scheduler);
-  const submit = (kind: RequestKind, prompt: number[], maxTokens = 4): Job => {
+  const submit = (kind: RequestKind, prompt: number[], maxTokens = 4, n?: number): Job => {
     const rec = table.accept(kind, false);
-    return scheduler.submit(rec, { prompt, maxTokens });
+    return scheduler.submit(rec, { prompt, maxTokens, ...(n ? { n } : {}) });
   };
   return { engines, table, scheduler, submit };
 }
@@ -107,6 +107,32 @@ describe('Scheduler', () => {
     expect(table.liveRecords()).toEqual([]);
     expect(table.totals.invariant_violations).toBe(0);
     expect(table.recent().map((h) => h.finish)).toEqual(['stop', 'length', 'stop']);
+  });
+
+  it('a request with n choices holds n slots: it waits for them at the head, and nothing overtakes it', async () => {
+    const { engines, table, scheduler, submit } = await setup(1, 3);
+    const e = engines[0]!;
+    const a = submit('chat', [1], 4);
+    const b = submit('chat', [2], 4);
+    const wide = submit('chat', [3], 4, 2);    // needs 2 of the 3 slots; 1 is free
+    const small = submit('chat', [4], 4);      // would fit, but must not overtake
+    expect(e.all.map((r) => r.input.prompt)).toEqual([[1], [2]]);
+    expect(wide.record.state).toBe('queued');
+    scheduler.audit();
+    expect(scheduler.missedDispatches).toBe(0);  // waiting for 2 slots is not a missed dispatch
+    e.all[0]!.finish('stop');
+    await collect(a);
+    // Two slots free now: the wide request goes, with n passed to the engine; the small one waits.
+    expect(e.all[2]!.input.prompt).toEqual([3]);
+    expect(e.all[2]!.input.n).toBe(2);
+    expect(small.record.state).toBe('queued');
+    e.all[1]!.finish('stop');
+    await collect(b);
+    expect(e.all[3]!.input.prompt).toEqual([4]);
+    e.all[2]!.finish('stop'); e.all[3]!.finish('stop');
+    await collect(wide); await collect(small);
+    for (const j of [a, b, wide, small]) table.end(j.record, 'stop');
+    expect(table.totals.invariant_violations).toBe(0);
   });
 
   it('admits infill before chat, and a long-waiting chat before a new infill', async () => {
@@ -186,6 +212,28 @@ describe('Scheduler', () => {
     await flush();
     expect(plain.record.state).toBe('admitting');
     expect(timers.count).toBe(0);
+  });
+
+  it('a held infill neither blocks nor is taken by a request with n choices that the free slots fit', async () => {
+    let now = 1000;
+    const timers = new HandTimers(() => now);
+    const { engines, table, scheduler } = await setup(1, 3, { now: () => now, timers });
+    const keyed = (prompt: number[]) => scheduler.submit(table.accept('infill', false), { prompt, maxTokens: 4, supersede: { key: 'doc', holdMs: 200 } });
+    keyed([1]);
+    now += 50;
+    const held = keyed([2]);
+    expect(held.record.state).toBe('queued');
+    const wide = scheduler.submit(table.accept('chat', false), { prompt: [3], maxTokens: 4, n: 2 });
+    expect(wide.record.state).toBe('admitting');
+    expect(held.record.state).toBe('queued');
+    now += 200;
+    timers.fire();
+    // Its slots are all taken now (1 + 2 of 3): it waits for the next free one.
+    expect(held.record.state).toBe('queued');
+    engines[0]!.all[0]!.finish('stop');
+    await flush();
+    expect(held.record.state).toBe('admitting');
+    expect(engines[0]!.all.map((r) => r.input.prompt)).toEqual([[1], [3], [2]]);
   });
 
   it('a request cancelled while queued leaves at once and the engine never sees it', async () => {

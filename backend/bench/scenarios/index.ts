@@ -2,6 +2,7 @@
 import type { Scenario, ScenarioName } from '../types.js';
 import { concurrent } from './concurrent.js';
 import { conversations } from './conversations.js';
+import { edit } from './edit.js';
 import { infillScenario } from './infill.js';
 import { mixed } from './mixed.js';
 import { prefill } from './prefill.js';
@@ -11,5 +12,5 @@ import { single } from './single.js';
 import { typing } from './typing.js';
 
 export const scenarios: Record<ScenarioName, Scenario> = {
-  single, prefill, concurrent, repeat, mixed, infill: infillScenario, typing, session, conversations,
+  single, prefill, concurrent, repeat, mixed, infill: infillScenario, typing, session, conversations, edit,
 };

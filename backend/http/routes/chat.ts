@@ -2,56 +2,58 @@
 // generation; the output first goes through the reasoning splitter (a `<think>` block leaves as
 // reasoning_content, unless reasoning_format is 'none'), then the answer through the streaming
 // tool-call parser, so tool calls leave as OpenAI tool_call deltas and anything that is not a
-// valid call leaves as content (what the model writes never causes a 5xx).
+// valid call leaves as content (what the model writes never causes a 5xx). With n > 1 every
+// choice has its own splitter and parser; response_format and a forced tool_choice constrain the
+// output with a grammar.
 import { parseChatRequest } from '../../api/schemas.js';
-import { renderChatPrompt } from '../../chat/chat-prompt.js';
-import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
-import { ToolCallStreamParser } from '../../chat/tool-calls.js';
 import type { AppContext } from '../../server/context.js';
+import { grammarFor, outputSpec } from '../constraint.js';
+import { ChoiceText, forcedCalls, renderConversation } from '../chat-choice.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeChat, withRequest,
 } from '../generation.js';
-import { ChatChunkBuilder, chatCompletion, chatFinish, type ChatDelta } from '../openai-shapes.js';
+import { chatLogprobs } from '../logprob-shapes.js';
+import { checkChoices, requireTextModel } from '../model-checks.js';
+import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
 export async function chatCompletions(app: AppContext, { req, res }: RouteContext): Promise<void> {
   const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
   const model = requireModel(app);
-  const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
-  const rendered = renderChatPrompt(model, body.messages, {
-    ...(toolsOn ? { tools: body.tools } : {}),
-    addGenerationPrompt: true,
-    ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
-  });
+  requireTextModel(model);
+  checkChoices(body.n, model);
+  const forced = forcedCalls(body);
+  const { toolsOn, rendered } = renderConversation(model, body);
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
     const prompt = await tokenizeChat(app, rendered);
     checkContext(prompt, model, 'messages');
+    const grammar = await grammarFor(app, {
+      constraint: body.constraint,
+      forced: forced ? { format: model.template.toolFormat, calls: forced, param: 'tool_choice' } : null,
+    });
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
-    const parser = new ToolCallStreamParser(model.template.toolFormat, { toolsEnabled: toolsOn });
-    const splitter = reasoningSplitterFor(body.reasoningFormat, rendered.text);
-    // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
-    const route = (pieces: readonly SplitDelta[]): ChatDelta[] =>
-      pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : parser.push(p.text)));
-    let content = '';
-    let reasoning = '';
-    const collect = (deltas: readonly ChatDelta[]): void => {
-      for (const d of deltas) {
-        if (d.type === 'content') content += d.text;
-        else if (d.type === 'reasoning') reasoning += d.text;
-      }
-    };
+    const choices = Array.from({ length: body.n }, () => new ChoiceText(model.template.toolFormat, toolsOn, body.reasoningFormat, rendered.text));
+    const top = body.logprobs;
     const sse = run.sse;
-    // The role chunk opens the stream with its first real event, so a request that fails before
-    // its first token still gets a status code (see withRequest).
+    // The role chunks (one per choice) open the stream with its first real event, so a request
+    // that fails before its first token still gets a status code (see withRequest).
     let opened = false;
-    const emit = (chunk: unknown): void => {
+    const send = (chunk: unknown): void => {
       if (!sse) return;
-      if (!opened) { opened = true; sse.event(chunks.role()); }
+      if (!opened) { opened = true; for (let i = 0; i < choices.length; i++) sse.event(chunks.role(i)); }
       sse.event(chunk);
+    };
+    const emit = (i: number, piece: string, lps?: Parameters<typeof chatLogprobs>[0]): void => {
+      const c = choices[i]!;
+      const deltas = piece ? c.push(piece) : [];
+      const logprobs = lps && top !== null ? chatLogprobs(lps, top) : null;
+      if (sse) { for (const chunk of chunks.deltas(deltas, i, logprobs)) send(chunk); return; }
+      c.collect(deltas);
+      if (logprobs) c.logprobs.push(...logprobs);
     };
 
     const done = await follow(run, {
@@ -59,30 +61,38 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
+      ...outputSpec(body, grammar),
     }, {
-      onText(piece) {
-        const deltas = splitter ? route(splitter.push(piece)) : parser.push(piece);
-        if (sse) { for (const c of chunks.deltas(deltas)) emit(c); return; }
-        collect(deltas);
-      },
+      onText(piece) { emit(0, piece); },
+      onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => emit({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (read: number, total: number) => send({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
       } : {}),
     });
 
     if (!settle(run, done)) return;
-    const tail = [...(splitter ? route(splitter.end()) : []), ...parser.end()];
-    const finish = chatFinish(done.finish, parser.calls);
-    if (parser.calls.length > 0) run.rec.end = 'tool_calls';
+    // n > 1: each choice's withheld text comes with its own end.
+    done.choices?.forEach((c, i) => { if (c.text) emit(i, c.text); });
+    const finishes = choices.map((c, i) => chatFinish(done.choices?.[i]?.finish ?? done.finish, c.parser.calls));
+    const tails = choices.map((c) => c.end());
+    if (choices.some((c) => c.parser.calls.length > 0)) run.rec.end = 'tool_calls';
     const figures = figuresOf(run.rec, done);
     if (sse) {
-      for (const c of chunks.deltas(tail)) emit(c);
-      emit(chunks.final(finish, figures));
-      if (body.includeUsage) emit(chunks.usageOnly(figures));
+      tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) send(c); });
+      const last = choices.length - 1;
+      for (let i = 0; i < last; i++) send(chunks.finishOnly(finishes[i]!, i));
+      send(chunks.final(finishes[last]!, figures, last));
+      if (body.includeUsage) send(chunks.usageOnly(figures));
       sse.done();
       return;
     }
-    collect(tail);
-    sendJson(res, 200, chatCompletion({ id, model: model.id, created, fingerprint: app.fingerprint, content, reasoning, calls: parser.calls, finish, figures }));
+    choices.forEach((c, i) => c.collect(tails[i]!));
+    sendJson(res, 200, chatCompletionChoices({
+      id, model: model.id, created, fingerprint: app.fingerprint, figures,
+      choices: choices.map((c, i) => ({
+        content: c.content, reasoning: c.reasoning, calls: c.parser.calls, finish: finishes[i]!,
+        ...(top !== null ? { logprobs: c.logprobs } : {}),
+      })),
+    }));
   });
 }

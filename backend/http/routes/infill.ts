@@ -7,6 +7,7 @@ import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../../server/context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
 import { buildInfillPrompt, fimOrderFor, prefixBudget, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
+import { requireTextModel } from '../model-checks.js';
 import { timingsOf, usageOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -18,6 +19,7 @@ const SNIPPET_SEPARATOR = '\n\n--- snippet ---\n\n';
 export async function infill(app: AppContext, { req, res }: RouteContext): Promise<void> {
   const body = parseInfillRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
   const model = requireModel(app);
+  requireTextModel(model);
   const fim = model.info.fim;
   if (!fim || fim.prefix < 0 || fim.suffix < 0 || fim.middle < 0) {
     throw new ApiError(400, `the model '${model.id}' has no fill-in-the-middle tokens (FIM prefix/suffix/middle), so it cannot do infill; use a code model with FIM support`, { code: 'fim_not_supported' });

@@ -41,6 +41,7 @@ export function models(app: AppContext, { res }: RouteContext): void {
         size: model.info.sizeBytes, n_ctx: model.info.ctx, n_ctx_train: model.info.trainCtx, n_vocab: model.info.vocabSize,
         slots: model.info.slots, kv_type: model.info.kvType, flash_attn: model.info.flashAttn,
         fim: model.info.fim !== null, chat_template: model.template.source, tool_format: model.template.toolFormat,
+        embedding: model.info.embedding, speculative: model.info.speculative,
       } : { file: basename(app.modelPath), loading: true },
     }],
   });

@@ -1,0 +1,176 @@
+// Anthropic's Messages API request (POST /v1/messages, /v1/messages/count_tokens) validated into
+// the chat types the OpenAI route uses: system text and content blocks become chat messages
+// (tool_use blocks assistant tool calls, tool_result blocks tool messages), tools and tool_choice
+// OpenAI-style. Thinking blocks sent back are dropped (the panel never resends thinking either).
+import type { SamplingParams } from '../../native/lib/addon.js';
+import type { ChatMessage, ToolCall, ToolSpec } from '../chat/template.js';
+import type { ToolChoice } from './chat-schema.js';
+import {
+  checkArray, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
+  requireObject, typeName, type Json,
+} from './validate.js';
+
+export interface MessagesRequest {
+  model: string | null;
+  maxTokens: number;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  toolChoice: ToolChoice;
+  parallelToolCalls: boolean;
+  stop: string[];
+  stream: boolean;
+  sampling: SamplingParams;
+  templateKwargs: Record<string, unknown>;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_STOP = 8;
+
+function textOf(v: unknown, path: string): string {
+  if (typeof v === 'string') return v;
+  return checkArray(v, path).map((b, i) => {
+    const bp = field(path, i);
+    const block = requireObject(b, bp);
+    const type = checkString(get(block, 'type'), field(bp, 'type'));
+    if (type !== 'text') fail(field(bp, 'type'), `must be text here, got ${JSON.stringify(type)}`, 'unsupported_value');
+    return checkString(get(block, 'text'), field(bp, 'text'));
+  }).join('');
+}
+
+/** One Anthropic message -> chat messages (a user turn with tool results is several). */
+function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage[] {
+  const m = requireObject(v, path);
+  const role = checkEnum(get(m, 'role'), field(path, 'role'), ['user', 'assistant'] as const);
+  const cp = field(path, 'content');
+  const content = get(m, 'content');
+  if (content === undefined) fail(cp, 'is required', 'missing_required_parameter');
+  if (typeof content === 'string') return [{ role, content }];
+  const blocks = checkArray(content, cp);
+  let text = '';
+  const calls: ToolCall[] = [];
+  const results: ChatMessage[] = [];
+  blocks.forEach((b, i) => {
+    const bp = field(cp, i);
+    const block = requireObject(b, bp);
+    const type = checkString(get(block, 'type'), field(bp, 'type'));
+    switch (type) {
+      case 'text':
+        text += checkString(get(block, 'text'), field(bp, 'text'));
+        break;
+      case 'thinking': case 'redacted_thinking':
+        if (role !== 'assistant') fail(field(bp, 'type'), `${type} blocks belong to assistant messages`);
+        break;  // never sent back to the model
+      case 'tool_use': {
+        if (role !== 'assistant') fail(field(bp, 'type'), 'tool_use blocks belong to assistant messages');
+        const id = checkString(get(block, 'id'), field(bp, 'id'), { nonEmpty: true });
+        const name = checkString(get(block, 'name'), field(bp, 'name'), { nonEmpty: true });
+        const input = get(block, 'input') ?? {};
+        if (!isRecord(input)) fail(field(bp, 'input'), `must be an object, got ${typeName(input)}`);
+        ids.add(id);
+        calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(input) } });
+        break;
+      }
+      case 'tool_result': {
+        if (role !== 'user') fail(field(bp, 'type'), 'tool_result blocks belong to user messages');
+        const id = checkString(get(block, 'tool_use_id'), field(bp, 'tool_use_id'), { nonEmpty: true });
+        if (!ids.has(id)) fail(field(bp, 'tool_use_id'), `no earlier tool_use block has the id ${JSON.stringify(id)}`);
+        const raw = get(block, 'content');
+        let out = raw === undefined ? '' : textOf(raw, field(bp, 'content'));
+        if (optBool(block, 'is_error', bp)) out = `Error: ${out}`;
+        results.push({ role: 'tool', content: out, tool_call_id: id });
+        break;
+      }
+      default:
+        fail(field(bp, 'type'), `${JSON.stringify(type)} content is not supported (text, tool_use, tool_result, thinking)`, 'unsupported_value');
+    }
+  });
+  if (role === 'assistant') {
+    if (calls.length === 0) return [{ role, content: text }];
+    return [{ role, content: text === '' ? null : text, tool_calls: calls }];
+  }
+  return [...results, ...(text !== '' || results.length === 0 ? [{ role: 'user' as const, content: text }] : [])];
+}
+
+function parseTools(v: unknown): ToolSpec[] {
+  if (v === undefined) return [];
+  const seen = new Set<string>();
+  return checkArray(v, 'tools').map((t, i) => {
+    const tp = field('tools', i);
+    const tool = requireObject(t, tp);
+    const type = get(tool, 'type');
+    if (type !== undefined && type !== 'custom') fail(field(tp, 'type'), `server tools (${String(type)}) are not supported; give name and input_schema`, 'unsupported_value');
+    const name = checkString(get(tool, 'name'), field(tp, 'name'));
+    if (!TOOL_NAME.test(name)) fail(field(tp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ -');
+    if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
+    seen.add(name);
+    const spec: ToolSpec = { type: 'function', function: { name, parameters: requireObject(get(tool, 'input_schema'), field(tp, 'input_schema')) } };
+    const description = optString(tool, 'description', tp);
+    if (description !== undefined) spec.function.description = description;
+    return spec;
+  });
+}
+
+function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; parallel: boolean } {
+  if (v === undefined) return { choice: tools.length > 0 ? 'auto' : 'none', parallel: true };
+  const c = requireObject(v, 'tool_choice');
+  const type = checkEnum(get(c, 'type'), 'tool_choice.type', ['auto', 'any', 'tool', 'none'] as const);
+  const parallel = !(optBool(c, 'disable_parallel_tool_use', 'tool_choice') ?? false);
+  if (type !== 'none' && tools.length === 0) fail('tool_choice', `${type} needs tools`);
+  if (type === 'auto') return { choice: 'auto', parallel };
+  if (type === 'none') return { choice: 'none', parallel };
+  if (type === 'any') return { choice: 'required', parallel };
+  const name = checkString(get(c, 'name'), 'tool_choice.name');
+  if (!tools.some((t) => t.function.name === name)) fail('tool_choice.name', `no tool named ${name} in tools`);
+  return { choice: { type: 'function', function: { name } }, parallel: false };
+}
+
+/** The conversation part, shared with count_tokens (which has no max_tokens). */
+export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' | 'tools' | 'toolChoice' | 'parallelToolCalls' | 'templateKwargs'> {
+  const raw = get(obj, 'messages');
+  if (raw === undefined) fail('messages', 'is required', 'missing_required_parameter');
+  const list = checkArray(raw, 'messages');
+  if (list.length === 0) fail('messages', 'must contain at least one message');
+  const messages: ChatMessage[] = [];
+  const system = get(obj, 'system');
+  if (system !== undefined) {
+    const text = textOf(system, 'system');
+    if (text !== '') messages.push({ role: 'system', content: text });
+  }
+  const ids = new Set<string>();
+  list.forEach((m, i) => messages.push(...convertMessage(m, field('messages', i), ids)));
+  const tools = parseTools(get(obj, 'tools'));
+  const { choice, parallel } = parseToolChoice(get(obj, 'tool_choice'), tools);
+  // thinking: {type: "enabled" | "disabled"} -> the templates' enable_thinking switch.
+  const templateKwargs: Record<string, unknown> = {};
+  const thinking = get(obj, 'thinking');
+  if (thinking !== undefined) {
+    const type = checkEnum(get(requireObject(thinking, 'thinking'), 'type'), 'thinking.type', ['enabled', 'disabled'] as const);
+    templateKwargs.enable_thinking = type === 'enabled';
+  }
+  return { messages, tools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs };
+}
+
+export function parseMessagesRequest(body: unknown): MessagesRequest {
+  const obj = requireObject(body, '');
+  const conversation = parseConversation(obj);
+  const maxTokens = get(obj, 'max_tokens');
+  if (maxTokens === undefined) fail('max_tokens', 'is required', 'missing_required_parameter');
+  const stopRaw = get(obj, 'stop_sequences');
+  const stop = stopRaw === undefined ? [] : checkArray(stopRaw, 'stop_sequences').map((s, i) => checkString(s, field('stop_sequences', i), { nonEmpty: true }));
+  if (stop.length > MAX_STOP) fail('stop_sequences', `at most ${MAX_STOP} stop sequences, got ${stop.length}`);
+  const sampling: SamplingParams = {};
+  const temperature = optNumber(obj, 'temperature', '', { min: 0, max: 2 });
+  if (temperature !== undefined) sampling.temperature = temperature;
+  const topP = optNumber(obj, 'top_p', '', { min: 0, minExclusive: true, max: 1 });
+  if (topP !== undefined) sampling.topP = topP;
+  const topK = optNumber(obj, 'top_k', '', { integer: true, min: 0 });
+  if (topK !== undefined) sampling.topK = topK;
+  return {
+    ...conversation,
+    model: optString(obj, 'model', '') ?? null,
+    maxTokens: checkNumber(maxTokens, 'max_tokens', { integer: true, min: 1 }),
+    stop,
+    stream: optBool(obj, 'stream', '') ?? false,
+    sampling,
+  };
+}

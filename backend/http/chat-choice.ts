@@ -1,0 +1,67 @@
+// What the OpenAI chat route and Anthropic's Messages route share: the conversation rendered as
+// the model's prompt; one chat answer's text path, the reasoning splitter (a `<think>` block leaves
+// as reasoning), then the streaming tool-call parser; and what tool_choice forces the answer to be.
+import type { ChatRequest } from '../api/schemas.js';
+import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../chat/chat-prompt.js';
+import { reasoningSplitterFor, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
+import type { ToolCallFormat } from '../chat/template.js';
+import { ToolCallStreamParser } from '../chat/tool-calls.js';
+import type { ForcedCalls } from '../grammar/tool-grammar.js';
+import type { ChatLogprob } from './logprob-shapes.js';
+import type { ChatDelta } from './openai-shapes.js';
+
+/**
+ * The conversation as the model's prompt with the generation prompt, tools only when they are on,
+ * the client's text protected (chat/chat-prompt.ts). Throws ChatTemplateError as the template does.
+ */
+export function renderConversation(
+  model: ChatPromptModel, body: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'templateKwargs'>,
+): { toolsOn: boolean; rendered: RenderedPrompt } {
+  const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
+  const rendered = renderChatPrompt(model, body.messages, {
+    ...(toolsOn ? { tools: body.tools } : {}),
+    addGenerationPrompt: true,
+    ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
+  });
+  return { toolsOn, rendered };
+}
+
+/** One choice's text path: reasoning splitter, then the tool-call parser; what it produced so far. */
+export class ChoiceText {
+  readonly parser: ToolCallStreamParser;
+  private readonly splitter: ReturnType<typeof reasoningSplitterFor>;
+  content = '';
+  reasoning = '';
+  readonly logprobs: ChatLogprob[] = [];
+
+  constructor(format: ToolCallFormat, toolsOn: boolean, reasoningFormat: ReasoningFormat, prompt: string) {
+    this.parser = new ToolCallStreamParser(format, { toolsEnabled: toolsOn });
+    this.splitter = reasoningSplitterFor(reasoningFormat, prompt);
+  }
+
+  // Reasoning never reaches the tool-call parser (a call the model only considered is no call).
+  private route(pieces: readonly SplitDelta[]): ChatDelta[] {
+    return pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : this.parser.push(p.text)));
+  }
+
+  push(text: string): ChatDelta[] { return this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text); }
+  end(): ChatDelta[] { return [...(this.splitter ? this.route(this.splitter.end()) : []), ...this.parser.end()]; }
+
+  collect(deltas: readonly ChatDelta[]): void {
+    for (const d of deltas) {
+      if (d.type === 'content') this.content += d.text;
+      else if (d.type === 'reasoning') this.reasoning += d.text;
+    }
+  }
+}
+
+/** What tool_choice forces: a call of the named tool, or of any tool ("required"). */
+export function forcedCalls(body: Pick<ChatRequest, 'toolChoice' | 'tools' | 'parallelToolCalls'>): ForcedCalls | null {
+  if (typeof body.toolChoice === 'object') {
+    const name = body.toolChoice.function.name;
+    return { tools: body.tools.filter((t) => t.function.name === name), several: false };
+  }
+  if (body.toolChoice === 'required') return { tools: body.tools, several: body.parallelToolCalls };
+  return null;
+}
+

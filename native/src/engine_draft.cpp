@@ -1,0 +1,66 @@
+// Speculative drafts, planned before each step's batch: a decoding sequence guesses its next
+// tokens from its own n-grams (prompt lookup) or, where that finds nothing, from the draft model,
+// which drafts for every such sequence at once. The drafts are verified in the target's batch.
+// Engine thread only.
+#include <algorithm>
+#include <chrono>
+
+#include "draft_ngram.h"
+#include "engine.h"
+
+namespace strata {
+
+void Engine::PrepareDrafts() {
+  const SpeculativeConfig& sp = cfg_.spec;
+  if (!sp.ngram && !draft_) return;
+  int32_t decoders = 0;
+  bool prompts = false;
+  for (const Slot& s : slots_) {
+    if (!s.run) continue;
+    if (s.run->decoding) ++decoders;
+    else if (!s.run->forking) prompts = true;
+  }
+  // Drafts never crowd out what is certain: every decoder's token, and a prompt's share.
+  int32_t room = cfg_.batch - decoders - (prompts ? info_.decode_prompt_budget : 0);
+  std::vector<DraftJob> jobs;
+  std::vector<Slot*> job_slots;
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a) continue;
+    a->draft.clear();
+    if (!a->decoding) {
+      // The draft model reads what the target read, a step behind, so drafting never waits on it.
+      if (draft_ && !a->forking && a->n_read > 0) {
+        jobs.push_back({s.id, &s.held, -1, 0, {}});
+        job_slots.push_back(&s);
+      }
+      continue;
+    }
+    int32_t k = a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max;
+    k = std::min(k, a->req.max_tokens - a->stats.generated - 1);  // drafts + 1 more fit the budget
+    k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
+    k = std::min(k, room);
+    if (k <= 0 || k < sp.draft_min) continue;
+    if (sp.ngram) {
+      a->draft = NgramDraft(s.held, a->pending, sp.ngram_min, sp.ngram_max, k);
+      if (static_cast<int32_t>(a->draft.size()) < sp.draft_min) a->draft.clear();
+    }
+    if (a->draft.empty() && draft_) {
+      jobs.push_back({s.id, &s.held, a->pending, k, {}});
+      job_slots.push_back(&s);
+      room -= k;
+    } else {
+      room -= static_cast<int32_t>(a->draft.size());
+    }
+  }
+  if (jobs.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  draft_->Draft(jobs);  // a failed draft decode leaves the jobs without drafts: decoding goes on
+  draft_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].max == 0) continue;
+    if (static_cast<int32_t>(jobs[i].out.size()) >= sp.draft_min) job_slots[i]->run->draft = std::move(jobs[i].out);
+  }
+}
+
+}  // namespace strata

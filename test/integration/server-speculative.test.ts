@@ -1,0 +1,62 @@
+// Speculative decoding through the server: a draft model (here the model itself, so every draft
+// is accepted) shows in each answer's timings (llama-server's draft_n, draft_n_accepted), in
+// /metrics and Prometheus, and in the request's trace; speculative.n_max 0 turns it off per request.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTestModel } from '../helpers/models.js';
+import { json, metrics, raw, startServer, type Running } from './server-helpers.js';
+
+let srv: Running;
+
+beforeAll(async () => {
+  const model = await ensureTestModel({});
+  srv = await startServer(model, { ctx: 512, draftModel: model, draftMax: 4, draftPMin: 0 });
+});
+afterAll(async () => { await srv?.close(); });
+
+type Timings = { draft_n?: number; draft_n_accepted?: number; predicted_n: number };
+
+describe('speculative decoding in the server', () => {
+  it('reports drafts in timings, /metrics, Prometheus and the trace; the answer equals the one without drafts', async () => {
+    const body = { messages: [{ role: 'user', content: 'Write a short poem.' }], temperature: 0, max_tokens: 20, ignore_eos: true };
+    const off = await json(srv.port, 'POST', '/v1/chat/completions', { ...body, speculative: { n_max: 0 } });
+    expect((off.body.timings as Timings).draft_n).toBeUndefined();
+    const before = (await metrics(srv.port)).totals;
+    const r = await raw(srv.port, 'POST', '/v1/chat/completions', body);
+    const on = JSON.parse(r.body);
+    expect(on.choices[0].message.content).toBe(off.body.choices[0].message.content);
+    const t = on.timings as Timings;
+    expect(t.draft_n).toBeGreaterThan(0);
+    expect(t.draft_n_accepted).toBe(t.draft_n);
+    const m = await metrics(srv.port);
+    expect(m.totals.drafted_tokens - before.drafted_tokens).toBe(t.draft_n);
+    expect(m.totals.accepted_tokens - before.accepted_tokens).toBe(t.draft_n_accepted);
+    expect(m.totals.draft_acceptance).toBe(1);
+    expect(m.model.speculative).toEqual({ ngram: false, draftModel: expect.any(String), draftMax: 4 });
+    const last = m.requests.at(-1);
+    expect(last.drafted).toBe(t.draft_n);
+    const prom = (await raw(srv.port, 'GET', '/metrics/prometheus')).body;
+    expect(prom).toMatch(new RegExp(`strata:draft_tokens_total ${m.totals.drafted_tokens}\\b`));
+    expect(prom).toMatch(/strata:draft_accepted_tokens_total \d+/);
+    const trace = (await json(srv.port, 'GET', `/v1/traces/${r.headers['x-request-id']}`)).body;
+    expect(trace.request.drafted).toBe(t.draft_n);
+    expect(trace.request.engine.accepted).toBe(t.draft_n_accepted);
+    expect(trace.steps.some((s: { draftTokens: number }) => s.draftTokens > 0)).toBe(true);
+  });
+
+  it('streams the same text with drafts, several tokens per chunk', async () => {
+    const body = { messages: [{ role: 'user' as const, content: 'Tell me about rivers.' }], temperature: 0, max_tokens: 16, ignore_eos: true };
+    const whole = await srv.openai.chat.completions.create({ model: 'm', ...body, speculative: { n_max: 0 } } as never) as unknown as { choices: Array<{ message: { content: string } }> };
+    const s = await srv.openai.chat.completions.create({ model: 'm', ...body, stream: true });
+    let text = '';
+    let chunks = 0;
+    for await (const c of s) { if (c.choices[0]?.delta.content) { text += c.choices[0].delta.content; chunks++; } }
+    expect(text).toBe(whole.choices[0]!.message.content);
+    expect(chunks).toBeLessThan(16);
+  });
+
+  it('refuses a bad speculative.n_max naming it', async () => {
+    const r = await json(srv.port, 'POST', '/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], speculative: { n_max: -1 } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.param).toBe('speculative.n_max');
+  });
+});
