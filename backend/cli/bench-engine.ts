@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../addon/loader.js';
 import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
 import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
 

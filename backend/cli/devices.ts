@@ -1,6 +1,6 @@
 // `strata devices`: the ggml devices this build sees (CPU, GPUs, RPC servers) with memory.
 import type { DeviceInfo } from '../../native/lib/addon.js';
-import { loadAddon } from '../native.js';
+import { loadAddon } from '../addon/loader.js';
 import { optList, UsageError, type ParsedArgs } from './args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from './command-usage.js';
 

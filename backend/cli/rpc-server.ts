@@ -3,7 +3,7 @@
 // The protocol is unauthenticated: loopback only unless --allow-remote.
 import { availableParallelism } from 'node:os';
 import { isIPv4 } from 'node:net';
-import { loadAddon } from '../native.js';
+import { loadAddon } from '../addon/loader.js';
 import { optInt, optString, UsageError, type ParsedArgs } from './args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from './command-usage.js';
 

@@ -4,7 +4,7 @@
 // stdout/stderr are logs only; the protocol runs over the IPC channel.
 import { write, writeSync } from 'node:fs';
 import type { Engine } from '../../native/lib/addon.js';
-import { loadAddon } from '../native.js';
+import { loadAddon } from '../addon/loader.js';
 import { parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---

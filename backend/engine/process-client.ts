@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
 import type {
   EngineClient, EngineConfig, EngineRequest, EngineState, EngineStatus, GenerateInput,
