@@ -1,5 +1,5 @@
 // Command-line options that tune the scenarios, shared by `strata bench` and bench:compare.
-import { optInt, optList, UsageError, type ParsedArgs } from '../cli/args.js';
+import { optInt, optList, UsageError, type ParsedArgs } from '../args/args.js';
 import { defaultSettings, type BenchSettings } from './types.js';
 
 export const settingsUsage = `scenario options:

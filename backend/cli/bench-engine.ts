@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../addon/loader.js';
-import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
+import { optInt, optList, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
 
 export const command = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseArgs, UsageError } from '../../backend/cli/args.js';
+import { parseArgs, UsageError } from '../../backend/args/args.js';
 import { parseStat } from '../../backend/bench/launch.js';
 import { settingsFromArgs } from '../../backend/bench/options.js';
 import { parseScenarios } from '../../backend/bench/runner.js';
