@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ratioMarkdown, ratioRows } from '../../backend/bench/compare.js';
+import { ratioMarkdown, ratioRows } from '../../backend/bench-compare/compare.js';
 import { notesOf, summaryTable } from '../../backend/bench/report.js';
 import { summarize, tallies, type RunRecord } from '../../backend/bench/runner.js';
 import type { Metric, RequestTally, ScenarioName } from '../../backend/bench/types.js';

@@ -15,11 +15,11 @@ import { rejectUnknownOptions } from '../args/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
 import { freePort } from '../net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
-import { settingsFromArgs, settingsOptionNames, settingsUsage } from './options.js';
-import { buildReport, notesOf } from './report.js';
-import { parseScenarios, prepare, runOnce, summarize, tallies, type RunRecord } from './runner.js';
-import { invalidUtf8TokensOf } from './utf8-tokens.js';
-import type { BenchContext, ScenarioName } from './types.js';
+import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
+import { buildReport, notesOf } from '../bench/report.js';
+import { parseScenarios, prepare, runOnce, summarize, tallies, type RunRecord } from '../bench/runner.js';
+import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
+import type { BenchContext, ScenarioName } from '../bench/types.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 
