@@ -3,7 +3,7 @@
 // pass on. Unknown top-level fields are ignored (OpenAI clients send extras); null means "not set".
 import type { SamplingParams } from '../../native/lib/addon.js';
 import { REASONING_FORMATS, type ReasoningFormat } from '../chat/reasoning.js';
-import type { ChatMessage, ToolSpec } from '../chat/template.js';
+import type { ChatMessage, ToolSpec } from '../chat/chat-types.js';
 import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './chat-schema.js';
 import {
   checkArray, checkDepth, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,

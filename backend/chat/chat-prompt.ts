@@ -4,7 +4,8 @@
 // special tokens only in what the template wrote.
 import type { PromptSegment } from '../../native/lib/addon.js';
 import type { ClientTextGuard } from './client-text.js';
-import type { ChatMessage, ChatTemplate, RenderOptions } from './template.js';
+import type { ChatTemplate, RenderOptions } from './template.js';
+import type { ChatMessage } from './chat-types.js';
 
 /** What rendering needs to know about the model (server/model-view.ts has it). */
 export interface ChatPromptModel {

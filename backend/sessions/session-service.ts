@@ -6,7 +6,7 @@ import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../api/schemas.js';
 import { ApiError } from '../api/errors.js';
 import { renderChatPrompt, tokenizeChatPrompt } from '../chat/chat-prompt.js';
-import type { ChatMessage } from '../chat/template.js';
+import type { ChatMessage } from '../chat/chat-types.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';

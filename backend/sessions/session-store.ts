@@ -8,7 +8,7 @@
 // could leave the folder is refused again here.
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ChatMessage } from '../chat/template.js';
+import type { ChatMessage } from '../chat/chat-types.js';
 
 export interface SessionModel {
   /** What the engine checks: sessions only load into the same model and KV layout. */

@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { ToolCallStreamParser } from '../../backend/chat/tool-calls.js';
-import type { ToolCallFormat } from '../../backend/chat/template.js';
+import type { ToolCallFormat } from '../../backend/chat/chat-types.js';
 import { parseCommand, submitRequestProblem } from '../../backend/engine/protocol.js';
 import { silentLogger } from '../../backend/log/logger.js';
 import { StrataServer } from '../../backend/server/app.js';
