@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerConnection } from '../backend/connection.js';
-import { apiKey } from '../config.js';
+import { apiKey } from '../config/config.js';
 import { spawnNodeScript } from '../backend/nodeProcess.js';
 import type { BenchView } from '../../webview/protocol.js';
 import { benchFigures, benchRun, BenchStore } from './benchResults.js';
