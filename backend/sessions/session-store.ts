@@ -8,6 +8,7 @@
 // could leave the folder is refused again here.
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { sessionNameProblem } from '../../contract/session-name.js';
 import type { ChatMessage } from '../chat/chat-types.js';
 
 export interface SessionModel {
@@ -48,8 +49,6 @@ export interface SweepResult {
   orphans: string[];
 }
 
-// No separators, no leading dot: the name cannot leave the folder or hide a file.
-const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 const MAGIC = 'STRATASN';
 // Leftovers of interrupted saves: the engine's NAME.session.tmp-PID-N, format 1's NAME.json.PID.tmp.
 const TEMP_FILE = /^(.+)\.(?:session\.tmp-(\d+)-\d+|json\.(\d+)\.tmp)$/;
@@ -81,8 +80,9 @@ class HeadReader {
 export class SessionStore {
   constructor(readonly dir: string) {}
 
+  /** The one session-name rule (contract/session-name.ts): no separators, no leading dot. */
   static isSafeName(name: string): boolean {
-    return SAFE_NAME.test(name);
+    return sessionNameProblem(name) === null;
   }
 
   statePath(name: string): string { return join(this.dir, `${this.checked(name)}.session`); }

@@ -7,10 +7,12 @@ import {
   parseRestored, parseSavedSession, parseSessions, parseTraces,
 } from './normalize.js';
 import { SseDecoder } from './sse.js';
-import type {
-  ChatMessage, ChatRequest, ChatStreamEvent, DeviceMemory, Health, InfillRequest, InfillResult, Metrics,
-  ModelEntry, RequestTraceView, RestoredSession, SessionInfo, Traces,
-} from './types.js';
+import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, ModelEntry } from './types.js';
+import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
+import type { RequestTraceView, Traces } from '../../contract/traces.js';
+import type { DeviceMemory } from '../../contract/devices.js';
+import type { Metrics } from '../../contract/metrics.js';
+import type { ChatMessage } from '../../contract/chat.js';
 
 /**
  * One step of a streamed chat answer, plus the model's thinking (reasoning models): the server

@@ -1,10 +1,12 @@
 // Turns the server's JSON into the typed shapes of types.ts. Tolerant on purpose: a field the
 // server omits becomes null (never 0), snake_case and camelCase both read, so a small server
 // change shows up as a missing figure instead of a broken panel.
-import type {
-  ChatMessage, DeviceMemory, EngineMetric, Health, InfillResult, Metrics, ModelEntry, RequestRecord,
-  RequestTraceView, RestoredSession, SessionInfo, SlotMetric, StepTraceView, Timings, Traces, Usage,
-} from './types.js';
+import type { Health, InfillResult, ModelEntry } from './types.js';
+import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
+import type { RequestTraceView, StepTraceView, Traces } from '../../contract/traces.js';
+import type { DeviceMemory } from '../../contract/devices.js';
+import type { EngineMetric, Metrics, RequestRecord, SlotMetric } from '../../contract/metrics.js';
+import type { ChatMessage, Timings, Usage } from '../../contract/chat.js';
 
 type Json = Record<string, unknown>;
 

@@ -2,7 +2,7 @@
 // a second until the engine is back or the server says it gave up ("failed" after a crash loop).
 // Then one notification says what happened, with what to do next, and the server shows as failed.
 import * as vscode from 'vscode';
-import type { Metrics } from '../api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 import type { ServerConnection } from './connection.js';
 import { engineFailureMessage, parseEngineFailure } from './engineFailure.js';
 

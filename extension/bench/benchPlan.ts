@@ -2,7 +2,7 @@
 // (names and what each measures; test/unit keeps them in step with backend/bench/scenarios),
 // and an estimate from earlier runs of the same scenarios against the same server, else from the
 // typical time on the generated demo model. Pure.
-import type { BenchRun } from '../../webview/protocol.js';
+import type { BenchRun } from '../../contract/panel.js';
 
 export interface ScenarioInfo {
   name: string;

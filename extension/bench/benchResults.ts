@@ -1,7 +1,7 @@
 // Turns the JSON that `strata bench --json FILE` writes into figures for the Bench tab, and keeps
 // earlier runs for comparison. Tolerant of the file's layout: an explicit `figures` list is used
 // as is; otherwise every numeric leaf becomes a figure named by its path.
-import type { BenchFigure, BenchRun } from '../../webview/protocol.js';
+import type { BenchFigure, BenchRun } from '../../contract/panel.js';
 import type { KeyValueStore } from '../models/recent.js';
 
 const SKIP = /^(time|timestamp|date|version|seed|port|pid|started|finished)$/i;
