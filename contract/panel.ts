@@ -6,6 +6,7 @@ import type { DeviceMemory } from './devices.js';
 import type { Metrics } from './metrics.js';
 import type { ChatMessage, Timings, Usage } from './chat.js';
 import { sessionNameProblem } from './session-name.js';
+import type { BenchView } from './bench.js';
 
 export type TabId = 'chat' | 'sessions' | 'kv' | 'trace' | 'devices' | 'bench';
 export const TAB_IDS: readonly TabId[] = ['chat', 'sessions', 'kv', 'trace', 'devices', 'bench'];
@@ -33,49 +34,6 @@ export interface CompletionStatsView {
   latencyP90Ms: number | null;
   /** The last completion's server round trip, ms. */
   lastLatencyMs: number | null;
-}
-
-export interface BenchFigure {
-  /** Stable key across runs and servers (e.g. "single_ttft_ms"), when the benchmark gives one. */
-  key?: string;
-  name: string;
-  value: number;
-  unit: string;
-  /** Which way is better, when the benchmark says. */
-  better?: 'higher' | 'lower';
-}
-
-export interface BenchRun {
-  id: string;
-  time: number;
-  url: string;
-  model: string | null;
-  figures: BenchFigure[];
-  /** What ran: scenario names and runs of each (older runs lack them). */
-  scenarios?: string[];
-  runsPerScenario?: number;
-  /** Wall time of each scenario run, ms, by scenario (for the next run's estimate). */
-  durationsMs?: Record<string, number[]>;
-  /** The same benchmark against another server in the same run (comparison), when there was one. */
-  baseline?: { url: string; model: string | null; figures: BenchFigure[] } | null;
-}
-
-export interface BenchProgress {
-  /** Scenario runs finished, of `total`. */
-  done: number;
-  total: number;
-  /** What runs now, e.g. "single, run 2 of 3" (and which server when comparing). */
-  current: string | null;
-  /** Estimated seconds left, null when unknown. */
-  etaS: number | null;
-  startedAt: number;
-}
-
-export interface BenchView {
-  runs: BenchRun[];
-  running: boolean;
-  progress: BenchProgress | null;
-  error: string | null;
 }
 
 export interface ChatEndInfo {

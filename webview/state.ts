@@ -5,9 +5,8 @@ import type { Traces } from '../contract/traces.js';
 import type { DeviceMemory } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
 import type { ChatMessage } from '../contract/chat.js';
-import {
-  TAB_IDS, type BenchView, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type ServerView, type TabId, type ToWebview,
-} from '../contract/panel.js';
+import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
+import type { BenchView } from '../contract/bench.js';
 
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';

@@ -17,9 +17,11 @@ import { freePort } from '../net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
 import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
 import { buildReport, notesOf } from '../bench/report.js';
-import { parseScenarios, prepare, runOnce, summarize, tallies, type RunRecord } from '../bench/runner.js';
+import { parseScenarios, prepare, runOnce, summarize, tallies } from '../bench/runner.js';
+import type { RunRecord } from '../../contract/bench.js';
 import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
-import type { BenchContext, ScenarioName } from '../bench/types.js';
+import type { BenchContext } from '../bench/types.js';
+import type { ScenarioName } from '../../contract/bench.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 

@@ -1,6 +1,7 @@
 // The one interface the server uses to talk to an engine (a replica). The implementation
 // (process-client.ts) runs the native engine in a child process (engine host) so that a
 // llama.cpp abort costs only that replica's in-flight requests.
+import type { EngineState } from '../../contract/metrics.js';
 import type {
   DeviceInfo, EngineOptions, EngineSnapshot, FinishReason, GenerateRequest, ModelInfo,
   PromptSegment, RequestTrace, SessionResult, StepTrace,
@@ -37,9 +38,6 @@ export interface EngineRequest {
   /** Cancels it wherever it is (queued, reading the prompt, decoding). Idempotent. */
   cancel(): void;
 }
-
-/** failed: died too often in a row (a crash loop); it stays down until started again. */
-export type EngineState = 'starting' | 'ready' | 'dead' | 'failed' | 'closed';
 
 export interface EngineStatus {
   replica: number;

@@ -12,9 +12,8 @@ import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
-import type {
-  EngineClient, EngineConfig, EngineRequest, EngineState, EngineStatus, GenerateInput,
-} from './client.js';
+import type { EngineClient, EngineConfig, EngineRequest, EngineStatus, GenerateInput } from './client.js';
+import type { EngineState } from '../../contract/metrics.js';
 import {
   parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
 } from './protocol.js';

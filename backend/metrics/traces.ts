@@ -8,27 +8,8 @@ import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestRecord, RequestTable } from '../scheduler/request-table.js';
 import { LatencyHistogram } from './latency-histogram.js';
+import type { StepEntry, TraceEntry } from '../../contract/traces.js';
 
-export interface TraceEntry {
-  id: number;
-  kind: string;
-  replica: number | null;
-  epoch: number | null;
-  engine_id: number | null;
-  slot: number | null;
-  finish: string | null;
-  error: string | null;
-  accepted: string;
-  /** ms after acceptance; null for marks the request never reached. */
-  marks: { dispatched: number | null; admitted: number | null; first_token: number | null; engine_done: number | null; ended: number | null };
-  prompt_tokens: number | null;
-  reused: number | null;
-  restored: boolean | null;
-  generated: number;
-  engine: RequestTrace | null;
-}
-
-export interface StepEntry extends StepTrace { replica: number; epoch: number }
 
 export class TraceCollector {
   /** Per streamed token event: engine thread hand-over -> its SSE bytes written (generation.ts). */

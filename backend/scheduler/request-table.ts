@@ -2,15 +2,8 @@
 // in exactly one state: queued -> admitting -> running -> finishing -> ended. The scheduler
 // moves records forward; the HTTP route wrapper ends them (in a finally, so a record can
 // never leave the bookkeeping while its client still waits). /metrics reads this table.
+import type { EndReason, HistoryEntry, RequestKind, RequestState, Totals } from '../../contract/metrics.js';
 import { RateMeter } from './rate-meter.js';
-
-export type RequestState = 'queued' | 'admitting' | 'running' | 'finishing' | 'ended';
-export type RequestKind = 'chat' | 'completion' | 'infill';
-/** How a request ended, as history shows it. */
-export type EndReason =
-  | 'stop' | 'length' | 'tool_calls' | 'cancel' | 'disconnected' | 'shutdown' | 'error' | 'rejected'
-  /** A newer request with the same supersede key replaced it (infill). */
-  | 'superseded';
 
 const order: Record<RequestState, number> = { queued: 0, admitting: 1, running: 2, finishing: 3, ended: 4 };
 /** Allowed moves. Cancelled while queued skips to finishing; an engine 'done' before 'admitted' too. */
@@ -50,41 +43,6 @@ export interface RequestRecord {
   end: EndReason | null;
   error: string | null;
   readonly rate: RateMeter;
-}
-
-export interface HistoryEntry {
-  id: number;
-  kind: RequestKind;
-  time: string;
-  duration_s: number;
-  queue_ms: number | null;
-  finish: EndReason;
-  error: string | null;
-  replica: number | null;
-  epoch: number | null;
-  prompt_tokens: number | null;
-  reused: number | null;
-  restored: boolean | null;
-  output_tokens: number;
-  prompt_ms: number | null;
-  decode_ms: number | null;
-  decode_tok_s: number | null;
-}
-
-export interface Totals {
-  accepted: number;
-  ended: number;
-  by_finish: Record<string, number>;
-  prompt_tokens: number;
-  reused_tokens: number;
-  output_tokens: number;
-  /** Sums over requests whose engine reported the figure (with how many did). */
-  prompt_ms: number;
-  prompt_ms_requests: number;
-  decode_ms: number;
-  decode_ms_requests: number;
-  /** Moves the table refused (a bug if ever above 0). */
-  invariant_violations: number;
 }
 
 export interface RequestTableOptions {

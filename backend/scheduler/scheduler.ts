@@ -13,7 +13,8 @@ import { AdmissionQueue } from './admission-queue.js';
 import { Channel } from './channel.js';
 import { PrefixIndex } from './prefix-index.js';
 import { SupersedeIndex } from './supersede.js';
-import type { EndReason, RequestKind, RequestRecord, RequestTable } from './request-table.js';
+import type { RequestRecord, RequestTable } from './request-table.js';
+import type { EndReason, RequestKind } from '../../contract/metrics.js';
 
 export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
 

@@ -9,7 +9,7 @@ import type { ToolCallFormat } from '../chat/chat-types.js';
 import { TOOL_MARKER_TEXTS } from '../chat/tool-calls.js';
 import type { EngineClient } from '../engine/client.js';
 import { modelIdentity } from '../models/identity.js';
-import type { SessionModel } from '../sessions/session-store.js';
+import type { SessionModel } from '../../contract/sessions.js';
 
 export interface ModelView {
   /** The id /v1/models lists (general.name, else the file name). */

@@ -11,35 +11,8 @@ import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../server/model-view.js';
-import { SessionStore, SessionUnreadableError, type SessionMeta } from './session-store.js';
-
-/**
- * Where a save's or a restore's time went, ms: the server's own steps, the engine call as a
- * whole (IPC both ways + waiting for the step boundary + the file work), and the engine's
- * file work by phase (native SessionPhases).
- */
-export interface SessionTimings {
-  total_ms: number;
-  /** Save: rendering the messages and tokenizing them (an engine call). */
-  prompt_ms?: number;
-  /** Restore: reading the description from the file head. */
-  describe_ms?: number;
-  engine_ms: number;
-  engine: { state_ms: number; read_ms: number; hash_ms: number; write_ms: number; sync_ms: number; file_ms: number };
-}
-
-export interface SavedSession extends SessionMeta { save_ms: number; timings: SessionTimings }
-
-export interface RestoreResult {
-  name: string;
-  tokens: number;
-  bytes: number;
-  ms: number;
-  replica: number;
-  /** The OpenAI messages the session was saved with; null when it was saved without them. */
-  messages: ChatMessage[] | null;
-  timings: SessionTimings;
-}
+import { SessionStore, SessionUnreadableError } from './session-store.js';
+import type { RestoreResult, SavedSession, SessionMeta, SessionTimings } from '../../contract/sessions.js';
 
 function engineTimings(p: SessionPhases, fileMs: number): SessionTimings['engine'] {
   const r = (x: number) => Math.round(x * 100) / 100;
@@ -139,7 +112,7 @@ export class SessionService {
     const engineMs = msSince(t1);
     // The messages stored with the state the engine just loaded (the file may have been saved
     // again since the head was read); format 1 kept none.
-    let messages: ChatMessage[] | null;
+    let messages: RestoreResult['messages'];
     try {
       messages = res.meta ? this.store.parseDescription(name, res.meta, 'description').messages : null;
     } catch (e) {

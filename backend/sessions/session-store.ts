@@ -9,35 +9,8 @@
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sessionNameProblem } from '../../contract/session-name.js';
+import type { SessionDescription, SessionMeta, SessionModel } from '../../contract/sessions.js';
 import type { ChatMessage } from '../chat/chat-types.js';
-
-export interface SessionModel {
-  /** What the engine checks: sessions only load into the same model and KV layout. */
-  identity: string;
-  /** For people: the model's name and file. */
-  name: string;
-  file: string;
-}
-
-/** What the server stores in a session file beside the state (JSON). */
-export interface SessionDescription {
-  model: SessionModel;
-  /** ISO time of the save. */
-  created: string;
-  /** The OpenAI chat messages the session was saved from; null when saved from prompt text. */
-  messages: ChatMessage[] | null;
-}
-
-/** A session as the API shows it. */
-export interface SessionMeta extends SessionDescription {
-  name: string;
-  tokens: number;
-  /** Size of the session file. */
-  bytes: number;
-  message_count: number;
-  /** 2 (one file) or 1 (state file + NAME.json sidecar, from older versions). */
-  format: 1 | 2;
-}
 
 /** The session exists but its file or description cannot be read (the API answers 422). */
 export class SessionUnreadableError extends Error {}

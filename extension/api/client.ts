@@ -2,10 +2,11 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
-import {
-  arr, errorMessage, obj, parseDevices, parseHealth, parseInfill, parseMetrics, parseModels, parseRequestTrace,
-  parseRestored, parseSavedSession, parseSessions, parseTraces,
-} from './normalize.js';
+import { parseDevices } from '../../contract/devices.js';
+import { parseMetrics } from '../../contract/metrics.js';
+import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
+import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
+import { arr, errorMessage, obj, parseHealth, parseInfill, parseModels } from './normalize.js';
 import { SseDecoder } from './sse.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, ModelEntry } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
@@ -190,7 +191,7 @@ export class StrataClient {
     return parseSavedSession(await this.json('POST', '/v1/sessions', body, signal, true));
   }
   async restoreSession(name: string, signal?: AbortSignal): Promise<RestoredSession> {
-    return parseRestored(name, await this.json('POST', `/v1/sessions/${encodeURIComponent(name)}/restore`, {}, signal, true));
+    return parseRestored(await this.json('POST', `/v1/sessions/${encodeURIComponent(name)}/restore`, {}, signal, true));
   }
   async deleteSession(name: string, signal?: AbortSignal): Promise<void> {
     await this.json('DELETE', `/v1/sessions/${encodeURIComponent(name)}`, undefined, signal);

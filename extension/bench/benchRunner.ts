@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import type { ServerConnection } from '../backend/connection.js';
 import { apiKey } from '../config/config.js';
 import { spawnNodeScript } from '../backend/nodeProcess.js';
-import type { BenchView } from '../../contract/panel.js';
+import type { BenchView } from '../../contract/bench.js';
 import { benchFigures, benchRun, BenchStore } from './benchResults.js';
 import { estimate, formatSeconds, SCENARIOS, type BenchPlan } from './benchPlan.js';
 import { BenchProgressTracker } from './benchProgress.js';

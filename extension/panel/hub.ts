@@ -7,9 +7,8 @@ import type { DeviceMemory } from '../../contract/devices.js';
 import type { Metrics } from '../../contract/metrics.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import { ContextPlanner, estimateTokens } from '../context/planner.js';
-import type {
-  BenchView, CompletionStatsView, ContextItem, FromWebview, PanelCommand, ServerView, TabId, ToWebview,
-} from '../../contract/panel.js';
+import type { CompletionStatsView, ContextItem, FromWebview, PanelCommand, ServerView, TabId, ToWebview } from '../../contract/panel.js';
+import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
 

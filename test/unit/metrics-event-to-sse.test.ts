@@ -1,9 +1,8 @@
 // The server's overhead per streamed token event: the histogram behind it (with a forced
 // clock), its JSON and Prometheus forms, and the share of one bench run (two scrapes).
 import { describe, expect, it } from 'vitest';
-import {
-  histogramDelta, LatencyHistogram, monotonicMs, quantileFromBuckets, type HistogramSnapshot,
-} from '../../backend/metrics/latency-histogram.js';
+import { histogramDelta, LatencyHistogram, monotonicMs, quantileFromBuckets } from '../../backend/metrics/latency-histogram.js';
+import type { HistogramSnapshot } from '../../contract/metrics.js';
 import { buildMetrics } from '../../backend/metrics/metrics-json.js';
 import { prometheusText } from '../../backend/metrics/prometheus.js';
 import { RequestTable } from '../../backend/scheduler/request-table.js';

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestEvent } from '../../backend/engine/client.js';
 import { AdmissionQueue } from '../../backend/scheduler/admission-queue.js';
 import { PrefixIndex } from '../../backend/scheduler/prefix-index.js';
-import { RequestTable, type RequestKind } from '../../backend/scheduler/request-table.js';
+import { RequestTable } from '../../backend/scheduler/request-table.js';
+import type { RequestKind } from '../../contract/metrics.js';
 import { Scheduler, SchedulerRefusal, type Job } from '../../backend/scheduler/scheduler.js';
 import { FakeEngineClient, type FakeRequest } from '../helpers/fake-engine-client.js';
 

@@ -1,5 +1,6 @@
 // GET /health, /v1/models, /v1/devices: what is served and whether it is ready.
 import { basename } from 'node:path';
+import type { DevicesBody, ReplicaDevicesBody } from '../../../contract/devices.js';
 import type { AppContext } from '../../server/context.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -46,7 +47,7 @@ export function models(app: AppContext, { res }: RouteContext): void {
 }
 
 export async function devices(app: AppContext, { res }: RouteContext): Promise<void> {
-  const data = await Promise.all(app.engines.map(async (e) => {
+  const data = await Promise.all(app.engines.map(async (e): Promise<ReplicaDevicesBody> => {
     const s = e.status();
     let live: Awaited<ReturnType<typeof e.devices>> | null = null;
     if (s.state === 'ready') live = await e.devices().catch(() => null);
@@ -62,12 +63,13 @@ export async function devices(app: AppContext, { res }: RouteContext): Promise<v
     };
   }));
   const cpu = await app.cpuPath()?.catch(() => null) ?? null;
-  sendJson(res, 200, {
+  const body: DevicesBody = {
     object: 'list', data,
     cpu: cpu && {
       variant: cpu.variant, repack: cpu.repack, note: cpu.note,
       probes: cpu.probes.map((p) => ({ variant: p.variant, repack: p.repack, ok: p.ok, reason: p.reason, ms: p.ms })),
       variants: cpu.variants,
     },
-  });
+  };
+  sendJson(res, 200, body);
 }
