@@ -16,8 +16,8 @@ import { Scheduler } from '../scheduler/scheduler.js';
 import { SessionService } from '../sessions/session-service.js';
 import { SessionStore } from '../sessions/session-store.js';
 import type { ServerConfig } from './config.js';
-import type { AppContext } from './context.js';
-import { createModelView, type ModelView } from './model-view.js';
+import type { AppContext } from '../http/app-context.js';
+import { createModelView, type ModelView } from '../served-model/model-view.js';
 
 export interface StrataServerOptions {
   config: ServerConfig;

@@ -10,7 +10,7 @@ import type { ChatMessage } from '../chat/chat-types.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import type { ModelView } from '../server/model-view.js';
+import type { ModelView } from '../served-model/model-view.js';
 import { SessionStore, SessionUnreadableError } from './session-store.js';
 import type { RestoreResult, SavedSession, SessionMeta, SessionTimings } from '../../contract/sessions.js';
 

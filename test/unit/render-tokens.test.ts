@@ -14,7 +14,7 @@ import { silentLogger } from '../../backend/log/logger.js';
 import { StrataServer } from '../../backend/server/app.js';
 import { defaultConfig } from '../../backend/server/config.js';
 import { TOOL_MARKER_TEXTS } from '../../backend/chat/tool-calls.js';
-import { toolMarkerTokenIds } from '../../backend/server/model-view.js';
+import { toolMarkerTokenIds } from '../../backend/served-model/model-view.js';
 import { FakeEngineClient } from '../helpers/fake-engine-client.js';
 
 const FIXTURES = new URL('../fixtures/templates/', import.meta.url);

@@ -7,7 +7,7 @@ import { parseChatRequest } from '../../api/schemas.js';
 import { renderChatPrompt } from '../../chat/chat-prompt.js';
 import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
 import { ToolCallStreamParser } from '../../chat/tool-calls.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeChat, withRequest,
 } from '../generation.js';

@@ -1,7 +1,7 @@
 // POST /v1/completions: a text (or token id) prompt, streamed or not.
 import { parseCompletionRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
 import { completionChunk, completionResponse, usageOf, timingsOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';

@@ -3,7 +3,7 @@ import type { TraceBody, TracesBody } from '../../../contract/traces.js';
 import { ApiError } from '../../api/errors.js';
 import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { sendJson, sendText } from '../respond.js';
 import type { RouteContext } from '../router.js';
 

@@ -4,7 +4,7 @@
 // complete. A model without FIM tokens gets a clear 400.
 import { parseInfillRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
 import { buildInfillPrompt, fimOrderFor, prefixBudget, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
 import { timingsOf, usageOf } from '../openai-shapes.js';

@@ -1,7 +1,7 @@
 // GET /health, /v1/models, /v1/devices: what is served and whether it is ready.
 import { basename } from 'node:path';
 import type { DevicesBody, ReplicaDevicesBody } from '../../../contract/devices.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 

@@ -2,7 +2,7 @@
 // /v1/sessions/{name}, POST /v1/sessions/{name}/restore.
 import { parseSessionSaveRequest, sanitizeSessionName } from '../../api/schemas.js';
 import type { SessionListBody } from '../../../contract/sessions.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
