@@ -17,7 +17,7 @@ import type { EngineState } from '../../contract/metrics.js';
 import {
   parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
 } from './protocol.js';
-import { RequestTable } from './request-table.js';
+import { EngineRequestRouter } from './request-router.js';
 
 export interface ProcessEngineClientOptions {
   replica: number;
@@ -84,7 +84,7 @@ class ProcessEngineClient implements EngineClient {
   private readonly restartPolicy: { minDelayMs: number; maxDelayMs: number; healthyMs: number; maxCrashes: number };
   private readonly log: (line: string, level: 'info' | 'warn' | 'error') => void;
 
-  private readonly table = new RequestTable();
+  private readonly table = new EngineRequestRouter();
   private readonly listeners = new Set<(s: EngineStatus) => void>();
   private modelInfo: ModelInfo | null = null;
   private state: EngineState = 'dead';

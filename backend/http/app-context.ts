@@ -6,7 +6,7 @@ import type { CpuPath } from '../engine/cpu-path.js';
 import type { SlowReaderWatch } from './slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import type { TraceCollector } from '../metrics/traces.js';
-import type { RequestTable } from '../scheduler/request-table.js';
+import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
 import type { ModelView } from '../served-model/model-view.js';
@@ -27,7 +27,7 @@ export interface RouteSettings {
 export interface AppContext {
   readonly config: RouteSettings;
   readonly log: Logger;
-  readonly table: RequestTable;
+  readonly table: RequestLedger;
   readonly scheduler: Scheduler;
   readonly engines: readonly EngineClient[];
   readonly traces: TraceCollector;

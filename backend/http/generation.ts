@@ -13,7 +13,7 @@ import { ApiError, toApiError } from '../api/errors.js';
 import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
 import type { EngineClient } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
-import type { RequestRecord } from '../scheduler/request-table.js';
+import type { RequestRecord } from '../scheduler/request-ledger.js';
 import type { RequestKind } from '../../contract/metrics.js';
 import { SchedulerRefusal, type DoneEvent, type GenerationSpec, type Job } from '../scheduler/scheduler.js';
 import type { AppContext } from './app-context.js';

@@ -3,14 +3,14 @@
 // `requests` is the recent history; a figure an engine never reported is null, never 0.
 import type { EngineSnapshot, ModelInfo } from '../../native/lib/addon.js';
 import type { EngineClient, EngineStatus } from '../engine/client.js';
-import type { RequestRecord, RequestTable } from '../scheduler/request-table.js';
+import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.js';
 import type { DerivedTotals, EngineBody, HistoryEntry, LiveState, MetricsBody, SlotView, Totals } from '../../contract/metrics.js';
-import { round2 } from '../scheduler/request-table.js';
+import { round2 } from '../scheduler/request-ledger.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
 import type { HistogramSnapshot } from '../../contract/metrics.js';
 
 export interface MetricsSources {
-  table: RequestTable;
+  table: RequestLedger;
   scheduler: Scheduler;
   engines: readonly EngineClient[];
   model: { id: string; info: ModelInfo; demo: boolean } | null;

@@ -6,7 +6,7 @@
 import type { RequestTrace, StepTrace } from '../../native/lib/addon.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
-import type { RequestRecord, RequestTable } from '../scheduler/request-table.js';
+import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import type { StepEntry, TraceEntry } from '../../contract/traces.js';
 
@@ -25,7 +25,7 @@ export class TraceCollector {
 
   constructor(
     private readonly engines: readonly EngineClient[],
-    table: RequestTable,
+    table: RequestLedger,
     private readonly opts: { maxRequests?: number; maxSteps?: number; drainMs?: number; log?: Logger } = {},
   ) {
     this.unsubscribe = table.onChange((r) => { if (r.state === 'ended') this.onEnded(r); });

@@ -13,7 +13,7 @@ import { AdmissionQueue } from './admission-queue.js';
 import { Channel } from './channel.js';
 import { PrefixIndex } from './prefix-index.js';
 import { SupersedeIndex } from './supersede.js';
-import type { RequestRecord, RequestTable } from './request-table.js';
+import type { RequestRecord, RequestLedger } from './request-ledger.js';
 import type { EndReason, RequestKind } from '../../contract/metrics.js';
 
 export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
@@ -153,7 +153,7 @@ export class Scheduler {
   /** Times the audit found a request that should have been dispatched (a bug if > 0). */
   missedDispatches = 0;
 
-  constructor(clients: EngineClient[], private readonly table: RequestTable, opts: SchedulerOptions = {}) {
+  constructor(clients: EngineClient[], private readonly table: RequestLedger, opts: SchedulerOptions = {}) {
     this.opts = {
       agingMs: opts.agingMs ?? 2000, loadTokens: opts.loadTokens ?? 3000, maxQueued: opts.maxQueued ?? 512,
       blockSize: opts.blockSize ?? 64, auditMs: opts.auditMs ?? 1000,

@@ -11,7 +11,7 @@ import { createHttpServer } from '../http/server.js';
 import { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { TraceCollector } from '../metrics/traces.js';
-import { RequestTable } from '../scheduler/request-table.js';
+import { RequestLedger } from '../scheduler/request-ledger.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { SessionService } from '../sessions/session-service.js';
 import { SessionStore } from '../sessions/session-store.js';
@@ -50,7 +50,7 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
 export class StrataServer {
   readonly app: AppContext;
   readonly engines: EngineClient[];
-  readonly table: RequestTable;
+  readonly table: RequestLedger;
   readonly scheduler: Scheduler;
   private readonly http: Server;
   private readonly connections: ConnectionTracker;
@@ -76,7 +76,7 @@ export class StrataServer {
       ...(cpuPath ? { cpuPath } : {}),
     }));
     this.engines = Array.from({ length: config.replicas }, (_, i) => make(i, engineConfigFor(config, opts.modelPath, i)));
-    this.table = new RequestTable({
+    this.table = new RequestLedger({
       historySize: 500,
       onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
     });

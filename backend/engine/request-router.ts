@@ -68,7 +68,7 @@ export interface LocalEnd {
   engineDied?: boolean;
 }
 
-export class RequestTable {
+export class EngineRequestRouter {
   private nextId = 1;
   private readonly live = new Map<number, Entry>();
   private stale = 0;

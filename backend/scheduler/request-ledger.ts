@@ -45,13 +45,13 @@ export interface RequestRecord {
   readonly rate: RateMeter;
 }
 
-export interface RequestTableOptions {
+export interface RequestLedgerOptions {
   historySize?: number;
   now?: () => number;
   onInvariantViolation?: (msg: string) => void;
 }
 
-export class RequestTable {
+export class RequestLedger {
   private nextId = 1;
   private readonly live = new Map<number, RequestRecord>();
   private readonly history: HistoryEntry[] = [];
@@ -64,7 +64,7 @@ export class RequestTable {
     prompt_ms: 0, prompt_ms_requests: 0, decode_ms: 0, decode_ms_requests: 0, invariant_violations: 0,
   };
 
-  constructor(opts: RequestTableOptions = {}) {
+  constructor(opts: RequestLedgerOptions = {}) {
     this.historySize = opts.historySize ?? 500;
     this.now = opts.now ?? Date.now;
     this.onViolation = opts.onInvariantViolation ?? (() => {});
