@@ -26,15 +26,47 @@ export type RequestEvent =
       generated: number; text: string;
     };
 
+export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
+
+/** How a request ends without the engine's own 'done' (it never got there, or the engine is gone). */
+export interface LocalEnd {
+  finish: FinishReason;
+  error?: string;
+  engineDied?: boolean;
+}
+
+/**
+ * The one way a 'done' is made on this side of the engine (a request that ended before, or
+ * without, its engine): no phase durations, the figures known so far.
+ */
+export function synthesizedDone(end: LocalEnd, figures: { promptTokens: number; reused: number; generated: number }): DoneEvent {
+  return {
+    type: 'done', finish: end.finish,
+    ...(end.error !== undefined ? { error: end.error } : {}),
+    ...(end.engineDied ? { engineDied: true } : {}),
+    promptTokens: figures.promptTokens, reused: figures.reused, promptMs: null, decodeMs: null,
+    generated: figures.generated, text: '',
+  };
+}
+
+/**
+ * Receives a request's events as they arrive, synchronously and in order, ending with exactly
+ * one 'done'. The scheduler passes one, so the route reads the request's one buffer (its Job).
+ */
+export type RequestSink = (ev: RequestEvent) => void;
+
 export interface EngineRequest {
   /** Engine-level id (unique per client for its lifetime, across epochs). */
   readonly id: number;
   /** The epoch the request was submitted in. */
   readonly epoch: number;
-  /** Events as they arrive; ends after 'done'. Only one consumer. */
+  /**
+   * Events as they arrive; ends after 'done'. Only one consumer, and only for a request
+   * submitted without a sink (a sink receives them instead; reading them here then throws).
+   */
   readonly events: AsyncIterable<RequestEvent>;
   /** Resolves with the terminal event (also when nobody iterates events). */
-  readonly done: Promise<Extract<RequestEvent, { type: 'done' }>>;
+  readonly done: Promise<DoneEvent>;
   /** Cancels it wherever it is (queued, reading the prompt, decoding). Idempotent. */
   cancel(): void;
 }
@@ -57,8 +89,11 @@ export interface EngineClient {
   status(): EngineStatus;
   /** Starts the engine process and waits for it to load the model (rejects with its error). */
   start(): Promise<ModelInfo>;
-  /** Submits a request; never throws for engine trouble: a dead engine yields a 'done' with engineDied. */
-  generate(input: GenerateInput): EngineRequest;
+  /**
+   * Submits a request; never throws for engine trouble: a dead engine yields a 'done' with
+   * engineDied. With a sink, every event goes to it (and none is buffered for `events`).
+   */
+  generate(input: GenerateInput, sink?: RequestSink): EngineRequest;
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]>;
   /** Special tokens parsed in the chat template's segments, never in plain (client) ones (addon.d.ts). */
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]>;

@@ -12,7 +12,7 @@ import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
-import type { EngineClient, EngineConfig, EngineRequest, EngineStatus, GenerateInput } from './client.js';
+import type { EngineClient, EngineConfig, EngineRequest, EngineStatus, GenerateInput, RequestSink } from './client.js';
 import type { EngineState } from '../../contract/metrics.js';
 import {
   parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
@@ -155,14 +155,14 @@ class ProcessEngineClient implements EngineClient {
     return started;
   }
 
-  generate(input: GenerateInput): EngineRequest {
+  generate(input: GenerateInput, sink?: RequestSink): EngineRequest {
     const inc = this.current;
     if (this.state !== 'ready' || !inc) {
-      return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() });
+      return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() }, sink);
     }
     const req = this.table.open(inc.epoch, input, (id) => {
       if (this.current === inc) this.send(inc, { kind: 'cancel', epoch: inc.epoch, id });
-    });
+    }, sink);
     const error = this.send(inc, { kind: 'submit', epoch: inc.epoch, id: req.id, request: input });
     if (error) this.table.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
     this.watchSilence(false);

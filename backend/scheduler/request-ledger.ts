@@ -1,8 +1,37 @@
-// The one table of every request the server has accepted. Each record is, at every moment,
-// in exactly one state: queued -> admitting -> running -> finishing -> ended. The scheduler
-// moves records forward; the HTTP route wrapper ends them (in a finally, so a record can
-// never leave the bookkeeping while its client still waits). /metrics reads this table.
+// The one record of every request the server has accepted, and the only code that writes it.
+// Each record is, at every moment, in exactly one state: queued -> admitting -> running ->
+// finishing -> ended. /metrics and /v1/traces read the ledger; routes hold a read-only view of
+// their record and state what they know through intents (RequestHandle in scheduler.ts), which
+// the scheduler turns into the ledger calls below. Nothing else writes a record.
+//
+// Who changes a request, in order (ledger method <- its caller):
+//
+//   field                       written by                      when
+//   id kind stream acceptedAt   accept()      <- the route      booked (before its prompt is tokenized)
+//   state queued                accept()
+//   promptTokens                queued()      <- Scheduler.submit: the prompt's length
+//   state admitting             dispatched()  <- Scheduler.dispatch: a replica had a free slot
+//     dispatchedAt replica epoch
+//   engineId epoch              submitted()   <- Scheduler.drive: the engine client took it
+//   state running               admitted()    <- the engine's 'admitted' event
+//     admittedAt slot promptTokens reused restored
+//   promptRead                  progress()    <- its 'progress' events
+//   firstTokenAt generated rate tokens()      <- its 'tokens' events
+//   state finishing             cancelled()   <- Scheduler.cancel while admitting/running (the engine
+//                                                still owns the slot until its 'done')
+//     facts.cancel                               (the first cancel intent; later ones change nothing)
+//   state finishing             engineDone()  <- the engine's 'done' (or its client's, when the engine died)
+//     engineDoneAt promptTokens reused promptMs decodeMs generated, facts.engineFinish/engineFailed
+//   state finishing             endedQueued() <- a request that never reached an engine: cancelled
+//     facts.cancel/engineFailed                  while queued, the queue drained (no engine), shutdown
+//   facts.outcome               outcome()     <- the route: the answer was tool calls
+//   facts.refusal               refused()     <- the route: a 4xx ('rejected') or 5xx ('error') answer
+//   facts.clientGone            clientGone()  <- the route: the client left
+//   error                       noteError()   <- any of the above with a message; the first one stays
+//   state ended end endedAt     end()         <- the route, when it is done (RequestHandle.close());
+//                                                decideEnd() picks the end from the facts
 import type { EndReason, HistoryEntry, RequestKind, RequestState, Totals } from '../../contract/metrics.js';
+import type { FinishReason } from '../../native/lib/addon.js';
 import { RateMeter } from './rate-meter.js';
 
 const order: Record<RequestState, number> = { queued: 0, admitting: 1, running: 2, finishing: 3, ended: 4 };
@@ -15,34 +44,100 @@ const allowed: Record<RequestState, RequestState[]> = {
   ended: [],
 };
 
+/** Reasons a caller may give for ending a request early; 'stop'/'length' are a route's own stops (infill). */
+export type CancelReason = Extract<EndReason, 'cancel' | 'disconnected' | 'shutdown' | 'stop' | 'length' | 'superseded'>;
+
+/** What happened to a request, as decideEnd weighs it. */
+export interface EndFacts {
+  /** The engine failed or died on it, or no engine could serve it while it waited. */
+  engineFailed: boolean;
+  /** The first cancel intent (a disconnect, shutdown, a newer request of its key, a route's own stop). */
+  cancel: CancelReason | null;
+  /** The route's own reading of a normal answer. */
+  outcome: 'tool_calls' | null;
+  /** How the engine ended it, when it did and did not fail. */
+  engineFinish: Exclude<FinishReason, 'error'> | null;
+  /** The route answered with an error status: 4xx 'rejected', 5xx 'error'. */
+  refusal: 'rejected' | 'error' | null;
+  /** The client left. */
+  clientGone: boolean;
+}
+
+/**
+ * How a request ended, from what happened to it; null while nothing decides it yet. Precedence,
+ * highest first (test/unit/scheduler-end-reason.test.ts pins the table):
+ *   1. 'error'        the engine failed or died, or no engine could serve it (whatever else happened)
+ *   2. the cancel     the first cancel intent: 'superseded', 'shutdown', 'disconnected', 'cancel', or
+ *                     a route's own 'stop' / 'length' (the engine then says 'cancel')
+ *   3. 'tool_calls'   the route's outcome, over the engine's own 'stop' or 'length'
+ *   4. the engine's   'stop', 'length' or 'cancel' (cancelled inside the engine: shutdown of the engine)
+ *   5. the refusal    'rejected' (4xx) or 'error' (5xx) before or instead of any engine work
+ *   6. 'disconnected' the client left and nothing above happened
+ */
+export function decideEnd(f: Readonly<EndFacts>): EndReason | null {
+  if (f.engineFailed) return 'error';
+  if (f.cancel !== null) return f.cancel;
+  if (f.outcome !== null && (f.engineFinish === 'stop' || f.engineFinish === 'length')) return f.outcome;
+  if (f.engineFinish !== null) return f.engineFinish;
+  if (f.refusal !== null) return f.refusal;
+  if (f.clientGone) return 'disconnected';
+  return null;
+}
+
+/** A request's record as everyone but this file sees it. */
 export interface RequestRecord {
   readonly id: number;
   readonly kind: RequestKind;
   readonly stream: boolean;
-  state: RequestState;
+  readonly state: RequestState;
   /** Wall-clock ms of each mark. */
   readonly acceptedAt: number;
-  dispatchedAt: number | null;
-  admittedAt: number | null;
-  firstTokenAt: number | null;
-  engineDoneAt: number | null;
-  endedAt: number | null;
-  replica: number | null;
-  epoch: number | null;
-  engineId: number | null;
-  slot: number | null;
-  promptTokens: number | null;
+  readonly dispatchedAt: number | null;
+  readonly admittedAt: number | null;
+  readonly firstTokenAt: number | null;
+  readonly engineDoneAt: number | null;
+  readonly endedAt: number | null;
+  readonly replica: number | null;
+  readonly epoch: number | null;
+  readonly engineId: number | null;
+  readonly slot: number | null;
+  readonly promptTokens: number | null;
   /** Figures the engine reports; null until (unless) it does. */
-  reused: number | null;
-  restored: boolean | null;
+  readonly reused: number | null;
+  readonly restored: boolean | null;
+  readonly promptMs: number | null;
+  readonly decodeMs: number | null;
+  readonly generated: number;
+  /** Prompt tokens read so far (progress events). */
+  readonly promptRead: number;
+  /** decideEnd of the facts so far (final once ended); null while nothing decides it. */
+  readonly end: EndReason | null;
+  /** The first cancel intent, if any (a route reads why its request was cancelled). */
+  readonly cancelIntent: CancelReason | null;
+  readonly error: string | null;
+  readonly rate: { perSecond(): number | null };
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The record as this file writes it. */
+interface Entry extends Writable<Omit<RequestRecord, 'end' | 'cancelIntent' | 'rate'>> {
+  readonly facts: EndFacts;
+  readonly end: EndReason | null;
+  readonly cancelIntent: CancelReason | null;
+  readonly rate: RateMeter;
+  final: EndReason | null;
+}
+
+/** The figures an engine's (or its client's) 'done' carries. */
+export interface DoneFigures {
+  finish: FinishReason;
+  error?: string;
+  promptTokens: number;
+  reused: number;
   promptMs: number | null;
   decodeMs: number | null;
   generated: number;
-  /** Prompt tokens read so far (progress events). */
-  promptRead: number;
-  end: EndReason | null;
-  error: string | null;
-  readonly rate: RateMeter;
 }
 
 export interface RequestLedgerOptions {
@@ -53,7 +148,7 @@ export interface RequestLedgerOptions {
 
 export class RequestLedger {
   private nextId = 1;
-  private readonly live = new Map<number, RequestRecord>();
+  private readonly live = new Map<number, Entry>();
   private readonly history: HistoryEntry[] = [];
   private readonly historySize: number;
   private readonly now: () => number;
@@ -72,12 +167,15 @@ export class RequestLedger {
 
   /** Books a new request in 'queued'. */
   accept(kind: RequestKind, stream: boolean): RequestRecord {
-    const rec: RequestRecord = {
+    const facts: EndFacts = { engineFailed: false, cancel: null, outcome: null, engineFinish: null, refusal: null, clientGone: false };
+    const rec: Entry = {
       id: this.nextId++, kind, stream, state: 'queued', acceptedAt: this.now(),
       dispatchedAt: null, admittedAt: null, firstTokenAt: null, engineDoneAt: null, endedAt: null,
       replica: null, epoch: null, engineId: null, slot: null, promptTokens: null, reused: null,
-      restored: null, promptMs: null, decodeMs: null, generated: 0, promptRead: 0, end: null, error: null,
-      rate: new RateMeter(2000, this.now),
+      restored: null, promptMs: null, decodeMs: null, generated: 0, promptRead: 0, error: null,
+      rate: new RateMeter(2000, this.now), facts, final: null,
+      get end() { return this.final ?? decideEnd(this.facts); },
+      get cancelIntent() { return this.facts.cancel; },
     };
     this.live.set(rec.id, rec);
     this.totals.accepted++;
@@ -85,26 +183,94 @@ export class RequestLedger {
     return rec;
   }
 
-  /** Moves a record forward; refuses (and counts) anything else. Returns whether it moved. */
-  move(rec: RequestRecord, to: RequestState): boolean {
-    if (rec.state === to) return true;
-    if (!allowed[rec.state].includes(to)) {
-      this.totals.invariant_violations++;
-      this.onViolation(`request ${rec.id}: refused move ${rec.state} -> ${to}`);
-      return false;
-    }
-    if (to === 'ended') return this.end(rec, rec.end ?? 'error');
-    rec.state = to;
-    this.emit(rec);
-    return true;
+  // --- the scheduler's steps (in the order they happen) ------------------------------------
+
+  queued(r: RequestRecord, promptTokens: number): void { this.entry(r).promptTokens = promptTokens; }
+
+  dispatched(r: RequestRecord, replica: number, epoch: number): void {
+    const rec = this.entry(r);
+    rec.replica = replica;
+    rec.epoch = epoch;
+    rec.dispatchedAt = this.now();
+    this.move(rec, 'admitting');
   }
 
+  submitted(r: RequestRecord, engineId: number, epoch: number): void {
+    const rec = this.entry(r);
+    rec.engineId = engineId;
+    rec.epoch = epoch;
+  }
+
+  admitted(r: RequestRecord, ev: { slot: number; promptTokens: number; reused: number; restored: boolean }): void {
+    const rec = this.entry(r);
+    rec.slot = ev.slot; rec.promptTokens = ev.promptTokens; rec.reused = ev.reused; rec.restored = ev.restored;
+    rec.admittedAt = this.now();
+    if (rec.state === 'admitting') this.move(rec, 'running');
+  }
+
+  progress(r: RequestRecord, read: number): void { this.entry(r).promptRead = read; }
+
+  tokens(r: RequestRecord, n: number): void {
+    const rec = this.entry(r);
+    if (rec.firstTokenAt === null) rec.firstTokenAt = this.now();
+    rec.generated += n;
+    rec.rate.add(n);
+  }
+
+  /** A cancel intent (the first one counts); in an engine, the request is ending until its 'done'. */
+  cancelled(r: RequestRecord, reason: CancelReason): void {
+    const rec = this.entry(r);
+    if (rec.facts.cancel === null) rec.facts.cancel = reason;
+    if (rec.state === 'admitting' || rec.state === 'running') this.move(rec, 'finishing');
+  }
+
+  /** The engine's 'done' (its client's when the engine died): the engine's figures and how it ended. */
+  engineDone(r: RequestRecord, done: DoneFigures): void {
+    const rec = this.entry(r);
+    rec.engineDoneAt = this.now();
+    rec.promptTokens = done.promptTokens || rec.promptTokens;
+    if (done.finish !== 'error' || rec.admittedAt !== null) rec.reused = done.reused;
+    rec.promptMs = done.promptMs;
+    rec.decodeMs = done.decodeMs;
+    rec.generated = Math.max(rec.generated, done.generated);
+    if (done.finish === 'error') {
+      rec.facts.engineFailed = true;
+      this.noteError(rec, done.error ?? 'engine error');
+    } else {
+      rec.facts.engineFinish = done.finish;
+    }
+    this.move(rec, 'finishing');
+  }
+
+  /** A request that never reached an engine leaves the queue: cancelled, or no engine can serve it. */
+  endedQueued(r: RequestRecord, why: CancelReason | 'unavailable', error?: string): void {
+    const rec = this.entry(r);
+    if (why === 'unavailable') rec.facts.engineFailed = true;
+    else if (rec.facts.cancel === null) rec.facts.cancel = why;
+    if (error) this.noteError(rec, error);
+    this.move(rec, 'finishing');
+  }
+
+  // --- what the route says (through its RequestHandle) -------------------------------------
+
+  outcome(r: RequestRecord, outcome: 'tool_calls'): void { this.entry(r).facts.outcome = outcome; }
+
+  refused(r: RequestRecord, refusal: 'rejected' | 'error', message: string): void {
+    const rec = this.entry(r);
+    if (rec.facts.refusal === null) rec.facts.refusal = refusal;
+    this.noteError(rec, message);
+  }
+
+  clientGone(r: RequestRecord): void { this.entry(r).facts.clientGone = true; }
+
   /**
-   * Ends a record (idempotent). From queued/finishing it ends directly; from admitting or
-   * running it first passes through finishing (the engine work was ended by its caller).
+   * Ends a record (idempotent): its end is decideEnd of its facts, else `fallback`. From
+   * queued/finishing it ends directly; from admitting or running it first passes through
+   * finishing (a bookkeeping bug: counted).
    */
-  end(rec: RequestRecord, reason: EndReason, error?: string): boolean {
-    if (rec.state === 'ended') return false;
+  end(r: RequestRecord, fallback: EndReason, error?: string): boolean {
+    const rec = this.live.get(r.id);
+    if (!rec || rec !== r || rec.state === 'ended') return false;
     if (rec.state === 'admitting' || rec.state === 'running') {
       // The caller ends a request whose engine 'done' it has not seen: only the scheduler
       // knows whether the engine is still working, so this is a bookkeeping bug. Count it.
@@ -112,8 +278,8 @@ export class RequestLedger {
       this.onViolation(`request ${rec.id}: ended while ${rec.state}`);
       rec.state = 'finishing';
     }
-    rec.end = rec.end ?? reason;
-    if (error !== undefined && rec.error === null) rec.error = error;
+    rec.final = decideEnd(rec.facts) ?? fallback;
+    if (error !== undefined) this.noteError(rec, error);
     rec.state = 'ended';
     rec.endedAt = this.now();
     this.live.delete(rec.id);
@@ -121,6 +287,8 @@ export class RequestLedger {
     this.emit(rec);
     return true;
   }
+
+  // --- reading -----------------------------------------------------------------------------
 
   get(id: number): RequestRecord | undefined { return this.live.get(id); }
   liveRecords(): RequestRecord[] { return [...this.live.values()]; }
@@ -133,7 +301,7 @@ export class RequestLedger {
     return c;
   }
 
-  /** Called on every change of a record (tests and waiters use it). Returns an unsubscribe. */
+  /** Called on every change of state of a record (tests and waiters use it). Returns an unsubscribe. */
   onChange(listener: (r: RequestRecord) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -141,15 +309,37 @@ export class RequestLedger {
 
   static isBefore(a: RequestState, b: RequestState): boolean { return order[a] < order[b]; }
 
+  private entry(r: RequestRecord): Entry {
+    const rec = this.live.get(r.id);
+    if (!rec || rec !== r) throw new Error(`internal: request ${r.id} is not live in this ledger`);
+    return rec;
+  }
+
+  private noteError(rec: Entry, message: string): void {
+    if (rec.error === null) rec.error = message;
+  }
+
+  /** Moves a record forward; refuses (and counts) anything else. */
+  private move(rec: Entry, to: RequestState): void {
+    if (rec.state === to) return;
+    if (!allowed[rec.state].includes(to)) {
+      this.totals.invariant_violations++;
+      this.onViolation(`request ${rec.id}: refused move ${rec.state} -> ${to}`);
+      return;
+    }
+    rec.state = to;
+    this.emit(rec);
+  }
+
   private emit(rec: RequestRecord): void {
     for (const l of this.listeners) {
       try { l(rec); } catch { /* a listener's bug must not break bookkeeping */ }
     }
   }
 
-  private record(rec: RequestRecord): void {
+  private record(rec: Entry): void {
     const t = this.totals;
-    const end = rec.end ?? 'error';
+    const end = rec.final ?? 'error';
     t.ended++;
     t.by_finish[end] = (t.by_finish[end] ?? 0) + 1;
     if (end === 'rejected') return; // refused before the engine: no figures, no history row

@@ -4,7 +4,7 @@
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
 import type {
-  EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
+  EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
 } from '../../backend/engine/client.js';
 import { Channel } from '../../backend/scheduler/channel.js';
 
@@ -19,19 +19,28 @@ export class FakeRequest implements EngineRequest {
   text = '';
   private resolveDone!: (d: Done) => void;
 
-  constructor(readonly id: number, readonly epoch: number, readonly input: GenerateInput, private readonly owner: FakeEngineClient) {
+  constructor(
+    readonly id: number, readonly epoch: number, readonly input: GenerateInput, private readonly owner: FakeEngineClient,
+    private readonly sink?: RequestSink,
+  ) {
     this.done = new Promise((r) => { this.resolveDone = r; });
   }
 
-  admit(slot = 0, reused = 0): void {
-    this.events.push({ type: 'admitted', slot, promptTokens: this.input.prompt.length, reused, restored: false });
+  /** As the real client: to the sink when the caller gave one, else buffered for `events`. */
+  private emit(ev: RequestEvent): void {
+    if (this.sink) this.sink(ev);
+    else this.events.push(ev);
   }
-  progress(read: number): void { this.events.push({ type: 'progress', read, total: this.input.prompt.length }); }
+
+  admit(slot = 0, reused = 0): void {
+    this.emit({ type: 'admitted', slot, promptTokens: this.input.prompt.length, reused, restored: false });
+  }
+  progress(read: number): void { this.emit({ type: 'progress', read, total: this.input.prompt.length }); }
   tokens(ids: number[], text: string): void {
     if (this.finished) return;
     this.generated += ids.length;
     this.text += text;
-    this.events.push({ type: 'tokens', ids, text });
+    this.emit({ type: 'tokens', ids, text });
   }
   finish(finish: Done['finish'], extra: Partial<Done> = {}): void {
     if (this.finished) return;
@@ -40,7 +49,7 @@ export class FakeRequest implements EngineRequest {
       type: 'done', finish, promptTokens: this.input.prompt.length, reused: 0, promptMs: 5, decodeMs: 10,
       generated: this.generated, text: '', ...extra,
     };
-    this.events.push(d);
+    this.emit(d);
     this.events.close();
     this.owner.release(this);
     this.resolveDone(d);
@@ -102,8 +111,8 @@ export class FakeEngineClient implements EngineClient {
     return this.info;
   }
 
-  generate(input: GenerateInput): EngineRequest {
-    const r = new FakeRequest(this.nextId++, this.epoch, input, this);
+  generate(input: GenerateInput, sink?: RequestSink): EngineRequest {
+    const r = new FakeRequest(this.nextId++, this.epoch, input, this, sink);
     this.all.push(r);
     if (this.state !== 'ready') {
       queueMicrotask(() => r.finish('error', { error: 'engine is not running', engineDied: true, promptMs: null, decodeMs: null }));

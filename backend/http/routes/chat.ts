@@ -9,7 +9,7 @@ import { reasoningSplitterFor, type SplitDelta } from '../../chat/reasoning.js';
 import { ToolCallStreamParser } from '../../chat/tool-calls.js';
 import type { AppContext } from '../app-context.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
 } from '../generation.js';
 import { ChatChunkBuilder, chatCompletion, chatFinish, type ChatDelta } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -66,14 +66,14 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
         collect(deltas);
       },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => emit({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (p: PromptProgress) => emit({ ...chunks.empty(), prompt_progress: p }),
       } : {}),
     });
 
     if (!settle(run, done)) return;
     const tail = [...(splitter ? route(splitter.end()) : []), ...parser.end()];
     const finish = chatFinish(done.finish, parser.calls);
-    if (parser.calls.length > 0) run.rec.end = 'tool_calls';
+    if (parser.calls.length > 0) run.request.outcome('tool_calls');
     const figures = figuresOf(run.rec, done);
     if (sse) {
       for (const c of chunks.deltas(tail)) emit(c);

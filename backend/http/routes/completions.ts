@@ -2,7 +2,7 @@
 import { parseCompletionRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../app-context.js';
-import { checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
+import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeText, withRequest, type PromptProgress } from '../generation.js';
 import { completionChunk, completionResponse, usageOf, timingsOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -33,7 +33,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
         else text += piece;
       },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => sse.event({ ...completionChunk(id, model.id, created, '', null), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (p: PromptProgress) => sse.event({ ...completionChunk(id, model.id, created, '', null), prompt_progress: p }),
       } : {}),
     });
     if (!settle(run, done)) return;
