@@ -3,7 +3,7 @@
 // llama.cpp abort costs only that replica's in-flight requests.
 import type { EngineState } from '../../contract/metrics.js';
 import type {
-  DeviceInfo, EngineOptions, EngineSnapshot, FinishReason, GenerateRequest, ModelInfo,
+  DeviceInfo, EngineErrorCode, EngineOptions, EngineSnapshot, FinishReason, GenerateRequest, ModelInfo,
   PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
 
@@ -69,6 +69,19 @@ export interface EngineRequest {
   readonly done: Promise<DoneEvent>;
   /** Cancels it wherever it is (queued, reading the prompt, decoding). Idempotent. */
   cancel(): void;
+}
+
+/**
+ * Why an engine call failed: the engine's own code (EngineErrorCode, native/src/engine_error.h),
+ * or 'engine_unavailable' when no engine could take or finish the call (starting, restarting,
+ * dead, closed). The server maps these to HTTP statuses in one table (api/engine-errors.ts).
+ */
+export type CallErrorCode = EngineErrorCode | 'engine_unavailable';
+
+/** A rejected engine call (tokenize, sessions, snapshots...): the message and its code. */
+export class EngineCallError extends Error {
+  override readonly name = 'EngineCallError';
+  constructor(message: string, readonly code: CallErrorCode) { super(message); }
 }
 
 export interface EngineStatus {

@@ -5,7 +5,8 @@
 import { write, writeSync } from 'node:fs';
 import type { Engine } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
-import { parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
+import type { EngineErrorCode } from '../../native/lib/addon.js';
+import { ENGINE_ERROR_CODES, parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
 
@@ -84,6 +85,12 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The engine's code of a rejected call (native Error.code), 'failed' for anything else. */
+function codeOf(err: unknown): EngineErrorCode {
+  const code = (err as { code?: unknown } | null)?.code;
+  return ENGINE_ERROR_CODES.includes(code as EngineErrorCode) ? code as EngineErrorCode : 'failed';
+}
+
 /** Stops the engine (bounded wait: a stuck engine thread must not keep us alive) and exits. */
 function shutdown(code: number, why: string): void {
   if (exiting) return;
@@ -109,6 +116,15 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
     const loaded = await Engine.load({
       ...config,
       onEvents: (events, handedAtMs) => send({ kind: 'events', epoch, events, handedAtMs }),
+      // The engine thread ended on an error of its own (its requests already failed with it):
+      // say so and leave, so the server restarts the engine.
+      onFatal: (reason) => {
+        log(`engine host (epoch ${epoch}): the engine thread failed: ${reason}`);
+        send({ kind: 'fatal', epoch, error: reason });
+        engine = null;
+        exiting = true;
+        exitAfterSends(1);
+      },
     });
     if (exiting) { void loaded.close(); return; }
     engine = loaded;
@@ -162,10 +178,10 @@ function handle(cmd: Command): void {
       return;
     default: {
       const e = engine;
-      const done = e ? Promise.resolve().then(() => runCall(e, cmd)) : Promise.reject(new Error('engine is not loaded'));
+      const done = e ? Promise.resolve().then(() => runCall(e, cmd)) : Promise.reject(Object.assign(new Error('engine is not loaded'), { code: 'engine_closed' }));
       done.then(
         (value) => send({ kind: 'result', epoch, call: cmd.call, value }),
-        (err: unknown) => send({ kind: 'callError', epoch, call: cmd.call, error: message(err) }),
+        (err: unknown) => send({ kind: 'callError', epoch, call: cmd.call, error: message(err), code: codeOf(err) }),
       );
     }
   }

@@ -12,7 +12,9 @@ import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
-import type { EngineClient, EngineConfig, EngineRequest, EngineStatus, GenerateInput, RequestSink } from './client.js';
+import {
+  EngineCallError, type EngineClient, type EngineConfig, type EngineRequest, type EngineStatus, type GenerateInput, type RequestSink,
+} from './client.js';
 import type { EngineState } from '../../contract/metrics.js';
 import {
   parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
@@ -291,7 +293,7 @@ class ProcessEngineClient implements EngineClient {
         if (!pending) { this.table.countStale(); break; }
         inc.calls.delete(msg.call);
         if (msg.kind === 'result') pending.resolve(msg.value);
-        else pending.reject(new Error(`${pending.kind}: ${msg.error}`));
+        else pending.reject(new EngineCallError(`${pending.kind}: ${msg.error}`, msg.code));
         break;
       }
       case 'fatal':
@@ -313,7 +315,7 @@ class ProcessEngineClient implements EngineClient {
     const closed = this.state === 'closed';
     const wasReady = inc.phase === 'ready';
     const callError = closed ? `engine (replica ${this.replica}) is closed` : reason;
-    for (const [, call] of inc.calls) call.reject(new Error(`${call.kind}: ${callError}`));
+    for (const [, call] of inc.calls) call.reject(new EngineCallError(`${call.kind}: ${callError}`, 'engine_unavailable'));
     inc.calls.clear();
     inc.settleStart.reject(new Error(closed ? `engine (replica ${this.replica}) was closed before it was ready` : reason));
     if (closed) {
@@ -373,14 +375,14 @@ class ProcessEngineClient implements EngineClient {
 
   private call<K extends CallName>(kind: K, args: CallArgs<K>): Promise<CallResult<K>> {
     const inc = this.current;
-    if (this.state !== 'ready' || !inc) return Promise.reject(new Error(`${kind}: ${this.unavailable()}`));
+    if (this.state !== 'ready' || !inc) return Promise.reject(new EngineCallError(`${kind}: ${this.unavailable()}`, 'engine_unavailable'));
     const call = this.nextCall++;
     return new Promise<CallResult<K>>((resolve, reject) => {
       inc.calls.set(call, { kind, resolve: resolve as (v: unknown) => void, reject });
       const error = this.send(inc, { kind, epoch: inc.epoch, call, ...args } as Command);
       if (error) {
         inc.calls.delete(call);
-        reject(new Error(`${kind}: ${error}`));
+        reject(new EngineCallError(`${kind}: ${error}`, 'engine_unavailable'));
       }
       this.watchSilence(false);
     });

@@ -10,9 +10,15 @@
 // each start); request-scoped messages carry the engine-level request id, call replies the
 // call id. The receiver drops what is not addressed to its epoch.
 import type {
-  DeviceInfo, EngineEvent, EngineSnapshot, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
+  DeviceInfo, EngineErrorCode, EngineEvent, EngineSnapshot, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
 import type { EngineConfig, GenerateInput } from './client.js';
+
+/** The codes a callError may carry (the engine's own; the host says 'failed' for anything else). */
+export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
+  'failed', 'io_error', 'no_space', 'session_unreadable', 'session_model_mismatch', 'conversation_not_found',
+  'park_unavailable', 'engine_closed',
+];
 
 /** Calls: one request, one reply (`result` or `callError`) with the same call id. */
 export interface CallSpecs {
@@ -53,7 +59,8 @@ export type HostMessage =
   /** The engine refused a submit (bad input); the request never started. */
   | { kind: 'submitError'; epoch: number; id: number; error: string }
   | { kind: 'result'; epoch: number; call: number; value: unknown }
-  | { kind: 'callError'; epoch: number; call: number; error: string }
+  /** `code`: what kind of failure (ENGINE_ERROR_CODES); the server's status follows it, never the message. */
+  | { kind: 'callError'; epoch: number; call: number; error: string; code: EngineErrorCode }
   /** The host is about to exit because of an error it could not handle. */
   | { kind: 'fatal'; epoch: number; error: string };
 
@@ -136,6 +143,7 @@ export function parseHostMessage(raw: unknown): HostMessage {
     case 'callError':
       needPosInt(m, 'call', m.kind);
       needString(m, 'error', m.kind);
+      need(ENGINE_ERROR_CODES.includes(m.code as EngineErrorCode), `callError message: 'code' must be one of ${ENGINE_ERROR_CODES.join(', ')}, got ${JSON.stringify(m.code)}`);
       break;
   }
   return m as unknown as HostMessage;

@@ -21,7 +21,6 @@ export interface RouteSettings {
   /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
   readonly infillDelayMs: number;
   readonly fimOrder: 'auto' | 'psm' | 'spm';
-  readonly batch: number | null;
 }
 
 export interface AppContext {

@@ -4,6 +4,7 @@
 // refused before any engine sees it.
 import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../api/schemas.js';
+import { engineCallApiError } from '../api/engine-errors.js';
 import { ApiError } from '../api/errors.js';
 import { renderChatPrompt, tokenizeChatPrompt } from '../chat/chat-prompt.js';
 import type { ChatMessage } from '../chat/chat-types.js';
@@ -141,15 +142,8 @@ export class SessionService {
   }
 }
 
-/** An engine's refusal as the status a client can act on. */
+/** A session's failure as the status a client can act on: the store's own refusal, else the engine's code (api/engine-errors.ts). */
 export function sessionError(e: unknown, what: string): ApiError {
-  if (e instanceof ApiError) return e;
   if (e instanceof SessionUnreadableError) return new ApiError(422, e.message, { code: 'session_unreadable', param: 'name' });
-  const msg = e instanceof Error ? e.message : String(e ?? 'no engine is ready');
-  if (/another model/i.test(msg)) return new ApiError(409, `${what}: ${msg}`, { code: 'session_model_mismatch' });
-  if (/corrupt|not a Strata session|unsupported version|damaged/i.test(msg)) return new ApiError(422, `${what}: ${msg}`, { code: 'session_unreadable' });
-  if (/no conversation|not held|nothing to save|no slot/i.test(msg)) return new ApiError(404, `${what}: ${msg}`, { code: 'conversation_not_found' });
-  if (/not reachable|not running|restarting|closed/i.test(msg)) return new ApiError(503, `${what}: ${msg}`, { code: 'engine_unavailable' });
-  if (/ENOSPC|no space/i.test(msg)) return new ApiError(507, `${what}: ${msg}`, { code: 'insufficient_storage' });
-  return new ApiError(500, `${what}: ${msg}`, { code: 'session_error' });
+  return engineCallApiError(e, what);
 }

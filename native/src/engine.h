@@ -21,6 +21,7 @@
 #include "cpu_threadpool.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
+#include "llama-cpp.h"
 #include "llama.h"
 #include "park_store.h"
 #include "request.h"
@@ -29,6 +30,15 @@
 #include "trace.h"
 
 namespace strata {
+
+// llama-cpp.h has smart pointers for models, contexts and samplers, none for batches.
+struct BatchDeleter {
+  void operator()(llama_batch* b) const {
+    llama_batch_free(*b);
+    delete b;
+  }
+};
+using BatchPtr = std::unique_ptr<llama_batch, BatchDeleter>;
 
 class Engine {
  public:
@@ -52,6 +62,8 @@ class Engine {
                    std::string meta);
   void LoadSession(uint64_t ticket, std::string path, std::string identity);
   // Ends every request with 'cancel', posts a message with closed = true, and ends the thread.
+  // An exception on the engine thread (std::bad_alloc or any other) ends every request with
+  // 'error' and the reason instead, and posts closed = true with `fatal` set.
   void RequestClose();
   // Ends the thread without posting anything (process teardown). Joins.
   void StopSilently();
@@ -81,7 +93,7 @@ class Engine {
     size_t n_read = 0;          // prompt tokens whose KV is in the slot
     bool decoding = false;      // prompt done; `pending` is the last sampled token
     llama_token pending = -1;   // sampled, emitted, not yet in the KV
-    llama_sampler* chain = nullptr;
+    llama_sampler_ptr chain;
     bool greedy = false;        // plain greedy: argmax without the chain
     TextStream text;
     RequestStats stats;
@@ -100,6 +112,8 @@ class Engine {
 
   // engine.cpp
   void Run();
+  void RunLoop();
+  void FailEverything(const std::string& reason);
   bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void CancelRequest(uint64_t key, std::set<uint64_t>& unmatched);
@@ -133,8 +147,9 @@ class Engine {
 
   EngineEvent& NewEvent(EventType type, int64_t id);
 
-  llama_model* model_;
-  llama_context* ctx_;
+  // Owned; freed in the destructor in this order: samplers (slots_), batch_, ctx_, pools_, model_.
+  llama_model_ptr model_;
+  llama_context_ptr ctx_;
   CpuThreadpools pools_;
   const llama_vocab* vocab_;
   llama_memory_t mem_;
@@ -158,12 +173,14 @@ class Engine {
   uint64_t order_ = 0;
   uint64_t tick_ = 0;
   ParkStore park_;
-  llama_batch batch_;
+  BatchPtr batch_;
   std::unique_ptr<StepMessage> msg_;
   std::vector<char> piece_;
   std::vector<size_t> prompt_order_;
   EngineSnapshot totals_;  // totals and counters kept here, copied into the snapshot
   uint64_t steps_ = 0;
+  // Test hook (STRATA_TEST_ENGINE_THROW=bad_alloc): the first step with a request throws std::bad_alloc.
+  bool test_throw_ = false;
   double sample_ms_ = 0, detok_ms_ = 0;  // this step's
 
   mutable std::mutex snap_mu_;

@@ -82,7 +82,7 @@ size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool
 size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored) {
   llama_memory_seq_rm(mem_, slot.id, -1, -1);
   slot.held.clear();
-  if (llama_state_seq_set_data(ctx_, it->state.data(), it->state.size(), slot.id) == 0) {
+  if (llama_state_seq_set_data(ctx_.get(), it->state.data(), it->state.size(), slot.id) == 0) {
     // The snapshot does not fit this context (e.g. a session from another setup): drop it.
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
     park_.Take(it);
@@ -113,7 +113,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
     slot.held.resize(keep);
   }
   // Sliding-window layers may have dropped positions the continuation still needs.
-  const int32_t n_swa = llama_model_n_swa(model_);
+  const int32_t n_swa = llama_model_n_swa(model_.get());
   if (keep > 0 && n_swa > 0) {
     const llama_pos pos_min = llama_memory_seq_pos_min(mem_, slot.id);
     if (pos_min > std::max<llama_pos>(0, static_cast<llama_pos>(keep) - n_swa)) {
@@ -126,7 +126,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
 }
 
 bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
-  const size_t size = llama_state_seq_get_size(ctx_, seq);
+  const size_t size = llama_state_seq_get_size(ctx_.get(), seq);
   if (size == 0 || size > park_.budget()) return false;
   const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
   if (MemAvailableBytes() < floor + size) {
@@ -134,7 +134,7 @@ bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
     return false;
   }
   out = StateBuffer(size);
-  const size_t n = llama_state_seq_get_data(ctx_, out.data(), out.size(), seq);
+  const size_t n = llama_state_seq_get_data(ctx_.get(), out.data(), out.size(), seq);
   if (n == 0) {
     out.Clear();
     return false;
@@ -165,7 +165,7 @@ void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
   a->n_read = reuse;
   a->chain = MakeSamplerChain(a->req.sampling, vocab_);
   a->greedy = IsPlainGreedy(a->req.sampling);
-  AcceptPromptTokens(a->chain, a->req.sampling, a->req.prompt);
+  AcceptPromptTokens(a->chain.get(), a->req.sampling, a->req.prompt);
   a->text.Reset(a->req.stop);
   a->stats.prompt_tokens = static_cast<int32_t>(a->req.prompt.size());
   a->stats.reused = static_cast<int32_t>(reuse);

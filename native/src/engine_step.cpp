@@ -3,6 +3,7 @@
 // sample, detokenize and check stops per sequence. Engine thread only.
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 #include "engine.h"
 #include "sampling.h"
@@ -38,7 +39,7 @@ const char* DecodeError(int32_t rc) {
 }  // namespace
 
 void Engine::PlanBatch() {
-  batch_.n_tokens = 0;
+  batch_->n_tokens = 0;
   int32_t budget = cfg_.batch;
   int32_t decoders = 0;
   prompt_order_.clear();
@@ -99,15 +100,15 @@ void Engine::PlanBatch() {
     Active* a = s.run.get();
     if (!a) continue;
     if (a->decoding) {
-      BatchAdd(batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
-      a->logits_at = batch_.n_tokens - 1;
+      BatchAdd(*batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
+      a->logits_at = batch_->n_tokens - 1;
     } else if (a->chunk > 0) {
       const bool completes = a->n_read + static_cast<size_t>(a->chunk) == a->req.prompt.size();
       for (int32_t k = 0; k < a->chunk; ++k) {
         const size_t p = a->n_read + static_cast<size_t>(k);
-        BatchAdd(batch_, a->req.prompt[p], static_cast<llama_pos>(p), s.id, completes && k == a->chunk - 1);
+        BatchAdd(*batch_, a->req.prompt[p], static_cast<llama_pos>(p), s.id, completes && k == a->chunk - 1);
       }
-      if (completes) a->logits_at = batch_.n_tokens - 1;
+      if (completes) a->logits_at = batch_->n_tokens - 1;
     }
   }
 }
@@ -115,7 +116,8 @@ void Engine::PlanBatch() {
 bool Engine::Step() {
   const auto t_build = Clock::now();
   PlanBatch();
-  if (batch_.n_tokens == 0) return false;
+  if (batch_->n_tokens == 0) return false;
+  if (test_throw_) throw std::bad_alloc();
   StepTraceRec tr;
   tr.step = steps_;
   tr.t = NowMs();
@@ -127,12 +129,12 @@ bool Engine::Step() {
   }
   const auto t_decode = Clock::now();
   tr.build_ms = Ms(t_build, t_decode);
-  const int32_t rc = llama_decode(ctx_, batch_);
+  const int32_t rc = llama_decode(ctx_.get(), *batch_);
   if (rc != 0) {
     FailBatch(rc);
     return true;
   }
-  llama_synchronize(ctx_);
+  llama_synchronize(ctx_.get());
   const auto t_decoded = Clock::now();
   tr.decode_ms = Ms(t_decode, t_decoded);
   steps_++;
@@ -190,8 +192,8 @@ void Engine::AfterDecode(double step_t, double decode_ms) {
 void Engine::SampleAndEmit(Slot& s) {
   Active& a = *s.run;
   const auto t0 = Clock::now();
-  const llama_token tok = a.greedy ? ArgmaxToken(llama_get_logits_ith(ctx_, a.logits_at), info_.vocab_size)
-                                   : llama_sampler_sample(a.chain, ctx_, a.logits_at);
+  const llama_token tok = a.greedy ? ArgmaxToken(llama_get_logits_ith(ctx_.get(), a.logits_at), info_.vocab_size)
+                                   : llama_sampler_sample(a.chain.get(), ctx_.get(), a.logits_at);
   const auto t1 = Clock::now();
   sample_ms_ += Ms(t0, t1);
 
@@ -245,7 +247,6 @@ void Engine::Finish(Slot& s, FinishReason reason, const std::string& error, bool
   request_traces_.Push(std::move(a.trace));
   totals_.generated += static_cast<uint64_t>(a.stats.generated);
   totals_.requests++;
-  llama_sampler_free(a.chain);
   s.last_used = ++tick_;
   s.run.reset();
 }

@@ -312,6 +312,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.placement = placement;
   m.info.backends = backends;
   m.info.cpu_repack = cfg.cpu_repack;
+  m.info.batch = cfg.batch;
   const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_error.h"
 #include "llama.h"
 #include "session_file.h"
 
@@ -82,6 +83,7 @@ struct SessionResult {
 struct CommandResult {
   uint64_t ticket = 0;
   std::string error;  // empty = success
+  ErrorCode code = ErrorCode::Failed;  // with an error: what kind (engine_error.h)
   SessionResult session;
   std::vector<llama_token> token_ids;
 };
@@ -94,6 +96,7 @@ struct StepMessage {
   double handed_ms = 0;
   std::vector<CommandResult> results;
   bool closed = false;  // the engine thread has ended (close() or a fatal error)
+  std::string fatal;    // with closed: the error that ended the thread (empty after close())
 };
 
 }  // namespace strata

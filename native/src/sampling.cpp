@@ -25,10 +25,11 @@ llama_token ArgmaxToken(const float* logits, int32_t n_vocab) {
   return best;
 }
 
-llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab) {
+llama_sampler_ptr MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab) {
   llama_sampler_chain_params cp = llama_sampler_chain_default_params();
   cp.no_perf = true;
-  llama_sampler* chain = llama_sampler_chain_init(cp);
+  llama_sampler_ptr owned(llama_sampler_chain_init(cp));
+  llama_sampler* chain = owned.get();
   const int32_t n_vocab = llama_vocab_n_tokens(vocab);
 
   if (!p.logit_bias.empty()) {
@@ -41,14 +42,14 @@ llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* voca
   }
   if (p.temperature <= 0.0f) {
     llama_sampler_chain_add(chain, llama_sampler_init_greedy());
-    return chain;
+    return owned;
   }
   if (p.top_k > 0) llama_sampler_chain_add(chain, llama_sampler_init_top_k(p.top_k));
   if (p.top_p < 1.0f) llama_sampler_chain_add(chain, llama_sampler_init_top_p(p.top_p, 1));
   if (p.min_p > 0.0f) llama_sampler_chain_add(chain, llama_sampler_init_min_p(p.min_p, 1));
   llama_sampler_chain_add(chain, llama_sampler_init_temp(p.temperature));
   llama_sampler_chain_add(chain, llama_sampler_init_dist(p.seed));
-  return chain;
+  return owned;
 }
 
 void AcceptPromptTokens(llama_sampler* chain, const SamplingParams& p, const std::vector<llama_token>& prompt) {

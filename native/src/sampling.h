@@ -2,14 +2,15 @@
 #pragma once
 #include <vector>
 
+#include "llama-cpp.h"
 #include "llama.h"
 #include "request.h"
 
 namespace strata {
 
 // The chain for these params: logit bias, penalties, then greedy (temperature 0) or
-// top_k / top_p / min_p / temperature / seeded dist. Caller frees it (llama_sampler_free).
-llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab);
+// top_k / top_p / min_p / temperature / seeded dist.
+llama_sampler_ptr MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab);
 
 // True when the chain would be plain greedy: then ArgmaxToken gives the same token, without
 // copying the vocabulary into a candidate array (the per-step cost that matters at many slots).

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderChatPrompt, tokenizeChatPrompt } from '../../backend/chat/chat-prompt.js';
 import { createChatTemplate } from '../../backend/chat/template.js';
-import type { EngineClient, GenerateInput } from '../../backend/engine/client.js';
+import type { EngineClient, GenerateInput, RequestSink } from '../../backend/engine/client.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { json, startServer, tempDir, type Running } from './server-helpers.js';
 
@@ -23,7 +23,7 @@ async function spiedServer(vocab: string, sessionsDir: string): Promise<Spied> {
   const generate = engine.generate.bind(engine);
   const saveSession = engine.saveSession.bind(engine);
   Object.assign(engine, {
-    generate: (input: GenerateInput) => { prompts.push(Array.from(input.prompt)); return generate(input); },
+    generate: (input: GenerateInput, sink?: RequestSink) => { prompts.push(Array.from(input.prompt)); return generate(input, sink); },
     saveSession: (path: string, tokens: number[], identity: string, meta: string) => { saved.push([...tokens]); return saveSession(path, tokens, identity, meta); },
   });
   return { srv, prompts, saved, engine };

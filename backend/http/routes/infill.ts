@@ -30,7 +30,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
       header: await t(fim.sep >= 0 ? `${e.filename}\n` : SNIPPET_SEPARATOR), text: await t(e.text),
     })));
     const ctx = model.info.ctx;
-    const batch = app.config.batch ?? 512;
+    const batch = model.info.batch;
     const maxTokens = Math.max(1, Math.min(body.maxTokens ?? DEFAULT_INFILL_TOKENS, Math.floor(ctx / 2)));
     const window = await windowPrefix(body.inputPrefix, prefix, prefixBudget(batch), t);
     const built = buildInfillPrompt(fim, model.bosPrefix, {
