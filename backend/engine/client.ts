@@ -9,6 +9,9 @@ import type {
 
 export type EngineConfig = Omit<EngineOptions, 'onEvents'>;
 
+/** tokenizeParts' answer: each text's tokens, in order, and the window when one was asked for. */
+export interface TokenizedParts { tokens: number[][]; window: number[] | null }
+
 /** What a caller submits: the engine request without its id (the client assigns ids). */
 export type GenerateInput = Omit<GenerateRequest, 'id'>;
 
@@ -110,6 +113,12 @@ export interface EngineClient {
   tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]>;
   /** Special tokens parsed in the chat template's segments, never in plain (client) ones (addon.d.ts). */
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]>;
+  /**
+   * Plain texts (no special tokens added or parsed) in one call, and with `window` the tokens of
+   * texts[index]'s prefix window within `budget` (infill/prefix-window.ts): an infill request's
+   * whole tokenization, one round trip to the engine host.
+   */
+  tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<TokenizedParts>;
   detokenize(tokens: number[]): Promise<string>;
   /** `meta`: the server's description of the session, stored in the file beside the state. */
   saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<SessionResult>;

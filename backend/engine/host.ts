@@ -6,6 +6,7 @@ import { write, writeSync } from 'node:fs';
 import type { Engine } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
 import type { EngineErrorCode } from '../../native/lib/addon.js';
+import { windowPrefix } from '../infill/prefix-window.js';
 import { ENGINE_ERROR_CODES, parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
@@ -142,6 +143,13 @@ async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
   switch (cmd.kind) {
     case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
     case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
+    case 'tokenizeParts': {
+      const plain = (s: string): number[] => (s === '' ? [] : Array.from(e.tokenize(s, false, false)));
+      const tokens = cmd.texts.map(plain);
+      const w = cmd.window;
+      const window = w ? await windowPrefix(cmd.texts[w.index] ?? '', tokens[w.index] ?? [], w.budget, plain) : null;
+      return { tokens, window };
+    }
     // Special tokens as their text (like llama-server): templates need bos/eos text.
     case 'detokenize': return e.detokenize(cmd.tokens, false, true);
     case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity, cmd.meta);

@@ -177,6 +177,9 @@ class ProcessEngineClient implements EngineClient {
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]> {
     return this.call('tokenizeSegments', { segments, addSpecial });
   }
+  tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<CallResult<'tokenizeParts'>> {
+    return this.call('tokenizeParts', window ? { texts, window } : { texts });
+  }
   detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
   saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<CallResult<'saveSession'>> {
     return this.call('saveSession', { path, tokens, identity, meta });

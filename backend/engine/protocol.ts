@@ -12,7 +12,7 @@
 import type {
   DeviceInfo, EngineErrorCode, EngineEvent, EngineSnapshot, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
-import type { EngineConfig, GenerateInput } from './client.js';
+import type { EngineConfig, GenerateInput, TokenizedParts } from './client.js';
 
 /** The codes a callError may carry (the engine's own; the host says 'failed' for anything else). */
 export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
@@ -24,6 +24,8 @@ export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
 export interface CallSpecs {
   tokenize: { args: { text: string; addSpecial?: boolean; parseSpecial?: boolean }; result: number[] };
   tokenizeSegments: { args: { segments: PromptSegment[]; addSpecial: boolean }; result: number[] };
+  /** Many plain texts in one call (no special tokens added or parsed), and optionally the prefix window of one. */
+  tokenizeParts: { args: { texts: string[]; window?: { index: number; budget: number } }; result: TokenizedParts };
   detokenize: { args: { tokens: number[] }; result: string };
   saveSession: { args: { path: string; tokens: number[]; identity: string; meta: string }; result: SessionResult };
   loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[]; meta: string } };
@@ -65,7 +67,7 @@ export type HostMessage =
   | { kind: 'fatal'; epoch: number; error: string };
 
 export const CALL_NAMES: readonly CallName[] =
-  ['tokenize', 'tokenizeSegments', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices'];
+  ['tokenize', 'tokenizeSegments', 'tokenizeParts', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices'];
 
 export class ProtocolError extends Error {
   override name = 'ProtocolError';

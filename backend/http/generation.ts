@@ -13,7 +13,7 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../api/errors.js';
 import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
-import type { DoneEvent, EngineClient } from '../engine/client.js';
+import type { DoneEvent, EngineClient, TokenizedParts } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestRecord } from '../scheduler/request-ledger.js';
 import type { RequestKind } from '../../contract/metrics.js';
@@ -49,7 +49,7 @@ export function requireTokenizer(app: AppContext): EngineClient {
 }
 
 /** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
-async function onTokenizer(app: AppContext, tokenize: (client: EngineClient) => Promise<number[]>): Promise<number[]> {
+async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
   const client = requireTokenizer(app);
   try {
     return await tokenize(client);
@@ -60,6 +60,11 @@ async function onTokenizer(app: AppContext, tokenize: (client: EngineClient) => 
 
 export function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
   return onTokenizer(app, (c) => c.tokenize(text, addSpecial, parseSpecial));
+}
+
+/** Plain texts' tokens in one engine call, and the prefix window of texts[window.index] (infill). */
+export function tokenizeParts(app: AppContext, texts: string[], window?: { index: number; budget: number }): Promise<TokenizedParts> {
+  return onTokenizer(app, (c) => c.tokenizeParts(texts, window));
 }
 
 /** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */

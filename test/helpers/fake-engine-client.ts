@@ -6,6 +6,7 @@ import type { ModelInfo } from '../../native/lib/addon.js';
 import type {
   EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
 } from '../../backend/engine/client.js';
+import { windowPrefix } from '../../backend/infill/prefix-window.js';
 import { Channel } from '../../backend/scheduler/channel.js';
 
 type Done = Extract<RequestEvent, { type: 'done' }>;
@@ -159,6 +160,10 @@ export class FakeEngineClient implements EngineClient {
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
   /** One token per byte, as tokenize: the fake has no special tokens to parse. */
   async tokenizeSegments(segments: Array<{ text: string }>): Promise<number[]> { return this.tokenize(segments.map((s) => s.text).join('')); }
+  async tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<{ tokens: number[][]; window: number[] | null }> {
+    const tokens = await Promise.all(texts.map((t) => this.tokenize(t)));
+    return { tokens, window: window ? await windowPrefix(texts[window.index] ?? '', tokens[window.index] ?? [], window.budget, (s) => this.tokenize(s)) : null };
+  }
   async detokenize(tokens: number[]): Promise<string> { return Buffer.from(tokens).toString(); }
   async saveSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
   async loadSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
