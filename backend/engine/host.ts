@@ -2,46 +2,24 @@
 // started by process-client.ts with an IPC channel). It loads the model on 'init', forwards each
 // engine step's events as one message, runs calls, and exits when the parent goes away.
 // stdout/stderr are logs only; the protocol runs over the IPC channel.
-import { write, writeSync } from 'node:fs';
 import type { Engine } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
+import { QueuedWriter } from '../log/queued-writer.js';
 import type { EngineErrorCode } from '../../native/lib/addon.js';
 import { windowPrefix } from '../infill/prefix-window.js';
 import { ENGINE_ERROR_CODES, parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
 
-const LOG_QUEUE_MAX = 1000;
-const logQueue: string[] = [];
-let logDropped = 0;
-let logWriting = false;
+const logWriter = new QueuedWriter({ fd: 2, maxQueuedLines: 1000, dropNote: (n) => `engine host: ${n} log lines dropped` });
 
 function log(line: string): void {
-  if (logQueue.length >= LOG_QUEUE_MAX) { logDropped++; return; }
-  logQueue.push(`${new Date().toISOString()} ${line}\n`);
-  flushLog();
-}
-
-function flushLog(): void {
-  if (logWriting || logQueue.length === 0) return;
-  let text = logQueue.splice(0).join('');
-  if (logDropped) { text += `engine host: ${logDropped} log lines dropped\n`; logDropped = 0; }
-  logWriting = true;
-  write(2, text, (err) => {
-    logWriting = false;
-    // EAGAIN: stderr is a non-blocking pipe that is full; try again shortly (the queue keeps bounded).
-    if (err && (err as NodeJS.ErrnoException).code === 'EAGAIN') {
-      logQueue.unshift(text);
-      setTimeout(flushLog, 20).unref();
-    } else {
-      flushLog();
-    }
-  });
+  logWriter.writeLine(`${new Date().toISOString()} ${line}`);
 }
 
 /** At exit only: what is still queued, written at once. */
 function drainLogSync(): void {
-  try { writeSync(2, logQueue.splice(0).join('')); } catch { /* stderr gone */ }
+  logWriter.drainSync();
 }
 
 // --- state ---

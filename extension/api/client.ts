@@ -7,7 +7,7 @@ import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, errorMessage, obj, parseHealth, parseInfill, parseModels } from './normalize.js';
-import { SseDecoder } from './sse.js';
+import { SseDecoder } from '../../backend/net/sse-decoder.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, ModelEntry } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
@@ -120,7 +120,7 @@ export class StrataClient {
       try {
         for (;;) {
           const { done, value } = await reader.read();
-          const payloads = done ? sse.end() : sse.push(value);
+          const payloads = (done ? sse.end() : sse.feed(value)).map((e) => e.data);
           for (const p of payloads) {
             if (p.trim() === '[DONE]') {
               yield* chunks.end();

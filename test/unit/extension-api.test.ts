@@ -9,7 +9,7 @@ import { parseSessions } from '../../contract/sessions.js';
 import { parseTraces } from '../../contract/traces.js';
 import { parseHealth, parseModels } from '../../extension/api/normalize.js';
 import { devicesBody, engineBody, historyEntry, metricsBody, replicaDevices, sessionMeta, traceEntry } from '../helpers/contract-bodies.js';
-import { SseDecoder } from '../../extension/api/sse.js';
+import { SseDecoder } from '../../backend/net/sse-decoder.js';
 import type { ChatStreamEvent } from '../../extension/api/types.js';
 import { ActivityTracker } from '../../extension/backend/activity.js';
 
@@ -18,14 +18,14 @@ describe('SseDecoder', () => {
     const text = ': keep-alive\n\ndata: {"a":1}\r\n\r\ndata: x\ndata: y\n\ndata: [DONE]\n\n';
     for (let cut = 0; cut <= text.length; cut++) {
       const d = new SseDecoder();
-      const out = [...d.push(text.slice(0, cut)), ...d.push(text.slice(cut)), ...d.end()];
+      const out = [...d.feed(text.slice(0, cut)), ...d.feed(text.slice(cut)), ...d.end()].map((e) => e.data);
       expect(out, `cut at ${cut}`).toEqual(['{"a":1}', 'x\ny', '[DONE]']);
     }
   });
   it('keeps multi-byte characters split across chunks intact', () => {
     const bytes = new TextEncoder().encode('data: héllo ✓\n\n');
     const d = new SseDecoder();
-    expect([...d.push(bytes.subarray(0, 8)), ...d.push(bytes.subarray(8))]).toEqual(['héllo ✓']);
+    expect([...d.feed(bytes.subarray(0, 8)), ...d.feed(bytes.subarray(8))].map((e) => e.data)).toEqual(['héllo ✓']);
   });
 });
 
