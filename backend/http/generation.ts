@@ -12,7 +12,7 @@
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../api/errors.js';
-import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
+import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
 import type { DoneEvent, EngineClient, TokenizedParts } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestRecord } from '../scheduler/request-ledger.js';
@@ -58,13 +58,14 @@ async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) 
   }
 }
 
-export function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
-  return onTokenizer(app, (c) => c.tokenize(text, addSpecial, parseSpecial));
-}
-
 /** Plain texts' tokens in one engine call, and the prefix window of texts[window.index] (infill). */
 export function tokenizeParts(app: AppContext, texts: string[], window?: { index: number; budget: number }): Promise<TokenizedParts> {
   return onTokenizer(app, (c) => c.tokenizeParts(texts, window));
+}
+
+/** A raw prompt's tokens (completions): special tokens parsed, BOS never doubled (chat/chat-prompt.ts). */
+export function tokenizeRaw(app: AppContext, model: ModelView, text: string): Promise<number[]> {
+  return onTokenizer(app, (c) => tokenizeRawPrompt(c, model, text));
 }
 
 /** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */

@@ -6,7 +6,7 @@ import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../api/schemas.js';
 import { engineCallApiError } from '../api/engine-errors.js';
 import { ApiError } from '../api/errors.js';
-import { renderChatPrompt, tokenizeChatPrompt } from '../chat/chat-prompt.js';
+import { renderChatPrompt, tokenizeChatPrompt, tokenizeRawPrompt } from '../chat/chat-prompt.js';
 import type { ChatMessage } from '../chat/chat-types.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
@@ -63,7 +63,7 @@ export class SessionService {
     // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a completion's.
     const tokens = messages
       ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
-      : await tokenizer.tokenize(prompt ?? '', model.bosText === '' || !(prompt ?? '').startsWith(model.bosText), true);
+      : await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     const promptMs = msSince(t0);
     await this.store.ensureDir();

@@ -141,6 +141,23 @@ describe('role markers typed by a client (llama-spm vocabulary)', () => {
   });
 });
 
+describe('a raw prompt (completions, a session saved from prompt text)', () => {
+  it('is read the same way by both, its BOS never doubled', async () => {
+    const bos = await idOf(spm, '<s>');
+    spm.prompts.length = 0;
+    spm.saved.length = 0;
+    for (const text of ['<s>Once upon a time', 'Once upon a time']) {
+      expect((await json(spm.srv.port, 'POST', '/v1/completions', { prompt: text, max_tokens: 1, temperature: 0 })).status).toBe(200);
+      const read = spm.prompts.at(-1)!;
+      expect(read[0]).toBe(bos);
+      expect(count(read, bos)).toBe(1);
+      const saved = await json(spm.srv.port, 'POST', '/v1/sessions', { name: `raw-${spm.saved.length}`, prompt: text });
+      expect(saved.status).toBe(201);
+      expect(spm.saved.at(-1)).toEqual(read);
+    }
+  });
+});
+
 describe('tokenizeSegments against llama_tokenize', () => {
   // Random text from pieces that matter: control texts, partial markers, spaces, newlines, words.
   const pieces = ['<|im_start|>', '<|im_end|>', '<|endoftext|>', '<s>', '</s>', '<unk>', '<|im_', 'start|>', '<', '|', '>', ' ', '  ', '\n', 'user', 'hello', ' world', 'é', '日本', '<tool_call>', '<|fim_prefix|>'];

@@ -2,7 +2,7 @@
 import { parseCompletionRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
 import type { AppContext } from '../app-context.js';
-import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeText, withRequest, type PromptProgress } from '../generation.js';
+import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeRaw, withRequest, type PromptProgress } from '../generation.js';
 import { completionChunk, completionResponse, usageOf, timingsOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -16,9 +16,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
   }
 
   await withRequest(app, 'completion', body.stream, res, async (run) => {
-    const prompt = typeof body.prompt === 'string'
-      ? await tokenizeText(app, body.prompt, true, true)
-      : body.prompt;
+    const prompt = typeof body.prompt === 'string' ? await tokenizeRaw(app, model, body.prompt) : body.prompt;
     checkContext(prompt, model, 'prompt');
     const id = `cmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
