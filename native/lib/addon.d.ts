@@ -121,7 +121,11 @@ export interface GenerateRequest {
   ignoreEos?: boolean;
   /** false: read the whole prompt, reusing no cached KV (default true). */
   cachePrompt?: boolean;
-  /** Higher is admitted first (infill > chat); equal priority is FIFO. */
+  /**
+   * Higher is admitted first, equal priority FIFO, when more requests are submitted than there are
+   * slots (direct use of the addon; the server queues in its own scheduler and submits only into
+   * free slots, see native/src/engine_admit.cpp AdmitWaiting).
+   */
   priority?: number;
 }
 

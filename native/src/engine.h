@@ -123,7 +123,7 @@ class Engine {
   double NowMs() const;
 
   // engine_admit.cpp
-  void AdmitWaiting();
+  void AdmitWaiting();  // the direct-addon fallback queue (see its comment); the server admits only into free slots
   void Admit(Waiting w, Slot& slot, size_t reuse, bool restored);
   size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored);
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);

@@ -13,6 +13,12 @@ static constexpr size_t kMinParkLoss = 16;
 // Copying another slot's sequence costs a whole stream copy: only for this many tokens saved.
 static constexpr size_t kMinForkGain = 32;
 
+// The engine's own queue is the fallback for direct users of the addon (tests, bench-engine), who
+// may submit more requests than there are slots: priority first, FIFO within a priority. The
+// server never relies on it. Its one admission policy is its aging queue (backend/scheduler/),
+// which dispatches a request only while the replica has a free slot and counts it in flight until
+// its 'done'; so on the served path `waiting_` holds a request only from its submit to the next
+// loop turn, and this loop admits it at once into a free slot.
 void Engine::AdmitWaiting() {
   while (!waiting_.empty()) {
     if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.run; })) return;
