@@ -251,14 +251,7 @@ export interface RecentRequest {
   decodeTokS: number | null;
 }
 
-export interface ConversationCacheMetric {
-  parked: number;
-  bytes: number;
-  budget: number;
-  hits: number;
-  misses: number;
-  evictions: number;
-}
+export type ConversationCacheMetric = Omit<ConversationCacheBody, 'refused_low_ram' | 'entries'>;
 
 export interface EngineMetric {
   replica: number;

@@ -2,17 +2,14 @@
 // entries, backend/http/routes/diagnostics.ts answers), its runtime check, and the timelines the
 // panel's Trace tab draws (on the server's clock, made by tracesView).
 import * as z from 'zod/mini';
+import type { RequestTrace, StepTrace } from '../native/lib/addon.js';
 import { checkBody } from './check.js';
 import type { RequestState } from './metrics.js';
 
 // --- the server's JSON ---------------------------------------------------------------------
 
 /** The engine's own record of a request (native RequestTrace): ms since that engine started. */
-export interface EngineRequestTrace {
-  id: number;
-  queued: number; admitted?: number; promptDone?: number; firstToken?: number; finished?: number;
-  slot?: number; reused: number; restored: boolean; promptLegs: Array<{ t: number; tokens: number; ms: number }>;
-}
+export type EngineRequestTrace = RequestTrace;
 
 /** One ended request: the server's marks joined with the engine's trace of it. */
 export interface TraceEntry {
@@ -50,15 +47,7 @@ export interface LiveTraceEntry {
 }
 
 /** One engine step (native StepTrace) and the replica and epoch it ran in. */
-export interface StepEntry {
-  step: number;
-  /** ms since engine start */
-  t: number;
-  buildMs: number; decodeMs: number; sampleMs: number; detokMs: number;
-  decodeTokens: number; promptTokens: number; sequences: number;
-  replica: number;
-  epoch: number;
-}
+export interface StepEntry extends StepTrace { replica: number; epoch: number }
 
 export interface TracesBody { object: 'list'; requests: TraceEntry[]; steps: StepEntry[] }
 export interface TraceBody { request: TraceEntry | LiveTraceEntry; steps: StepEntry[] }
