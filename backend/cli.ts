@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `strata` command line: one file per subcommand under cli/.
-import { parseArgs, type ParsedArgs } from './cli/args.js';
+import { parseArgs, type ParsedArgs } from './args/args.js';
 
 type Command = { summary: string; run: (args: ParsedArgs) => Promise<number | void> };
 

@@ -15,7 +15,7 @@ import { LastEditor } from './context/editorContext.js';
 import { registerCompletionControls } from './completion/controls.js';
 import { registerInlineCompletions } from './completion/provider.js';
 import { CompletionStats } from './completion/stats.js';
-import { autoStart } from './config.js';
+import { autoStart } from './config/config.js';
 import { registerInlineEdit } from './edit/inlineEdit.js';
 import { registerChatModelProvider } from './lm/provider.js';
 import { registerSelectModel } from './models/selectModel.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench:compare [-- --scenarios ... --runs N --threads T --slots N --ctx N]
-// Bundles the comparison (backend/bench/compare-main.ts) with esbuild and runs it; with our
+// Bundles the comparison (backend/bench-compare/compare-main.ts) with esbuild and runs it; with our
 // server on the bench it first rebuilds dist/ so `strata serve` is the current code.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -20,7 +20,7 @@ if (ours === 'strata' && !argv.includes('--help')) {
 const out = join(root, 'dist', 'bench-compare.mjs');
 mkdirSync(dirname(out), { recursive: true });
 await build({
-  entryPoints: [join(root, 'backend', 'bench', 'compare-main.ts')], outfile: out, bundle: true,
+  entryPoints: [join(root, 'backend', 'bench-compare', 'compare-main.ts')], outfile: out, bundle: true,
   platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning', sourcemap: true,
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });

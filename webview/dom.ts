@@ -1,7 +1,7 @@
 // Tiny DOM helpers: elements built with textContent only (never innerHTML), so nothing the
 // server or the model sends can inject markup.
 
-export { fmtBytes } from './format.js';
+export { fmtBytes } from '../contract/units.js';
 
 type Attrs = Record<string, string | number | boolean | undefined | null>;
 type Child = Node | string | null | undefined | false;

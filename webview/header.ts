@@ -1,7 +1,7 @@
 // The panel header: server state and model on one line, server actions behind one icon (a menu),
 // and a confirmation before stopping or restarting while requests run. The chat's own Stop (the
 // answer) is the only Stop button in sight while an answer streams.
-import type { FromWebview, PanelCommand } from './protocol.js';
+import type { FromWebview, PanelCommand } from '../contract/panel.js';
 import { activeRequests, type ViewState } from './state.js';
 import { h } from './dom.js';
 import { icon, iconButton } from './icons.js';

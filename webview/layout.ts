@@ -1,6 +1,6 @@
 // Geometry for the Trace and Bench charts (pure: numbers in, bars out; DOM code draws them).
-import type { RequestTraceView, StepTraceView } from '../extension/api/types.js';
-import type { BenchFigure, BenchRun } from './protocol.js';
+import type { RequestTraceView, StepTraceView } from '../contract/traces.js';
+import type { BenchFigure, BenchRun } from '../contract/bench.js';
 
 export interface Segment {
   label: string;

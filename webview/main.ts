@@ -1,6 +1,6 @@
 // The Strata panel UI (runs in the webview). State lives in state.ts; this file draws it,
 // wires the tabs (keyboard: arrows, Home, End) and talks to the extension through protocol.ts.
-import { TAB_IDS, type FromWebview, type TabId, type ToWebview } from './protocol.js';
+import { TAB_IDS, type FromWebview, type TabId, type ToWebview } from '../contract/panel.js';
 import { initialState, persisted, reduce, type ViewState } from './state.js';
 import { button, h } from './dom.js';
 import { destroyCharts } from './charts/charts.js';

@@ -1,9 +1,12 @@
 // The panel's view state and how messages from the extension change it. Pure (no DOM), so the
 // message handling is unit-tested; main.ts renders whatever this produces.
-import type { ChatMessage, DeviceMemory, Metrics, SessionInfo, Traces } from '../extension/api/types.js';
-import {
-  TAB_IDS, type BenchView, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type ServerView, type TabId, type ToWebview,
-} from './protocol.js';
+import type { SessionInfo } from '../contract/sessions.js';
+import type { Traces } from '../contract/traces.js';
+import type { DeviceMemory } from '../contract/devices.js';
+import type { Metrics } from '../contract/metrics.js';
+import type { ChatMessage } from '../contract/chat.js';
+import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
+import type { BenchView } from '../contract/bench.js';
 
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';

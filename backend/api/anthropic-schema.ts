@@ -3,7 +3,7 @@
 // (tool_use blocks assistant tool calls, tool_result blocks tool messages), tools and tool_choice
 // OpenAI-style. Thinking blocks sent back are dropped (the panel never resends thinking either).
 import type { SamplingParams } from '../../native/lib/addon.js';
-import type { ChatMessage, ToolCall, ToolSpec } from '../chat/template.js';
+import type { ChatMessage, ToolCall, ToolSpec } from '../chat/chat-types.js';
 import type { ToolChoice } from './chat-schema.js';
 import {
   checkArray, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,

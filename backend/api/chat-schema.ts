@@ -1,5 +1,5 @@
 // Validation of chat messages, tools and tool_choice (OpenAI shapes) into backend/chat types.
-import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/template.js';
+import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/chat-types.js';
 import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';

@@ -3,7 +3,8 @@
 // pass on. Unknown top-level fields are ignored (OpenAI clients send extras); null means "not set".
 import type { SamplingParams } from '../../native/lib/addon.js';
 import { REASONING_FORMATS, type ReasoningFormat } from '../chat/reasoning.js';
-import type { ChatMessage, ToolSpec } from '../chat/template.js';
+import { sessionNameProblem } from '../../contract/session-name.js';
+import type { ChatMessage, ToolSpec } from '../chat/chat-types.js';
 import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './chat-schema.js';
 import {
   parseChatLogprobs, parseChoices, parseCompletionLogprobs, parseDraftMax, parseOutputConstraint, type OutputConstraint,
@@ -296,17 +297,11 @@ export function parseDetokenizeRequest(body: unknown): DetokenizeRequest {
   return { tokens: parseTokenIds(tokens, 'tokens') };
 }
 
-const SESSION_NAME = /^[A-Za-z0-9._-]{1,64}$/;
-
-/** A session name safe as a file name: [A-Za-z0-9._-], 1-64 characters, no leading dot. */
+/** A session name safe as a file name (contract/session-name.ts: the one rule, also the panel's). */
 export function sanitizeSessionName(name: unknown, path = 'name'): string {
   if (typeof name !== 'string') fail(path, `must be a string, got ${typeName(name)}`);
-  if (name.length === 0 || name.length > 64) fail(path, `must be 1-64 characters, got ${name.length}`);
-  if (name.startsWith('.')) fail(path, 'must not start with a dot');
-  if (!SESSION_NAME.test(name)) {
-    const bad = [...name].find((c) => !/[A-Za-z0-9._-]/.test(c)) ?? '';
-    fail(path, `may contain only letters, digits, '.', '_' and '-' (found ${JSON.stringify(bad)})`);
-  }
+  const problem = sessionNameProblem(name);
+  if (problem !== null) fail(path, problem);
   return name;
 }
 

@@ -2,7 +2,7 @@
 // run, which devices ggml sees with the installed backends loaded (and which libraries did not
 // load, with the loader's reason), and a suggestion when a GPU goes unused.
 import type { DeviceInfo } from '../../native/lib/addon.js';
-import type { NativeAddon } from '../native.js';
+import type { NativeAddon } from '../addon/loader.js';
 import { installedBackendDirs, listInstalled, backendStoreDir, type BackendStoreOptions, type InstalledBackend } from './install.js';
 import { probeMachine, type MachineProbeOptions, type MachineReport } from './machine.js';
 import { PIN } from './pin.js';

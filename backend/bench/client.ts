@@ -1,7 +1,7 @@
 // HTTP client for an OpenAI-compatible server (ours, llama-server, others): streamed
 // completions timed on arrival of each SSE event, FIM through /infill, token counting.
 // Uses Node's fetch (undici); every time is performance.now() in milliseconds.
-import { SseParser } from './sse.js';
+import { SseDecoder } from '../net/sse-decoder.js';
 
 export interface Target {
   /** Base URL without a trailing slash, e.g. http://127.0.0.1:8080 */
@@ -135,8 +135,7 @@ export async function streamCompletion(t: Target, req: CompletionRequest): Promi
   const res = await fetch(t.url + path, { method: 'POST', headers: headers(t), body: JSON.stringify(body), signal: req.signal ?? null });
   if (!res.ok || !res.body) throw await failure(res, path);
 
-  const parser = new SseParser();
-  const decoder = new TextDecoder();
+  const parser = new SseDecoder();
   const r: CompletionResult = {
     sentAt, ttftMs: Number.NaN, totalMs: Number.NaN, lastTextMs: Number.NaN, textEvents: 0,
     completionTokens: 0, completionTokensSource: 'events', promptTokens: null, cachedTokens: null,
@@ -190,7 +189,7 @@ export async function streamCompletion(t: Target, req: CompletionRequest): Promi
       const chunk = await reader.read();
       const now = performance.now();
       eof = chunk.done;
-      const events = eof ? parser.end() : parser.feed(decoder.decode(chunk.value, { stream: true }));
+      const events = eof ? parser.end() : parser.feed(chunk.value!);
       for (const e of events) { onData(e.data, now); if (done) break; }
     }
   } finally {

@@ -1,6 +1,6 @@
 // Measures the native engine the way llama-batched-bench does: npl sequences of pp random
 // prompt tokens read together, then tg tokens each decoded together (EOS ignored).
-import { loadAddon } from '../native.js';
+import { loadAddon } from '../addon/loader.js';
 import type { EngineEvent } from '../../native/lib/addon.js';
 
 export interface BatchFigures { npl: number; prefillTps: number; decodeTps: number }

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineEvent, SpeculativeOptions } from '../../native/lib/addon.js';
-import { loadAddon, packageRoot } from '../native.js';
+import { loadAddon, packageRoot } from '../addon/loader.js';
 import { codeLines, makeNonce, seededRandom, seedOf } from './prompts.js';
 
 export type SpecMode = 'ngram' | 'draft';

@@ -3,8 +3,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { optInt, optList, optString, UsageError, type ParsedArgs } from '../cli/args.js';
-import { packageRoot } from '../native.js';
+import { optInt, optList, optString, UsageError, type ParsedArgs } from '../args/args.js';
+import { packageRoot } from '../addon/loader.js';
 import { measureSpeculation, runLlamaSpeculative, type LlamaSpecFigures, type SpecFigures, type SpecMode } from './engine-spec-bench.js';
 
 const median = (xs: number[]): number => {

@@ -1,6 +1,7 @@
 // Command-line options that tune the scenarios, shared by `strata bench` and bench:compare.
-import { optInt, optList, UsageError, type ParsedArgs } from '../cli/args.js';
-import { defaultSettings, type BenchSettings } from './types.js';
+import { optInt, optList, UsageError, type ParsedArgs } from '../args/args.js';
+import { defaultSettings } from './types.js';
+import type { BenchSettings } from '../../contract/bench.js';
 
 export const settingsUsage = `scenario options:
   --gen N               single: output tokens (default ${defaultSettings.singleGen})

@@ -1,33 +1,12 @@
 // The result of `strata bench` for one server: a JSON document with every figure and its
 // conditions, and the table printed on stdout.
-import { FAILURE_LIMIT, failureRate, tallies, tallyText, type MetricSummary, type RunRecord } from './runner.js';
+import { FAILURE_LIMIT, failureRate, tallies, tallyText } from './runner.js';
+import type { MetricSummary, RunRecord } from '../../contract/bench.js';
 import { scenarios } from './scenarios/index.js';
-import type { ServerInfo } from './server-info.js';
+import type { ServerInfo } from '../../contract/bench.js';
 import { fmt, textTable } from './table.js';
-import type { BenchSettings, RequestTally, ScenarioName } from './types.js';
-
-export interface BenchReport {
-  format: 'strata-bench/1';
-  label: string | null;
-  date: string;
-  finishedAt: string;
-  url: string;
-  model: string;
-  server: ServerInfo;
-  prompts: { tokensPerWord: number; tokensPerLine: number; exactCounts: boolean };
-  runs: number;
-  scenarios: { name: ScenarioName; measures: string }[];
-  settings: BenchSettings;
-  /** Token ids every request banned (not valid UTF-8 alone), or none. */
-  bannedTokens: number;
-  /** Figures summarised over runs: median, min, max and every run's value. */
-  summary: MetricSummary[];
-  /** Per scenario: requests sent, completed, failed, output tokens delivered. */
-  requests: Record<string, RequestTally>;
-  /** Every run: metrics, conditions (prompt sizes), samples, notes or the error. */
-  records: RunRecord[];
-  host: { node: string; platform: string; arch: string; cpus: number };
-}
+import type { BenchSettings, RequestTally, ScenarioName } from '../../contract/bench.js';
+import type { BenchReport } from '../../contract/bench.js';
 
 export interface ReportInput {
   label: string | null;

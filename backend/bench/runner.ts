@@ -6,32 +6,9 @@ import type { PromptSizer } from './prompts.js';
 import { scenarios } from './scenarios/index.js';
 import { discover, eventToSseMetrics, makeSizer, scrapeEventToSse, waitReady } from './server-info.js';
 import { spread } from './stats.js';
-import type { BenchContext, BenchSettings, Better, Metric, RequestTally, ScenarioName, ScenarioRun } from './types.js';
-
-export interface RunRecord {
-  scenario: ScenarioName;
-  run: number;
-  startedAt: string;
-  durationMs: number;
-  /** 1-minute load average at the start and end: a busy machine shows here, not in the figures. */
-  loadavg: [number, number];
-  result: ScenarioRun | null;
-  error: string | null;
-}
-
-export interface MetricSummary {
-  scenario: ScenarioName;
-  key: string;
-  label: string;
-  unit: Metric['unit'];
-  better: Better;
-  /** One value per run that produced the metric, in run order. */
-  values: number[];
-  n: number;
-  median: number;
-  min: number;
-  max: number;
-}
+import type { BenchContext } from './types.js';
+import type { BenchSettings, Better, Metric, RequestTally, ScenarioName, ScenarioRun } from '../../contract/bench.js';
+import type { MetricSummary, RunRecord } from '../../contract/bench.js';
 
 export interface PrepareOptions {
   url: string;

@@ -1,27 +1,12 @@
 // What the bench learns about a server before measuring: model name, slots and context per
 // slot (from /props, /metrics or the command line), token counting, and whether it accepts
 // llama.cpp's ignore_eos. Recorded in the JSON with every figure.
-import { histogramDelta, summarizeBuckets, type HistogramSnapshot } from '../metrics/latency-histogram.js';
+import { histogramDelta, summarizeBuckets } from '../metrics/latency-histogram.js';
+import type { HistogramSnapshot } from '../../contract/metrics.js';
 import { BenchHttpError, countTokens, getJson, getText, streamCompletion, tokenizePath, type Target } from './client.js';
 import { PromptSizer, type TokenCounter } from './prompts.js';
-import type { Metric } from './types.js';
-
-export interface ServerInfo {
-  model: string;
-  /** Parallel slots; null when neither the server nor the command line says. */
-  slots: number | null;
-  slotsSource: 'props' | 'health' | 'models' | 'metrics' | 'option' | 'unknown';
-  /** Context per slot in tokens; null when unknown. */
-  ctxPerSlot: number | null;
-  ctxSource: 'props' | 'health' | 'models' | 'option' | 'unknown';
-  ignoreEos: boolean;
-  tokenizePath: string | null;
-  /** /props as the server answered (large text fields trimmed), or null. */
-  props: Record<string, unknown> | null;
-  /** /health as answered (ours reports slots and context there), or null. */
-  health: unknown;
-  models: unknown;
-}
+import type { Metric } from '../../contract/bench.js';
+import type { ServerInfo } from '../../contract/bench.js';
 
 export interface DiscoverOptions {
   model?: string;

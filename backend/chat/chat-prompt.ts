@@ -1,10 +1,11 @@
 // The one way a chat prompt becomes tokens, for chat requests and saved sessions alike (they must
 // stay token-identical, or the prefix cache and restored sessions would miss): the model's template
 // renders the messages with the client's text protected (client-text.ts), and the engine parses
-// special tokens only in what the template wrote.
+// special tokens only in what the template wrote. And the one way a raw prompt does (tokenizeRawPrompt).
 import type { PromptSegment } from '../../native/lib/addon.js';
 import type { ClientTextGuard } from './client-text.js';
-import type { ChatMessage, ChatTemplate, RenderOptions } from './template.js';
+import type { ChatTemplate, RenderOptions } from './template.js';
+import type { ChatMessage } from './chat-types.js';
 
 /** What rendering needs to know about the model (server/model-view.ts has it). */
 export interface ChatPromptModel {
@@ -44,4 +45,18 @@ export function renderChatPrompt(model: ChatPromptModel, messages: ChatMessage[]
 
 export function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt): Promise<number[]> {
   return tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial);
+}
+
+export interface TextTokenizer {
+  tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]>;
+}
+
+/**
+ * The one way a raw prompt (a completions prompt, a session saved from prompt text) becomes
+ * tokens: it is model input, so its special tokens are parsed, and the vocabulary adds BOS
+ * unless the text already starts with it (never doubled). Completions and sessions must agree,
+ * or a saved session would never match the prompt that continues it.
+ */
+export function tokenizeRawPrompt(tokenizer: TextTokenizer, model: Pick<ChatPromptModel, 'bosText'>, text: string): Promise<number[]> {
+  return tokenizer.tokenize(text, model.bosText === '' || !text.startsWith(model.bosText), true);
 }

@@ -2,7 +2,7 @@
 // undefined keys (Jinja's `'tool_calls' in message` would see them), tool-call arguments as
 // objects when the template prints them with `tojson`, and — for templates that cannot — tool
 // history and system prompts folded into roles the template does know.
-import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from './template.js';
+import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from './chat-types.js';
 import { TOOLS_PROMPT_HEAD, TOOLS_PROMPT_TAIL } from './chatml-fallback.js';
 
 /** A message as templates see it (plain JSON). */

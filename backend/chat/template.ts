@@ -7,19 +7,8 @@
 import { Template } from '@huggingface/jinja';
 import { CHATML_FALLBACK_TEMPLATE } from './chatml-fallback.js';
 import { runTemplate, TemplateRaisedError } from './jinja-env.js';
+import type { ChatMessage, ToolCallFormat, ToolSpec } from './chat-types.js';
 import { templateMessages, type TemplateMessage, type TemplateShape } from './template-input.js';
-
-export interface ToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
-export type ContentPart = { type: 'text'; text: string } | { type: string; [k: string]: unknown };
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | ContentPart[] | null;
-  name?: string;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-}
-export interface ToolSpec { type: 'function'; function: { name: string; description?: string; parameters?: unknown } }
-export type ToolCallFormat = 'hermes' | 'llama3' | 'mistral' | 'none';
 
 export interface RenderOptions {
   tools?: ToolSpec[];

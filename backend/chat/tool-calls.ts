@@ -12,7 +12,7 @@
 // character for character. Nothing the model writes makes this throw.
 import { randomBytes } from 'node:crypto';
 import { continueJsonScan, startJsonScan, type JsonScan } from './json-scan.js';
-import type { ToolCall, ToolCallFormat } from './template.js';
+import type { ToolCall, ToolCallFormat } from './chat-types.js';
 
 export type ParsedDelta = { type: 'content'; text: string }
   | { type: 'tool_call'; index: number; id: string; name: string }

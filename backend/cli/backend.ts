@@ -5,9 +5,9 @@ import { installBackend, installedBackend, removeBackend, type InstallProgress }
 import { GPU_BACKEND_KINDS, isGpuBackendKind, PIN, type GpuBackendKind } from '../backends/pin.js';
 import { backendsReport, type BackendsReport } from '../backends/report.js';
 import { describeLoadFailure } from '../backends/readiness.js';
-import { loadAddon } from '../native.js';
-import { optString, UsageError, type ParsedArgs } from './args.js';
-import { optFlag, rejectUnknownOptions, runCommand } from './command-usage.js';
+import { loadAddon } from '../addon/loader.js';
+import { optString, UsageError, type ParsedArgs } from '../args/args.js';
+import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
 const USAGE = `usage: strata backend list [--json]
        strata backend install ${GPU_BACKEND_KINDS.join('|')} [--registry URL] [--via auto|npm|https] [--json]

@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../native.js';
-import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
+import { packageRoot } from '../addon/loader.js';
+import { optInt, optList, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
 import { runEditBench } from '../bench/engine-spec-report.js';
 

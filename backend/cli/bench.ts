@@ -4,11 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { optInt, optList, optString, UsageError, type ParsedArgs } from './args.js';
+import { optInt, optList, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
-import { rejectUnknownOptions, runCommand } from './command-usage.js';
+import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 import { buildReport, notesOf, summaryTable } from '../bench/report.js';
-import { parseScenarios, prepare, runOnce, summarize, type RunRecord } from '../bench/runner.js';
+import { parseScenarios, prepare, runOnce, summarize } from '../bench/runner.js';
+import type { RunRecord } from '../../contract/bench.js';
 import { scenarios } from '../bench/scenarios/index.js';
 import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
 

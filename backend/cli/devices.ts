@@ -1,11 +1,11 @@
 // `strata devices`: the ggml devices this build sees (CPU, GPUs, RPC servers) with memory, with
 // the GPU backends installed by `strata backend install` loaded as the server's engines load them.
 import type { DeviceInfo } from '../../native/lib/addon.js';
+import { loadAddon } from '../addon/loader.js';
+import { optList, UsageError, type ParsedArgs } from '../args/args.js';
+import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 import { installedBackendDirs } from '../backends/install.js';
 import { describeLoadFailure } from '../backends/readiness.js';
-import { loadAddon } from '../native.js';
-import { optList, UsageError, type ParsedArgs } from './args.js';
-import { optFlag, rejectUnknownOptions, runCommand } from './command-usage.js';
 
 const USAGE = `usage: strata devices [--rpc HOST:PORT,...] [--json]
   --rpc    ggml RPC servers to add as devices (RPC0, RPC1, ... in this order)

@@ -4,8 +4,8 @@ import { resolve } from 'node:path';
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
 import { generateModel, TEST_MODEL_QUANTS, TEST_MODEL_SHAPES, type StandInOptions } from '../models/stand-in.js';
 import { VocabNotFoundError } from '../models/vocab.js';
-import { optInt, optString, UsageError, type ParsedArgs } from './args.js';
-import { rejectUnknownOptions, runCommand } from './command-usage.js';
+import { optInt, optString, UsageError, type ParsedArgs } from '../args/args.js';
+import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
 const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|embed-bert|embed-causal|copy|copy-0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]

@@ -3,9 +3,9 @@
 // The protocol is unauthenticated: loopback only unless --allow-remote.
 import { availableParallelism } from 'node:os';
 import { isIPv4 } from 'node:net';
-import { loadAddon } from '../native.js';
-import { optInt, optString, UsageError, type ParsedArgs } from './args.js';
-import { optFlag, rejectUnknownOptions, runCommand } from './command-usage.js';
+import { loadAddon } from '../addon/loader.js';
+import { optInt, optString, UsageError, type ParsedArgs } from '../args/args.js';
+import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
 const USAGE = `usage: strata rpc-server --port PORT [--host 127.0.0.1] [--threads N] [--allow-remote]
   --host          IPv4 address to listen on (default 127.0.0.1; "localhost" means 127.0.0.1)

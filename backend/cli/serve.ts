@@ -9,7 +9,7 @@ import { createLogger } from '../log/logger.js';
 import { StrataServer } from '../server/app.js';
 import { ConfigError, resolveConfig, serveHelp } from '../server/config.js';
 import { ensureModel } from '../models/stand-in.js';
-import type { ParsedArgs } from './args.js';
+import type { ParsedArgs } from '../args/args.js';
 
 export const command = {
   summary: 'run the OpenAI-compatible inference server',

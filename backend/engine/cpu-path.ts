@@ -13,7 +13,7 @@ import { release } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { CpuVariant } from '../../native/lib/addon.js';
 import { strataCacheDir } from '../models/cache-dir.js';
-import { addonPath, packageRoot } from '../native.js';
+import { addonPath, packageRoot } from '../addon/loader.js';
 
 export type RepackSetting = 'auto' | 'on' | 'off';
 

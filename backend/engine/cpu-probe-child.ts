@@ -8,7 +8,7 @@
 //   cpu-probe.mjs '{"variant":"zen4","repack":true}'       probes that path
 import type { EngineEvent } from '../../native/lib/addon.js';
 import { ensureModel } from '../models/stand-in.js';
-import { loadAddon } from '../native.js';
+import { loadAddon } from '../addon/loader.js';
 import { PROBE_KILL_ENV } from './cpu-path.js';
 
 const PROMPT_TOKENS = 64;

@@ -2,44 +2,24 @@
 // started by process-client.ts with an IPC channel). It loads the model on 'init', forwards each
 // engine step's events as one message, runs calls, and exits when the parent goes away.
 // stdout/stderr are logs only; the protocol runs over the IPC channel.
-import { write, writeSync } from 'node:fs';
 import type { Engine } from '../../native/lib/addon.js';
-import { loadAddon } from '../native.js';
-import { parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
+import { loadAddon } from '../addon/loader.js';
+import { QueuedWriter } from '../log/queued-writer.js';
+import type { EngineErrorCode } from '../../native/lib/addon.js';
+import { windowPrefix } from '../infill/prefix-window.js';
+import { ENGINE_ERROR_CODES, parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
 
-const LOG_QUEUE_MAX = 1000;
-const logQueue: string[] = [];
-let logDropped = 0;
-let logWriting = false;
+const logWriter = new QueuedWriter({ fd: 2, maxQueuedLines: 1000, dropNote: (n) => `engine host: ${n} log lines dropped` });
 
 function log(line: string): void {
-  if (logQueue.length >= LOG_QUEUE_MAX) { logDropped++; return; }
-  logQueue.push(`${new Date().toISOString()} ${line}\n`);
-  flushLog();
-}
-
-function flushLog(): void {
-  if (logWriting || logQueue.length === 0) return;
-  let text = logQueue.splice(0).join('');
-  if (logDropped) { text += `engine host: ${logDropped} log lines dropped\n`; logDropped = 0; }
-  logWriting = true;
-  write(2, text, (err) => {
-    logWriting = false;
-    // EAGAIN: stderr is a non-blocking pipe that is full; try again shortly (the queue keeps bounded).
-    if (err && (err as NodeJS.ErrnoException).code === 'EAGAIN') {
-      logQueue.unshift(text);
-      setTimeout(flushLog, 20).unref();
-    } else {
-      flushLog();
-    }
-  });
+  logWriter.writeLine(`${new Date().toISOString()} ${line}`);
 }
 
 /** At exit only: what is still queued, written at once. */
 function drainLogSync(): void {
-  try { writeSync(2, logQueue.splice(0).join('')); } catch { /* stderr gone */ }
+  logWriter.drainSync();
 }
 
 // --- state ---
@@ -84,6 +64,12 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The engine's code of a rejected call (native Error.code), 'failed' for anything else. */
+function codeOf(err: unknown): EngineErrorCode {
+  const code = (err as { code?: unknown } | null)?.code;
+  return ENGINE_ERROR_CODES.includes(code as EngineErrorCode) ? code as EngineErrorCode : 'failed';
+}
+
 /** Stops the engine (bounded wait: a stuck engine thread must not keep us alive) and exits. */
 function shutdown(code: number, why: string): void {
   if (exiting) return;
@@ -109,6 +95,15 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
     const loaded = await Engine.load({
       ...config,
       onEvents: (events, handedAtMs) => send({ kind: 'events', epoch, events, handedAtMs }),
+      // The engine thread ended on an error of its own (its requests already failed with it):
+      // say so and leave, so the server restarts the engine.
+      onFatal: (reason) => {
+        log(`engine host (epoch ${epoch}): the engine thread failed: ${reason}`);
+        send({ kind: 'fatal', epoch, error: reason });
+        engine = null;
+        exiting = true;
+        exitAfterSends(1);
+      },
     });
     if (exiting) { void loaded.close(); return; }
     engine = loaded;
@@ -126,6 +121,13 @@ async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
   switch (cmd.kind) {
     case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
     case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
+    case 'tokenizeParts': {
+      const plain = (s: string): number[] => (s === '' ? [] : Array.from(e.tokenize(s, false, false)));
+      const tokens = cmd.texts.map(plain);
+      const w = cmd.window;
+      const window = w ? await windowPrefix(cmd.texts[w.index] ?? '', tokens[w.index] ?? [], w.budget, plain) : null;
+      return { tokens, window };
+    }
     // Special tokens as their text (like llama-server): templates need bos/eos text.
     case 'detokenize': return e.detokenize(cmd.tokens, false, true);
     case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity, cmd.meta);
@@ -171,10 +173,10 @@ function handle(cmd: Command): void {
       return;
     default: {
       const e = engine;
-      const done = e ? Promise.resolve().then(() => runCall(e, cmd)) : Promise.reject(new Error('engine is not loaded'));
+      const done = e ? Promise.resolve().then(() => runCall(e, cmd)) : Promise.reject(Object.assign(new Error('engine is not loaded'), { code: 'engine_closed' }));
       done.then(
         (value) => send({ kind: 'result', epoch, call: cmd.call, value }),
-        (err: unknown) => send({ kind: 'callError', epoch, call: cmd.call, error: message(err) }),
+        (err: unknown) => send({ kind: 'callError', epoch, call: cmd.call, error: message(err), code: codeOf(err) }),
       );
     }
   }

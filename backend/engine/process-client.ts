@@ -10,16 +10,18 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
 import type { GrammarSpec } from '../../native/lib/addon.js';
-import type {
-  EmbedInput, EngineClient, EngineConfig, EngineRequest, EngineState, EngineStatus, GenerateInput,
+import {
+  EngineCallError, type EmbedInput, type EngineClient, type EngineConfig, type EngineRequest, type EngineStatus, type GenerateInput,
+  type RequestSink,
 } from './client.js';
+import type { EngineState } from '../../contract/metrics.js';
 import {
   parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
 } from './protocol.js';
-import { RequestTable } from './request-table.js';
+import { EngineRequestRouter } from './request-router.js';
 
 export interface ProcessEngineClientOptions {
   replica: number;
@@ -86,7 +88,7 @@ class ProcessEngineClient implements EngineClient {
   private readonly restartPolicy: { minDelayMs: number; maxDelayMs: number; healthyMs: number; maxCrashes: number };
   private readonly log: (line: string, level: 'info' | 'warn' | 'error') => void;
 
-  private readonly table = new RequestTable();
+  private readonly table = new EngineRequestRouter();
   private readonly listeners = new Set<(s: EngineStatus) => void>();
   private modelInfo: ModelInfo | null = null;
   private state: EngineState = 'dead';
@@ -157,25 +159,25 @@ class ProcessEngineClient implements EngineClient {
     return started;
   }
 
-  generate(input: GenerateInput): EngineRequest {
-    return this.open(input, (epoch, id) => ({ kind: 'submit', epoch, id, request: input }));
+  generate(input: GenerateInput, sink?: RequestSink): EngineRequest {
+    return this.open(input, sink, (epoch, id) => ({ kind: 'submit', epoch, id, request: input }));
   }
 
-  embed(input: EmbedInput): EngineRequest {
-    return this.open(input, (epoch, id) => ({ kind: 'embed', epoch, id, request: input }));
+  embed(input: EmbedInput, sink?: RequestSink): EngineRequest {
+    return this.open(input, sink, (epoch, id) => ({ kind: 'embed', epoch, id, request: input }));
   }
 
   buildGrammar(spec: GrammarSpec): Promise<string> { return this.call('buildGrammar', { spec }); }
 
   /** Opens a request in the table and sends the command that starts it on the engine. */
-  private open(input: GenerateInput | EmbedInput, command: (epoch: number, id: number) => Command): EngineRequest {
+  private open(input: GenerateInput | EmbedInput, sink: RequestSink | undefined, command: (epoch: number, id: number) => Command): EngineRequest {
     const inc = this.current;
     if (this.state !== 'ready' || !inc) {
-      return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() });
+      return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() }, sink);
     }
     const req = this.table.open(inc.epoch, input, (id) => {
       if (this.current === inc) this.send(inc, { kind: 'cancel', epoch: inc.epoch, id });
-    });
+    }, sink);
     const error = this.send(inc, command(inc.epoch, req.id));
     if (error) this.table.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
     this.watchSilence(false);
@@ -187,6 +189,9 @@ class ProcessEngineClient implements EngineClient {
   }
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]> {
     return this.call('tokenizeSegments', { segments, addSpecial });
+  }
+  tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<CallResult<'tokenizeParts'>> {
+    return this.call('tokenizeParts', window ? { texts, window } : { texts });
   }
   detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
   saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<CallResult<'saveSession'>> {
@@ -304,7 +309,7 @@ class ProcessEngineClient implements EngineClient {
         if (!pending) { this.table.countStale(); break; }
         inc.calls.delete(msg.call);
         if (msg.kind === 'result') pending.resolve(msg.value);
-        else pending.reject(new Error(`${pending.kind}: ${msg.error}`));
+        else pending.reject(new EngineCallError(`${pending.kind}: ${msg.error}`, msg.code));
         break;
       }
       case 'fatal':
@@ -326,7 +331,7 @@ class ProcessEngineClient implements EngineClient {
     const closed = this.state === 'closed';
     const wasReady = inc.phase === 'ready';
     const callError = closed ? `engine (replica ${this.replica}) is closed` : reason;
-    for (const [, call] of inc.calls) call.reject(new Error(`${call.kind}: ${callError}`));
+    for (const [, call] of inc.calls) call.reject(new EngineCallError(`${call.kind}: ${callError}`, 'engine_unavailable'));
     inc.calls.clear();
     inc.settleStart.reject(new Error(closed ? `engine (replica ${this.replica}) was closed before it was ready` : reason));
     if (closed) {
@@ -386,14 +391,14 @@ class ProcessEngineClient implements EngineClient {
 
   private call<K extends CallName>(kind: K, args: CallArgs<K>): Promise<CallResult<K>> {
     const inc = this.current;
-    if (this.state !== 'ready' || !inc) return Promise.reject(new Error(`${kind}: ${this.unavailable()}`));
+    if (this.state !== 'ready' || !inc) return Promise.reject(new EngineCallError(`${kind}: ${this.unavailable()}`, 'engine_unavailable'));
     const call = this.nextCall++;
     return new Promise<CallResult<K>>((resolve, reject) => {
       inc.calls.set(call, { kind, resolve: resolve as (v: unknown) => void, reject });
       const error = this.send(inc, { kind, epoch: inc.epoch, call, ...args } as Command);
       if (error) {
         inc.calls.delete(call);
-        reject(new Error(`${kind}: ${error}`));
+        reject(new EngineCallError(`${kind}: ${error}`, 'engine_unavailable'));
       }
       this.watchSilence(false);
     });

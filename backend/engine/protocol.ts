@@ -10,14 +10,22 @@
 // each start); request-scoped messages carry the engine-level request id, call replies the
 // call id. The receiver drops what is not addressed to its epoch.
 import type {
-  DeviceInfo, EngineEvent, EngineSnapshot, GrammarSpec, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
+  DeviceInfo, EngineErrorCode, EngineEvent, EngineSnapshot, GrammarSpec, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
-import type { EmbedInput, EngineConfig, GenerateInput } from './client.js';
+import type { EmbedInput, EngineConfig, GenerateInput, TokenizedParts } from './client.js';
+
+/** The codes a callError may carry (the engine's own; the host says 'failed' for anything else). */
+export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
+  'failed', 'io_error', 'no_space', 'session_unreadable', 'session_model_mismatch', 'conversation_not_found',
+  'park_unavailable', 'engine_closed',
+];
 
 /** Calls: one request, one reply (`result` or `callError`) with the same call id. */
 export interface CallSpecs {
   tokenize: { args: { text: string; addSpecial?: boolean; parseSpecial?: boolean }; result: number[] };
   tokenizeSegments: { args: { segments: PromptSegment[]; addSpecial: boolean }; result: number[] };
+  /** Many plain texts in one call (no special tokens added or parsed), and optionally the prefix window of one. */
+  tokenizeParts: { args: { texts: string[]; window?: { index: number; budget: number } }; result: TokenizedParts };
   detokenize: { args: { tokens: number[] }; result: string };
   saveSession: { args: { path: string; tokens: number[]; identity: string; meta: string }; result: SessionResult };
   loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[]; meta: string } };
@@ -56,12 +64,13 @@ export type HostMessage =
   /** The engine refused a submit (bad input); the request never started. */
   | { kind: 'submitError'; epoch: number; id: number; error: string }
   | { kind: 'result'; epoch: number; call: number; value: unknown }
-  | { kind: 'callError'; epoch: number; call: number; error: string }
+  /** `code`: what kind of failure (ENGINE_ERROR_CODES); the server's status follows it, never the message. */
+  | { kind: 'callError'; epoch: number; call: number; error: string; code: EngineErrorCode }
   /** The host is about to exit because of an error it could not handle. */
   | { kind: 'fatal'; epoch: number; error: string };
 
 export const CALL_NAMES: readonly CallName[] =
-  ['tokenize', 'tokenizeSegments', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices', 'buildGrammar'];
+  ['tokenize', 'tokenizeSegments', 'tokenizeParts', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices', 'buildGrammar'];
 
 export class ProtocolError extends Error {
   override name = 'ProtocolError';
@@ -139,6 +148,7 @@ export function parseHostMessage(raw: unknown): HostMessage {
     case 'callError':
       needPosInt(m, 'call', m.kind);
       needString(m, 'error', m.kind);
+      need(ENGINE_ERROR_CODES.includes(m.code as EngineErrorCode), `callError message: 'code' must be one of ${ENGINE_ERROR_CODES.join(', ')}, got ${JSON.stringify(m.code)}`);
       break;
   }
   return m as unknown as HostMessage;

@@ -2,7 +2,7 @@
 // tool-call format, so the streaming parser reads it as a call: one JSON schema per tool for
 // {"name": <that tool>, "arguments"|"parameters": <its parameters>} and a root rule that wraps
 // the call(s) in the format's markers.
-import type { ToolCallFormat, ToolSpec } from '../chat/template.js';
+import type { ToolCallFormat, ToolSpec } from '../chat/chat-types.js';
 
 /** A GBNF string literal. */
 export function gbnfLiteral(text: string): string {

@@ -2,7 +2,7 @@
 // the streamed events (message_start, content_block_start / _delta / _stop, message_delta,
 // message_stop) built from the same chat deltas the OpenAI route streams. Pure functions and a
 // small block state machine; no I/O.
-import type { ToolCall } from '../chat/template.js';
+import type { ToolCall } from '../chat/chat-types.js';
 import type { ChatDelta } from './openai-shapes.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';

@@ -4,7 +4,7 @@
 import type { ChatRequest } from '../api/schemas.js';
 import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../chat/chat-prompt.js';
 import { reasoningSplitterFor, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
-import type { ToolCallFormat } from '../chat/template.js';
+import type { ToolCallFormat } from '../chat/chat-types.js';
 import { ToolCallStreamParser } from '../chat/tool-calls.js';
 import type { ForcedCalls } from '../grammar/tool-grammar.js';
 import type { ChatLogprob } from './logprob-shapes.js';

@@ -5,11 +5,12 @@
 import type { GrammarSpec } from '../../native/lib/addon.js';
 import { ApiError } from '../api/errors.js';
 import type { GenerationParams, OutputConstraint } from '../api/schemas.js';
-import type { ToolCallFormat } from '../chat/template.js';
+import type { ToolCallFormat } from '../chat/chat-types.js';
+import { EngineCallError } from '../engine/client.js';
 import { requireSupportedSchema } from '../grammar/schema-support.js';
 import { toolCallGrammar, type ForcedCalls } from '../grammar/tool-grammar.js';
 import type { GenerationSpec } from '../scheduler/scheduler.js';
-import type { AppContext } from '../server/context.js';
+import type { AppContext } from './app-context.js';
 import { requireTokenizer } from './generation.js';
 
 /** GBNF for the request's constraint; undefined when the output is free. */
@@ -42,7 +43,8 @@ export async function grammarFor(app: AppContext, opts: {
   } catch (e) {
     const message = (e as Error)?.message ?? String(e);
     // The engine answers a refusal as "buildGrammar: <why>"; an engine that is gone is a 503.
-    if (client.status().state !== 'ready') throw new ApiError(503, `the engine could not build the grammar: ${message}`, { code: 'engine_unavailable' });
+    const gone = e instanceof EngineCallError && (e.code === 'engine_unavailable' || e.code === 'engine_closed');
+    if (gone || client.status().state !== 'ready') throw new ApiError(503, `the engine could not build the grammar: ${message}`, { code: 'engine_unavailable' });
     throw new ApiError(400, `${param}: ${message.replace(/^buildGrammar: /, '')}`, { param, code: 'unsupported_schema' });
   }
 }

@@ -1,8 +1,10 @@
 // Runs one generation for a route: books the request, tokenizes its prompt, checks the
 // context, queues it, follows the client (a disconnect or a stalled reader cancels the
 // request, which frees its slot at once), keeps a waiting stream alive, and hands text to
-// the route. The record is ended in a finally, so it can never leave the bookkeeping while
-// its client waits.
+// the route. The route reads its record (run.rec) and states what it knows through its
+// handle (run.request: outcome, reject, clientGone); the scheduler writes the record. The
+// handle is closed in a finally, so a record can never leave the bookkeeping while its client
+// waits.
 //
 // Errors, streamed or not, leave in one place (withRequest): before a stream's first byte
 // (validation, tokenizing, the context check, a full queue, an engine that is down or dies
@@ -10,20 +12,24 @@
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../api/errors.js';
-import { tokenizeChatPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
-import type { EngineClient, RequestEvent } from '../engine/client.js';
+import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
+import type { DoneEvent, EngineClient, RequestEvent, TokenizedParts } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
-import type { RequestKind, RequestRecord } from '../scheduler/request-table.js';
-import { SchedulerRefusal, type DoneEvent, type GenerationSpec, type Job } from '../scheduler/scheduler.js';
-import type { AppContext } from '../server/context.js';
-import type { ModelView } from '../server/model-view.js';
+import type { RequestRecord } from '../scheduler/request-ledger.js';
+import type { RequestKind } from '../../contract/metrics.js';
+import { SchedulerRefusal, type GenerationSpec, type Job, type RequestHandle } from '../scheduler/scheduler.js';
+import type { AppContext } from './app-context.js';
+import type { ModelView } from '../served-model/model-view.js';
 import { ClientConnection } from './client-connection.js';
 import type { Figures } from './openai-shapes.js';
 import { SseStream } from './sse.js';
 
 export interface GenerationRun {
   app: AppContext;
+  /** The request's record, read-only (the scheduler writes it). */
   rec: RequestRecord;
+  /** What the route may say about its request. */
+  request: RequestHandle;
   model: ModelView;
   conn: ClientConnection;
   /** Present for streamed requests. */
@@ -43,7 +49,7 @@ export function requireTokenizer(app: AppContext): EngineClient {
 }
 
 /** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
-async function onTokenizer(app: AppContext, tokenize: (client: EngineClient) => Promise<number[]>): Promise<number[]> {
+async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
   const client = requireTokenizer(app);
   try {
     return await tokenize(client);
@@ -52,8 +58,19 @@ async function onTokenizer(app: AppContext, tokenize: (client: EngineClient) => 
   }
 }
 
-export function tokenizeText(app: AppContext, text: string, addSpecial: boolean, parseSpecial: boolean): Promise<number[]> {
-  return onTokenizer(app, (c) => c.tokenize(text, addSpecial, parseSpecial));
+/** Plain texts' tokens in one engine call, and the prefix window of texts[window.index] (infill). */
+export function tokenizeParts(app: AppContext, texts: string[], window?: { index: number; budget: number }): Promise<TokenizedParts> {
+  return onTokenizer(app, (c) => c.tokenizeParts(texts, window));
+}
+
+/** A raw prompt's tokens (completions): special tokens parsed, BOS never doubled (chat/chat-prompt.ts). */
+export function tokenizeRaw(app: AppContext, model: ModelView, text: string): Promise<number[]> {
+  return onTokenizer(app, (c) => tokenizeRawPrompt(c, model, text));
+}
+
+/** Client text with no template (embedding inputs): the vocabulary's BOS/CLS/SEP added, never parsed as control tokens. */
+export function tokenizeInput(app: AppContext, text: string): Promise<number[]> {
+  return onTokenizer(app, (c) => c.tokenize(text, true, false));
 }
 
 /** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */
@@ -62,8 +79,9 @@ export function tokenizeChat(app: AppContext, prompt: RenderedPrompt): Promise<n
 }
 
 /**
- * Books a request, runs `body` and ends the record whatever happens. The route sets
- * rec.end when it knows better (tool_calls); an ApiError ends it as 'rejected' (4xx) or 'error'.
+ * Books a request, runs `body` and ends the record whatever happens. The route says what it
+ * knows through run.request (outcome 'tool_calls'); an ApiError is a refusal: 'rejected' (4xx)
+ * or 'error' (scheduler/request-ledger.ts decideEnd weighs it against what else happened).
  * What `body` throws is answered here when the stream has started (an SSE error event), else
  * rethrown for the server's error handler (a status code).
  */
@@ -73,7 +91,8 @@ export async function withRequest(
 ): Promise<void> {
   const model = requireModel(app);
   if (app.stopping()) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
-  const rec = app.table.accept(kind, stream);
+  const request = app.scheduler.accept(kind, stream);
+  const rec = request.record;
   const conn = new ClientConnection(res, app.config.writeStallMs, stream ? app.readers : null);
   const sse = stream
     ? new SseStream(conn, { keepAliveMs: app.config.keepAliveMs, headers: { 'X-Request-Id': String(rec.id) } })
@@ -81,27 +100,20 @@ export async function withRequest(
   res.setHeader('X-Request-Id', String(rec.id));
   let threw = false;
   try {
-    await body({ app, rec, model, conn, sse });
+    await body({ app, rec, request, model, conn, sse });
   } catch (e) {
-    if (e instanceof ApiError && rec.end === null) {
-      rec.end = e.status < 500 ? 'rejected' : 'error';
-      rec.error = e.message;
-    }
+    if (e instanceof ApiError) request.reject(e.status, e.message);
     if (!sse?.isStarted || e instanceof ClientGone) { threw = true; throw e; }
     // The 200 is out: the error becomes the stream's last event.
     const err = toApiError(e);
     if (!(e instanceof ApiError)) app.log.error('request failed mid-stream', { request: rec.id, error: (e as Error)?.stack ?? String(e) });
-    rec.end ??= 'error';
-    rec.error ??= err.message;
+    request.reject(500, err.message);
     sse.fail(err.toJSON());
   } finally {
-    if (rec.state === 'queued' || rec.state === 'finishing') {
-      app.table.end(rec, rec.end ?? (conn.gone ? 'disconnected' : 'error'));
-    } else if (rec.state !== 'ended') {
-      // Still admitting/running here means the route stopped following a live job: a bug.
-      app.log.error('request left while its engine work was live', { request: rec.id, state: rec.state });
-      app.table.end(rec, 'error', 'internal: request abandoned');
-    }
+    if (conn.gone) request.clientGone();
+    const state = rec.state;
+    // Still admitting/running here means the route stopped following a live job: a bug.
+    if (!request.close()) app.log.error('request left while its engine work was live', { request: rec.id, state });
     sse?.close();
     // Returned without an answer (the client left): nothing to send, drop the connection.
     if (!threw && !res.writableEnded) res.destroy();
@@ -147,14 +159,12 @@ export interface FollowHandlers {
   onTokens?(ev: TokensEvent, job: Job): void;
   /** Embedding models: input `index`'s vector. */
   onEmbedding?(index: number, vector: Float32Array): void;
-  /** The engine read more of the prompt (read of total tokens). */
-  onProgress?(read: number, total: number): void;
+  /** The engine read more of the prompt: llama-server's prompt_progress (return_progress). */
+  onProgress?(progress: PromptProgress): void;
 }
 
-/** llama-server's prompt_progress (return_progress): where the prompt read is. */
-export function promptProgress(rec: RequestRecord, read: number, total: number) {
-  return { total, cache: rec.reused ?? 0, processed: read, time_ms: rec.admittedAt !== null ? Date.now() - rec.admittedAt : 0 };
-}
+/** llama-server's prompt_progress: where the prompt read is (cache: tokens reused, as admitted). */
+export interface PromptProgress { total: number; cache: number; processed: number; time_ms: number }
 
 /**
  * Queues the job and follows it to its one 'done' (returned). Throws ApiError 503 when it
@@ -163,10 +173,10 @@ export function promptProgress(rec: RequestRecord, read: number, total: number) 
 export async function follow(run: GenerationRun, spec: GenerationSpec, h: FollowHandlers): Promise<DoneEvent> {
   const { app, rec, conn, sse } = run;
   checkSamplingTokens(spec, run.model);
-  if (conn.gone) { rec.end = 'disconnected'; throw new ClientGone(); }
+  if (conn.gone) { run.request.clientGone(); throw new ClientGone(); }
   let job: Job;
   try {
-    job = app.scheduler.submit(rec, spec);
+    job = run.request.submit(spec);
   } catch (e) {
     if (e instanceof SchedulerRefusal) {
       throw new ApiError(503, e.message, { code: e.code });
@@ -181,12 +191,15 @@ export async function follow(run: GenerationRun, spec: GenerationSpec, h: Follow
   sse?.setWaiting(true);
   let done: DoneEvent | null = null;
   let failure: unknown = null;
+  // As the events say it, not as the record is by the time the route reads an event.
+  let reused = 0;
   for await (const ev of job.events) {
     if (failure !== null) continue; // draining a cancelled job to its 'done'
     try {
-      if (ev.type === 'progress') {
+      if (ev.type === 'admitted') reused = ev.reused;
+      else if (ev.type === 'progress') {
         sse?.progress();
-        h.onProgress?.(ev.read, ev.total);
+        h.onProgress?.({ total: ev.total, cache: reused, processed: ev.read, time_ms: rec.admittedAt !== null ? Date.now() - rec.admittedAt : 0 });
       }
       else if (ev.type === 'embedding') {
         h.onEmbedding?.(ev.index, ev.vector);
@@ -251,21 +264,21 @@ export function figuresOf(rec: RequestRecord, done: DoneEvent): Figures {
 export function settle(run: GenerationRun, done: DoneEvent): boolean {
   if (done.finish === 'error') { failRun(run, doneError(done)); return false; }
   if (run.conn.gone) return false;
-  if (done.finish === 'cancel' && run.rec.end === 'superseded') {
+  const cancelled = run.rec.cancelIntent;
+  if (done.finish === 'cancel' && cancelled === 'superseded') {
     failRun(run, new ApiError(409, 'a newer request with the same supersede_key replaced this one', { code: 'superseded', param: 'supersede_key' }));
     return false;
   }
-  if (done.finish === 'cancel' && run.rec.end !== 'stop' && run.rec.end !== 'length') {
-    const why = run.rec.end === 'shutdown' ? 'the server is shutting down' : `the engine cancelled the request${done.error ? `: ${done.error}` : ''}`;
-    failRun(run, new ApiError(503, why, { code: run.rec.end === 'shutdown' ? 'shutting_down' : 'engine_unavailable' }));
+  if (done.finish === 'cancel' && cancelled !== 'stop' && cancelled !== 'length') {
+    const why = cancelled === 'shutdown' ? 'the server is shutting down' : `the engine cancelled the request${done.error ? `: ${done.error}` : ''}`;
+    failRun(run, new ApiError(503, why, { code: cancelled === 'shutdown' ? 'shutting_down' : 'engine_unavailable' }));
     return false;
   }
   return true;
 }
 
-/** Records why the request failed and throws for withRequest to answer (status code or SSE error event). */
+/** Says why the request failed and throws for withRequest to answer (status code or SSE error event). */
 export function failRun(run: GenerationRun, err: ApiError): never {
-  run.rec.end = run.rec.end ?? (err.status < 500 ? 'rejected' : 'error');
-  run.rec.error = run.rec.error ?? err.message;
+  run.request.reject(err.status, err.message);
   throw err;
 }

@@ -1,6 +1,6 @@
 // Checks a route makes against the served model before it books a request.
 import { ApiError } from '../api/errors.js';
-import type { ModelView } from '../server/model-view.js';
+import type { ModelView } from '../served-model/model-view.js';
 
 /** Text routes on an embedding model are a 400 that says what the model does. */
 export function requireTextModel(model: ModelView): void {

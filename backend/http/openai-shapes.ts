@@ -2,7 +2,7 @@
 // a final chunk with finish_reason, usage and llama.cpp-style timings), whole responses,
 // and text completion chunks. Pure functions of their inputs: unit-tested without a server.
 import type { ParsedDelta } from '../chat/tool-calls.js';
-import type { ToolCall } from '../chat/template.js';
+import type { ToolCall } from '../chat/chat-types.js';
 import type { ChatLogprob, CompletionLogprobs } from './logprob-shapes.js';
 
 export interface Usage {

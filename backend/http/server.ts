@@ -3,7 +3,7 @@
 // anything else is a 500 with the message, logged with the request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../api/errors.js';
-import type { AppContext } from '../server/context.js';
+import type { AppContext } from './app-context.js';
 import { ClientGone } from './generation.js';
 import { sendError } from './respond.js';
 import { Router, type Handler, type RouteContext } from './router.js';

@@ -1,8 +1,9 @@
 // A console writer that never blocks the event loop. Node writes to pipes and files
 // synchronously on Linux (process.stdout), so a reader that stops reading (a full pipe)
 // would stall serving. Lines go into a bounded queue; one fs.write at a time runs in
-// libuv's thread pool; when the queue is full new lines are dropped and counted.
-import { write as fsWrite } from 'node:fs';
+// libuv's thread pool; when the queue is full new lines are dropped and counted. The one such
+// queue: the server's logger and the engine host's log lines both go through it.
+import { write as fsWrite, writeSync } from 'node:fs';
 
 export interface QueuedWriterOptions {
   /** File descriptor to write to (1 = stdout, 2 = stderr). */
@@ -11,6 +12,8 @@ export interface QueuedWriterOptions {
   maxQueuedLines?: number;
   /** Replaces fs.write (tests use it to simulate a stuck or failing reader). */
   writeImpl?: (fd: number, data: Buffer, cb: (err: NodeJS.ErrnoException | null, written: number) => void) => void;
+  /** A line written before the next batch when lines were dropped since the last one (the engine host says so in its log). */
+  dropNote?: (dropped: number) => string;
 }
 
 export class QueuedWriter {
@@ -21,12 +24,15 @@ export class QueuedWriter {
   private writing = false;
   private droppedLines = 0;
   private broken = false;
+  private unnoted = 0;
   private idleWaiters: Array<() => void> = [];
+  private readonly dropNote: ((dropped: number) => string) | undefined;
 
   constructor(opts: QueuedWriterOptions) {
     this.fd = opts.fd;
     this.max = opts.maxQueuedLines ?? 4096;
     this.writeImpl = opts.writeImpl ?? ((fd, data, cb) => fsWrite(fd, data, 0, data.length, null, cb));
+    this.dropNote = opts.dropNote;
   }
 
   /** Lines dropped because the queue was full (or the output is gone). */
@@ -35,7 +41,7 @@ export class QueuedWriter {
 
   /** Queues one line (a newline is added). Never blocks, never throws. */
   writeLine(line: string): void {
-    if (this.broken || this.queue.length >= this.max) { this.droppedLines++; return; }
+    if (this.broken || this.queue.length >= this.max) { this.droppedLines++; this.unnoted++; return; }
     this.queue.push(line);
     if (!this.writing) this.pump();
   }
@@ -65,9 +71,25 @@ export class QueuedWriter {
       return;
     }
     this.writing = true;
-    const data = Buffer.from(`${this.queue.join('\n')}\n`);
-    this.queue = [];
+    const data = Buffer.from(`${this.takeQueued()}\n`);
     this.writeFrom(data, 0);
+  }
+
+  /**
+   * At exit only: writes what is still queued at once (blocking; errors ignored). A batch already
+   * handed to fs.write is not repeated.
+   */
+  drainSync(): void {
+    if (this.broken || this.queue.length === 0) return;
+    try { writeSync(this.fd, `${this.takeQueued()}\n`); } catch { /* the output is gone */ }
+  }
+
+  private takeQueued(): string {
+    const note = this.dropNote && this.unnoted > 0 ? [this.dropNote(this.unnoted)] : [];
+    this.unnoted = 0;
+    const text = [...note, ...this.queue].join('\n');
+    this.queue = [];
+    return text;
   }
 
   private writeFrom(data: Buffer, offset: number): void {

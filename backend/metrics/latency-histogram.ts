@@ -4,6 +4,8 @@
 // the difference is valid across the two processes. Fixed buckets, so /metrics can export it
 // as a Prometheus histogram and a bench can subtract two scrapes.
 
+import type { HistogramBucket, HistogramSnapshot } from '../../contract/metrics.js';
+
 /** Upper bounds in ms: fine below 1 ms, where the figure should sit, coarse above. */
 export const EVENT_TO_SSE_BOUNDS_MS: readonly number[] = [0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 25, 50, 100, 250, 1000];
 
@@ -13,27 +15,6 @@ const MAX_PLAUSIBLE_MS = 3_600_000;
 /** CLOCK_MONOTONIC in ms (the engine's stamps use the same clock and unit). */
 export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
-}
-
-export interface HistogramBucket {
-  /** Upper bound, ms. */
-  le_ms: number;
-  /** Observations at or below le_ms (cumulative, as in Prometheus). */
-  count: number;
-}
-
-export interface HistogramSnapshot {
-  count: number;
-  sum_ms: number;
-  /** null while nothing was observed. */
-  mean_ms: number | null;
-  /** Interpolated within their bucket; the last finite bound when they fall above it. */
-  p50_ms: number | null;
-  p95_ms: number | null;
-  /** Stamps from the future or over an hour old (not the same clock): not in count. */
-  rejected: number;
-  /** Finite bounds only; `count` is the +Inf bucket. */
-  buckets: HistogramBucket[];
 }
 
 export class LatencyHistogram {

@@ -3,13 +3,14 @@
 // `requests` is the recent history; a figure an engine never reported is null, never 0.
 import type { EngineSnapshot, ModelInfo } from '../../native/lib/addon.js';
 import type { EngineClient, EngineStatus } from '../engine/client.js';
-import type { HistoryEntry, RequestRecord, RequestTable, Totals } from '../scheduler/request-table.js';
-import { round2 } from '../scheduler/request-table.js';
+import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.js';
+import type { DerivedTotals, EngineBody, HistoryEntry, LiveState, MetricsBody, SlotView, Totals } from '../../contract/metrics.js';
+import { round2 } from '../scheduler/request-ledger.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
-import type { HistogramSnapshot } from './latency-histogram.js';
+import type { HistogramSnapshot } from '../../contract/metrics.js';
 
 export interface MetricsSources {
-  table: RequestTable;
+  table: RequestLedger;
   scheduler: Scheduler;
   engines: readonly EngineClient[];
   model: { id: string; info: ModelInfo; demo: boolean } | null;
@@ -21,20 +22,6 @@ export interface MetricsSources {
   /** The slow-reader bound and the clients cut for it. */
   slowReaders?: { boundMs: number; cut: number; kernelVisible: boolean | null };
 }
-
-export interface SlotView {
-  replica: number;
-  slot: number;
-  state: 'idle' | 'reading' | 'decoding';
-  held_tokens: number;
-  request_id: number | null;
-  prompt_tokens: number | null;
-  prompt_read: number | null;
-  generated: number | null;
-  tok_s: number | null;
-}
-
-export type LiveState = 'loading' | 'unavailable' | 'stopping' | 'idle' | 'reading' | 'generating';
 
 /** Each ready engine's snapshot, or null when it is not ready or does not answer in time. */
 export async function engineSnapshots(engines: readonly EngineClient[], timeoutMs = 1000): Promise<Array<EngineSnapshot | null>> {
@@ -93,7 +80,7 @@ function liveState(src: MetricsSources, live: RequestRecord[]): LiveState {
   return 'idle';
 }
 
-export function derivedTotals(t: Totals) {
+export function derivedTotals(t: Totals): Omit<DerivedTotals, 'prompt_tokens_computed'> {
   return {
     ...t,
     prompt_tokens_processed: t.prompt_tokens - t.reused_tokens,
@@ -126,7 +113,7 @@ export function conversationCache(snaps: Array<EngineSnapshot | null>) {
   };
 }
 
-export function engineViews(engines: readonly EngineClient[], views: ReplicaView[]) {
+export function engineViews(engines: readonly EngineClient[], views: ReplicaView[]): EngineBody[] {
   return engines.map((e) => {
     const s: EngineStatus = e.status();
     const v = views.find((x) => x.replica === e.replica);
@@ -139,7 +126,7 @@ export function engineViews(engines: readonly EngineClient[], views: ReplicaView
   });
 }
 
-export async function buildMetrics(src: MetricsSources, opts: { requests?: number } = {}) {
+export async function buildMetrics(src: MetricsSources, opts: { requests?: number } = {}): Promise<MetricsBody> {
   const snaps = await engineSnapshots(src.engines);
   const live = src.table.liveRecords();
   const counts = src.table.counts();
@@ -170,13 +157,8 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
     engines: engineViews(src.engines, src.scheduler.views()),
     stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),
     missed_dispatches: src.scheduler.missedDispatches,
-    /** Engine step hand-over -> SSE bytes written, per streamed token event (ms, monotonic clock). */
     event_to_sse: src.eventToSse ?? null,
     log_lines_dropped: src.logDropped,
-    /**
-     * Streaming clients cut for falling more than bound_ms behind (--slow-reader-ms); unread_seen:
-     * 'kernel' when socket queues are visible (/proc/net/tcp), 'process' when only our own buffers are.
-     */
     slow_readers: src.slowReaders ? {
       bound_ms: src.slowReaders.boundMs, cut: src.slowReaders.cut,
       unread_seen: src.slowReaders.kernelVisible === null ? null : src.slowReaders.kernelVisible ? 'kernel' : 'process',
@@ -184,4 +166,5 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
   };
 }
 
-export type MetricsJson = Awaited<ReturnType<typeof buildMetrics>>;
+/** The body of GET /metrics (declared in the contract, with the extension's check of it). */
+export type MetricsJson = MetricsBody;

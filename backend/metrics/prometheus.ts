@@ -1,6 +1,6 @@
 // GET /metrics/prometheus: the JSON metrics as Prometheus text. llama-server's llamacpp:*
 // names where one exists (so existing dashboards work), strata:* for the rest.
-import type { HistogramSnapshot } from './latency-histogram.js';
+import type { HistogramSnapshot } from '../../contract/metrics.js';
 import type { MetricsJson } from './metrics-json.js';
 
 type Sample = { labels?: Record<string, string | number>; value: number | null };

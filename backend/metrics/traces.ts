@@ -6,32 +6,10 @@
 import type { RequestTrace, StepTrace } from '../../native/lib/addon.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
-import type { RequestRecord, RequestTable } from '../scheduler/request-table.js';
+import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.js';
 import { LatencyHistogram } from './latency-histogram.js';
+import type { StepEntry, TraceEntry } from '../../contract/traces.js';
 
-export interface TraceEntry {
-  id: number;
-  kind: string;
-  replica: number | null;
-  epoch: number | null;
-  engine_id: number | null;
-  slot: number | null;
-  finish: string | null;
-  error: string | null;
-  accepted: string;
-  /** ms after acceptance; null for marks the request never reached. */
-  marks: { dispatched: number | null; admitted: number | null; first_token: number | null; engine_done: number | null; ended: number | null };
-  prompt_tokens: number | null;
-  reused: number | null;
-  restored: boolean | null;
-  generated: number;
-  /** Speculative draft tokens verified and accepted. */
-  drafted: number;
-  draft_accepted: number;
-  engine: RequestTrace | null;
-}
-
-export interface StepEntry extends StepTrace { replica: number; epoch: number }
 
 export class TraceCollector {
   /** Per streamed token event: engine thread hand-over -> its SSE bytes written (generation.ts). */
@@ -47,7 +25,7 @@ export class TraceCollector {
 
   constructor(
     private readonly engines: readonly EngineClient[],
-    table: RequestTable,
+    table: RequestLedger,
     private readonly opts: { maxRequests?: number; maxSteps?: number; drainMs?: number; log?: Logger } = {},
   ) {
     this.unsubscribe = table.onChange((r) => { if (r.state === 'ended') this.onEnded(r); });

@@ -2,7 +2,7 @@
 // that scripts/build-native.mjs unpacks into the cache), by name or by path.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { packageRoot } from '../native.js';
+import { packageRoot } from '../addon/loader.js';
 import { strataCacheDir } from './cache-dir.js';
 
 /** Source folders of the pinned llama.cpp start with this (LLAMA_COMMIT in native/pin.json; a patch-set suffix follows). */

@@ -5,17 +5,23 @@
 //
 // Everything here runs on the main thread and every state change calls pump(): there is
 // no condition variable to lose a wake-up on. audit() re-checks the invariant anyway.
+//
+// The scheduler is the only writer of a request's record (through request-ledger.ts, whose
+// header lists each field and the step that writes it). Engine events arrive through the
+// engine request's sink, update the record and go into the request's one buffer (Job.channel),
+// which the route reads; the route states what it knows through its RequestHandle.
 import type { SamplingParams } from '../../native/lib/addon.js';
-import type { EngineClient, EngineRequest, EngineStatus, RequestEvent } from '../engine/client.js';
+import {
+  synthesizedDone, type DoneEvent, type EngineClient, type EngineRequest, type EngineStatus, type RequestEvent,
+} from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
 import { AdmissionQueue } from './admission-queue.js';
 import { Channel } from './channel.js';
 import { PrefixIndex } from './prefix-index.js';
 import { SupersedeIndex } from './supersede.js';
-import type { EndReason, RequestKind, RequestRecord, RequestTable } from './request-table.js';
-
-export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
+import type { CancelReason, RequestLedger, RequestRecord } from './request-ledger.js';
+import type { RequestKind } from '../../contract/metrics.js';
 
 export interface GenerationSpec {
   prompt: number[];
@@ -78,14 +84,12 @@ export class SchedulerRefusal extends Error {
   }
 }
 
-/** Reasons a caller may give for ending a job early; 'stop'/'length' are server-side stops (infill). */
-export type CancelReason = Extract<EndReason, 'cancel' | 'disconnected' | 'shutdown' | 'stop' | 'length' | 'superseded'>;
-
 export class Job {
   readonly enqueuedAt: number;
   readonly channel = new Channel<RequestEvent>();
   engineRequest: EngineRequest | null = null;
-  cancelReason: CancelReason | null = null;
+  /** Its 'done' arrived (from the engine, or made here): nothing more is delivered. */
+  finished = false;
   readonly outputIds: number[] = [];
   /** Held in the queue until then (an infill admission delay); undefined = ready. */
   notBefore?: number;
@@ -105,7 +109,7 @@ export class Job {
     this.promptKeys = PrefixIndex.blockKeys(spec.prompt, blockSize);
   }
 
-  /** The request's events; ends after exactly one 'done'. */
+  /** The request's events (its one buffer between the engine and the route); ends after exactly one 'done'. */
   get events(): AsyncIterable<RequestEvent> { return this.channel; }
 
   /** Ends the job wherever it is (queued: at once; in an engine: cancels there). Idempotent. */
@@ -147,6 +151,45 @@ export interface ReplicaView {
   indexedBlocks: number;
 }
 
+/**
+ * What a route holds for its request: a read-only view of the record and the intents it may
+ * state. Each intent becomes the ledger's write (request-ledger.ts); the route never writes the
+ * record itself.
+ */
+export class RequestHandle {
+  constructor(private readonly scheduler: Scheduler, private readonly ledger: RequestLedger, readonly record: RequestRecord) {}
+
+  /** Queues it (Scheduler.submit); throws SchedulerRefusal when it cannot wait. */
+  submit(spec: GenerationSpec): Job { return this.scheduler.submit(this.record, spec); }
+
+  /** The answer was tool calls: the end says so (over the engine's 'stop' or 'length'). */
+  outcome(outcome: 'tool_calls'): void {
+    if (this.record.state !== 'ended') this.ledger.outcome(this.record, outcome);
+  }
+
+  /** The route answers with an error: 'rejected' for a 4xx, 'error' for a 5xx; the first message stays. */
+  reject(status: number, message: string): void {
+    if (this.record.state !== 'ended') this.ledger.refused(this.record, status < 500 ? 'rejected' : 'error', message);
+  }
+
+  /** The client left (disconnected, stopped reading or fell behind). */
+  clientGone(): void {
+    if (this.record.state !== 'ended') this.ledger.clientGone(this.record);
+  }
+
+  /**
+   * The route is done with the request: its record ends (decideEnd of what happened, else
+   * 'error'). Returns false when its engine work was still live, a bug the ledger counts.
+   */
+  close(): boolean {
+    const { state } = this.record;
+    if (state === 'ended') return true;
+    const live = state === 'admitting' || state === 'running';
+    this.ledger.end(this.record, 'error', live ? 'internal: request abandoned' : undefined);
+    return !live;
+  }
+}
+
 export class Scheduler {
   private readonly queue: AdmissionQueue<Job>;
   private readonly replicas: Replica[];
@@ -161,11 +204,12 @@ export class Scheduler {
   private readonly supersede = new SupersedeIndex<Job>();
   private readonly timers: SchedulerTimers;
   private heldTimer: { handle: unknown; at: number } | null = null;
+  private pumpQueued = false;
   private stopping = false;
   /** Times the audit found a request that should have been dispatched (a bug if > 0). */
   missedDispatches = 0;
 
-  constructor(clients: EngineClient[], private readonly table: RequestTable, opts: SchedulerOptions = {}) {
+  constructor(clients: EngineClient[], private readonly table: RequestLedger, opts: SchedulerOptions = {}) {
     this.opts = {
       agingMs: opts.agingMs ?? 2000, loadTokens: opts.loadTokens ?? 3000, maxQueued: opts.maxQueued ?? 512,
       blockSize: opts.blockSize ?? 64, auditMs: opts.auditMs ?? 1000,
@@ -181,7 +225,12 @@ export class Scheduler {
     this.auditTimer?.unref();
   }
 
-  /** Queues a request already booked in the table. Throws SchedulerRefusal when it cannot wait. */
+  /** Books a request in the ledger; the route reads it and states what it knows through the handle. */
+  accept(kind: RequestKind, stream: boolean): RequestHandle {
+    return new RequestHandle(this, this.table, this.table.accept(kind, stream));
+  }
+
+  /** Queues a request already booked in the ledger. Throws SchedulerRefusal when it cannot wait. */
   submit(record: RequestRecord, spec: GenerationSpec): Job {
     if (this.stopping) throw new SchedulerRefusal('shutting_down', 'the server is shutting down');
     const why = this.unavailableReason();
@@ -191,7 +240,7 @@ export class Scheduler {
     }
     const job = new Job(record, spec, this.priorities[record.kind], this.seq++, this.now(), this.opts.blockSize,
       (j, reason) => this.cancel(j, reason));
-    record.promptTokens = spec.prompt.length;
+    this.table.queued(record, spec.prompt.length);
     if (spec.supersede) {
       const arrival = this.supersede.arrive(spec.supersede.key, job, this.now(), spec.supersede.holdMs);
       if (arrival.notBefore !== null) job.notBefore = arrival.notBefore;
@@ -287,26 +336,26 @@ export class Scheduler {
 
   private cancel(job: Job, reason: CancelReason): void {
     const rec = job.record;
-    if (rec.state === 'ended' || job.channel.isClosed) return;
+    if (rec.state === 'ended' || job.finished) return;
     if (this.queue.remove(job)) { this.endQueued(job, reason); this.pump(); return; }
-    if (job.cancelReason === null) job.cancelReason = reason;
-    job.engineRequest?.cancel();
     // The engine still owns the slot until its 'done'; the record shows the request is ending.
-    if (rec.state === 'admitting' || rec.state === 'running') this.table.move(rec, 'finishing');
+    this.table.cancelled(rec, reason);
+    job.engineRequest?.cancel();
   }
 
   /** A job that never reached an engine: one terminal 'done', no engine figures. */
-  private endQueued(job: Job, reason: EndReason, error?: string, engineDied = false): void {
-    const rec = job.record;
-    rec.end = rec.end ?? reason;
-    if (error) rec.error = error;
+  private endQueued(job: Job, why: CancelReason | 'unavailable', error?: string): void {
+    this.table.endedQueued(job.record, why, error);
     this.forgetKey(job);
-    this.table.move(rec, 'finishing');
-    const done: DoneEvent = {
-      type: 'done', finish: reason === 'error' ? 'error' : 'cancel', promptTokens: job.spec.prompt.length, reused: 0,
-      promptMs: null, decodeMs: null, generated: 0, text: '',
-      ...(error ? { error } : {}), ...(engineDied ? { engineDied: true } : {}),
-    };
+    const unavailable = why === 'unavailable';
+    this.deliverDone(job, synthesizedDone(
+      { finish: unavailable ? 'error' : 'cancel', ...(error ? { error } : {}), ...(unavailable ? { engineDied: true } : {}) },
+      { promptTokens: job.spec.prompt.length, reused: 0, generated: 0 },
+    ));
+  }
+
+  private deliverDone(job: Job, done: DoneEvent): void {
+    job.finished = true;
     job.channel.push(done);
     job.channel.close();
   }
@@ -350,22 +399,19 @@ export class Scheduler {
   }
 
   private dispatch(job: Job, replica: Replica): void {
-    const rec = job.record;
-    rec.replica = replica.client.replica;
-    rec.epoch = replica.epoch;
-    rec.dispatchedAt = this.now();
-    this.table.move(rec, 'admitting');
+    this.table.dispatched(job.record, replica.client.replica, replica.epoch);
     replica.inFlight.add(job);
     if (!job.spec.embed) replica.index.add(job.spec.prompt);
-    void this.drive(job, replica);
+    this.drive(job, replica);
   }
 
-  private async drive(job: Job, replica: Replica): Promise<void> {
+  /** Hands the job to the engine; its events come back through the sink, in order, ending with one 'done'. */
+  private drive(job: Job, replica: Replica): void {
     const rec = job.record;
-    let done: DoneEvent | null = null;
     try {
       const spec = job.spec;
-      const req = spec.embed ? replica.client.embed(spec.embed) : replica.client.generate({
+      const sink = (ev: RequestEvent): void => this.onEngineEvent(job, replica, ev);
+      const req = spec.embed ? replica.client.embed(spec.embed, sink) : replica.client.generate({
         prompt: spec.prompt, maxTokens: spec.maxTokens, priority: job.priority,
         ...(spec.sampling ? { sampling: spec.sampling } : {}),
         ...(spec.stop?.length ? { stop: spec.stop } : {}),
@@ -377,51 +423,42 @@ export class Scheduler {
         ...(spec.logprobs !== undefined ? { logprobs: spec.logprobs } : {}),
         ...(spec.n !== undefined && spec.n > 1 ? { n: spec.n } : {}),
         ...(spec.draftMax !== undefined ? { draftMax: spec.draftMax } : {}),
-      });
+      }, sink);
       job.engineRequest = req;
-      rec.engineId = req.id;
-      rec.epoch = req.epoch;
-      if (job.cancelReason !== null) req.cancel();
-      for await (const ev of req.events) {
-        if (ev.type === 'done') { done = ev; break; }
-        this.onEvent(job, ev);
-      }
+      if (rec.state !== 'ended') this.table.submitted(rec, req.id, req.epoch);
+      if (rec.cancelIntent !== null) req.cancel();
     } catch (err) {
       this.log.error('engine request failed', { request: rec.id, error: String(err) });
-      done = null;
+      if (!job.finished) {
+        this.finish(job, replica, synthesizedDone(
+          { finish: 'error', error: 'the engine ended the request without a result', engineDied: true },
+          { promptTokens: job.spec.prompt.length, reused: rec.reused ?? 0, generated: rec.generated },
+        ));
+      }
     }
-    done ??= {
-      type: 'done', finish: 'error', error: 'the engine ended the request without a result', engineDied: true,
-      promptTokens: job.spec.prompt.length, reused: rec.reused ?? 0, promptMs: null, decodeMs: null,
-      generated: rec.generated, text: '',
-    };
-    this.finish(job, replica, done);
   }
 
-  private onEvent(job: Job, ev: Exclude<RequestEvent, { type: 'done' }>): void {
+  private onEngineEvent(job: Job, replica: Replica, ev: RequestEvent): void {
+    if (job.finished) return;
     const rec = job.record;
     switch (ev.type) {
       case 'admitted':
-        rec.slot = ev.slot; rec.promptTokens = ev.promptTokens; rec.reused = ev.reused; rec.restored = ev.restored;
-        rec.admittedAt = this.now();
-        if (rec.state === 'admitting') this.table.move(rec, 'running');
+        this.table.admitted(rec, ev);
         break;
       case 'progress':
-        rec.promptRead = ev.read;
+        this.table.progress(rec, ev.read);
         break;
       case 'tokens':
-        if (rec.firstTokenAt === null) rec.firstTokenAt = this.now();
-        rec.generated += ev.ids.length;
-        rec.rate.add(ev.ids.length);
+        this.table.tokens(rec, ev.ids.length);
         // Choice 0's tokens follow the prompt in the slot (routing learns what it holds).
         if (!ev.choice) for (const id of ev.ids) job.outputIds.push(id);
         break;
       case 'embedding':
-        if (rec.admittedAt === null) {
-          rec.admittedAt = this.now();
-          if (rec.state === 'admitting') this.table.move(rec, 'running');
-        }
+        this.table.embedding(rec);
         break;
+      case 'done':
+        this.finish(job, replica, ev);
+        return;
     }
     job.channel.push(ev);
   }
@@ -430,25 +467,22 @@ export class Scheduler {
     const rec = job.record;
     replica.inFlight.delete(job);
     this.forgetKey(job);
-    rec.engineDoneAt = this.now();
-    rec.promptTokens = done.promptTokens || rec.promptTokens;
-    if (done.finish !== 'error' || rec.admittedAt !== null) rec.reused = done.reused;
-    rec.promptMs = done.promptMs ?? null;
-    rec.decodeMs = done.decodeMs ?? null;
-    rec.generated = Math.max(rec.generated, done.generated);
-    rec.drafted = done.drafted ?? 0;
-    rec.accepted = done.accepted ?? 0;
-    if (done.finish === 'error') { rec.end = rec.end ?? 'error'; rec.error = rec.error ?? done.error ?? 'engine error'; }
-    else rec.end = rec.end ?? job.cancelReason ?? done.finish;
-    this.table.move(rec, 'finishing');
+    this.table.engineDone(rec, done);
     if (done.finish !== 'error' && rec.epoch === replica.epoch && !job.spec.embed) replica.index.add([...job.spec.prompt, ...job.outputIds]);
-    job.channel.push(done);
-    job.channel.close();
+    this.deliverDone(job, done);
     if (this.idleWaiters.size > 0 && this.inFlightTotal() === 0) {
       for (const w of [...this.idleWaiters]) w();
       this.idleWaiters.clear();
     }
-    this.pump();
+    // Not now: a 'done' arrives inside the engine client's own bookkeeping (a dying engine ends
+    // every request before it says it is dead) or inside dispatch; the freed slot is filled once that is over.
+    this.pumpSoon();
+  }
+
+  private pumpSoon(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => { this.pumpQueued = false; this.pump(); });
   }
 
   private onStatus(r: Replica, s: EngineStatus): void {
@@ -458,7 +492,7 @@ export class Scheduler {
     // Nothing can serve the queue now: waiting would be invisible to the client, so say why.
     if (!this.replicas.some((x) => x.state === 'ready') && this.queue.length > 0) {
       const why = this.unavailableReason() ?? 'no engine is available';
-      for (const job of this.queue.drain()) this.endQueued(job, 'error', why, true);
+      for (const job of this.queue.drain()) this.endQueued(job, 'unavailable', why);
     }
   }
 }

@@ -14,13 +14,13 @@ import { createHttpServer } from '../http/server.js';
 import { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { TraceCollector } from '../metrics/traces.js';
-import { RequestTable } from '../scheduler/request-table.js';
+import { RequestLedger } from '../scheduler/request-ledger.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { SessionService } from '../sessions/session-service.js';
 import { SessionStore } from '../sessions/session-store.js';
 import type { ServerConfig } from './config.js';
-import type { AppContext } from './context.js';
-import { createModelView, type ModelView } from './model-view.js';
+import type { AppContext } from '../http/app-context.js';
+import { createModelView, type ModelView } from '../served-model/model-view.js';
 
 export interface StrataServerOptions {
   config: ServerConfig;
@@ -68,7 +68,7 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
 export class StrataServer {
   readonly app: AppContext;
   readonly engines: EngineClient[];
-  readonly table: RequestTable;
+  readonly table: RequestLedger;
   readonly scheduler: Scheduler;
   private readonly http: Server;
   private readonly connections: ConnectionTracker;
@@ -97,7 +97,7 @@ export class StrataServer {
     const installed = listInstalled().filter((b) => backendDirs.includes(b.dir));
     let machine: MachineReport | null = null;
     this.engines = Array.from({ length: config.replicas }, (_, i) => make(i, engineConfigFor(config, opts.modelPath, i, backendDirs)));
-    this.table = new RequestTable({
+    this.table = new RequestLedger({
       historySize: 500,
       onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
     });

@@ -4,42 +4,16 @@
 // refused before any engine sees it.
 import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../api/schemas.js';
+import { engineCallApiError } from '../api/engine-errors.js';
 import { ApiError } from '../api/errors.js';
-import { renderChatPrompt, tokenizeChatPrompt } from '../chat/chat-prompt.js';
-import type { ChatMessage } from '../chat/template.js';
+import { renderChatPrompt, tokenizeChatPrompt, tokenizeRawPrompt } from '../chat/chat-prompt.js';
+import type { ChatMessage } from '../chat/chat-types.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import type { ModelView } from '../server/model-view.js';
-import { SessionStore, SessionUnreadableError, type SessionMeta } from './session-store.js';
-
-/**
- * Where a save's or a restore's time went, ms: the server's own steps, the engine call as a
- * whole (IPC both ways + waiting for the step boundary + the file work), and the engine's
- * file work by phase (native SessionPhases).
- */
-export interface SessionTimings {
-  total_ms: number;
-  /** Save: rendering the messages and tokenizing them (an engine call). */
-  prompt_ms?: number;
-  /** Restore: reading the description from the file head. */
-  describe_ms?: number;
-  engine_ms: number;
-  engine: { state_ms: number; read_ms: number; hash_ms: number; write_ms: number; sync_ms: number; file_ms: number };
-}
-
-export interface SavedSession extends SessionMeta { save_ms: number; timings: SessionTimings }
-
-export interface RestoreResult {
-  name: string;
-  tokens: number;
-  bytes: number;
-  ms: number;
-  replica: number;
-  /** The OpenAI messages the session was saved with; null when it was saved without them. */
-  messages: ChatMessage[] | null;
-  timings: SessionTimings;
-}
+import type { ModelView } from '../served-model/model-view.js';
+import { SessionStore, SessionUnreadableError } from './session-store.js';
+import type { RestoreResult, SavedSession, SessionMeta, SessionTimings } from '../../contract/sessions.js';
 
 function engineTimings(p: SessionPhases, fileMs: number): SessionTimings['engine'] {
   const r = (x: number) => Math.round(x * 100) / 100;
@@ -89,7 +63,7 @@ export class SessionService {
     // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a completion's.
     const tokens = messages
       ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
-      : await tokenizer.tokenize(prompt ?? '', model.bosText === '' || !(prompt ?? '').startsWith(model.bosText), true);
+      : await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     const promptMs = msSince(t0);
     await this.store.ensureDir();
@@ -139,7 +113,7 @@ export class SessionService {
     const engineMs = msSince(t1);
     // The messages stored with the state the engine just loaded (the file may have been saved
     // again since the head was read); format 1 kept none.
-    let messages: ChatMessage[] | null;
+    let messages: RestoreResult['messages'];
     try {
       messages = res.meta ? this.store.parseDescription(name, res.meta, 'description').messages : null;
     } catch (e) {
@@ -168,15 +142,8 @@ export class SessionService {
   }
 }
 
-/** An engine's refusal as the status a client can act on. */
+/** A session's failure as the status a client can act on: the store's own refusal, else the engine's code (api/engine-errors.ts). */
 export function sessionError(e: unknown, what: string): ApiError {
-  if (e instanceof ApiError) return e;
   if (e instanceof SessionUnreadableError) return new ApiError(422, e.message, { code: 'session_unreadable', param: 'name' });
-  const msg = e instanceof Error ? e.message : String(e ?? 'no engine is ready');
-  if (/another model/i.test(msg)) return new ApiError(409, `${what}: ${msg}`, { code: 'session_model_mismatch' });
-  if (/corrupt|not a Strata session|unsupported version|damaged/i.test(msg)) return new ApiError(422, `${what}: ${msg}`, { code: 'session_unreadable' });
-  if (/no conversation|not held|nothing to save|no slot/i.test(msg)) return new ApiError(404, `${what}: ${msg}`, { code: 'conversation_not_found' });
-  if (/not reachable|not running|restarting|closed/i.test(msg)) return new ApiError(503, `${what}: ${msg}`, { code: 'engine_unavailable' });
-  if (/ENOSPC|no space/i.test(msg)) return new ApiError(507, `${what}: ${msg}`, { code: 'insufficient_storage' });
-  return new ApiError(500, `${what}: ${msg}`, { code: 'session_error' });
+  return engineCallApiError(e, what);
 }

@@ -8,35 +8,9 @@
 // could leave the folder is refused again here.
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ChatMessage } from '../chat/template.js';
-
-export interface SessionModel {
-  /** What the engine checks: sessions only load into the same model and KV layout. */
-  identity: string;
-  /** For people: the model's name and file. */
-  name: string;
-  file: string;
-}
-
-/** What the server stores in a session file beside the state (JSON). */
-export interface SessionDescription {
-  model: SessionModel;
-  /** ISO time of the save. */
-  created: string;
-  /** The OpenAI chat messages the session was saved from; null when saved from prompt text. */
-  messages: ChatMessage[] | null;
-}
-
-/** A session as the API shows it. */
-export interface SessionMeta extends SessionDescription {
-  name: string;
-  tokens: number;
-  /** Size of the session file. */
-  bytes: number;
-  message_count: number;
-  /** 2 (one file) or 1 (state file + NAME.json sidecar, from older versions). */
-  format: 1 | 2;
-}
+import { sessionNameProblem } from '../../contract/session-name.js';
+import type { SessionDescription, SessionMeta, SessionModel } from '../../contract/sessions.js';
+import type { ChatMessage } from '../chat/chat-types.js';
 
 /** The session exists but its file or description cannot be read (the API answers 422). */
 export class SessionUnreadableError extends Error {}
@@ -48,8 +22,6 @@ export interface SweepResult {
   orphans: string[];
 }
 
-// No separators, no leading dot: the name cannot leave the folder or hide a file.
-const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 const MAGIC = 'STRATASN';
 // Leftovers of interrupted saves: the engine's NAME.session.tmp-PID-N, format 1's NAME.json.PID.tmp.
 const TEMP_FILE = /^(.+)\.(?:session\.tmp-(\d+)-\d+|json\.(\d+)\.tmp)$/;
@@ -81,8 +53,9 @@ class HeadReader {
 export class SessionStore {
   constructor(readonly dir: string) {}
 
+  /** The one session-name rule (contract/session-name.ts): no separators, no leading dot. */
   static isSafeName(name: string): boolean {
-    return SAFE_NAME.test(name);
+    return sessionNameProblem(name) === null;
   }
 
   statePath(name: string): string { return join(this.dir, `${this.checked(name)}.session`); }

@@ -3,7 +3,8 @@
 // emitted once, complete, when the choice finishes or the stream ends.
 import { arr, num, obj, str } from './normalize.js';
 import { parseTimings, parseUsage } from './normalize.js';
-import type { ChatStreamEvent, ToolCall } from './types.js';
+import type { ChatStreamEvent } from './types.js';
+import type { ToolCall } from '../../contract/chat.js';
 
 interface PendingCall { id: string; name: string; args: string }
 

@@ -2,15 +2,18 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
-import {
-  arr, errorMessage, obj, parseDevices, parseHealth, parseInfill, parseMetrics, parseModels, parseRequestTrace,
-  parseRestored, parseSavedSession, parseSessions, parseTraces,
-} from './normalize.js';
-import { SseDecoder } from './sse.js';
-import type {
-  ChatMessage, ChatRequest, ChatStreamEvent, DeviceMemory, Health, InfillRequest, InfillResult, Metrics,
-  ModelEntry, RequestTraceView, RestoredSession, SessionInfo, Traces,
-} from './types.js';
+import { parseDevices } from '../../contract/devices.js';
+import { parseMetrics } from '../../contract/metrics.js';
+import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
+import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
+import { arr, errorMessage, obj, parseHealth, parseInfill, parseModels } from './normalize.js';
+import { SseDecoder } from '../../backend/net/sse-decoder.js';
+import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, ModelEntry } from './types.js';
+import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
+import type { RequestTraceView, Traces } from '../../contract/traces.js';
+import type { DeviceMemory } from '../../contract/devices.js';
+import type { Metrics } from '../../contract/metrics.js';
+import type { ChatMessage } from '../../contract/chat.js';
 
 /**
  * One step of a streamed chat answer, plus the model's thinking (reasoning models): the server
@@ -117,7 +120,7 @@ export class StrataClient {
       try {
         for (;;) {
           const { done, value } = await reader.read();
-          const payloads = done ? sse.end() : sse.push(value);
+          const payloads = (done ? sse.end() : sse.feed(value)).map((e) => e.data);
           for (const p of payloads) {
             if (p.trim() === '[DONE]') {
               yield* chunks.end();
@@ -188,7 +191,7 @@ export class StrataClient {
     return parseSavedSession(await this.json('POST', '/v1/sessions', body, signal, true));
   }
   async restoreSession(name: string, signal?: AbortSignal): Promise<RestoredSession> {
-    return parseRestored(name, await this.json('POST', `/v1/sessions/${encodeURIComponent(name)}/restore`, {}, signal, true));
+    return parseRestored(await this.json('POST', `/v1/sessions/${encodeURIComponent(name)}/restore`, {}, signal, true));
   }
   async deleteSession(name: string, signal?: AbortSignal): Promise<void> {
     await this.json('DELETE', `/v1/sessions/${encodeURIComponent(name)}`, undefined, signal);

@@ -1,5 +1,7 @@
 // The server's HTTP shapes as the extension and the panel use them (camelCase, normalised).
-// Wire parsing lives in normalize.ts; nothing outside extension/api/ reads raw JSON.
+// Wire parsing lives in normalize.ts; nothing outside extension/api/ reads raw JSON. The shapes the
+// panel shows too are declared in contract/.
+import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
 
 export interface Health {
   /** failed: every engine gave up after crashing again and again (a retry will not help). */
@@ -17,23 +19,6 @@ export interface ModelEntry {
   /** Longest answer the server allows, when it says. */
   maxOutputTokens: number | null;
   toolCalling: boolean;
-}
-
-export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  /** JSON text of the arguments. */
-  arguments: string;
-}
-
-export interface ChatMessage {
-  role: ChatRole;
-  content: string;
-  toolCalls?: ToolCall[];
-  toolCallId?: string;
-  name?: string;
 }
 
 export interface ToolSpec {
@@ -57,19 +42,6 @@ export interface ChatRequest {
   toolChoice?: 'auto' | 'required' | 'none';
 }
 
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number | null;
-}
-
-export interface Timings {
-  promptMs: number | null;
-  predictedMs: number | null;
-  predictedPerSecond: number | null;
-  promptPerSecond: number | null;
-}
-
 /** One step of a streamed chat answer. */
 export type ChatStreamEvent =
   | { type: 'text'; text: string }
@@ -90,126 +62,4 @@ export interface InfillResult {
   content: string;
   tokensPredicted: number | null;
   tokensCached: number | null;
-}
-
-export interface SlotMetric {
-  slot: number;
-  replica: number | null;
-  state: string;
-  heldTokens: number;
-  requestId: string | null;
-  tokS: number | null;
-}
-
-export interface RequestRecord {
-  id: string | null;
-  time: number | null;
-  durationMs: number | null;
-  finish: string | null;
-  promptTokens: number | null;
-  reusedTokens: number | null;
-  outputTokens: number | null;
-  promptMs: number | null;
-  decodeMs: number | null;
-  decodeTokS: number | null;
-}
-
-export interface ConversationCacheMetric {
-  parked: number;
-  bytes: number;
-  budget: number;
-  hits: number;
-  misses: number;
-  evictions: number;
-}
-
-export interface EngineMetric {
-  replica: number;
-  epoch: number;
-  pid: number | null;
-  alive: boolean;
-  restarts: number;
-  devices: string[];
-}
-
-export interface Metrics {
-  state: string;
-  queued: number;
-  admitting: number;
-  running: number;
-  finishing: number;
-  slots: SlotMetric[];
-  requests: RequestRecord[];
-  totals: Record<string, number>;
-  cache: ConversationCacheMetric;
-  engines: EngineMetric[];
-  staleFrames: number;
-}
-
-export interface DeviceMemory {
-  name: string;
-  description: string;
-  type: string;
-  replica: number | null;
-  memoryFree: number | null;
-  memoryTotal: number | null;
-  layers: number | null;
-}
-
-export interface StepTraceView {
-  step: number;
-  t: number;
-  buildMs: number;
-  decodeMs: number;
-  sampleMs: number;
-  detokMs: number;
-  decodeTokens: number;
-  promptTokens: number;
-  sequences: number;
-}
-
-/** One request's timeline; every time is ms after the server accepted it (null = never reached). */
-export interface RequestTraceView {
-  id: string;
-  kind: string | null;
-  replica: number | null;
-  slot: number | null;
-  finish: string | null;
-  error: string | null;
-  /** When the server accepted it (ms since epoch). */
-  accepted: number | null;
-  promptTokens: number | null;
-  reused: number;
-  restored: boolean;
-  generated: number | null;
-  /** Handed to an engine (left the server's queue). */
-  dispatched: number | null;
-  /** Got a slot in the engine. */
-  admitted: number | null;
-  promptDone: number | null;
-  firstToken: number | null;
-  finished: number | null;
-  promptLegs: Array<{ t: number; tokens: number; ms: number }>;
-}
-
-export interface Traces {
-  requests: RequestTraceView[];
-  steps: StepTraceView[];
-}
-
-export interface SessionInfo {
-  name: string;
-  tokens: number | null;
-  bytes: number | null;
-  model: string | null;
-  savedAt: number | null;
-  path: string | null;
-  messages: number | null;
-}
-
-export interface RestoredSession {
-  name: string;
-  /** The conversation, when the server returns it (it needs it to continue the chat). */
-  messages: ChatMessage[] | null;
-  tokens: number | null;
 }

@@ -1,7 +1,7 @@
 // What features need from the server side: its status, a client when it is ready, and a way to
 // get it ready. Features depend on this interface, never on the manager class.
 import type { StrataClient } from '../api/client.js';
-import type { ServerView } from '../../webview/protocol.js';
+import type { ServerView } from '../../contract/panel.js';
 
 export type ServerStatus = ServerView;
 

@@ -2,9 +2,14 @@
 // a second until the engine is back or the server says it gave up ("failed" after a crash loop).
 // Then one notification says what happened, with what to do next, and the server shows as failed.
 import * as vscode from 'vscode';
-import type { MetricsFeed } from '../status/metricsFeed.js';
+import type { Metrics } from '../../contract/metrics.js';
 import type { ServerConnection } from './connection.js';
 import { engineFailureMessage, parseEngineFailure } from './engineFailure.js';
+
+/** Where the metrics come from (status/metricsFeed.ts's MetricsFeed). */
+export interface MetricsSource {
+  onMetrics(listener: (m: Metrics) => void): { dispose(): void };
+}
 
 export interface EngineFailureSink {
   /** The server runs but its engines gave up: show it as failed with this message. */
@@ -14,7 +19,7 @@ export interface EngineFailureSink {
 const POLL_MS = 1000;
 const GPU_BACKEND_COMMAND = 'strata.installGpuBackend';
 
-export function registerEngineWatch(context: vscode.ExtensionContext, server: ServerConnection & EngineFailureSink, feed: MetricsFeed, log: vscode.LogOutputChannel, readmeUri: vscode.Uri): void {
+export function registerEngineWatch(context: vscode.ExtensionContext, server: ServerConnection & EngineFailureSink, feed: MetricsSource, log: vscode.LogOutputChannel, readmeUri: vscode.Uri): void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let notified = false;
   let devices: string[] = [];

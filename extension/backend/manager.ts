@@ -4,13 +4,13 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
 import { StrataClient } from '../api/client.js';
-import * as config from '../config.js';
+import * as config from '../config/config.js';
 import type { ActivityTracker } from './activity.js';
 import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
 import { freePort } from '../../backend/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
-import { buildServeArgs, settingsProblems } from './settings.js';
+import { buildServeArgs, settingsProblems } from '../config/server-settings.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */

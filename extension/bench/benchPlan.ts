@@ -1,8 +1,8 @@
 // What a benchmark run will do and how long it should take: the scenarios of `strata bench`
-// (names and what each measures; test/unit keeps them in step with backend/bench/scenarios),
+// (names and what each measures, from the contract, as the bench itself has them),
 // and an estimate from earlier runs of the same scenarios against the same server, else from the
 // typical time on the generated demo model. Pure.
-import type { BenchRun } from '../../webview/protocol.js';
+import { SCENARIO_MEASURES, scenarioNames, type BenchRun, type ScenarioName } from '../../contract/bench.js';
 
 export interface ScenarioInfo {
   name: string;
@@ -11,18 +11,12 @@ export interface ScenarioInfo {
   typicalS: number;
 }
 
-export const SCENARIOS: readonly ScenarioInfo[] = [
-  { name: 'single', measures: 'one request alone: streamed TTFT, decode tok/s over a fixed output length', typicalS: 2 },
-  { name: 'prefill', measures: 'uncached prompt read tok/s at each size (prompt tokens / TTFT, one output token)', typicalS: 3 },
-  { name: 'concurrent', measures: 'N clients at once, short prompts: aggregate output tok/s, TTFT p50/p95', typicalS: 9 },
-  { name: 'repeat', measures: 'TTFT of a ~4K-token conversation continued after other conversations used every slot', typicalS: 10 },
-  { name: 'mixed', measures: 'short requests sent while a long prompt is read: short TTFT p50/p95', typicalS: 7 },
-  { name: 'infill', measures: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke', typicalS: 3 },
-  { name: 'typing', measures: 'a keystroke burst (one /infill per keystroke, each aborting the last): prompt tokens computed, last-keystroke latency', typicalS: 18 },
-  { name: 'session', measures: 'a ~1.2K-token conversation saved to disk and restored over HTTP: save/restore ms, continuation TTFT after it', typicalS: 2 },
-  { name: 'conversations', measures: 'users x turns round robin, fewer slots than users: prompt tokens computed vs the minimum, TTFT per turn', typicalS: 6 },
-  { name: 'edit', measures: 'a file in the prompt rewritten by the answer: decode tok/s and speculative drafts accepted', typicalS: 1 },
-];
+/** Typical seconds of one run of each scenario on the demo model (an estimate before any run here). */
+const TYPICAL_S: Readonly<Record<ScenarioName, number>> = {
+  single: 2, prefill: 3, concurrent: 9, repeat: 10, mixed: 7, infill: 3, typing: 18, session: 2, conversations: 6, edit: 1,
+};
+
+export const SCENARIOS: readonly ScenarioInfo[] = scenarioNames.map((name) => ({ name, measures: SCENARIO_MEASURES[name], typicalS: TYPICAL_S[name] }));
 
 export interface BenchPlan {
   scenarios: string[];

@@ -2,9 +2,9 @@
 //   "[bench] run 2/3: single"                -> scenario run starts
 //   "[bench] run 2/3: single done (4.1 s)"   -> it ended (or "... FAILED: why (4.1 s)")
 // The estimate of what is left uses the measured time per scenario as runs finish. Pure.
-import type { BenchProgress } from '../../webview/protocol.js';
+import type { BenchProgress } from '../../contract/bench.js';
 import { scenarioSeconds, totalSteps, type BenchPlan } from './benchPlan.js';
-import type { BenchRun } from '../../webview/protocol.js';
+import type { BenchRun } from '../../contract/bench.js';
 
 const START = /^\[bench\] run (\d+)\/(\d+): (\w+)$/;
 const END = /^\[bench\] run (\d+)\/(\d+): (\w+) (?:done|FAILED: .*) \(([\d.]+) s\)$/;

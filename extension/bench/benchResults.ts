@@ -1,7 +1,8 @@
-// Turns the JSON that `strata bench --json FILE` writes into figures for the Bench tab, and keeps
-// earlier runs for comparison. Tolerant of the file's layout: an explicit `figures` list is used
-// as is; otherwise every numeric leaf becomes a figure named by its path.
-import type { BenchFigure, BenchRun } from '../../webview/protocol.js';
+// Turns the JSON that `strata bench --json FILE` writes into figures for the Bench tab (through the
+// contract's check, contract/bench.ts), and keeps earlier runs for comparison. A file of another
+// layout is read tolerantly: an explicit `figures` list as is, otherwise every numeric leaf becomes
+// a figure named by its path.
+import { benchReportFigures, parseBenchReport, type BenchFigure, type BenchRun } from '../../contract/bench.js';
 import type { KeyValueStore } from '../models/recent.js';
 
 const SKIP = /^(time|timestamp|date|version|seed|port|pid|started|finished)$/i;
@@ -18,26 +19,11 @@ export function unitFor(key: string): string {
   return '';
 }
 
-/** `strata bench --json` (format strata-bench/1): one figure per summary row, its median. */
-function strataBenchFigures(json: { summary?: unknown }): BenchFigure[] | null {
-  if (!Array.isArray(json.summary)) return null;
-  const out: BenchFigure[] = [];
-  for (const row of json.summary as Array<Record<string, unknown>>) {
-    if (!row || typeof row.median !== 'number' || !Number.isFinite(row.median)) continue;
-    const label = typeof row.label === 'string' ? row.label : String(row.key ?? '?');
-    const better = row.better === 'higher' || row.better === 'lower' ? row.better : undefined;
-    const key = typeof row.key === 'string' ? row.key : undefined;
-    out.push({ ...(key ? { key } : {}), name: `${String(row.scenario ?? '')}: ${label}`.replace(/^: /, ''), value: row.median, unit: typeof row.unit === 'string' ? row.unit : '', ...(better ? { better } : {}) });
-  }
-  return out.slice(0, MAX_FIGURES);
-}
-
 export function benchFigures(json: unknown): BenchFigure[] {
-  const o = (json ?? {}) as { format?: unknown; summary?: unknown };
-  if (typeof o.format === 'string' && o.format.startsWith('strata-bench/')) {
-    const f = strataBenchFigures(o);
-    if (f) return f;
-  }
+  const o = (json ?? {}) as { format?: unknown };
+  // Our own report is read through the contract (a mismatch is an error that names the field).
+  if (typeof o.format === 'string' && o.format.startsWith('strata-bench/')) return benchReportFigures(parseBenchReport(json), MAX_FIGURES);
+  // Anything else (a file of another tool): numbers found in it, units guessed from their names.
   const explicit = (json as { figures?: unknown })?.figures;
   if (Array.isArray(explicit)) {
     return explicit

@@ -1,6 +1,7 @@
 // Markdown for the participant's /sessions and /stats answers (pure).
-import type { Metrics, SessionInfo } from '../api/types.js';
-import { fmtBytes } from '../../webview/format.js';
+import type { SessionInfo } from '../../contract/sessions.js';
+import type { Metrics } from '../../contract/metrics.js';
+import { fmtBytes } from '../../contract/units.js';
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 

@@ -1,6 +1,6 @@
 // A chat participant's conversation from VS Code's chat history, as server messages. Pure:
 // works on plain shapes of ChatRequestTurn / ChatResponseTurn.
-import type { ChatMessage } from '../api/types.js';
+import type { ChatMessage } from '../../contract/chat.js';
 
 export interface RequestTurnLike { prompt: string; command?: string | undefined; participant: string }
 export interface ResponseTurnLike {

@@ -7,7 +7,7 @@ import { StartDeclined } from '../backend/manager.js';
 import { abortOn } from '../lm/provider.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
 import { sessionsMarkdown, statsMarkdown } from './format.js';
-import { sessionNameProblem } from '../../webview/protocol.js';
+import { sessionNameAdvice } from '../../contract/session-name.js';
 import { conversationFromHistory, type RestoredMeta, type TurnLike } from './history.js';
 import { ContextPlanner } from '../context/planner.js';
 import { referenceItems } from '../context/references.js';
@@ -32,7 +32,7 @@ export function registerChatParticipant(context: vscode.ExtensionContext, server
       switch (request.command) {
         case 'save': {
           if (!name) { stream.markdown('Usage: `/save NAME` saves this conversation as a session.'); return {}; }
-          const problem = sessionNameProblem(name);
+          const problem = sessionNameAdvice(name);
           if (problem) { stream.markdown(problem); return {}; }
           if (!conversation.length) { stream.markdown('Nothing to save yet: ask something first.'); return {}; }
           const saved = await client.saveSession(name, conversation);

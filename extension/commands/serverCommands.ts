@@ -1,7 +1,7 @@
 // Start / Stop / Restart Server, Show Log, Set API Key.
 import * as vscode from 'vscode';
 import type { ServerControl } from '../backend/connection.js';
-import { API_KEY_SECRET, isSelfChange, SERVER_KEYS } from '../config.js';
+import { API_KEY_SECRET, isSelfChange, SERVER_KEYS } from '../config/config.js';
 
 export function registerServerCommands(context: vscode.ExtensionContext, server: ServerControl, log: vscode.LogOutputChannel): void {
   // start() already told the user what went wrong; a command only has to not throw again.

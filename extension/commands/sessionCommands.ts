@@ -2,9 +2,9 @@
 // current conversation; Restore loads a saved one into the panel's chat.
 import * as vscode from 'vscode';
 import type { ServerConnection } from '../backend/connection.js';
-import { fmtBytes } from '../../webview/format.js';
+import { fmtBytes } from '../../contract/units.js';
 import type { PanelHub } from '../panel/hub.js';
-import { sessionNameProblem } from '../../webview/protocol.js';
+import { sessionNameAdvice } from '../../contract/session-name.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
 
 export function registerSessionCommands(context: vscode.ExtensionContext, server: ServerConnection, hub: PanelHub, conversations: ConversationStore, openPanel: () => void): void {
@@ -19,7 +19,7 @@ export function registerSessionCommands(context: vscode.ExtensionContext, server
       }
       const name = typeof nameArg === 'string' && nameArg.trim() ? nameArg.trim() : await vscode.window.showInputBox({
         title: 'Save Strata session', prompt: 'Name for this conversation', value: conv.name === 'chat' ? '' : conv.name,
-        validateInput: (v) => sessionNameProblem(v.trim()),
+        validateInput: (v) => sessionNameAdvice(v.trim()),
       });
       if (!name) return;
       try {

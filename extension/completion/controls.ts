@@ -2,7 +2,7 @@
 // resume, and ask now (Alt+\). The pause state lives where it belongs: the workspace's own state,
 // the `strata.inlineCompletion.disabledLanguages` setting, and a snooze time in global state.
 import * as vscode from 'vscode';
-import { SECTION } from '../config.js';
+import { SECTION } from '../config/config.js';
 import { CompletionGate, type PauseState } from './pause.js';
 
 const WORKSPACE_KEY = 'strata.completions.pausedWorkspace';

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { StrataApiError } from '../api/client.js';
 import type { ServerConnection } from '../backend/connection.js';
-import { completionSettings } from '../config.js';
+import { completionSettings } from '../config/config.js';
 import { CompletionCache } from './cache.js';
 import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';
 import { LatestOnlyScheduler } from './debounce.js';

@@ -1,6 +1,6 @@
 // Counters for inline completions, shown in the panel: how often we asked, served from cache,
 // showed, got accepted, and how long the server took.
-import type { CompletionStatsView } from '../../webview/protocol.js';
+import type { CompletionStatsView } from '../../contract/panel.js';
 
 export class CompletionStats {
   private counts = { requests: 0, cacheHits: 0, shown: 0, accepted: 0, cancelled: 0, errors: 0 };

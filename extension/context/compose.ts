@@ -2,7 +2,7 @@
 // under a header naming where it comes from, before the question. Pure, shared by the panel chat
 // and @strata. The text stays ordinary message content: the server's chat template renders it
 // as text, so nothing a file holds is ever read as a control token.
-import type { ContextItem } from '../../webview/protocol.js';
+import type { ContextItem } from '../../contract/panel.js';
 
 /** Lines 3-7 of src/a.ts -> "src/a.ts (lines 3-7)". */
 export function contextLabel(path: string, range: ContextItem['range']): string {

@@ -2,7 +2,7 @@
 // the user picks, as ContextItems (tokens counted later, by whoever has the server).
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ContextItem } from '../../webview/protocol.js';
+import type { ContextItem } from '../../contract/panel.js';
 
 /** Files are attached up to this many characters; a longer one is cut by lines (and says so). */
 export const MAX_CONTEXT_CHARS = 100_000;

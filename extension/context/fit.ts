@@ -3,8 +3,8 @@
 // pieces (the largest first, cut by lines), never the system prompt or the question. Nothing is
 // cut silently: the plan carries a note for the user, or an error when even the question does not
 // fit. Token counts come from the caller (the server's tokenizer), so this stays pure.
-import type { ChatMessage } from '../api/types.js';
-import type { ContextItem } from '../../webview/protocol.js';
+import type { ChatMessage } from '../../contract/chat.js';
+import type { ContextItem } from '../../contract/panel.js';
 import { composeUserMessage, contextBlock } from './compose.js';
 
 /** Tokens a chat template adds around each message (role markers, separators), roughly. */

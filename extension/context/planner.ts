@@ -2,8 +2,8 @@
 // the conversation and its context fitted into the model's context per conversation (fit.ts).
 // Shared by the panel chat and @strata, so both trim the same way and say so the same way.
 import type { StrataClient } from '../api/client.js';
-import type { ChatMessage } from '../api/types.js';
-import type { ContextItem } from '../../webview/protocol.js';
+import type { ChatMessage } from '../../contract/chat.js';
+import type { ContextItem } from '../../contract/panel.js';
 import { fitToContext, promptBudget, type FitPlan } from './fit.js';
 
 export type PlannerClient = Pick<StrataClient, 'tokenize' | 'models'>;

@@ -2,7 +2,7 @@
 // items, the same kind the panel chat sends.
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ContextItem } from '../../webview/protocol.js';
+import type { ContextItem } from '../../contract/panel.js';
 import { fileContext, MAX_CONTEXT_CHARS } from './editorContext.js';
 
 async function one(ref: vscode.ChatPromptReference): Promise<{ item: ContextItem; uri: vscode.Uri | null } | null> {

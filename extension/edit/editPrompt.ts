@@ -1,5 +1,5 @@
 // The chat request of an inline edit and how its answer becomes code. Pure, unit-tested.
-import type { ChatMessage } from '../api/types.js';
+import type { ChatMessage } from '../../contract/chat.js';
 import { contextBlock } from '../context/compose.js';
 
 export interface EditRequest {

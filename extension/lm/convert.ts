@@ -1,6 +1,6 @@
 // VS Code language-model messages -> the server's chat messages. Duck-typed on purpose (no
 // `instanceof vscode.X`) so it runs and is tested without VS Code.
-import type { ChatMessage, ToolCall } from '../api/types.js';
+import type { ChatMessage, ToolCall } from '../../contract/chat.js';
 
 /** LanguageModelChatMessageRole: 1 user, 2 assistant; 3 is system in newer VS Code builds. */
 export interface LmMessageLike {

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerControl } from '../backend/connection.js';
-import { setModelPath } from '../config.js';
+import { setModelPath } from '../config/config.js';
 import { downloadModel } from './download.js';
 import { RecentModels } from './recent.js';
 

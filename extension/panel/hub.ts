@@ -2,12 +2,14 @@
 // latest server data, pushes it to every open view, answers their messages, and runs the
 // panel's chat streams. No vscode here (views are just sinks), so it is unit-tested.
 import type { StrataClient } from '../api/client.js';
-import type { ChatMessage, DeviceMemory, Metrics, SessionInfo } from '../api/types.js';
+import type { SessionInfo } from '../../contract/sessions.js';
+import type { DeviceMemory } from '../../contract/devices.js';
+import type { Metrics } from '../../contract/metrics.js';
+import type { ChatMessage } from '../../contract/chat.js';
 import { ContextPlanner, estimateTokens } from '../context/planner.js';
-import type {
-  BenchView, CompletionStatsView, ContextItem, FromWebview, PanelCommand, ServerView, TabId, ToWebview,
-} from '../../webview/protocol.js';
-import { validateFromWebview } from '../../webview/protocol.js';
+import type { CompletionStatsView, ContextItem, FromWebview, PanelCommand, ServerView, TabId, ToWebview } from '../../contract/panel.js';
+import type { BenchView } from '../../contract/bench.js';
+import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
 
 export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devices' | 'traces'>;

@@ -2,10 +2,10 @@
 // streams the answer to every view, keeps running and recently finished answers for views that
 // come back, and the conversation last used (for "Save Session"). No vscode: unit-tested.
 import type { StrataClient } from '../api/client.js';
-import type { ChatMessage } from '../api/types.js';
+import type { ChatMessage } from '../../contract/chat.js';
 import { CHAT_MAX_TOKENS } from '../api/types.js';
 import type { ContextPlanner } from '../context/planner.js';
-import type { ChatEndInfo, ContextItem, ToWebview } from '../../webview/protocol.js';
+import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
 
 export type ChatClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models'>;
 

@@ -2,7 +2,7 @@
 // shared PanelHub. retainContextWhenHidden stays off: the UI keeps its state with
 // getState/setState and the hub replays data when a view comes back.
 import * as vscode from 'vscode';
-import type { ToWebview } from '../../webview/protocol.js';
+import type { ToWebview } from '../../contract/panel.js';
 import { makeNonce, panelHtml } from './html.js';
 import type { PanelHub } from './hub.js';
 

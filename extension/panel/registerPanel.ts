@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ServerConnection } from '../backend/connection.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
 import type { MetricsFeed } from '../status/metricsFeed.js';
-import type { PanelCommand } from '../../webview/protocol.js';
+import type { PanelCommand } from '../../contract/panel.js';
 import { fileContext, selectionContext, type LastEditor } from '../context/editorContext.js';
 import type { InlineEditHandle } from '../edit/inlineEdit.js';
 import { PanelHub } from './hub.js';

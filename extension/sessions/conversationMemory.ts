@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrataClient } from '../api/client.js';
-import type { ChatMessage } from '../api/types.js';
+import type { ChatMessage } from '../../contract/chat.js';
 
 export interface ConversationStore {
   save(name: string, messages: ChatMessage[]): void;

@@ -1,6 +1,6 @@
 // The entries of the Strata menu behind the status bar item, for a server state and the
 // completions' pause state (pure, unit-tested; statusMenu.ts shows them as a Quick Pick).
-import type { ServerStateKind } from '../../webview/protocol.js';
+import type { ServerStateKind } from '../../contract/panel.js';
 
 export type MenuEntry =
   | { separator: string }

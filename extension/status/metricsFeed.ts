@@ -1,7 +1,7 @@
 // Fetches /metrics only when someone looks or something happens: while requests run, while
 // the server reports work, or while a panel is visible. Idle and hidden means no requests at all.
 // Pure: the fetch and the timers are injected.
-import type { Metrics } from '../api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 import { realTimers, type Timers } from '../completion/debounce.js';
 
 export interface MetricsFeedOptions {

@@ -2,7 +2,7 @@
 // paused. Its tooltip (and accessible label) adds slots, speed and the last completion latency.
 // Click: the Strata menu (statusMenu.ts).
 import * as vscode from 'vscode';
-import type { Metrics } from '../api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 import type { ServerConnection } from '../backend/connection.js';
 import type { CompletionGate } from '../completion/pause.js';
 import type { CompletionStats } from '../completion/stats.js';

@@ -1,7 +1,7 @@
 // What the status bar says for a server status and the latest metrics (pure, unit-tested). The
 // tooltip is also the item's accessible label: slots, speed, the last completion's latency and
 // whether completions are paused.
-import type { Metrics } from '../api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 import type { ServerStatus } from '../backend/connection.js';
 import { liveTokS } from './metricsFeed.js';
 

@@ -89,6 +89,12 @@ export interface EngineOptions {
    * delay since, in this process or another on the same machine.
    */
   onEvents: (events: EngineEvent[], handedAtMs: number) => void;
+  /**
+   * Called once when the engine thread ended on an error of its own (std::bad_alloc, any
+   * exception): every request has already ended with 'error' and this reason (onEvents), and the
+   * engine is closed. The engine host reports it and exits, so the server restarts the engine.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 export interface SpeculativeOptions {
@@ -146,7 +152,11 @@ export interface GenerateRequest {
   ignoreEos?: boolean;
   /** false: read the whole prompt, reusing no cached KV (default true). */
   cachePrompt?: boolean;
-  /** Higher is admitted first (infill > chat); equal priority is FIFO. */
+  /**
+   * Higher is admitted first, equal priority FIFO, when more requests are submitted than there are
+   * slots (direct use of the addon; the server queues in its own scheduler and submits only into
+   * free slots, see native/src/engine_admit.cpp AdmitWaiting).
+   */
   priority?: number;
   /**
    * GBNF (root rule "root") that every output must match (see buildGrammar); each sequence samples
@@ -280,6 +290,8 @@ export interface ModelInfo {
   /** Devices the model was placed on and layers per device. */
   placement: Array<{ device: string; layers: number; memoryFree: number; memoryTotal: number }>;
   kvType: string;
+  /** Token budget of one engine step (n_batch), as this engine runs it (EngineOptions.batch or its default). */
+  batch: number;
   decodePromptBudget: number;
   flashAttn: boolean;
   /** The CPU path this engine runs: variant (null in a build without variants) and repacking. */
@@ -322,6 +334,15 @@ export interface BackendReport {
   /** Backend libraries that did not load, with the loader's reason (e.g. a missing libcudart.so.13). */
   failed: Array<{ path: string; error: string }>;
 }
+
+/**
+ * What kind of failure a rejected engine call is: the Error's `code` (native/src/engine_error.h).
+ * The server maps these to HTTP statuses in one table (backend/api/engine-errors.ts), never by
+ * the message's wording.
+ */
+export type EngineErrorCode =
+  | 'failed' | 'io_error' | 'no_space' | 'session_unreadable' | 'session_model_mismatch'
+  | 'conversation_not_found' | 'park_unavailable' | 'engine_closed';
 
 /** Where a save's or a load's time went, ms (0 where a phase does not apply). */
 export interface SessionPhases {
@@ -373,14 +394,16 @@ export declare class Engine {
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
    * (temp file PATH.tmp-PID-N, fdatasync, rename, folder fsync, mode 0600): its state, all the tokens it holds
    * (SessionResult.tokens, which may run past `tokens`) and `meta` (the caller's description,
-   * stored as it is). Rejects when nothing holds even the first token.
+   * stored as it is). Rejects (Error with `code`, EngineErrorCode) when nothing holds even the
+   * first token ('conversation_not_found') or the file cannot be written ('no_space', 'io_error').
    */
   saveSession(path: string, tokens: number[] | Int32Array, identity: string, meta?: string): Promise<SessionResult>;
   /**
    * Loads a session file into the park so the next request with its prefix restores it, and
-   * returns the `meta` it was saved with ('' for a version-1 file). Rejects
-   * with a clear message: not a session file, corrupt (checksum), saved with another model
-   * (identity, description, params or vocab differ), parking disabled or over budget.
+   * returns the `meta` it was saved with ('' for a version-1 file). Rejects with a clear message
+   * and its `code`: not a session file or corrupt (checksum) 'session_unreadable', saved with
+   * another model (identity, description, params or vocab differ) 'session_model_mismatch',
+   * parking disabled or over budget 'park_unavailable', the file cannot be read 'io_error'.
    */
   loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: Int32Array; meta: string }>;
   /** The engine thread's state as published after its last step (before that step's events left). */

@@ -2,6 +2,9 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 namespace strata {
 
@@ -19,7 +22,7 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std
       t0_(std::chrono::steady_clock::now()),
       draft_(std::move(draft)),
       park_(static_cast<uint64_t>(cfg.park_budget_mib * 1024.0 * 1024.0)),
-      batch_(llama_batch_init(std::max(cfg.batch, cfg.slots), 0, 1)),
+      batch_(new llama_batch(llama_batch_init(std::max(cfg.batch, cfg.slots), 0, 1))),
       msg_(std::make_unique<StepMessage>()),
       piece_(256),
       step_traces_(static_cast<size_t>(std::max(cfg.trace_steps, 0))),
@@ -27,17 +30,19 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std
   slots_.resize(static_cast<size_t>(cfg.slots));
   for (size_t i = 0; i < slots_.size(); ++i) slots_[i].id = static_cast<int32_t>(i);
   prompt_order_.reserve(slots_.size());
+  const char* test_throw = std::getenv("STRATA_TEST_ENGINE_THROW");
+  test_throw_ = test_throw != nullptr && std::strcmp(test_throw, "bad_alloc") == 0;
   PublishSnapshot();
 }
 
 Engine::~Engine() {
   StopSilently();
-  for (auto& s : slots_) s.run.reset();
+  slots_.clear();  // their samplers
   draft_.reset();  // before the target's threadpools, which its context shares
-  llama_batch_free(batch_);
-  if (ctx_) llama_free(ctx_);
-  FreeCpuThreadpools(pools_);
-  if (model_) llama_model_free(model_);
+  batch_.reset();
+  ctx_.reset();
+  FreeCpuThreadpools(pools_);  // after the context that used them
+  model_.reset();
 }
 
 void Engine::Start() {
@@ -89,11 +94,7 @@ void Engine::SaveSession(uint64_t ticket, std::string path, std::vector<llama_to
   c.tokens = std::move(tokens);
   c.identity = std::move(identity);
   c.meta = std::move(meta);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    commands_.push_back(std::move(c));
-  }
-  cv_.notify_one();
+  Enqueue(std::move(c));
 }
 
 void Engine::LoadSession(uint64_t ticket, std::string path, std::string identity) {
@@ -102,11 +103,7 @@ void Engine::LoadSession(uint64_t ticket, std::string path, std::string identity
   c.ticket = ticket;
   c.path = std::move(path);
   c.identity = std::move(identity);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    commands_.push_back(std::move(c));
-  }
-  cv_.notify_one();
+  Enqueue(std::move(c));
 }
 
 void Engine::RequestClose() {
@@ -150,6 +147,40 @@ bool Engine::WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cance
 }
 
 void Engine::Run() {
+  // Nothing may leave the thread as an exception (it would abort the process with SIGABRT and
+  // no request would learn why): every request gets the reason as its error instead.
+  try {
+    RunLoop();
+  } catch (const std::bad_alloc&) {
+    FailEverything("out of memory on the engine thread (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    FailEverything(std::string("engine thread failed: ") + e.what());
+  } catch (...) {
+    FailEverything("engine thread failed with an unknown exception");
+  }
+}
+
+void Engine::FailEverything(const std::string& reason) {
+  try {
+    for (auto& w : waiting_) EndWaiting(w, FinishReason::Error, reason);
+    waiting_.clear();
+    for (auto& s : slots_) {
+      if (s.run) Finish(s, FinishReason::Error, reason);
+    }
+    PublishSnapshot();
+  } catch (...) {
+    // Not even that: the message still says closed and why; the N-API side fails what is left.
+  }
+  try {
+    if (!msg_) msg_ = std::make_unique<StepMessage>();
+    msg_->closed = true;
+    msg_->fatal = reason;
+    Post();
+  } catch (...) {
+  }
+}
+
+void Engine::RunLoop() {
   std::deque<Command> cmds;
   std::vector<uint64_t> cancels;
   bool closing = false;

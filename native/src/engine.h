@@ -23,6 +23,7 @@
 #include "draft_model.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
+#include "llama-cpp.h"
 #include "llama.h"
 #include "park_store.h"
 #include "request.h"
@@ -32,6 +33,15 @@
 #include "trace.h"
 
 namespace strata {
+
+// llama-cpp.h has smart pointers for models, contexts and samplers, none for batches.
+struct BatchDeleter {
+  void operator()(llama_batch* b) const {
+    llama_batch_free(*b);
+    delete b;
+  }
+};
+using BatchPtr = std::unique_ptr<llama_batch, BatchDeleter>;
 
 class Engine {
  public:
@@ -57,6 +67,8 @@ class Engine {
                    std::string meta);
   void LoadSession(uint64_t ticket, std::string path, std::string identity);
   // Ends every request with 'cancel', posts a message with closed = true, and ends the thread.
+  // An exception on the engine thread (std::bad_alloc or any other) ends every request with
+  // 'error' and the reason instead, and posts closed = true with `fatal` set.
   void RequestClose();
   // Ends the thread without posting anything (process teardown). Joins.
   void StopSilently();
@@ -121,6 +133,8 @@ class Engine {
   // engine.cpp
   void Enqueue(Command c);
   void Run();
+  void RunLoop();
+  void FailEverything(const std::string& reason);
   bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void CancelRequest(uint64_t key, std::set<uint64_t>& unmatched);
@@ -130,7 +144,7 @@ class Engine {
   double NowMs() const;
 
   // engine_admit.cpp
-  void AdmitWaiting();
+  void AdmitWaiting();  // the direct-addon fallback queue (see its comment); the server admits only into free slots
   void Admit(Waiting w, Slot& slot, size_t reuse, bool restored);
   void AdmitChoices(Slot& primary, const std::vector<Slot*>& others);
   std::vector<Slot*> SpareSlots(const Slot& taken, size_t n);
@@ -171,8 +185,9 @@ class Engine {
 
   EngineEvent& NewEvent(EventType type, int64_t id);
 
-  llama_model* model_;
-  llama_context* ctx_;
+  // Owned; freed in the destructor in this order: samplers (slots_), batch_, ctx_, pools_, model_.
+  llama_model_ptr model_;
+  llama_context_ptr ctx_;
   CpuThreadpools pools_;
   const llama_vocab* vocab_;
   llama_memory_t mem_;
@@ -199,12 +214,14 @@ class Engine {
   uint64_t order_ = 0;
   uint64_t tick_ = 0;
   ParkStore park_;
-  llama_batch batch_;
+  BatchPtr batch_;
   std::unique_ptr<StepMessage> msg_;
   std::vector<char> piece_;
   std::vector<size_t> prompt_order_;
   EngineSnapshot totals_;  // totals and counters kept here, copied into the snapshot
   uint64_t steps_ = 0;
+  // Test hook (STRATA_TEST_ENGINE_THROW=bad_alloc): the first step with a request throws std::bad_alloc.
+  bool test_throw_ = false;
   double sample_ms_ = 0, detok_ms_ = 0;  // this step's
   int32_t step_drafted_ = 0, step_accepted_ = 0;  // this step's
   double draft_ms_ = 0;                           // this step's

@@ -12,6 +12,12 @@ static constexpr size_t kMinParkLoss = 16;
 // Copying another slot's sequence costs a whole stream copy: only for this many tokens saved.
 static constexpr size_t kMinForkGain = 32;
 
+// The engine's own queue is the fallback for direct users of the addon (tests, bench-engine), who
+// may submit more requests than there are slots: priority first, FIFO within a priority. The
+// server never relies on it. Its one admission policy is its aging queue (backend/scheduler/),
+// which dispatches a request only while the replica has a free slot and counts it in flight until
+// its 'done'; so on the served path `waiting_` holds a request only from its submit to the next
+// loop turn, and this loop admits it at once into a free slot.
 void Engine::AdmitWaiting() {
   while (!waiting_.empty()) {
     const size_t free = static_cast<size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.run; }));
@@ -153,7 +159,7 @@ size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool
 size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored) {
   llama_memory_seq_rm(mem_, slot.id, -1, -1);
   slot.held.clear();
-  if (llama_state_seq_set_data(ctx_, it->state.data(), it->state.size(), slot.id) == 0) {
+  if (llama_state_seq_set_data(ctx_.get(), it->state.data(), it->state.size(), slot.id) == 0) {
     // The snapshot does not fit this context (e.g. a session from another setup): drop it.
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
     park_.Take(it);
@@ -184,7 +190,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
     slot.held.resize(keep);
   }
   // Sliding-window layers may have dropped positions the continuation still needs.
-  const int32_t n_swa = llama_model_n_swa(model_);
+  const int32_t n_swa = llama_model_n_swa(model_.get());
   if (keep > 0 && n_swa > 0) {
     const llama_pos pos_min = llama_memory_seq_pos_min(mem_, slot.id);
     if (pos_min > std::max<llama_pos>(0, static_cast<llama_pos>(keep) - n_swa)) {
@@ -197,7 +203,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
 }
 
 bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
-  const size_t size = llama_state_seq_get_size(ctx_, seq);
+  const size_t size = llama_state_seq_get_size(ctx_.get(), seq);
   if (size == 0 || size > park_.budget()) return false;
   const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
   if (MemAvailableBytes() < floor + size) {
@@ -205,7 +211,7 @@ bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
     return false;
   }
   out = StateBuffer(size);
-  const size_t n = llama_state_seq_get_data(ctx_, out.data(), out.size(), seq);
+  const size_t n = llama_state_seq_get_data(ctx_.get(), out.data(), out.size(), seq);
   if (n == 0) {
     out.Clear();
     return false;

@@ -16,18 +16,18 @@ bool Engine::StepEmbeddings() {
   if (embed_waiting_.empty()) return false;
   struct Item { EmbedRequest* req; size_t index; int32_t seq; };
   std::vector<Item> items;
-  batch_.n_tokens = 0;
+  batch_->n_tokens = 0;
   bool full = false;
   const double now = NowMs();
   for (EmbedRequest& r : embed_waiting_) {
     while (!full && r.next < r.inputs.size()) {
       const std::vector<llama_token>& in = r.inputs[r.next];
-      if (static_cast<int32_t>(items.size()) == cfg_.slots || batch_.n_tokens + static_cast<int32_t>(in.size()) > cfg_.batch) {
+      if (static_cast<int32_t>(items.size()) == cfg_.slots || batch_->n_tokens + static_cast<int32_t>(in.size()) > cfg_.batch) {
         full = true;
         break;
       }
       const int32_t seq = static_cast<int32_t>(items.size());
-      for (size_t k = 0; k < in.size(); ++k) BatchAdd(batch_, in[k], static_cast<llama_pos>(k), seq, true);
+      for (size_t k = 0; k < in.size(); ++k) BatchAdd(*batch_, in[k], static_cast<llama_pos>(k), seq, true);
       items.push_back({&r, r.next, seq});
       ++r.next;
       if (r.admitted_ms < 0) r.admitted_ms = now;
@@ -38,11 +38,11 @@ bool Engine::StepEmbeddings() {
   StepTraceRec tr;
   tr.step = steps_;
   tr.t = now;
-  tr.prompt_tokens = batch_.n_tokens;
+  tr.prompt_tokens = batch_->n_tokens;
   tr.sequences = static_cast<int32_t>(items.size());
   const auto t0 = std::chrono::steady_clock::now();
-  const int32_t rc = llama_decode(ctx_, batch_);
-  llama_synchronize(ctx_);
+  const int32_t rc = llama_decode(ctx_.get(), *batch_);
+  llama_synchronize(ctx_.get());
   tr.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   steps_++;
   std::string error;
@@ -50,7 +50,7 @@ bool Engine::StepEmbeddings() {
   for (const Item& it : items) {
     EmbedRequest& r = *it.req;
     if (!error.empty()) continue;
-    const float* v = llama_get_embeddings_seq(ctx_, it.seq);
+    const float* v = llama_get_embeddings_seq(ctx_.get(), it.seq);
     if (!v) {
       error = "the model gave no pooled embedding";
       continue;

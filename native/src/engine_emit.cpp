@@ -41,7 +41,7 @@ void Engine::SampleAndEmit(Slot& s) {
     const auto t0 = std::chrono::steady_clock::now();
     llama_token tok;
     try {
-      tok = a.sampler->Sample(ctx_, base + static_cast<int32_t>(j));
+      tok = a.sampler->Sample(ctx_.get(), base + static_cast<int32_t>(j));
     } catch (const std::exception& e) {
       sample_ms_ += MsSince(t0);
       llama_memory_seq_rm(mem_, s.id, static_cast<llama_pos>(s.held.size()), -1);
@@ -91,7 +91,7 @@ bool Engine::EmitToken(Slot& s, llama_token tok, int32_t logits_idx) {
   EngineEvent& e = msg_->events[static_cast<size_t>(a.event)];
   e.ids.push_back(tok);
   if (a.req.logprobs >= 0) {
-    TokenLogprob lp = LogprobsOf(llama_get_logits_ith(ctx_, logits_idx), info_.vocab_size, tok, a.req.logprobs);
+    TokenLogprob lp = LogprobsOf(llama_get_logits_ith(ctx_.get(), logits_idx), info_.vocab_size, tok, a.req.logprobs);
     lp.piece = piece;
     for (TokenLogprob& alt : lp.top) alt.piece = Piece(alt.id, true);
     e.logprobs.push_back(std::move(lp));

@@ -164,6 +164,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   o.Set("placement", placement);
   o.Set("kvType", m.kv_type);
   o.Set("flashAttn", m.flash_attn);
+  o.Set("batch", m.batch);
   o.Set("decodePromptBudget", m.decode_prompt_budget);
   Napi::Object cpu = Napi::Object::New(env);
   cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));

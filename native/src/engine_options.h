@@ -91,6 +91,7 @@ struct ModelInfo {
   std::map<std::string, std::string> metadata;
   std::vector<PlacementDesc> placement;
   std::string kv_type;
+  int32_t batch = 0;                 // n_batch: the token budget of one step
   int32_t decode_prompt_budget = 0;  // resolved from EngineConfig
   bool flash_attn = false;
   BackendLoadReport backends;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine.h"
+#include "engine_error.h"
 #include "slot_picker.h"
 
 namespace strata {
@@ -37,12 +38,12 @@ void Engine::DoSaveSession(Command& c) {
         parked = &e;
       }
     }
-    if (best == 0) throw std::runtime_error("no cached conversation starts with these tokens (nothing to save)");
+    if (best == 0) throw EngineError(ErrorCode::ConversationNotFound, "no cached conversation starts with these tokens (nothing to save)");
     uint64_t bytes = 0;
     if (slot) {
       const auto t_state = std::chrono::steady_clock::now();
-      StateBuffer state(llama_state_seq_get_size(ctx_, slot->id));
-      const size_t n = llama_state_seq_get_data(ctx_, state.data(), state.size(), slot->id);
+      StateBuffer state(llama_state_seq_get_size(ctx_.get(), slot->id));
+      const size_t n = llama_state_seq_get_data(ctx_.get(), state.data(), state.size(), slot->id);
       if (n == 0) throw std::runtime_error("could not read the KV state of slot " + std::to_string(slot->id));
       r.session.phases.state_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_state).count();
       bytes = WriteSessionFile(c.path, c.meta, ModelId(c.identity), slot->held, state.data(), n, &r.session.phases);
@@ -53,6 +54,9 @@ void Engine::DoSaveSession(Command& c) {
       r.session.tokens = static_cast<int32_t>(parked->tokens.size());
     }
     r.session.bytes = bytes;
+  } catch (const EngineError& e) {
+    r.error = e.what();
+    r.code = e.code();
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -74,22 +78,22 @@ void Engine::DoLoadSession(Command& c) {
     }
     for (llama_token t : d.tokens) {
       if (t < 0 || t >= info_.vocab_size) {
-        throw std::runtime_error("session file " + c.path + " is corrupt (token " + std::to_string(t) +
+        throw EngineError(ErrorCode::SessionUnreadable, "session file " + c.path + " is corrupt (token " + std::to_string(t) +
                                  " is outside the vocabulary)");
       }
     }
     if (!park_.enabled()) {
-      throw std::runtime_error("cannot load a session: parking is disabled (parkBudgetMiB is 0)");
+      throw EngineError(ErrorCode::ParkUnavailable, "cannot load a session: parking is disabled (parkBudgetMiB is 0)");
     }
     const uint64_t need = d.state.size();
     if (need > park_.budget()) {
-      throw std::runtime_error("session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " +
+      throw EngineError(ErrorCode::ParkUnavailable, "session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " +
                                std::to_string(park_.budget() >> 20));
     }
     const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
     if (MemAvailableBytes() < floor) {
       park_.counters().refused_low_ram++;
-      throw std::runtime_error("cannot load a session: free RAM is below freeRamFloorMiB");
+      throw EngineError(ErrorCode::ParkUnavailable, "cannot load a session: free RAM is below freeRamFloorMiB");
     }
     r.session.tokens = static_cast<int32_t>(d.tokens.size());
     r.session.bytes = d.file_bytes;
@@ -101,6 +105,9 @@ void Engine::DoLoadSession(Command& c) {
     e.last_used = ++tick_;
     e.last_used_ms = NowMs();
     park_.Add(std::move(e));
+  } catch (const EngineError& e) {
+    r.error = e.what();
+    r.code = e.code();
   } catch (const std::exception& e) {
     r.error = e.what();
   }

@@ -3,6 +3,7 @@
 // sample, detokenize and check stops per sequence. Engine thread only.
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 #include "batch.h"
 #include "engine.h"
@@ -29,7 +30,7 @@ const char* DecodeError(int32_t rc) {
 }  // namespace
 
 void Engine::PlanBatch() {
-  batch_.n_tokens = 0;
+  batch_->n_tokens = 0;
   int32_t budget = cfg_.batch;
   int32_t decoders = 0, decode_tokens = 0;
   prompt_order_.clear();
@@ -94,18 +95,18 @@ void Engine::PlanBatch() {
     if (!a) continue;
     if (a->decoding) {
       // The sampled token, then the draft tokens to verify: each one's logits check the next.
-      BatchAdd(batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
-      a->logits_at = batch_.n_tokens - 1;
+      BatchAdd(*batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
+      a->logits_at = batch_->n_tokens - 1;
       for (size_t k = 0; k < a->draft.size(); ++k) {
-        BatchAdd(batch_, a->draft[k], static_cast<llama_pos>(s.held.size() + 1 + k), s.id, true);
+        BatchAdd(*batch_, a->draft[k], static_cast<llama_pos>(s.held.size() + 1 + k), s.id, true);
       }
     } else if (a->chunk > 0) {
       const bool completes = a->n_read + static_cast<size_t>(a->chunk) == a->req.prompt.size();
       for (int32_t k = 0; k < a->chunk; ++k) {
         const size_t p = a->n_read + static_cast<size_t>(k);
-        BatchAdd(batch_, a->req.prompt[p], static_cast<llama_pos>(p), s.id, completes && k == a->chunk - 1);
+        BatchAdd(*batch_, a->req.prompt[p], static_cast<llama_pos>(p), s.id, completes && k == a->chunk - 1);
       }
-      if (completes) a->logits_at = batch_.n_tokens - 1;
+      if (completes) a->logits_at = batch_->n_tokens - 1;
     }
   }
 }
@@ -117,7 +118,8 @@ bool Engine::Step() {
   draft_ms_ = 0;
   PrepareDrafts();
   PlanBatch();
-  if (batch_.n_tokens == 0) return false;
+  if (batch_->n_tokens == 0) return false;
+  if (test_throw_) throw std::bad_alloc();
   StepTraceRec tr;
   tr.step = steps_;
   tr.t = NowMs();
@@ -131,12 +133,12 @@ bool Engine::Step() {
   tr.draft_ms = draft_ms_;
   const auto t_decode = Clock::now();
   tr.build_ms = Ms(t_build, t_decode);
-  const int32_t rc = llama_decode(ctx_, batch_);
+  const int32_t rc = llama_decode(ctx_.get(), *batch_);
   if (rc != 0) {
     FailBatch(rc);
     return true;
   }
-  llama_synchronize(ctx_);
+  llama_synchronize(ctx_.get());
   const auto t_decoded = Clock::now();
   tr.decode_ms = Ms(t_decode, t_decoded);
   steps_++;

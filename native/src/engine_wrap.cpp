@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine.h"
+#include "engine_error.h"
 #include "engine_js.h"
 #include "grammar.h"
 #include "model_loader.h"
@@ -20,6 +21,16 @@ namespace {
 class EngineWrap;
 void DeliverStep(Napi::Env env, Napi::Function cb, EngineWrap* self, StepMessage* msg);
 using EventsFn = Napi::TypedThreadSafeFunction<EngineWrap, StepMessage, DeliverStep>;
+
+// An Error carrying the engine's code as error.code (EngineErrorCode in addon.d.ts).
+Napi::Error CodedErrorObject(Napi::Env env, const std::string& message, ErrorCode code) {
+  Napi::Error e = Napi::Error::New(env, message);
+  e.Set("code", Napi::String::New(env, ErrorCodeName(code)));
+  return e;
+}
+Napi::Value CodedError(Napi::Env env, const std::string& message, ErrorCode code) {
+  return CodedErrorObject(env, message, code).Value();
+}
 
 // What Engine.load hands to the constructor (through a Napi::External).
 struct LoadResult {
@@ -61,6 +72,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     vocab_ = llama_model_get_vocab(r->loaded.model);
     prompt_tokenizer_ = std::make_unique<PromptTokenizer>(vocab_);
     tsfn_ = EventsFn::New(env, info[1].As<Napi::Function>(), "strata:EngineEvents", 0, 1, this);
+    if (info.Length() > 2 && info[2].IsFunction()) on_fatal_.Reset(info[2].As<Napi::Function>(), 1);
     EventsFn tsfn = tsfn_;
     Engine::Sink sink = [tsfn](std::unique_ptr<StepMessage> m) mutable {
       m->handed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -105,6 +117,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       }
     }
     for (auto& r : msg.results) Settle(env, r);
+    if (msg.closed && !msg.fatal.empty()) FailLeftovers(env, cb, msg);
     if (msg.closed) FinishClose(env);
     UpdateRef(env);
     if (thrown) thrown->ThrowAsJavaScriptException();  // the onEvents handler's own error
@@ -270,19 +283,19 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   Napi::Value Snapshot(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!engine_) throw Napi::Error::New(env, "engine is closed");
+    if (!engine_) throw CodedErrorObject(env, "engine is closed", ErrorCode::EngineClosed);
     return SnapshotToJs(env, engine_->Snapshot());
   }
 
   Napi::Value Traces(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!engine_) throw Napi::Error::New(env, "engine is closed");
+    if (!engine_) throw CodedErrorObject(env, "engine is closed", ErrorCode::EngineClosed);
     return TracesToJs(env, engine_->DrainStepTraces(), engine_->DrainRequestTraces());
   }
 
   Napi::Value Devices(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!engine_) throw Napi::Error::New(env, "engine is closed");
+    if (!engine_) throw CodedErrorObject(env, "engine is closed", ErrorCode::EngineClosed);
     Napi::Array out = Napi::Array::New(env, devices_.size());
     for (size_t i = 0; i < devices_.size(); ++i) out.Set(static_cast<uint32_t>(i), DeviceToJs(env, DescribeDevice(devices_[i])));
     return out;
@@ -315,7 +328,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Pending p = it->second;
     pending_.erase(it);
     if (!r.error.empty()) {
-      p.deferred.Reject(Napi::Error::New(env, r.error).Value());
+      p.deferred.Reject(CodedError(env, r.error, r.code));
       return;
     }
     Napi::Object o = Napi::Object::New(env);
@@ -337,9 +350,30 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     p.deferred.Resolve(o);
   }
 
+  // The engine thread ended on an error of its own: requests it had not seen yet (submitted
+  // after it stopped reading) end with that error too, then onFatal says why.
+  void FailLeftovers(Napi::Env env, Napi::Function cb, const StepMessage& msg) {
+    std::vector<EngineEvent> done;
+    for (const auto& kv : live_) {
+      EngineEvent e;
+      e.type = EventType::Done;
+      e.id = kv.first;
+      e.finish = FinishReason::Error;
+      e.error = msg.fatal;
+      done.push_back(std::move(e));
+    }
+    live_.clear();
+    if (!done.empty()) {
+      try { cb.Call({EventsToJs(env, done), Napi::Number::New(env, msg.handed_ms)}); } catch (const Napi::Error&) { /* reported by the caller's handler */ }
+    }
+    if (!on_fatal_.IsEmpty()) {
+      try { on_fatal_.Call({Napi::String::New(env, msg.fatal)}); } catch (const Napi::Error&) { /* the handler's own error */ }
+    }
+  }
+
   void FinishClose(Napi::Env env) {
     Teardown();
-    for (auto& kv : pending_) kv.second.deferred.Reject(Napi::Error::New(env, "engine is closed").Value());
+    for (auto& kv : pending_) kv.second.deferred.Reject(CodedError(env, "engine is closed", ErrorCode::EngineClosed));
     pending_.clear();
     for (auto& d : close_waiters_) d.Resolve(env.Undefined());
     close_waiters_.clear();
@@ -381,7 +415,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   }
 
   void CheckOpen(Napi::Env env) const {
-    if (!engine_ || closing_) throw Napi::Error::New(env, "engine is closed");
+    if (!engine_ || closing_) throw CodedErrorObject(env, "engine is closed", ErrorCode::EngineClosed);
   }
 
   static bool OptionalBool(const Napi::CallbackInfo& info, size_t i, const char* name, bool def) {
@@ -411,6 +445,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   EventsFn tsfn_;
   napi_env env_ = nullptr;
   std::map<int64_t, uint64_t> live_;  // caller id -> request key, until its 'done' is delivered
+  Napi::FunctionReference on_fatal_;  // EngineOptions.onFatal, when given
   uint64_t next_key_ = 1;
   std::map<uint64_t, Pending> pending_;
   uint64_t next_ticket_ = 1;
@@ -429,12 +464,13 @@ void DeliverStep(Napi::Env env, Napi::Function cb, EngineWrap* self, StepMessage
 // Loads on a worker thread; the engine object is created back on the JS thread.
 class EngineLoadWorker : public Napi::AsyncWorker {
  public:
-  EngineLoadWorker(Napi::Env env, EngineConfig cfg, Napi::Function ctor, Napi::Function on_events)
+  EngineLoadWorker(Napi::Env env, EngineConfig cfg, Napi::Function ctor, Napi::Function on_events, Napi::Value on_fatal)
       : Napi::AsyncWorker(env, "strata:EngineLoad"), deferred_(Napi::Promise::Deferred::New(env)),
         result_(std::make_unique<LoadResult>()) {
     result_->cfg = std::move(cfg);
     ctor_.Reset(ctor, 1);
     on_events_.Reset(on_events, 1);
+    if (on_fatal.IsFunction()) on_fatal_.Reset(on_fatal.As<Napi::Function>(), 1);
   }
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
@@ -450,7 +486,8 @@ class EngineLoadWorker : public Napi::AsyncWorker {
     Napi::Env env = Env();
     Napi::HandleScope scope(env);
     try {
-      Napi::Object engine = ctor_.Value().New({Napi::External<LoadResult>::New(env, result_.get()), on_events_.Value()});
+      Napi::Object engine = ctor_.Value().New({Napi::External<LoadResult>::New(env, result_.get()), on_events_.Value(),
+                                               on_fatal_.IsEmpty() ? env.Undefined() : on_fatal_.Value()});
       deferred_.Resolve(engine);
     } catch (const Napi::Error& e) {
       deferred_.Reject(e.Value());
@@ -464,6 +501,7 @@ class EngineLoadWorker : public Napi::AsyncWorker {
   std::unique_ptr<LoadResult> result_;  // frees the model unless the engine took it
   Napi::FunctionReference ctor_;
   Napi::FunctionReference on_events_;
+  Napi::FunctionReference on_fatal_;
 };
 
 Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
@@ -474,7 +512,9 @@ Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
     EngineConfig cfg = ParseEngineOptions(opts);
     const Napi::Value on_events = opts.Get("onEvents");
     if (!on_events.IsFunction()) throw Napi::TypeError::New(env, "onEvents must be a function");
-    auto* worker = new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>());
+    const Napi::Value on_fatal = opts.Get("onFatal");
+    if (!on_fatal.IsUndefined() && !on_fatal.IsFunction()) throw Napi::TypeError::New(env, "onFatal must be a function");
+    auto* worker = new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>(), on_fatal);
     Napi::Promise p = worker->Promise();
     worker->Queue();
     return p;

@@ -482,6 +482,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     llama_model_desc(m.draft_model, buf, sizeof buf);
     m.info.draft_model = buf;
   }
+  m.info.batch = cfg.batch;
   const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;

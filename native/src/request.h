@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine_error.h"
 #include "llama.h"
 #include "session_file.h"
 
@@ -131,6 +132,7 @@ struct SessionResult {
 struct CommandResult {
   uint64_t ticket = 0;
   std::string error;  // empty = success
+  ErrorCode code = ErrorCode::Failed;  // with an error: what kind (engine_error.h)
   SessionResult session;
   std::vector<llama_token> token_ids;
 };
@@ -143,6 +145,7 @@ struct StepMessage {
   double handed_ms = 0;
   std::vector<CommandResult> results;
   bool closed = false;  // the engine thread has ended (close() or a fatal error)
+  std::string fatal;    // with closed: the error that ended the thread (empty after close())
 };
 
 }  // namespace strata

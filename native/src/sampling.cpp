@@ -50,10 +50,11 @@ TokenLogprob LogprobsOf(const float* logits, int32_t n_vocab, llama_token tok, i
   return out;
 }
 
-llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab) {
+llama_sampler_ptr MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab) {
   llama_sampler_chain_params cp = llama_sampler_chain_default_params();
   cp.no_perf = true;
-  llama_sampler* chain = llama_sampler_chain_init(cp);
+  llama_sampler_ptr owned(llama_sampler_chain_init(cp));
+  llama_sampler* chain = owned.get();
   const int32_t n_vocab = llama_vocab_n_tokens(vocab);
 
   if (!p.logit_bias.empty()) {
@@ -66,14 +67,14 @@ llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* voca
   }
   if (p.temperature <= 0.0f) {
     llama_sampler_chain_add(chain, llama_sampler_init_greedy());
-    return chain;
+    return owned;
   }
   if (p.top_k > 0) llama_sampler_chain_add(chain, llama_sampler_init_top_k(p.top_k));
   if (p.top_p < 1.0f) llama_sampler_chain_add(chain, llama_sampler_init_top_p(p.top_p, 1));
   if (p.min_p > 0.0f) llama_sampler_chain_add(chain, llama_sampler_init_min_p(p.min_p, 1));
   llama_sampler_chain_add(chain, llama_sampler_init_temp(p.temperature));
   llama_sampler_chain_add(chain, llama_sampler_init_dist(p.seed));
-  return chain;
+  return owned;
 }
 
 SeqSampler::SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const llama_sampler* grammar,
@@ -84,12 +85,7 @@ SeqSampler::SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const 
   // The prompt's tail, so repeat penalties see it (as llama-server does).
   if (!HasPenalties(p)) return;
   const size_t n = p.repeat_last_n < 0 ? prompt.size() : std::min(prompt.size(), static_cast<size_t>(p.repeat_last_n));
-  for (size_t i = prompt.size() - n; i < prompt.size(); ++i) llama_sampler_accept(chain_, prompt[i]);
-}
-
-SeqSampler::~SeqSampler() {
-  llama_sampler_free(chain_);
-  if (grammar_) llama_sampler_free(grammar_);
+  for (size_t i = prompt.size() - n; i < prompt.size(); ++i) llama_sampler_accept(chain_.get(), prompt[i]);
 }
 
 void SeqSampler::FillCandidates(const float* logits) {
@@ -107,19 +103,19 @@ llama_token SeqSampler::Sample(llama_context* ctx, int32_t idx) {
   } else {
     FillCandidates(logits);
     llama_token_data_array arr{cur_.data(), cur_.size(), -1, false};
-    llama_sampler_apply(chain_, &arr);
+    llama_sampler_apply(chain_.get(), &arr);
     tok = arr.data[arr.selected].id;
   }
   if (grammar_ && !GrammarAllows(tok)) tok = greedy_ || temp0_ ? ConstrainedArgmax(logits) : ConstrainedSample(logits);
-  if (grammar_) llama_sampler_accept(grammar_, tok);
-  if (!greedy_) llama_sampler_accept(chain_, tok);
+  if (grammar_) llama_sampler_accept(grammar_.get(), tok);
+  if (!greedy_) llama_sampler_accept(chain_.get(), tok);
   return tok;
 }
 
 bool SeqSampler::GrammarAllows(llama_token tok) {
   llama_token_data one{tok, 1.0f, 0.0f};
   llama_token_data_array single{&one, 1, -1, false};
-  llama_sampler_apply(grammar_, &single);
+  llama_sampler_apply(grammar_.get(), &single);
   return !(std::isinf(single.data[0].logit) && single.data[0].logit < 0);
 }
 
@@ -142,7 +138,7 @@ llama_token SeqSampler::ConstrainedArgmax(const float* logits) {
     if (last != cur_.end()) std::nth_element(first, last - 1, cur_.end(), better);
     std::sort(first, last, better);
     llama_token_data_array arr{cur_.data() + from, to - from, -1, false};
-    llama_sampler_apply(grammar_, &arr);
+    llama_sampler_apply(grammar_.get(), &arr);
     for (size_t i = 0; i < arr.size; ++i) {
       if (!(std::isinf(arr.data[i].logit) && arr.data[i].logit < 0)) return arr.data[i].id;
     }
@@ -155,8 +151,8 @@ llama_token SeqSampler::ConstrainedSample(const float* logits) {
   // Sampling at a temperature needs the whole constrained distribution.
   FillCandidates(logits);
   llama_token_data_array arr{cur_.data(), cur_.size(), -1, false};
-  llama_sampler_apply(grammar_, &arr);
-  llama_sampler_apply(chain_, &arr);
+  llama_sampler_apply(grammar_.get(), &arr);
+  llama_sampler_apply(chain_.get(), &arr);
   return arr.data[arr.selected].id;
 }
 

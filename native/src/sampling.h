@@ -4,14 +4,15 @@
 #include <memory>
 #include <vector>
 
+#include "llama-cpp.h"
 #include "llama.h"
 #include "request.h"
 
 namespace strata {
 
 // The chain for these params: logit bias, penalties, then greedy (temperature 0) or
-// top_k / top_p / min_p / temperature / seeded dist. Caller frees it (llama_sampler_free).
-llama_sampler* MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab);
+// top_k / top_p / min_p / temperature / seeded dist.
+llama_sampler_ptr MakeSamplerChain(const SamplingParams& p, const llama_vocab* vocab);
 
 // True when the chain would be plain greedy: then ArgmaxToken gives the same token, without
 // copying the vocabulary into a candidate array (the per-step cost that matters at many slots).
@@ -29,7 +30,6 @@ class SeqSampler {
   // to the penalties.
   SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const llama_sampler* grammar,
              const std::vector<llama_token>& prompt);
-  ~SeqSampler();
   SeqSampler(const SeqSampler&) = delete;
   SeqSampler& operator=(const SeqSampler&) = delete;
 
@@ -47,8 +47,8 @@ class SeqSampler {
   llama_token ConstrainedArgmax(const float* logits);
   llama_token ConstrainedSample(const float* logits);
 
-  llama_sampler* chain_;
-  llama_sampler* grammar_;
+  llama_sampler_ptr chain_;
+  llama_sampler_ptr grammar_;  // null: unconstrained
   const bool greedy_;
   const bool temp0_;
   const int32_t n_vocab_;

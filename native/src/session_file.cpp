@@ -11,6 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine_error.h"
+
 // xxHash from llama.cpp's vendor folder, inlined here only (its symbols stay private to this file).
 #define XXH_INLINE_ALL
 #include "xxhash/xxhash.h"
@@ -41,8 +43,11 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-std::string OsError(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
+// The OS error of the call just made, naming the file; running out of space has its own code.
+EngineError OsError(const std::string& what, const std::string& path) {
+  const int err = errno;
+  const ErrorCode code = err == ENOSPC || err == EDQUOT ? ErrorCode::NoSpace : ErrorCode::Io;
+  return EngineError(code, what + " " + path + ": " + std::strerror(err));
 }
 
 // The file's checksum by version: XXH3-64 (version 2), FNV-1a 64 (version 1).
@@ -115,7 +120,7 @@ class HashingWriter {
       const ssize_t w = ::write(fd_, p, n);
       if (w < 0) {
         if (errno == EINTR) continue;
-        throw std::runtime_error(OsError("cannot write session file", path_));
+        throw OsError("cannot write session file", path_);
       }
       p += w;
       n -= static_cast<size_t>(w);
@@ -146,7 +151,7 @@ class HashingReader {
       while (got < len) {
         const ssize_t r = ::read(fd_, p + got, len - got);
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) throw std::runtime_error(OsError("cannot read session file", path_));
+        if (r < 0) throw OsError("cannot read session file", path_);
         if (r == 0) throw Corrupt("truncated");
         got += static_cast<size_t>(r);
       }
@@ -174,8 +179,8 @@ class HashingReader {
     return s;
   }
   uint64_t left() const { return size_ - off_; }
-  std::runtime_error Corrupt(const std::string& why) const {
-    return std::runtime_error("session file " + path_ + " is corrupt (" + why + ")");
+  EngineError Corrupt(const std::string& why) const {
+    return EngineError(ErrorCode::SessionUnreadable, "session file " + path_ + " is corrupt (" + why + ")");
   }
 
  private:
@@ -227,7 +232,7 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (fd.get() < 0) throw std::runtime_error(OsError("cannot create session file", tmp));
+  if (fd.get() < 0) throw OsError("cannot create session file", tmp);
   uint64_t bytes = 0;
   try {
     HashingWriter w(fd.get(), tmp, phases);
@@ -239,9 +244,9 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
     bytes = w.bytes();
     const auto t0 = Clock::now();
     // fdatasync: the data and what reading it back needs (size, blocks), not the timestamps.
-    if (::fdatasync(fd.get()) != 0) throw std::runtime_error(OsError("cannot sync session file", tmp));
-    if (::close(fd.release()) != 0) throw std::runtime_error(OsError("cannot close session file", tmp));
-    if (::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(OsError("cannot rename session file to", path));
+    if (::fdatasync(fd.get()) != 0) throw OsError("cannot sync session file", tmp);
+    if (::close(fd.release()) != 0) throw OsError("cannot close session file", tmp);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw OsError("cannot rename session file to", path);
     // The rename itself is durable once the folder is synced.
     Fd dir(::open(DirOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.get() >= 0) ::fsync(dir.get());
@@ -255,22 +260,22 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
 
 SessionData ReadSessionFile(const std::string& path, SessionPhases* phases) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw std::runtime_error(OsError("cannot open session file", path));
+  if (fd.get() < 0) throw OsError("cannot open session file", path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw std::runtime_error("session file " + path + " is not a regular file");
+    throw EngineError(ErrorCode::Failed, "session file " + path + " is not a regular file");
   }
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   HashingReader r(fd.get(), size, path, phases);
 
   uint8_t start[sizeof kMagic + 4];
   if (size < sizeof start || (r.Read(start, sizeof start, nullptr), std::memcmp(start, kMagic, sizeof kMagic) != 0)) {
-    throw std::runtime_error(path + " is not a Strata session file");
+    throw EngineError(ErrorCode::SessionUnreadable, path + " is not a Strata session file");
   }
   uint32_t version = 0;
   std::memcpy(&version, start + sizeof kMagic, 4);
   if (version != kVersion && version != kLegacyVersion) {
-    throw std::runtime_error("session file " + path + " has unsupported version " + std::to_string(version) +
+    throw EngineError(ErrorCode::SessionUnreadable, "session file " + path + " has unsupported version " + std::to_string(version) +
                              " (expected " + std::to_string(kVersion) + ")");
   }
   Checksum sum(version);
@@ -308,7 +313,7 @@ SessionData ReadSessionFile(const std::string& path, SessionPhases* phases) {
 void CheckSessionModel(const SessionModelId& file, const SessionModelId& mine, const std::string& path) {
   if (file.identity != mine.identity || file.description != mine.description ||
       file.n_params != mine.n_params || file.n_vocab != mine.n_vocab) {
-    throw std::runtime_error("session file " + path + " was saved with another model (\"" + file.identity +
+    throw EngineError(ErrorCode::SessionModelMismatch, "session file " + path + " was saved with another model (\"" + file.identity +
                              "\", " + file.description + ") and cannot be used with this one (\"" +
                              mine.identity + "\", " + mine.description + ")");
   }

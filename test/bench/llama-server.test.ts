@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../backend/net/free-port.js';
-import { ServerProcess } from '../../backend/bench/launch.js';
+import { ServerProcess } from '../../backend/bench-compare/launch.js';
 import { prepare, runOnce } from '../../backend/bench/runner.js';
-import { defaultSettings, type BenchContext, type BenchSettings } from '../../backend/bench/types.js';
+import { defaultSettings, type BenchContext } from '../../backend/bench/types.js';
+import type { BenchSettings } from '../../contract/bench.js';
 import { invalidUtf8TokensOf } from '../../backend/bench/utf8-tokens.js';
 import { ensureTestModel } from '../helpers/models.js';
 

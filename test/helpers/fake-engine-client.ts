@@ -4,8 +4,9 @@
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
 import type {
-  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent,
+  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
 } from '../../backend/engine/client.js';
+import { windowPrefix } from '../../backend/infill/prefix-window.js';
 import { Channel } from '../../backend/scheduler/channel.js';
 
 type Done = Extract<RequestEvent, { type: 'done' }>;
@@ -19,19 +20,28 @@ export class FakeRequest implements EngineRequest {
   text = '';
   private resolveDone!: (d: Done) => void;
 
-  constructor(readonly id: number, readonly epoch: number, readonly input: GenerateInput, private readonly owner: FakeEngineClient) {
+  constructor(
+    readonly id: number, readonly epoch: number, readonly input: GenerateInput, private readonly owner: FakeEngineClient,
+    private readonly sink?: RequestSink,
+  ) {
     this.done = new Promise((r) => { this.resolveDone = r; });
   }
 
-  admit(slot = 0, reused = 0): void {
-    this.events.push({ type: 'admitted', slot, promptTokens: this.input.prompt.length, reused, restored: false });
+  /** As the real client: to the sink when the caller gave one, else buffered for `events`. */
+  private emit(ev: RequestEvent): void {
+    if (this.sink) this.sink(ev);
+    else this.events.push(ev);
   }
-  progress(read: number): void { this.events.push({ type: 'progress', read, total: this.input.prompt.length }); }
+
+  admit(slot = 0, reused = 0): void {
+    this.emit({ type: 'admitted', slot, promptTokens: this.input.prompt.length, reused, restored: false });
+  }
+  progress(read: number): void { this.emit({ type: 'progress', read, total: this.input.prompt.length }); }
   tokens(ids: number[], text: string): void {
     if (this.finished) return;
     this.generated += ids.length;
     this.text += text;
-    this.events.push({ type: 'tokens', ids, text });
+    this.emit({ type: 'tokens', ids, text });
   }
   finish(finish: Done['finish'], extra: Partial<Done> = {}): void {
     if (this.finished) return;
@@ -40,7 +50,7 @@ export class FakeRequest implements EngineRequest {
       type: 'done', finish, promptTokens: this.input.prompt.length, reused: 0, promptMs: 5, decodeMs: 10,
       generated: this.generated, text: '', ...extra,
     };
-    this.events.push(d);
+    this.emit(d);
     this.events.close();
     this.owner.release(this);
     this.resolveDone(d);
@@ -102,8 +112,8 @@ export class FakeEngineClient implements EngineClient {
     return this.info;
   }
 
-  generate(input: GenerateInput): EngineRequest {
-    const r = new FakeRequest(this.nextId++, this.epoch, input, this);
+  generate(input: GenerateInput, sink?: RequestSink): EngineRequest {
+    const r = new FakeRequest(this.nextId++, this.epoch, input, this, sink);
     this.all.push(r);
     if (this.state !== 'ready') {
       queueMicrotask(() => r.finish('error', { error: 'engine is not running', engineDied: true, promptMs: null, decodeMs: null }));
@@ -158,6 +168,10 @@ export class FakeEngineClient implements EngineClient {
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
   /** One token per byte, as tokenize: the fake has no special tokens to parse. */
   async tokenizeSegments(segments: Array<{ text: string }>): Promise<number[]> { return this.tokenize(segments.map((s) => s.text).join('')); }
+  async tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<{ tokens: number[][]; window: number[] | null }> {
+    const tokens = await Promise.all(texts.map((t) => this.tokenize(t)));
+    return { tokens, window: window ? await windowPrefix(texts[window.index] ?? '', tokens[window.index] ?? [], window.budget, (s) => this.tokenize(s)) : null };
+  }
   async detokenize(tokens: number[]): Promise<string> { return Buffer.from(tokens).toString(); }
   async saveSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
   async loadSession(): Promise<never> { throw new Error('not supported by the fake engine'); }
@@ -199,7 +213,7 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
   return {
     description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, slots,
     vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, controlTexts: [], metadata: { 'general.name': 'fake' },
-    placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', decodePromptBudget: 64, flashAttn: false,
+    placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, flashAttn: false,
     cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
     embedding: null, speculative: { ngram: false, draftModel: null, draftMax: 0 },

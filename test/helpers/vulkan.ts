@@ -5,7 +5,7 @@
 // loads. Files skip, saying why, when there is no such device.
 import type { BackendReport, DeviceInfo } from '../../native/lib/addon.js';
 import { installedBackend } from '../../backend/backends/install.js';
-import { loadAddon } from '../../backend/native.js';
+import { loadAddon } from '../../backend/addon/loader.js';
 
 export type VulkanSetup =
   | { ok: true; dir: string; device: DeviceInfo; report: BackendReport }

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import {
   backendStoreDir, installBackend, installedBackend, installedBackendDirs, listInstalled, removeBackend, type InstallProgress,
 } from '../../backend/backends/install.js';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from './server-helpers.js';
 

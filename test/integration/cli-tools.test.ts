@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 import type { DeviceInfo } from '../../native/lib/addon.js';
 import { freePort } from '../../backend/net/free-port.js';
 

@@ -5,7 +5,7 @@
 // every other test of the suite (native/patches/0001 fixes them).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBE_KILL_ENV } from '../../backend/engine/cpu-path.js';
-import { loadAddon } from '../../backend/native.js';
+import { loadAddon } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { greedy, json, startServer, type Running } from './server-helpers.js';
 

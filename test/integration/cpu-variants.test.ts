@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadAddon, packageRoot } from '../../backend/native.js';
+import { loadAddon, packageRoot } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { greedy, json, startServer, type Running } from './server-helpers.js';
 

@@ -3,7 +3,7 @@
 // schedules (cancel mid-prompt, a request arriving while another decodes) are forced by the
 // engine's own events instead of sleeps.
 import type { Engine, EngineEvent, EngineOptions, GenerateRequest } from '../../native/lib/addon.js';
-import { loadAddon } from '../../backend/native.js';
+import { loadAddon } from '../../backend/addon/loader.js';
 
 export type Done = Extract<EngineEvent, { type: 'done' }>;
 export type Admitted = Extract<EngineEvent, { type: 'admitted' }>;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineOptions, GenerateRequest } from '../../native/lib/addon.js';
-import { loadAddon } from '../../backend/native.js';
+import { loadAddon } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver } from './engine-driver.js';
 

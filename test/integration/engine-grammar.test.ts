@@ -3,7 +3,7 @@
 // requests side by side keep their own grammar state.
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolCallFormat } from '../../backend/chat/template.js';
+import type { ToolCallFormat } from '../../backend/chat/chat-types.js';
 import { ToolCallStreamParser } from '../../backend/chat/tool-calls.js';
 import { toolCallGrammar } from '../../backend/grammar/tool-grammar.js';
 import { ensureTestModel } from '../helpers/models.js';

@@ -13,8 +13,8 @@ import type { GenerateRequest } from '../../native/lib/addon.js';
 import type { EngineClient, RequestEvent } from '../../backend/engine/client.js';
 import { createProcessEngineClient } from '../../backend/engine/process-client.js';
 import { resolveVocabSpec } from '../../backend/models/vocab.js';
-import { loadAddon } from '../../backend/native.js';
-import { toolMarkerTokenIds } from '../../backend/server/model-view.js';
+import { loadAddon } from '../../backend/addon/loader.js';
+import { toolMarkerTokenIds } from '../../backend/served-model/model-view.js';
 import { EngineDriver } from './engine-driver.js';
 
 const PYTHON_TAG = '<|python_tag|>';

@@ -132,6 +132,22 @@ describe('session files', () => {
       .rejects.toThrow(/cannot create session file/);
   });
 
+  it('says what kind of failure each refusal is (error.code), whatever its message says', async () => {
+    const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: unknown }) => e.code);
+    const raw = readFileSync(sessionPath);
+    const truncated = join(dir, 'truncated-code.session');
+    writeFileSync(truncated, raw.subarray(0, raw.length - 100));
+    const text = join(dir, 'notes-code.txt');
+    writeFileSync(text, 'not a session\n');
+    expect(await code(source.engine.loadSession(truncated, IDENTITY))).toBe('session_unreadable');
+    expect(await code(source.engine.loadSession(text, IDENTITY))).toBe('session_unreadable');
+    expect(await code(source.engine.loadSession(sessionPath, 'some-other-model#2'))).toBe('session_model_mismatch');
+    expect(await code(source.engine.loadSession(join(dir, 'missing.session'), IDENTITY))).toBe('io_error');
+    const stranger = source.tokens(promptText('never seen before either', 8));
+    expect(await code(source.engine.saveSession(join(dir, 'none2.session'), stranger.slice(1), IDENTITY))).toBe('conversation_not_found');
+    expect(await code(source.engine.saveSession(join(dir, 'no-such-dir', 'y.session'), followup, IDENTITY))).toBe('io_error');
+  });
+
   it('validates arguments synchronously as rejections', async () => {
     await expect(source.engine.saveSession('', followup, IDENTITY)).rejects.toThrow(TypeError);
     await expect(source.engine.saveSession(join(dir, 'x'), [], IDENTITY)).rejects.toThrow(/tokens is empty/);

@@ -5,7 +5,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PIN } from '../../backend/backends/pin.js';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 import { installGpuBackend, listGpuBackends, parseCliLine, type InstallProgressEvent, type SpawnScript } from '../../extension/backend/gpuBackendCli.js';
 import { spawnNodeScript } from '../../extension/backend/nodeProcess.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';

@@ -3,7 +3,7 @@
 // weights: bit-identical kernels), and an unreachable server must be a clear error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../native/lib/addon.js';
-import { loadAddon } from '../../backend/native.js';
+import { loadAddon } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { freePort } from '../../backend/net/free-port.js';
 import { startRpcServer, type RpcServer } from '../helpers/rpc-servers.js';

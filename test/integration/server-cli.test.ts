@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { json, stream, tempDir, until } from './server-helpers.js';
 

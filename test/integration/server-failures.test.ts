@@ -8,7 +8,7 @@
 import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RequestTable } from '../../backend/scheduler/request-table.js';
+import type { RequestLedger } from '../../backend/scheduler/request-ledger.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { json, metrics, startServer, stream, until, type Running } from './server-helpers.js';
 
@@ -81,7 +81,7 @@ async function expectEverywhere(status: number, code: string, body: (route: Rout
 }
 
 /** Resolves the first time `pred` holds for the server's request table (checked now and on every change). */
-function whenTable(pred: (t: RequestTable) => boolean): Promise<void> {
+function whenTable(pred: (t: RequestLedger) => boolean): Promise<void> {
   const table = srv.server.table;
   return new Promise((resolve) => {
     if (pred(table)) { resolve(); return; }

@@ -5,7 +5,7 @@
 // and events, never on timings.
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RequestTable } from '../../backend/scheduler/request-table.js';
+import type { RequestLedger } from '../../backend/scheduler/request-ledger.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { json, metrics, raw, startServer, type Running } from './server-helpers.js';
 
@@ -20,7 +20,7 @@ afterAll(async () => {
   await srv?.close();
 });
 
-function whenTable(pred: (t: RequestTable) => boolean): Promise<void> {
+function whenTable(pred: (t: RequestLedger) => boolean): Promise<void> {
   const table = srv.server.table;
   return new Promise((resolve) => {
     if (pred(table)) { resolve(); return; }

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderChatPrompt, tokenizeChatPrompt } from '../../backend/chat/chat-prompt.js';
 import { createChatTemplate } from '../../backend/chat/template.js';
-import type { EngineClient, GenerateInput } from '../../backend/engine/client.js';
+import type { EngineClient, GenerateInput, RequestSink } from '../../backend/engine/client.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { json, startServer, tempDir, type Running } from './server-helpers.js';
 
@@ -24,7 +24,7 @@ async function spiedServer(vocab: string, sessionsDir: string): Promise<Spied> {
   const generate = engine.generate.bind(engine);
   const saveSession = engine.saveSession.bind(engine);
   Object.assign(engine, {
-    generate: (input: GenerateInput) => { prompts.push(Array.from(input.prompt)); return generate(input); },
+    generate: (input: GenerateInput, sink?: RequestSink) => { prompts.push(Array.from(input.prompt)); return generate(input, sink); },
     saveSession: (path: string, tokens: number[], identity: string, meta: string) => { saved.push([...tokens]); return saveSession(path, tokens, identity, meta); },
   });
   return { srv, prompts, saved, engine };
@@ -164,6 +164,23 @@ describe('role markers typed by a client (llama-spm vocabulary)', () => {
     // Without protection (the old path) the client's markers would have been tokens.
     const unprotected = await spm.engine.tokenize(prompt.text, false, true);
     expect([count(unprotected, bos), count(unprotected, eos)]).toEqual([2, 3]);
+  });
+});
+
+describe('a raw prompt (completions, a session saved from prompt text)', () => {
+  it('is read the same way by both, its BOS never doubled', async () => {
+    const bos = await idOf(spm, '<s>');
+    spm.prompts.length = 0;
+    spm.saved.length = 0;
+    for (const text of ['<s>Once upon a time', 'Once upon a time']) {
+      expect((await json(spm.srv.port, 'POST', '/v1/completions', { prompt: text, max_tokens: 1, temperature: 0 })).status).toBe(200);
+      const read = spm.prompts.at(-1)!;
+      expect(read[0]).toBe(bos);
+      expect(count(read, bos)).toBe(1);
+      const saved = await json(spm.srv.port, 'POST', '/v1/sessions', { name: `raw-${spm.saved.length}`, prompt: text });
+      expect(saved.status).toBe(201);
+      expect(spm.saved.at(-1)).toEqual(read);
+    }
   });
 });
 

@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAddon } from '../../backend/native.js';
+import { loadAddon } from '../../backend/addon/loader.js';
 import { readGgufHeader } from '../../backend/models/gguf.js';
 import { modelIdentity } from '../../backend/models/identity.js';
 import { generateModel, standInPath } from '../../backend/models/stand-in.js';

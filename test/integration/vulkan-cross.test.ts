@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 import { teacherForced } from '../helpers/agreement.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { setUpVulkan, skipNote } from '../helpers/vulkan.js';

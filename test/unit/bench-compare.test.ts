@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ratioMarkdown, ratioRows } from '../../backend/bench/compare.js';
+import { ratioMarkdown, ratioRows } from '../../backend/bench-compare/compare.js';
 import { notesOf, summaryTable } from '../../backend/bench/report.js';
-import { summarize, tallies, type RunRecord } from '../../backend/bench/runner.js';
-import type { Metric, RequestTally, ScenarioName } from '../../backend/bench/types.js';
+import { summarize, tallies } from '../../backend/bench/runner.js';
+import type { RunRecord } from '../../contract/bench.js';
+import type { Metric, RequestTally, ScenarioName } from '../../contract/bench.js';
 
 const requests = (sent: number, failed: number, deliveredTokens: number): RequestTally =>
   ({ sent, completed: sent - failed, failed, deliveredTokens, failures: failed > 0 ? ['/v1/completions: HTTP 500: does not match'] : [] });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { SseParser } from '../../backend/bench/sse.js';
+import { SseDecoder as SseParser } from '../../backend/net/sse-decoder.js';
 
 const stream = 'data: {"a":1}\n\n: keep-alive\n\ndata: {"b":2}\r\n\r\nevent: done\ndata: line1\ndata: line2\n\ndata: [DONE]\n\n';
 
-describe('SseParser', () => {
+describe('SseDecoder (strata bench)', () => {
   it('parses events, comments, CRLF and multi-line data', () => {
     const p = new SseParser();
     const events = p.feed(stream);

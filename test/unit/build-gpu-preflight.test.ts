@@ -3,7 +3,7 @@
 // minutes into the build; with everything there it has nothing to say.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 
 type Problems = (gpu: string, env: Record<string, string>, exists: (p: string) => boolean, hasCommand: (c: string) => boolean) => string[];
 const script: string = join(packageRoot, 'scripts', 'build-native.mjs');

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderChatPrompt } from '../../backend/chat/chat-prompt.js';
 import { ClientTextGuard } from '../../backend/chat/client-text.js';
-import { createChatTemplate, type ChatMessage, type ToolSpec } from '../../backend/chat/template.js';
+import { createChatTemplate } from '../../backend/chat/template.js';
+import type { ChatMessage, ToolSpec } from '../../backend/chat/chat-types.js';
 
 const FIXTURES = new URL('../fixtures/templates/', import.meta.url);
 const TEMPLATES = readdirSync(FIXTURES).filter((f) => f.endsWith('.jinja')).sort();

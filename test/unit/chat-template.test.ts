@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  ChatTemplateError, createChatTemplate, detectToolFormat, type ChatMessage, type ChatTemplate, type ToolSpec,
-} from '../../backend/chat/template.js';
+import { ChatTemplateError, createChatTemplate, detectToolFormat, type ChatTemplate } from '../../backend/chat/template.js';
+import type { ChatMessage, ToolSpec } from '../../backend/chat/chat-types.js';
 import { strftime } from '../../backend/chat/jinja-env.js';
 import { ToolCallStreamParser } from '../../backend/chat/tool-calls.js';
 

@@ -2,7 +2,7 @@
 // Hermes: <tool_call> blocks; Llama 3.x: bare JSON with "parameters", <|python_tag|>; Mistral:
 // [TOOL_CALLS] arrays and the v11 name[ARGS] form), plus text that only looks like calls.
 // `content` is all content the parser should give back, concatenated; invalid calls stay text.
-import type { ToolCallFormat } from '../../backend/chat/template.js';
+import type { ToolCallFormat } from '../../backend/chat/chat-types.js';
 
 export interface ToolCallFixture {
   name: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolCallStreamParser, type ParsedDelta } from '../../backend/chat/tool-calls.js';
-import type { ToolCallFormat } from '../../backend/chat/template.js';
+import type { ToolCallFormat } from '../../backend/chat/chat-types.js';
 import { FIXTURES, type ToolCallFixture } from './chat-tool-call-fixtures.js';
 import { seededRandom } from '../../backend/bench/prompts.js';
 

@@ -1,6 +1,6 @@
 // Argument checking of the tool subcommands: make-test-model, devices, rpc-server.
 import { describe, expect, it } from 'vitest';
-import { parseArgs, UsageError } from '../../backend/cli/args.js';
+import { parseArgs, UsageError } from '../../backend/args/args.js';
 import { parseDevicesArgs } from '../../backend/cli/devices.js';
 import { parseMakeTestModelArgs } from '../../backend/cli/make-test-model.js';
 import { isLoopback, parseRpcServerArgs } from '../../backend/cli/rpc-server.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent } from '../../backend/engine/client.js';
 import { createProcessEngineClient, injectFrameForTest, type ProcessEngineClientOptions } from '../../backend/engine/process-client.js';
-import { packageRoot } from '../../backend/native.js';
+import { packageRoot } from '../../backend/addon/loader.js';
 
 // A deterministic engine: admits a request in its first step, then one token per step
 // (id derived from the prompt), done at maxTokens. Prompt [666, ...] never gets a step (a hung

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../native/lib/addon.js';
 import type { EngineRequest, RequestEvent } from '../../backend/engine/client.js';
-import { RequestTable } from '../../backend/engine/request-table.js';
+import { EngineRequestRouter } from '../../backend/engine/request-router.js';
 
 const input = (n = 3) => ({ prompt: Array.from({ length: n }, (_, i) => i + 1), maxTokens: 8 });
 
@@ -17,9 +17,9 @@ async function collect(req: EngineRequest): Promise<RequestEvent[]> {
   return out;
 }
 
-describe('RequestTable', () => {
+describe('EngineRequestRouter', () => {
   it('routes a request\'s events in order and ends it once', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const a = t.open(1, input(), () => {});
     const b = t.open(1, input(), () => {});
     expect(b.id).toBeGreaterThan(a.id);
@@ -42,7 +42,7 @@ describe('RequestTable', () => {
   });
 
   it('puts the step\'s hand-over stamp on its tokens events only', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const a = t.open(1, input(), () => {});
     t.deliver(1, [
       { type: 'admitted', id: a.id, slot: 0, promptTokens: 3, reused: 0, restored: false },
@@ -59,7 +59,7 @@ describe('RequestTable', () => {
   });
 
   it('drops and counts events of unknown ids and of another epoch', () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const a = t.open(2, input(), () => {});
     expect(t.deliver(1, [{ type: 'tokens', id: a.id, ids: [1], text: 'x' }])).toBe(1); // older epoch
     expect(t.deliver(3, [engineDone(a.id)])).toBe(1); // an epoch it does not belong to
@@ -71,7 +71,7 @@ describe('RequestTable', () => {
   });
 
   it('ids never repeat', () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const ids = new Set<number>();
     for (let i = 0; i < 100; i++) {
       const r = t.open(1 + (i % 3), input(), () => {});
@@ -83,7 +83,7 @@ describe('RequestTable', () => {
   });
 
   it('endAll fails every live request once, with what was known, and later frames are stale', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const queued = t.open(1, input(4), () => {});
     const decoding = t.open(1, input(), () => {});
     const finished = t.open(1, input(), () => {});
@@ -108,7 +108,7 @@ describe('RequestTable', () => {
   });
 
   it('endAll with an epoch leaves other epochs alone', () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const old = t.open(1, input(), () => {});
     const cur = t.open(2, input(), () => {});
     expect(t.endAll({ finish: 'error', engineDied: true }, 1)).toBe(1);
@@ -117,7 +117,7 @@ describe('RequestTable', () => {
   });
 
   it('cancel asks once while live and never after the end', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const asked: number[] = [];
     const r = t.open(1, input(), (id) => asked.push(id));
     r.cancel();
@@ -130,7 +130,7 @@ describe('RequestTable', () => {
   });
 
   it('reports phase durations the request never reached as null', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const queued = t.open(1, input(), () => {});
     const admittedOnly = t.open(1, input(), () => {});
     t.deliver(1, [
@@ -143,7 +143,7 @@ describe('RequestTable', () => {
   });
 
   it('a request that ends at once still yields its done through events and done', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const r = t.openEnded(3, input(), { finish: 'error', engineDied: true, error: 'engine is restarting' });
     expect(r.epoch).toBe(3);
     expect(await collect(r)).toEqual([await r.done]);
@@ -152,7 +152,7 @@ describe('RequestTable', () => {
   });
 
   it('events can be read only once', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const r = t.open(1, input(), () => {});
     t.end(r.id, { finish: 'cancel' });
     await collect(r);
@@ -160,7 +160,7 @@ describe('RequestTable', () => {
   });
 
   it('a consumer waiting for events is woken by each delivery', async () => {
-    const t = new RequestTable();
+    const t = new EngineRequestRouter();
     const r = t.open(1, input(), () => {});
     const seen = collect(r);
     for (let i = 0; i < 5; i++) {

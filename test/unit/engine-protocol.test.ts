@@ -17,7 +17,7 @@ describe('parseHostMessage', () => {
       { kind: 'events', epoch: 2, events: [{ type: 'tokens', id: 7, ids: [3], text: 'c' }], handedAtMs: 123456.789 },
       { kind: 'submitError', epoch: 3, id: 9, error: 'prompt must be non-empty' },
       { kind: 'result', epoch: 3, call: 1, value: [1, 2, 3] },
-      { kind: 'callError', epoch: 3, call: 2, error: 'bad session file' },
+      { kind: 'callError', epoch: 3, call: 2, error: 'bad session file', code: 'session_unreadable' },
       { kind: 'fatal', epoch: 3, error: 'boom' },
     ];
     for (const m of msgs) expect(parseHostMessage(m)).toBe(m);
@@ -38,6 +38,7 @@ describe('parseHostMessage', () => {
     [{ kind: 'submitError', epoch: 1, error: 'x' }, /submitError message: 'id'/],
     [{ kind: 'result', epoch: 1, value: 1 }, /result message: 'call'/],
     [{ kind: 'callError', epoch: 1, call: 1 }, /callError message: 'error' must be a string/],
+    [{ kind: 'callError', epoch: 1, call: 1, error: 'x', code: 'another model' }, /callError message: 'code' must be one of failed, io_error/],
     [{ kind: 'ready', epoch: 1, pid: 3 }, /'info' must be an object/],
   ])('refuses %j', (raw, message) => {
     expect(() => parseHostMessage(raw)).toThrow(ProtocolError);

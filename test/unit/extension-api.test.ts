@@ -2,8 +2,14 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChunkAssembler } from '../../extension/api/chatStream.js';
 import { normalizeBaseUrl, StrataApiError, StrataClient, type ChatEvent } from '../../extension/api/client.js';
-import { parseDevices, parseHealth, parseMetrics, parseModels, parseSessions, parseTraces } from '../../extension/api/normalize.js';
-import { SseDecoder } from '../../extension/api/sse.js';
+import { ContractError } from '../../contract/check.js';
+import { parseDevices } from '../../contract/devices.js';
+import { parseMetrics } from '../../contract/metrics.js';
+import { parseSessions } from '../../contract/sessions.js';
+import { parseTraces } from '../../contract/traces.js';
+import { parseHealth, parseModels } from '../../extension/api/normalize.js';
+import { devicesBody, engineBody, historyEntry, metricsBody, replicaDevices, sessionMeta, traceEntry } from '../helpers/contract-bodies.js';
+import { SseDecoder } from '../../backend/net/sse-decoder.js';
 import type { ChatStreamEvent } from '../../extension/api/types.js';
 import { ActivityTracker } from '../../extension/backend/activity.js';
 
@@ -12,14 +18,14 @@ describe('SseDecoder', () => {
     const text = ': keep-alive\n\ndata: {"a":1}\r\n\r\ndata: x\ndata: y\n\ndata: [DONE]\n\n';
     for (let cut = 0; cut <= text.length; cut++) {
       const d = new SseDecoder();
-      const out = [...d.push(text.slice(0, cut)), ...d.push(text.slice(cut)), ...d.end()];
+      const out = [...d.feed(text.slice(0, cut)), ...d.feed(text.slice(cut)), ...d.end()].map((e) => e.data);
       expect(out, `cut at ${cut}`).toEqual(['{"a":1}', 'x\ny', '[DONE]']);
     }
   });
   it('keeps multi-byte characters split across chunks intact', () => {
     const bytes = new TextEncoder().encode('data: héllo ✓\n\n');
     const d = new SseDecoder();
-    expect([...d.push(bytes.subarray(0, 8)), ...d.push(bytes.subarray(8))]).toEqual(['héllo ✓']);
+    expect([...d.feed(bytes.subarray(0, 8)), ...d.feed(bytes.subarray(8))].map((e) => e.data)).toEqual(['héllo ✓']);
   });
 });
 
@@ -54,28 +60,35 @@ describe('normalize', () => {
     expect(parseModels({ data: [{ id: 'm', meta: { n_ctx: 4096 } }] })).toEqual([{ id: 'm', contextLength: 4096, maxOutputTokens: null, toolCalling: true }]);
   });
   it('keeps figures the server did not report as null and reads the documented metrics shape', () => {
-    const m = parseMetrics({
-      live: { state: 'ready', queued: 1, running: 2, slots: [{ slot: 0, state: 'decode', held_tokens: 40, request_id: 'r9', tok_s: 12.5 }] },
-      requests: [{ id: 'r8', prompt: 10, reused: 4, output: 3, prompt_ms: 5, decode_ms: null }],
-      conversation_cache: { parked: 1, bytes: 2048, budget: 4096, hits: 3, misses: 1, evictions: 0 },
-      engines: [{ replica: 0, epoch: 2, pid: 77, alive: true, restarts: 1, devices: ['CPU'] }],
-    });
-    expect(m.slots[0]).toEqual({ slot: 0, replica: null, state: 'decode', heldTokens: 40, requestId: 'r9', tokS: 12.5 });
+    const m = parseMetrics(metricsBody({
+      live: { state: 'reading', queued: 1, running: 2, slots: [{ replica: 0, slot: 0, state: 'decoding', held_tokens: 40, request_id: 9, prompt_tokens: 30, prompt_read: 30, generated: 10, tok_s: 12.5 }] },
+      requests: [historyEntry({ id: 8, prompt_tokens: 10, reused: 4, output_tokens: 3, prompt_ms: 5, decode_ms: null })],
+      conversation_cache: { parked: 1, bytes: 2048, budget: 4096, hits: 3, misses: 1, evictions: 0, refused_low_ram: 0, entries: [] },
+      engines: [engineBody({ replica: 0, epoch: 2, pid: 77, alive: true, restarts: 1, devices: [{ device: 'CPU', layers: 24, memory_free: 1, memory_total: 2 }] })],
+    }));
+    expect(m.slots[0]).toEqual({ slot: 0, replica: 0, state: 'decoding', heldTokens: 40, requestId: '9', tokS: 12.5 });
     expect(m.requests[0]).toMatchObject({ promptTokens: 10, reusedTokens: 4, outputTokens: 3, promptMs: 5, decodeMs: null, decodeTokS: null });
     expect(m.cache).toEqual({ parked: 1, bytes: 2048, budget: 4096, hits: 3, misses: 1, evictions: 0 });
     expect(m.engines[0]).toEqual({ replica: 0, epoch: 2, pid: 77, alive: true, restarts: 1, devices: ['CPU'] });
     expect([m.queued, m.running]).toEqual([1, 2]);
   });
+  it('refuses a Strata body that lacks a field of the contract, naming it (no figure silently 0)', () => {
+    const body = metricsBody() as unknown as { live: Record<string, unknown> };
+    const { admitting: _gone, ...renamed } = body.live;
+    expect(() => parseMetrics({ ...body, live: { ...renamed, admitted: 0 } })).toThrow(ContractError);
+    expect(() => parseMetrics({ ...body, live: { ...renamed, admitted: 0 } })).toThrow('GET /metrics: the server\'s answer does not match this extension\'s contract: live.admitting: expected number, got undefined');
+    expect(() => parseSessions({ object: 'list', data: [{ name: 'x', tokens: '5' }] })).toThrow(/GET \/v1\/sessions: .*data\.0/);
+  });
   it('puts the engine\'s trace on the server\'s clock and lists requests oldest first', () => {
     const t = parseTraces({
       object: 'list',
       requests: [
-        { id: 12, kind: 'chat', replica: 0, slot: 1, finish: 'stop', error: null, accepted: '2025-01-01T00:00:01.000Z', prompt_tokens: 40, reused: 8, restored: false, generated: 5,
+        traceEntry({ id: 12, kind: 'chat', replica: 0, slot: 1, finish: 'stop', error: null, accepted: '2025-01-01T00:00:01.000Z', prompt_tokens: 40, reused: 8, restored: false, generated: 5,
           marks: { dispatched: 2, admitted: 3, first_token: 30, engine_done: 49, ended: 50 },
-          engine: { id: 3, queued: 1000, admitted: 1001, promptDone: 1020, firstToken: 1027, finished: 1046, slot: 1, reused: 8, restored: false, promptLegs: [{ t: 1001, tokens: 32, ms: 19 }] } },
-        { id: 11, kind: 'infill', replica: 0, slot: 0, finish: 'stop', accepted: '2025-01-01T00:00:00.000Z', marks: { dispatched: 1, admitted: 2, first_token: null, engine_done: null, ended: 9 }, engine: null },
+          engine: { id: 3, queued: 1000, admitted: 1001, promptDone: 1020, firstToken: 1027, finished: 1046, slot: 1, reused: 8, restored: false, promptLegs: [{ t: 1001, tokens: 32, ms: 19 }], drafted: 0, accepted: 0, choices: 1 } }),
+        traceEntry({ id: 11, kind: 'infill', replica: 0, slot: 0, finish: 'stop', accepted: '2025-01-01T00:00:00.000Z', marks: { dispatched: 1, admitted: 2, first_token: null, engine_done: null, ended: 9 }, engine: null }),
       ],
-      steps: [{ step: 2, t: 1002, buildMs: 0.1, decodeMs: 3, sampleMs: 0.2, detokMs: 0.05, decodeTokens: 1, promptTokens: 32, sequences: 2, replica: 0, epoch: 1 }],
+      steps: [{ step: 2, t: 1002, buildMs: 0.1, decodeMs: 3, sampleMs: 0.2, detokMs: 0.05, decodeTokens: 1, promptTokens: 32, sequences: 2, draftTokens: 0, acceptedTokens: 0, draftMs: 0, replica: 0, epoch: 1 }],
     });
     expect(t.requests.map((r) => r.id)).toEqual(['11', '12']);
     expect(t.requests[1]).toMatchObject({ dispatched: 2, admitted: 3, promptDone: 22, firstToken: 30, finished: 50, reused: 8, promptLegs: [{ t: 3, tokens: 32, ms: 19 }] });
@@ -83,15 +96,15 @@ describe('normalize', () => {
     expect(t.steps[0]).toMatchObject({ step: 2, decodeMs: 3, promptTokens: 32 });
   });
   it('reads devices per replica with the layers placed on them, and session metadata', () => {
-    const d = parseDevices({ object: 'list', data: [
-      { replica: 0, state: 'ready', devices: [{ name: 'CPU', description: 'AMD', type: 'cpu', memory_free: 10, memory_total: 20 }], placement: [{ device: 'CPU', layers: 24 }] },
-      { replica: 1, state: 'starting', devices: [], placement: [{ device: 'CUDA0', layers: 12, memory_free: 1, memory_total: 2 }] },
-    ] });
+    const d = parseDevices(devicesBody([
+      replicaDevices({ replica: 0, state: 'ready', devices: [{ name: 'CPU', description: 'AMD', type: 'cpu', backend: 'CPU', memory_free: 10, memory_total: 20 }], placement: [{ device: 'CPU', layers: 24, memory_free: 10, memory_total: 20 }] }),
+      replicaDevices({ replica: 1, state: 'starting', devices: [], placement: [{ device: 'CUDA0', layers: 12, memory_free: 1, memory_total: 2 }] }),
+    ]));
     expect(d).toEqual([
       { name: 'CPU', description: 'AMD', type: 'cpu', replica: 0, memoryFree: 10, memoryTotal: 20, layers: 24 },
       { name: 'CUDA0', description: '', type: '', replica: 1, memoryFree: 1, memoryTotal: 2, layers: 12 },
     ]);
-    const s = parseSessions({ object: 'list', data: [{ name: 'work', model: { name: 'tiny', file: 'tiny.gguf', identity: 'x' }, tokens: 40, bytes: 900, created: '2025-01-02T03:04:05.000Z', messages: 2 }] });
+    const s = parseSessions({ object: 'list', data: [sessionMeta({ name: 'work', model: { name: 'tiny', file: 'tiny.gguf', identity: 'x' }, tokens: 40, bytes: 900, created: '2025-01-02T03:04:05.000Z', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], message_count: 2 })] });
     expect(s).toEqual([{ name: 'work', tokens: 40, bytes: 900, model: 'tiny', savedAt: Date.UTC(2025, 0, 2, 3, 4, 5), path: null, messages: 2 }]);
   });
   it('normalises base URLs', () => {

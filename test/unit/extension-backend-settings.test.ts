@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyExit } from '../../extension/backend/failures.js';
-import { buildServeArgs, DEFAULT_SETTINGS, parseNumberList, settingsProblems } from '../../extension/backend/settings.js';
+import { buildServeArgs, DEFAULT_SETTINGS, parseNumberList, settingsProblems } from '../../extension/config/server-settings.js';
 
 describe('serve arguments from settings', () => {
   it('maps every setting to its flag', () => {

@@ -3,7 +3,7 @@ import { scenarios } from '../../backend/bench/scenarios/index.js';
 import { estimate, formatSeconds, SCENARIOS, scenarioSeconds, totalSteps } from '../../extension/bench/benchPlan.js';
 import { BenchProgressTracker } from '../../extension/bench/benchProgress.js';
 import { benchFigures } from '../../extension/bench/benchResults.js';
-import type { BenchRun } from '../../webview/protocol.js';
+import type { BenchRun } from '../../contract/bench.js';
 
 describe('benchmark plan', () => {
   it('lists the scenarios `strata bench` has, in its order, with what each measures', () => {

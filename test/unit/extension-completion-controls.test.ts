@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CompletionGate, SNOOZE_MS, type PauseState } from '../../extension/completion/pause.js';
 import { statusMenuEntries } from '../../extension/status/menuEntries.js';
 import { statusBarText } from '../../extension/status/statusText.js';
-import type { Metrics } from '../../extension/api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 
 function gate(start: Partial<PauseState> = {}) {
   let state: PauseState = { workspace: false, languages: [], snoozeUntil: null, ...start };

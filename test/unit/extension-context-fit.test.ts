@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../extension/api/types.js';
+import type { ChatMessage } from '../../contract/chat.js';
 import { composeUserMessage, contextLabel } from '../../extension/context/compose.js';
 import { fitToContext, MESSAGE_OVERHEAD, promptBudget } from '../../extension/context/fit.js';
 import { ContextPlanner } from '../../extension/context/planner.js';
-import type { ContextItem } from '../../webview/protocol.js';
+import type { ContextItem } from '../../contract/panel.js';
 
 /** One token per whitespace-separated word: easy to reason about, like a real tokenizer in kind. */
 const words = async (t: string): Promise<number> => t.split(/\s+/).filter(Boolean).length;

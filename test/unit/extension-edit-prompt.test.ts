@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EDIT_SYSTEM_PROMPT, editMessages, extractCode } from '../../extension/edit/editPrompt.js';
 import { conversationFromHistory } from '../../extension/chat/history.js';
-import { validateFromWebview } from '../../webview/protocol.js';
+import { validateFromWebview } from '../../contract/panel.js';
 
 describe('inline edit prompt', () => {
   it('sends the selection with the code around it and the instruction', () => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseDevices, parseHealth } from '../../extension/api/normalize.js';
+import { parseDevices } from '../../contract/devices.js';
+import { parseHealth } from '../../extension/api/normalize.js';
+import { devicesBody, replicaDevices } from '../helpers/contract-bodies.js';
 import { engineFailureMessage, parseEngineFailure } from '../../extension/backend/engineFailure.js';
 import { classifyExit, lastErrorLine } from '../../extension/backend/failures.js';
 
@@ -38,10 +40,10 @@ describe('why the server process ended', () => {
 
 describe('device memory', () => {
   it('a CPU device that reports all RAM as free has an unknown use, not 0 B', () => {
-    const devs = parseDevices({ data: [{ replica: 0, devices: [
-      { name: 'CPU', description: 'Intel Xeon', type: 'cpu', memory_free: 25e9, memory_total: 25e9 },
-      { name: 'CUDA0', description: 'RTX', type: 'gpu', memory_free: 4e9, memory_total: 24e9 },
-    ] }] });
+    const devs = parseDevices(devicesBody([replicaDevices({ replica: 0, devices: [
+      { name: 'CPU', description: 'Intel Xeon', type: 'cpu', backend: 'CPU', memory_free: 25e9, memory_total: 25e9 },
+      { name: 'CUDA0', description: 'RTX', type: 'gpu', backend: 'CUDA', memory_free: 4e9, memory_total: 24e9 },
+    ] })]));
     expect(devs.map((d) => [d.name, d.memoryFree, d.memoryTotal])).toEqual([['CPU', null, 25e9], ['CUDA0', 4e9, 24e9]]);
   });
 });

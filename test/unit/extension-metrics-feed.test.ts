@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Metrics } from '../../extension/api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 import { liveTokS, MetricsFeed } from '../../extension/status/metricsFeed.js';
 
 const metrics = (running: number, tokS: Array<number | null> = []): Metrics => ({

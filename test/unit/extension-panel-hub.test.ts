@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest, ChatStreamEvent, Metrics, SessionInfo } from '../../extension/api/types.js';
+import type { ChatRequest, ChatStreamEvent } from '../../extension/api/types.js';
+import type { SessionInfo } from '../../contract/sessions.js';
+import type { Metrics } from '../../contract/metrics.js';
 import { PanelHub, type PanelClient, type PanelDeps } from '../../extension/panel/hub.js';
-import type { ContextItem, PanelCommand, ToWebview } from '../../webview/protocol.js';
+import type { ContextItem, PanelCommand, ToWebview } from '../../contract/panel.js';
 
 const metrics = (requests: number): Metrics => ({
   state: 'ok', queued: 0, admitting: 0, running: 0, finishing: 0, slots: [],

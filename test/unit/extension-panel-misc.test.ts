@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { Metrics } from '../../extension/api/types.js';
+import type { Metrics } from '../../contract/metrics.js';
 import { benchFigures, benchRun, BenchStore, unitFor } from '../../extension/bench/benchResults.js';
 import { makeNonce, panelHtml } from '../../extension/panel/html.js';
 import { statusBarText } from '../../extension/status/statusText.js';
-import { validateFromWebview } from '../../webview/protocol.js';
+import { validateFromWebview } from '../../contract/panel.js';
 
 describe('panel HTML', () => {
   it('allows only nonce scripts and the extension\'s own styles and images', () => {
@@ -28,7 +28,7 @@ describe('webview message validation', () => {
   it('accepts well-formed messages and names the problem otherwise', () => {
     expect(validateFromWebview({ type: 'tab', tab: 'kv' }).ok).toBe(true);
     expect(validateFromWebview({ type: 'tab', tab: 'x' })).toEqual({ ok: false, reason: 'unknown tab x' });
-    expect(validateFromWebview({ type: 'sessionDelete', name: '  ' })).toEqual({ ok: false, reason: 'a session name is 1-120 characters without control characters' });
+    expect(validateFromWebview({ type: 'sessionDelete', name: '  ' })).toEqual({ ok: false, reason: `session name: may contain only letters, digits, '.', '_' and '-' (found " ")` });
     expect(validateFromWebview({ type: 'sessionDelete', name: 'a\u0000b' }).ok).toBe(false);
     expect(validateFromWebview({ type: 'command', command: 'rm -rf' })).toEqual({ ok: false, reason: 'unknown command rm -rf' });
     expect(validateFromWebview(null)).toEqual({ ok: false, reason: 'message is not an object' });

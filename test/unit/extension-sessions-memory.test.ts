@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, RestoredSession, SessionInfo } from '../../extension/api/types.js';
+import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
+import type { ChatMessage } from '../../contract/chat.js';
 import { FileConversationStore, rememberingSessions, type SessionClient } from '../../extension/sessions/conversationMemory.js';
 
 /** Like the real server: restore answers tokens but no messages. */

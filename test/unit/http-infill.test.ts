@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildInfillPrompt, fimOrderFor, prefixWindowStart, SuffixRepeatStop, windowPrefix } from '../../backend/http/infill-prompt.js';
+import { buildInfillPrompt, fimOrderFor, SuffixRepeatStop } from '../../backend/infill/infill-prompt.js';
+import { prefixWindowStart, windowPrefix } from '../../backend/infill/prefix-window.js';
 import { codeLines, seedOf } from '../../backend/bench/prompts.js';
 
 const fim = { prefix: 1, suffix: 3, middle: 2, pad: 4, rep: -1, sep: -1 };

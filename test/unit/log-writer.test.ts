@@ -5,6 +5,17 @@ import { QueuedWriter } from '../../backend/log/queued-writer.js';
 type Cb = (err: NodeJS.ErrnoException | null, written: number) => void;
 
 describe('QueuedWriter', () => {
+  it('says how many lines it dropped before the next batch, when asked to (the engine host)', () => {
+    const pending: Array<{ data: Buffer; cb: Cb }> = [];
+    const w = new QueuedWriter({ fd: 99, maxQueuedLines: 1, dropNote: (n) => `${n} dropped`, writeImpl: (_fd, data, cb) => { pending.push({ data, cb }); } });
+    w.writeLine('a'); // in flight
+    w.writeLine('b');
+    w.writeLine('c'); // dropped
+    w.writeLine('d'); // dropped
+    pending[0]!.cb(null, pending[0]!.data.length);
+    expect(pending[1]!.data.toString()).toBe('2 dropped\nb\n');
+  });
+
   it('never blocks: a reader that does not read costs dropped lines, not a stalled caller', () => {
     const pending: Array<{ data: Buffer; cb: Cb }> = [];
     const w = new QueuedWriter({ fd: 99, maxQueuedLines: 3, writeImpl: (_fd, data, cb) => { pending.push({ data, cb }); } });

@@ -1,12 +1,11 @@
 // The server's overhead per streamed token event: the histogram behind it (with a forced
 // clock), its JSON and Prometheus forms, and the share of one bench run (two scrapes).
 import { describe, expect, it } from 'vitest';
-import {
-  histogramDelta, LatencyHistogram, monotonicMs, quantileFromBuckets, type HistogramSnapshot,
-} from '../../backend/metrics/latency-histogram.js';
+import { histogramDelta, LatencyHistogram, monotonicMs, quantileFromBuckets } from '../../backend/metrics/latency-histogram.js';
+import type { HistogramSnapshot } from '../../contract/metrics.js';
 import { buildMetrics } from '../../backend/metrics/metrics-json.js';
 import { prometheusText } from '../../backend/metrics/prometheus.js';
-import { RequestTable } from '../../backend/scheduler/request-table.js';
+import { RequestLedger } from '../../backend/scheduler/request-ledger.js';
 import { Scheduler } from '../../backend/scheduler/scheduler.js';
 import { FakeEngineClient } from '../helpers/fake-engine-client.js';
 
@@ -89,7 +88,7 @@ describe('event_to_sse in /metrics', () => {
   it('is in the JSON metrics and in Prometheus text as a histogram in seconds', async () => {
     const engine = new FakeEngineClient({ slots: 1 });
     await engine.start();
-    const table = new RequestTable();
+    const table = new RequestLedger();
     const scheduler = new Scheduler([engine], table, { auditMs: 0 });
     const { clock, h } = forced([0.25, 1]);
     clock.t = 50;

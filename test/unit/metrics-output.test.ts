@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildMetrics } from '../../backend/metrics/metrics-json.js';
 import { prometheusText } from '../../backend/metrics/prometheus.js';
-import { RequestTable } from '../../backend/scheduler/request-table.js';
+import { RequestLedger } from '../../backend/scheduler/request-ledger.js';
 import { Scheduler } from '../../backend/scheduler/scheduler.js';
 import { FakeEngineClient } from '../helpers/fake-engine-client.js';
 
@@ -9,7 +9,7 @@ describe('metrics', () => {
   it('shows every live request in one state, keeps unreported figures null, and renders Prometheus text', async () => {
     const engine = new FakeEngineClient({ slots: 1 });
     await engine.start();
-    const table = new RequestTable();
+    const table = new RequestLedger();
     const scheduler = new Scheduler([engine], table, { auditMs: 0 });
     const running = scheduler.submit(table.accept('chat', true), { prompt: [1, 2, 3], maxTokens: 5 });
     const waiting = scheduler.submit(table.accept('infill', false), { prompt: [4], maxTokens: 5 });

@@ -8,13 +8,13 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { ToolCallStreamParser } from '../../backend/chat/tool-calls.js';
-import type { ToolCallFormat } from '../../backend/chat/template.js';
+import type { ToolCallFormat } from '../../backend/chat/chat-types.js';
 import { parseCommand, submitRequestProblem } from '../../backend/engine/protocol.js';
 import { silentLogger } from '../../backend/log/logger.js';
 import { StrataServer } from '../../backend/server/app.js';
 import { defaultConfig } from '../../backend/server/config.js';
 import { TOOL_MARKER_TEXTS } from '../../backend/chat/tool-calls.js';
-import { toolMarkerTokenIds } from '../../backend/server/model-view.js';
+import { toolMarkerTokenIds } from '../../backend/served-model/model-view.js';
 import { FakeEngineClient } from '../helpers/fake-engine-client.js';
 
 const FIXTURES = new URL('../fixtures/templates/', import.meta.url);

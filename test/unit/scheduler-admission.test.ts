@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestEvent } from '../../backend/engine/client.js';
 import { AdmissionQueue } from '../../backend/scheduler/admission-queue.js';
 import { PrefixIndex } from '../../backend/scheduler/prefix-index.js';
-import { RequestTable, type RequestKind } from '../../backend/scheduler/request-table.js';
+import { RequestLedger } from '../../backend/scheduler/request-ledger.js';
+import type { RequestKind } from '../../contract/metrics.js';
 import { Scheduler, SchedulerRefusal, type Job } from '../../backend/scheduler/scheduler.js';
 import { FakeEngineClient, type FakeRequest } from '../helpers/fake-engine-client.js';
 
@@ -27,7 +28,7 @@ class HandTimers {
 async function setup(replicas = 1, slots = 2, opts: { now?: () => number; timers?: HandTimers } = {}) {
   const engines = Array.from({ length: replicas }, (_, i) => new FakeEngineClient({ replica: i, slots }));
   for (const e of engines) await e.start();
-  const table = new RequestTable(opts.now ? { now: opts.now } : {});
+  const table = new RequestLedger(opts.now ? { now: opts.now } : {});
   const scheduler = new Scheduler(engines, table, { auditMs: 0, ...(opts.now ? { now: opts.now } : {}), ...(opts.timers ? { timers: opts.timers } : {}) });
   schedulers.push(scheduler);
   const submit = (kind: RequestKind, prompt: number[], maxTokens = 4, n?: number): Job => {
@@ -286,7 +287,7 @@ describe('Scheduler', () => {
 
   it('refuses while loading, fails queued requests when the last engine dies, serves again on a new epoch', async () => {
     const e = new FakeEngineClient({ slots: 1 });
-    const table = new RequestTable();
+    const table = new RequestLedger();
     const s = new Scheduler([e], table, { auditMs: 0 });
     schedulers.push(s);
     expect(() => s.submit(table.accept('chat', false), { prompt: [1], maxTokens: 1 }))
@@ -328,7 +329,7 @@ describe('Scheduler', () => {
       expect(states[0]).toBe('queued');
       expect(states.at(-1)).toBe('ended');
       // Forward only.
-      for (let i = 1; i < states.length; i++) expect(RequestTable.isBefore(states[i - 1] as never, states[i] as never) || states[i - 1] === states[i]).toBe(true);
+      for (let i = 1; i < states.length; i++) expect(RequestLedger.isBefore(states[i - 1] as never, states[i] as never) || states[i - 1] === states[i]).toBe(true);
     }
     expect(scheduler.missedDispatches).toBe(0);
     expect(table.totals.invariant_violations).toBe(0);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { codeBlocks, parseMarkdown, type MdNode } from '../../webview/markdown/parse.js';
+import { codeBlocks, parseMarkdown } from '../../webview/markdown/parse.js';
+import type { MdNode } from '../../webview/markdown/md-node.js';
 
 /** The tree as compact text: <tag attrs>children</tag>, code blocks as [code:lang|text]. */
 function show(nodes: readonly MdNode[]): string {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasoningOf, StrataClient, type ChatEvent } from '../../extension/api/client.js';
 import type { ChatRequest } from '../../extension/api/types.js';
 import { PanelHub, type PanelClient } from '../../extension/panel/hub.js';
-import type { ToWebview } from '../../webview/protocol.js';
+import type { ToWebview } from '../../contract/panel.js';
 import { conversation, initialState, persisted, reduce, sendChat, thinkingView, type ViewState } from '../../webview/state.js';
 
 const apply = (s: ViewState, ...msgs: ToWebview[]): ViewState => msgs.reduce(reduce, s);

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   activeRequests, canRegenerate, conversation, editLastQuestion, estimateRequest, initialState, newChat, persisted, reduce, regenerate, sendChat, type ViewState,
 } from '../../webview/state.js';
-import type { ToWebview } from '../../webview/protocol.js';
+import type { ToWebview } from '../../contract/panel.js';
 import { benchTable, comparison, figureHistory, stepBars, waterfall } from '../../webview/layout.js';
-import type { RequestTraceView } from '../../extension/api/types.js';
+import type { RequestTraceView } from '../../contract/traces.js';
 
 const apply = (s: ViewState, ...msgs: ToWebview[]): ViewState => msgs.reduce(reduce, s);
 

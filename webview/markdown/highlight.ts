@@ -2,7 +2,7 @@
 // syntax tree, not HTML, so the spans are built like every other node. The hljs-* classes are
 // coloured from the VS Code theme in media/panel.css, so highlighting follows the theme.
 import { common, createLowlight } from 'lowlight';
-import type { MdNode } from './parse.js';
+import type { MdNode } from './md-node.js';
 
 const lowlight = createLowlight(common);
 

@@ -4,16 +4,7 @@
 // turns the tree into DOM nodes with textContent, never innerHTML.
 import MarkdownIt, { type Token } from 'markdown-it';
 import { highlightCode } from './highlight.js';
-
-export type MdTag =
-  | 'p' | 'h1' | 'h2' | 'h3' | 'h4' | 'h5' | 'h6' | 'ul' | 'ol' | 'li' | 'blockquote' | 'hr' | 'br'
-  | 'strong' | 'em' | 's' | 'code' | 'a' | 'span' | 'table' | 'thead' | 'tbody' | 'tr' | 'th' | 'td';
-
-export type MdNode =
-  | { t: 'text'; text: string }
-  | { t: 'el'; tag: MdTag; attrs?: Record<string, string>; children: MdNode[] }
-  /** A fenced or indented code block; `code` is the highlighted content, `text` the raw code. */
-  | { t: 'code'; lang: string | null; text: string; code: MdNode[] };
+import type { MdNode, MdTag } from './md-node.js';
 
 // linkify: bare URLs become links too (they are checked like any other link below).
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });

@@ -2,7 +2,8 @@
 // every code block: Copy, Insert at cursor, Apply to file.
 import { h } from '../dom.js';
 import { iconButton } from '../icons.js';
-import { parseMarkdown, type MdNode } from './parse.js';
+import { parseMarkdown } from './parse.js';
+import type { MdNode } from './md-node.js';
 
 export interface CodeActions {
   copy(code: string): void;

@@ -2,7 +2,8 @@
 // the last runs side by side in a table with the change since the run before, a comparison chart
 // when the run measured another server too, and one figure's history as a line chart.
 import type { ChartConfiguration } from 'chart.js';
-import type { BenchView, FromWebview } from '../protocol.js';
+import type { FromWebview } from '../../contract/panel.js';
+import type { BenchView } from '../../contract/bench.js';
 import type { ViewState } from '../state.js';
 import { button, empty, fmtDate, h, table } from '../dom.js';
 import { benchTable, comparison, figureHistory, type BenchTableRow } from '../layout.js';

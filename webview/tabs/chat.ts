@@ -1,7 +1,8 @@
 // Chat tab: streaming chat with the local model, answers rendered as markdown (code blocks with
 // Copy / Insert / Apply), editor context attached as chips with the prompt's token count shown
 // before sending, copy / regenerate / edit on the turns, named and saved as sessions.
-import { sessionNameProblem, type ContextItem, type FromWebview } from '../protocol.js';
+import type { ContextItem, FromWebview } from '../../contract/panel.js';
+import { sessionNameAdvice } from '../../contract/session-name.js';
 import {
   canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, thinkingView,
   type ChatTurn, type ViewState,
@@ -216,7 +217,7 @@ export class ChatTab {
   private saveSession(): void {
     const s = this.host.state();
     const name = s.chatName.trim();
-    const problem = sessionNameProblem(name);
+    const problem = sessionNameAdvice(name);
     if (problem) {
       this.host.update({ ...s, notice: { level: 'error', text: problem } });
       this.name.focus();

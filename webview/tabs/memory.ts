@@ -1,6 +1,6 @@
 // Memory of a device as the Devices and KV cache tabs show it: used of total with a meter, or,
 // where the backend does not report what is free (ggml's CPU backend), the total and that fact.
-import type { DeviceMemory } from '../../extension/api/types.js';
+import type { DeviceMemory } from '../../contract/devices.js';
 import { fmtBytes, h, meter } from '../dom.js';
 
 export function memoryCell(d: DeviceMemory): HTMLElement | string {

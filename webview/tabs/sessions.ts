@@ -1,5 +1,5 @@
 // Sessions tab: saved conversations with tokens, size, model, date; restore, delete, show path.
-import type { FromWebview } from '../protocol.js';
+import type { FromWebview } from '../../contract/panel.js';
 import type { ViewState } from '../state.js';
 import { button, empty, fmtBytes, fmtDate, h, table } from '../dom.js';
 

@@ -2,8 +2,8 @@
 // phase labelled in full), the per-step batch timeline (ms and tokens per step, with axes), and the
 // inline-completion counters. Charts fill the panel's width.
 import type { ChartConfiguration } from 'chart.js';
-import type { RequestTraceView } from '../../extension/api/types.js';
-import type { FromWebview } from '../protocol.js';
+import type { RequestTraceView } from '../../contract/traces.js';
+import type { FromWebview } from '../../contract/panel.js';
 import type { ViewState } from '../state.js';
 import { button, empty, fmtNum, h, table } from '../dom.js';
 import { stepBars, waterfall, type Segment } from '../layout.js';

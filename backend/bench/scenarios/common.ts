@@ -2,7 +2,8 @@
 // context limits, metric rows.
 import { BenchHttpError, infill, streamCompletion, type CompletionResult, type InfillRequest, type InfillResult } from '../client.js';
 import { makeNonce, seededRandom, seedOf } from '../prompts.js';
-import type { BenchContext, Metric, RequestTally, ScenarioRun } from '../types.js';
+import type { BenchContext } from '../types.js';
+import type { Metric, RequestTally, ScenarioRun } from '../../../contract/bench.js';
 
 /** Tokens kept free in a slot beyond prompt + output (BOS, template tokens, rounding of the sizer). */
 export const CTX_MARGIN = 32;

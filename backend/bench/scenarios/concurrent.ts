@@ -5,10 +5,11 @@ import { percentile } from '../stats.js';
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
 import { checkLength, complete, completed, emptyRun, metric, nonceFor, rate } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 export const concurrent: Scenario = {
   name: 'concurrent',
-  summary: 'N clients at once, short prompts: aggregate output tok/s, TTFT p50/p95',
+  summary: SCENARIO_MEASURES.concurrent,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

@@ -9,6 +9,7 @@ import { codeLines, proseWords, seedOf } from '../prompts.js';
 import { median } from '../stats.js';
 import type { BenchContext, Scenario } from '../types.js';
 import { complete, completed, emptyRun, metric, nonceFor, type Attempt } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 interface Turn { user: number; turn: number; prompt: string; attempt: Attempt | null }
 
@@ -42,7 +43,7 @@ async function tokenize(ctx: BenchContext, text: string): Promise<number[]> {
 
 export const conversations: Scenario = {
   name: 'conversations',
-  summary: 'users x turns round robin, fewer slots than users: prompt tokens computed vs the minimum, TTFT per turn',
+  summary: SCENARIO_MEASURES.conversations,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

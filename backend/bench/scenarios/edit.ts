@@ -5,6 +5,7 @@
 // verified and accepted (timings.draft_n / draft_n_accepted, the same fields on llama-server and
 // strata). A random-weight model copies nothing: see the README for the workloads that make this
 // meaningful (the model as its own draft: the acceptance ceiling).
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 import { codeLines, seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
 import { checkLength, complete, CTX_MARGIN, emptyRun, metric, nonceFor, rate } from './common.js';
@@ -14,7 +15,7 @@ const PROMPT_EXTRA = 64;
 
 export const edit: Scenario = {
   name: 'edit',
-  summary: 'a file in the prompt rewritten by the answer: decode tok/s and speculative drafts accepted',
+  summary: SCENARIO_MEASURES.edit,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

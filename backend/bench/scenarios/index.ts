@@ -1,5 +1,6 @@
 // The scenarios by name, in the order they run.
-import type { Scenario, ScenarioName } from '../types.js';
+import type { Scenario } from '../types.js';
+import type { ScenarioName } from '../../../contract/bench.js';
 import { concurrent } from './concurrent.js';
 import { conversations } from './conversations.js';
 import { edit } from './edit.js';

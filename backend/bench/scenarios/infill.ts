@@ -3,8 +3,10 @@
 // line at the cursor grows by a few characters each time). Latency is the whole request.
 import { percentile } from '../stats.js';
 import { codeLines, seedOf } from '../prompts.js';
-import type { BenchContext, Scenario, ScenarioRun } from '../types.js';
+import type { BenchContext, Scenario } from '../types.js';
+import type { ScenarioRun } from '../../../contract/bench.js';
 import { completeInfill, CTX_MARGIN, emptyRun, metric, type InfillAttempt } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 const TYPED = '  const result = measure(items, limit) + offset * count - cursor;';
 
@@ -34,7 +36,7 @@ export async function findInfillPath(ctx: BenchContext, out: ScenarioRun, prefix
 
 export const infillScenario: Scenario = {
   name: 'infill',
-  summary: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke',
+  summary: SCENARIO_MEASURES.infill,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

@@ -6,13 +6,14 @@ import { percentile } from '../stats.js';
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
 import { at, capToContext, complete, completed, emptyRun, metric, nonceFor, type Attempt } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 const SHORT_TOKENS = 32;
 const SHORT_GEN = 8;
 
 export const mixed: Scenario = {
   name: 'mixed',
-  summary: 'short requests sent while a long prompt is read: short TTFT p50/p95',
+  summary: SCENARIO_MEASURES.mixed,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

@@ -4,10 +4,11 @@
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
 import { CTX_MARGIN, complete, emptyRun, metric, nonceFor, rate } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 export const prefill: Scenario = {
   name: 'prefill',
-  summary: 'uncached prompt read tok/s at each size (prompt tokens / TTFT, one output token)',
+  summary: SCENARIO_MEASURES.prefill,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const sizes: Record<string, unknown>[] = [];

@@ -4,6 +4,7 @@
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
 import { capToContext, complete, emptyRun, metric, nonceFor } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 const ANSWER_TOKENS = 32;
 const FOLLOW_UP_TOKENS = 64;
@@ -11,7 +12,7 @@ const FILLER_GEN = 8;
 
 export const repeat: Scenario = {
   name: 'repeat',
-  summary: 'TTFT of a ~4K-token conversation continued after other conversations used every slot',
+  summary: SCENARIO_MEASURES.repeat,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

@@ -9,6 +9,7 @@ import { seedOf } from '../prompts.js';
 import { median } from '../stats.js';
 import type { BenchContext, Scenario } from '../types.js';
 import { capToContext, complete, emptyRun, metric, nonceFor, tally } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 const ANSWER_TOKENS = 8;
 const FOLLOW_UP_TOKENS = 32;
@@ -66,7 +67,7 @@ async function sessionApi(ctx: BenchContext, name: string): Promise<SessionApi |
 
 export const session: Scenario = {
   name: 'session',
-  summary: 'a ~1.2K-token conversation saved to disk and restored over HTTP: save/restore ms, continuation TTFT after it',
+  summary: SCENARIO_MEASURES.session,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

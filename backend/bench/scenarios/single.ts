@@ -3,10 +3,11 @@
 import { seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
 import { checkLength, complete, emptyRun, metric, nonceFor, rate } from './common.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 export const single: Scenario = {
   name: 'single',
-  summary: 'one request alone: streamed TTFT, decode tok/s over a fixed output length',
+  summary: SCENARIO_MEASURES.single,
   async run(ctx, runIndex) {
     const out = emptyRun();
     const s = ctx.settings;

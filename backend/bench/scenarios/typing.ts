@@ -8,9 +8,11 @@
 // shown for the final cursor position equals a cold request's (cache_prompt false).
 import { scrapePromptComputed } from '../client.js';
 import { codeLines, seedOf } from '../prompts.js';
-import type { BenchContext, Scenario, ScenarioRun } from '../types.js';
+import type { BenchContext, Scenario } from '../types.js';
+import type { ScenarioRun } from '../../../contract/bench.js';
 import { at, completeInfill, emptyRun, metric, type InfillAttempt } from './common.js';
 import { findInfillPath } from './infill.js';
+import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 
 /** The editor's view of the document after `typed` was typed at the cursor. */
 export interface TypingWindow { prefix: string; prompt: string; suffix: string }
@@ -41,7 +43,7 @@ function request(ctx: BenchContext, w: TypingWindow, key: string, signal: AbortS
 
 export const typing: Scenario = {
   name: 'typing',
-  summary: 'a keystroke burst (one /infill per keystroke, each aborting the last): prompt tokens computed, last-keystroke latency',
+  summary: SCENARIO_MEASURES.typing,
   async run(ctx, runIndex) {
     const out: ScenarioRun = emptyRun();
     const s = ctx.settings;

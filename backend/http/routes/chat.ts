@@ -6,11 +6,11 @@
 // choice has its own splitter and parser; response_format and a forced tool_choice constrain the
 // output with a grammar.
 import { parseChatRequest } from '../../api/schemas.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import { ChoiceText, forcedCalls, renderConversation } from '../chat-choice.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
@@ -66,7 +66,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       onText(piece) { emit(0, piece); },
       onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => send({ ...chunks.empty(), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (p: PromptProgress) => send({ ...chunks.empty(), prompt_progress: p }),
       } : {}),
     });
 
@@ -75,7 +75,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     done.choices?.forEach((c, i) => { if (c.text) emit(i, c.text); });
     const finishes = choices.map((c, i) => chatFinish(done.choices?.[i]?.finish ?? done.finish, c.parser.calls));
     const tails = choices.map((c) => c.end());
-    if (choices.some((c) => c.parser.calls.length > 0)) run.rec.end = 'tool_calls';
+    if (choices.some((c) => c.parser.calls.length > 0)) run.request.outcome('tool_calls');
     const figures = figuresOf(run.rec, done);
     if (sse) {
       tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) send(c); });

@@ -2,9 +2,9 @@
 // and llama-server's json_schema / grammar constraints.
 import { parseCompletionRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
-import { checkContext, figuresOf, follow, maxTokensFor, promptProgress, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
+import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeRaw, withRequest, type PromptProgress } from '../generation.js';
 import { completionLogprobs, joinCompletionLogprobs, type CompletionLogprobs } from '../logprob-shapes.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
 import { completionChunk, completionResponseChoices, usageOf, timingsOf } from '../openai-shapes.js';
@@ -22,9 +22,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
   }
 
   await withRequest(app, 'completion', body.stream, res, async (run) => {
-    const prompt = typeof body.prompt === 'string'
-      ? await tokenizeText(app, body.prompt, true, true)
-      : body.prompt;
+    const prompt = typeof body.prompt === 'string' ? await tokenizeRaw(app, model, body.prompt) : body.prompt;
     checkContext(prompt, model, 'prompt');
     const grammar = await grammarFor(app, { constraint: body.constraint });
     const id = `cmpl-${run.rec.id}`;
@@ -53,7 +51,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
       onText(piece) { emit(0, piece); },
       onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
       ...(sse && body.returnProgress ? {
-        onProgress: (read: number, total: number) => sse.event({ ...completionChunk(id, model.id, created, '', null), prompt_progress: promptProgress(run.rec, read, total) }),
+        onProgress: (p: PromptProgress) => sse.event({ ...completionChunk(id, model.id, created, '', null), prompt_progress: p }),
       } : {}),
     });
     if (!settle(run, done)) return;

@@ -1,8 +1,9 @@
 // GET /metrics (JSON), /metrics/prometheus, /v1/traces and /v1/traces/{id}.
+import type { TraceBody, TracesBody } from '../../../contract/traces.js';
 import { ApiError } from '../../api/errors.js';
 import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { sendJson, sendText } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -37,7 +38,8 @@ export async function metricsPrometheus(app: AppContext, { res }: RouteContext):
 export async function tracesList(app: AppContext, { res, url }: RouteContext): Promise<void> {
   const limit = intParam(url, 'limit', 100, 10_000);
   await app.traces.drain();
-  sendJson(res, 200, { object: 'list', requests: app.traces.list(limit), steps: app.traces.recentSteps(intParam(url, 'steps', 256, 100_000)) });
+  const body: TracesBody = { object: 'list', requests: app.traces.list(limit), steps: app.traces.recentSteps(intParam(url, 'steps', 256, 100_000)) };
+  sendJson(res, 200, body);
 }
 
 export async function traceOne(app: AppContext, { res, params }: RouteContext): Promise<void> {
@@ -46,18 +48,19 @@ export async function traceOne(app: AppContext, { res, params }: RouteContext): 
   const id = Number(m[1]);
   const live = app.table.get(id);
   if (live) {
-    sendJson(res, 200, {
+    const body: TraceBody = {
       request: {
         id: live.id, kind: live.kind, state: live.state, replica: live.replica, epoch: live.epoch, engine_id: live.engineId,
         slot: live.slot, prompt_tokens: live.promptTokens, reused: live.reused, generated: live.generated,
         accepted: new Date(live.acceptedAt).toISOString(),
       },
       steps: [],
-    });
+    };
+    sendJson(res, 200, body);
     return;
   }
   await app.traces.drain();
   const t = app.traces.get(id);
   if (!t) throw new ApiError(404, `no trace for request ${id} (only recent requests are kept)`, { code: 'trace_not_found', param: 'id' });
-  sendJson(res, 200, t);
+  sendJson(res, 200, t satisfies TraceBody);
 }

@@ -3,8 +3,8 @@
 // steps pool many inputs at once; vectors come back L2-normalised, as float arrays or base64.
 import { ApiError } from '../../api/errors.js';
 import { parseEmbeddingsRequest } from '../../api/embeddings-schema.js';
-import type { AppContext } from '../../server/context.js';
-import { follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
+import type { AppContext } from '../app-context.js';
+import { follow, requireModel, settle, tokenizeInput, withRequest } from '../generation.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -32,9 +32,9 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
   });
 
   await withRequest(app, 'embedding', false, res, async (run) => {
-    const inputs = await Promise.all(body.inputs.map((x) => (typeof x === 'string' ? tokenizeText(app, x, true, false) : x)));
+    const inputs = await Promise.all(body.inputs.map((x) => (typeof x === 'string' ? tokenizeInput(app, x) : x)));
     // An input is read in one engine step: at most a slot's context and one batch.
-    const limit = Math.min(model.info.ctx, app.config.batch ?? 512);
+    const limit = Math.min(model.info.ctx, model.info.batch);
     inputs.forEach((toks, i) => {
       const param = body.inputs.length === 1 ? 'input' : `input[${i}]`;
       if (toks.length === 0) throw new ApiError(400, `${param} is empty after tokenization`, { param, code: 'empty_input' });

@@ -4,9 +4,9 @@
 // complete. A model without FIM tokens gets a clear 400.
 import { parseInfillRequest } from '../../api/schemas.js';
 import { ApiError } from '../../api/errors.js';
-import type { AppContext } from '../../server/context.js';
-import { figuresOf, follow, requireModel, settle, tokenizeText, withRequest } from '../generation.js';
-import { buildInfillPrompt, fimOrderFor, prefixBudget, SuffixRepeatStop, windowPrefix } from '../infill-prompt.js';
+import type { AppContext } from '../app-context.js';
+import { figuresOf, follow, requireModel, settle, tokenizeParts, withRequest } from '../generation.js';
+import { buildInfillPrompt, fimOrderFor, prefixBudget, SuffixRepeatStop } from '../../infill/infill-prompt.js';
 import { requireTextModel } from '../model-checks.js';
 import { timingsOf, usageOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -26,15 +26,17 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
   }
 
   await withRequest(app, 'infill', body.stream, res, async (run) => {
-    const t = (s: string) => (s === '' ? Promise.resolve([]) : tokenizeText(app, s, false, false));
-    const [prefix, suffix, prompt, repoHeader] = await Promise.all([t(body.inputPrefix), t(body.inputSuffix), t(body.prompt), t('myproject\n')]);
-    const extra = await Promise.all(body.inputExtra.map(async (e) => ({
-      header: await t(fim.sep >= 0 ? `${e.filename}\n` : SNIPPET_SEPARATOR), text: await t(e.text),
-    })));
     const ctx = model.info.ctx;
-    const batch = app.config.batch ?? 512;
+    const batch = model.info.batch;
+    // Every text of the request in one engine call (prefix, suffix, cursor line, repo header, each
+    // extra file's header and text), with the prefix's window found next to the tokenizer.
+    const texts = [body.inputPrefix, body.inputSuffix, body.prompt, 'myproject\n',
+      ...body.inputExtra.flatMap((e) => [fim.sep >= 0 ? `${e.filename}\n` : SNIPPET_SEPARATOR, e.text])];
+    const parts = await tokenizeParts(app, texts, { index: 0, budget: prefixBudget(batch) });
+    const [prefix = [], suffix = [], prompt = [], repoHeader = []] = parts.tokens;
+    const extra = body.inputExtra.map((_, i) => ({ header: parts.tokens[4 + 2 * i] ?? [], text: parts.tokens[5 + 2 * i] ?? [] }));
+    const window = parts.window ?? prefix;
     const maxTokens = Math.max(1, Math.min(body.maxTokens ?? DEFAULT_INFILL_TOKENS, Math.floor(ctx / 2)));
-    const window = await windowPrefix(body.inputPrefix, prefix, prefixBudget(batch), t);
     const built = buildInfillPrompt(fim, model.bosPrefix, {
       extra, repoHeader, prefix: window, prefixCut: window.length < prefix.length, suffix, prompt,
     }, { batch, ctx, maxTokens }, fimOrderFor(model.info.metadata, app.config.fimOrder));

@@ -1,7 +1,8 @@
 // GET /health, /v1/models, /v1/devices: what is served and whether it is ready.
 import { basename } from 'node:path';
+import type { DevicesBody, ReplicaDevicesBody } from '../../../contract/devices.js';
 import { suggestBackend } from '../../backends/readiness.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -48,11 +49,12 @@ export function models(app: AppContext, { res }: RouteContext): void {
 }
 
 export async function devices(app: AppContext, { res }: RouteContext): Promise<void> {
+  // Each replica's body and the devices it answered (for the backend suggestion, not sent).
   const data = await Promise.all(app.engines.map(async (e) => {
     const s = e.status();
     let live: Awaited<ReturnType<typeof e.devices>> | null = null;
     if (s.state === 'ready') live = await e.devices().catch(() => null);
-    return {
+    const body: ReplicaDevicesBody = {
       replica: e.replica, state: s.state, epoch: s.epoch, pid: s.pid,
       devices: (live ?? []).map((d) => ({
         name: d.name, description: d.description, type: d.type, backend: d.backend,
@@ -64,8 +66,8 @@ export async function devices(app: AppContext, { res }: RouteContext): Promise<v
       // Where llama.cpp put the weights, the KV cache and the compute buffers.
       buffers: e.info?.buffers ?? [],
       backends: e.info ? { loaded: e.info.backends.loaded, failed: e.info.backends.failed } : null,
-      live,
     };
+    return { body, live };
   }));
   const gpu = app.gpuBackends();
   const seen = data.flatMap((d) => d.live ?? []);
@@ -75,12 +77,13 @@ export async function devices(app: AppContext, { res }: RouteContext): Promise<v
     suggestion: data.every((d) => d.live !== null) ? suggestBackend(gpu.machine, gpu.installed.map((b) => b.kind), seen) : null,
   };
   const cpu = await app.cpuPath()?.catch(() => null) ?? null;
-  sendJson(res, 200, {
-    object: 'list', data: data.map(({ live: _live, ...d }) => d), gpu_backends: gpuBackends,
+  const body: DevicesBody = {
+    object: 'list', data: data.map((d) => d.body), gpu_backends: gpuBackends,
     cpu: cpu && {
       variant: cpu.variant, repack: cpu.repack, note: cpu.note,
       probes: cpu.probes.map((p) => ({ variant: p.variant, repack: p.repack, ok: p.ok, reason: p.reason, ms: p.ms })),
       variants: cpu.variants,
     },
-  });
+  };
+  sendJson(res, 200, body);
 }

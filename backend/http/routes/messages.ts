@@ -6,7 +6,7 @@
 import { parseConversation, parseMessagesRequest } from '../../api/anthropic-schema.js';
 import { ApiError, toApiError, type ApiErrorBody } from '../../api/errors.js';
 import { requireObject } from '../../api/validate.js';
-import type { AppContext } from '../../server/context.js';
+import type { AppContext } from '../app-context.js';
 import {
   anthropicError, anthropicUsage, BlockStream, contentBlocks, messageObject, stopReason, type AnthropicEvent,
 } from '../anthropic-shapes.js';
@@ -93,7 +93,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
       if (!settle(run, done)) return;
       const tail = answer.end();
       const calls = answer.parser.calls;
-      if (calls.length > 0) run.rec.end = 'tool_calls';
+      if (calls.length > 0) run.request.outcome('tool_calls');
       const reason = stopReason(done.finish, calls, done.stopString);
       const figures = figuresOf(run.rec, done);
       const usage = anthropicUsage(figures.promptTokens, figures.reused, figures.generated);

@@ -1,12 +1,14 @@
 // Sessions: GET /v1/sessions, POST /v1/sessions {name, messages}, GET/DELETE
 // /v1/sessions/{name}, POST /v1/sessions/{name}/restore.
 import { parseSessionSaveRequest, sanitizeSessionName } from '../../api/schemas.js';
-import type { AppContext } from '../../server/context.js';
+import type { SessionListBody } from '../../../contract/sessions.js';
+import type { AppContext } from '../app-context.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
 export async function sessionsList(app: AppContext, { res }: RouteContext): Promise<void> {
-  sendJson(res, 200, { object: 'list', data: await app.sessions.list() });
+  const body: SessionListBody = { object: 'list', data: await app.sessions.list() };
+  sendJson(res, 200, body);
 }
 
 export async function sessionSave(app: AppContext, { req, res }: RouteContext): Promise<void> {

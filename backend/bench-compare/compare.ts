@@ -3,9 +3,10 @@
 // each side's requests beside every figure: how many failed of those sent, and the tokens
 // delivered. A ratio is not comparable when either side failed more than FAILURE_LIMIT of its
 // requests in that scenario (a server that drops work looks faster than it is).
-import { FAILURE_LIMIT, failureRate, tallyText, type MetricSummary } from './runner.js';
-import { fmt, markdownTable } from './table.js';
-import type { RequestTally, ScenarioName } from './types.js';
+import { FAILURE_LIMIT, failureRate, tallyText } from '../bench/runner.js';
+import type { MetricSummary } from '../../contract/bench.js';
+import { fmt, markdownTable } from '../bench/table.js';
+import type { RequestTally, ScenarioName } from '../../contract/bench.js';
 
 export interface Target {
   /** The ratio ours / theirs must be at least (">=") or at most ("<=") this. */

@@ -1,4 +1,4 @@
-// Formatting shared by the webview and the extension (no DOM, no vscode).
+// How figures are written for people, the same in the panel and in the extension (no DOM, no vscode).
 
 /** 1536 -> "1.5 KiB"; null -> "–". */
 export function fmtBytes(n: number | null): string {

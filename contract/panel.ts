@@ -1,8 +1,12 @@
 // Messages between the extension (extension/panel/) and the panel UI (webview/). The one
 // place both sides agree on; every message is a tagged union member, nothing is `any`.
-import type {
-  ChatMessage, DeviceMemory, Metrics, SessionInfo, Timings, Traces, Usage,
-} from '../extension/api/types.js';
+import type { SessionInfo } from './sessions.js';
+import type { Traces } from './traces.js';
+import type { DeviceMemory } from './devices.js';
+import type { Metrics } from './metrics.js';
+import type { ChatMessage, Timings, Usage } from './chat.js';
+import { sessionNameProblem } from './session-name.js';
+import type { BenchView } from './bench.js';
 
 export type TabId = 'chat' | 'sessions' | 'kv' | 'trace' | 'devices' | 'bench';
 export const TAB_IDS: readonly TabId[] = ['chat', 'sessions', 'kv', 'trace', 'devices', 'bench'];
@@ -30,49 +34,6 @@ export interface CompletionStatsView {
   latencyP90Ms: number | null;
   /** The last completion's server round trip, ms. */
   lastLatencyMs: number | null;
-}
-
-export interface BenchFigure {
-  /** Stable key across runs and servers (e.g. "single_ttft_ms"), when the benchmark gives one. */
-  key?: string;
-  name: string;
-  value: number;
-  unit: string;
-  /** Which way is better, when the benchmark says. */
-  better?: 'higher' | 'lower';
-}
-
-export interface BenchRun {
-  id: string;
-  time: number;
-  url: string;
-  model: string | null;
-  figures: BenchFigure[];
-  /** What ran: scenario names and runs of each (older runs lack them). */
-  scenarios?: string[];
-  runsPerScenario?: number;
-  /** Wall time of each scenario run, ms, by scenario (for the next run's estimate). */
-  durationsMs?: Record<string, number[]>;
-  /** The same benchmark against another server in the same run (comparison), when there was one. */
-  baseline?: { url: string; model: string | null; figures: BenchFigure[] } | null;
-}
-
-export interface BenchProgress {
-  /** Scenario runs finished, of `total`. */
-  done: number;
-  total: number;
-  /** What runs now, e.g. "single, run 2 of 3" (and which server when comparing). */
-  current: string | null;
-  /** Estimated seconds left, null when unknown. */
-  etaS: number | null;
-  startedAt: number;
-}
-
-export interface BenchView {
-  runs: BenchRun[];
-  running: boolean;
-  progress: BenchProgress | null;
-  error: string | null;
 }
 
 export interface ChatEndInfo {
@@ -174,13 +135,9 @@ function isMessages(v: unknown): v is ChatMessage[] {
   return Array.isArray(v) && v.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).content === 'string'
     && ['system', 'user', 'assistant', 'tool'].includes((m as ChatMessage).role));
 }
-// The server sanitises names for its files; here only empty, huge or control-character names are refused.
-const SESSION_NAME = /^[^\u0000-\u001f\u007f]{1,120}$/u;
-
 function checkName(name: unknown, raw: unknown): { ok: true; msg: FromWebview } | { ok: false; reason: string } {
-  return typeof name === 'string' && name.trim() !== '' && SESSION_NAME.test(name)
-    ? { ok: true, msg: raw as FromWebview }
-    : { ok: false, reason: 'a session name is 1-120 characters without control characters' };
+  const problem = typeof name === 'string' ? sessionNameProblem(name) : 'must be a string';
+  return problem === null ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `session name: ${problem}` };
 }
 
 /** Checks a message from the webview (untrusted input); returns a reason when it is malformed. */
@@ -218,15 +175,4 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
     default:
       return { ok: true, msg: raw as FromWebview };
   }
-}
-
-export const SESSION_NAME_PATTERN = SESSION_NAME;
-
-/** The server's rule for session names (they become file names). */
-const SERVER_SESSION_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
-
-/** Why a name cannot be a session name, or null when it can. */
-export function sessionNameProblem(name: string): string | null {
-  if (!name) return 'Give the conversation a name first.';
-  return SERVER_SESSION_NAME.test(name) ? null : 'A session name is 1-64 letters, digits, dots, dashes or underscores (no spaces, not starting with a dot).';
 }

@@ -1,22 +1,34 @@
-// What every route handler may use. Built by app.ts; handlers get this narrow view, never
-// the server object itself.
+// What every route handler may use. Built by server/app.ts; handlers get this narrow view,
+// never the server object itself. Declared here, by the routes that need it (server/ composes
+// the app and imports http/, never the other way round).
 import type { EngineClient } from '../engine/client.js';
 import type { InstalledBackend } from '../backends/install.js';
 import type { MachineReport } from '../backends/machine.js';
 import type { CpuPath } from '../engine/cpu-path.js';
-import type { SlowReaderWatch } from '../http/slow-readers.js';
+import type { SlowReaderWatch } from './slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import type { TraceCollector } from '../metrics/traces.js';
-import type { RequestTable } from '../scheduler/request-table.js';
+import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
-import type { ServerConfig } from './config.js';
-import type { ModelView } from './model-view.js';
+import type { ModelView } from '../served-model/model-view.js';
+
+/** The serve settings the routes read (server/config.ts's ServerConfig has them all). */
+export interface RouteSettings {
+  /** Required on every route but /health when set (Bearer or x-api-key). */
+  readonly apiKey: string | null;
+  readonly bodyLimitMib: number;
+  readonly writeStallMs: number;
+  readonly keepAliveMs: number;
+  /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
+  readonly infillDelayMs: number;
+  readonly fimOrder: 'auto' | 'psm' | 'spm';
+}
 
 export interface AppContext {
-  readonly config: ServerConfig;
+  readonly config: RouteSettings;
   readonly log: Logger;
-  readonly table: RequestTable;
+  readonly table: RequestLedger;
   readonly scheduler: Scheduler;
   readonly engines: readonly EngineClient[];
   readonly traces: TraceCollector;

@@ -10,16 +10,18 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { optInt, optList, optString, parseArgs, UsageError } from '../cli/args.js';
-import { rejectUnknownOptions } from '../cli/command-usage.js';
+import { optInt, optList, optString, parseArgs, UsageError } from '../args/args.js';
+import { rejectUnknownOptions } from '../args/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
 import { freePort } from '../net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
-import { settingsFromArgs, settingsOptionNames, settingsUsage } from './options.js';
-import { buildReport, notesOf } from './report.js';
-import { parseScenarios, prepare, runOnce, summarize, tallies, type RunRecord } from './runner.js';
-import { invalidUtf8TokensOf } from './utf8-tokens.js';
-import type { BenchContext, ScenarioName } from './types.js';
+import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
+import { buildReport, notesOf } from '../bench/report.js';
+import { parseScenarios, prepare, runOnce, summarize, tallies } from '../bench/runner.js';
+import type { RunRecord } from '../../contract/bench.js';
+import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
+import type { BenchContext } from '../bench/types.js';
+import type { ScenarioName } from '../../contract/bench.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 

@@ -1,14 +1,25 @@
 // Loads the native addon once. STRATA_ADDON overrides its path (e.g. a GPU build).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type * as Addon from '../native/lib/addon.js';
+import type * as Addon from '../../native/lib/addon.js';
 
 export type NativeAddon = typeof Addon;
 
-/** Package root: the folder holding package.json, both from backend/ sources and from dist/. */
-export const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * Package root: the nearest folder above this module holding our package.json. The same code
+ * runs from backend/addon/ (sources, tests) and bundled into dist/, at different depths.
+ */
+export const packageRoot = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findPackageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'strata-vscode') return dir;
+    if (dirname(dir) === dir) return resolve(from, '..');
+  }
+}
 
 let cached: NativeAddon | null = null;
 

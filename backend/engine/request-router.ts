@@ -1,17 +1,19 @@
-// Request ownership on the client side, with no I/O: which requests are live, which epoch
-// each belongs to, routing of engine events to them, and exactly one 'done' per request.
-// Events for an unknown, finished or older-epoch request are dropped and counted.
-import type { EngineEvent, FinishReason } from '../../native/lib/addon.js';
-import type { EmbedInput, EngineRequest, GenerateInput, RequestEvent } from './client.js';
+// Request ownership on the engine client's side, with no I/O: which requests are live, which
+// epoch each belongs to, routing of engine events to them, and exactly one 'done' per request.
+// Events for an unknown, finished or older-epoch request are dropped and counted. (The
+// server-wide lifecycle of a request is scheduler/request-ledger.ts's; this table only routes.)
+import type { EngineEvent } from '../../native/lib/addon.js';
+import { synthesizedDone, type DoneEvent, type EmbedInput, type EngineRequest, type GenerateInput, type LocalEnd, type RequestEvent, type RequestSink } from './client.js';
 
 /** Prompt tokens of a request as submitted (all inputs of an embedding request). */
 function promptTokensOf(input: GenerateInput | EmbedInput): number {
   return 'inputs' in input ? input.inputs.reduce((n, i) => n + i.length, 0) : input.prompt?.length ?? 0;
 }
 
-export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
-
-/** One request's event stream: a buffer for its single consumer and the terminal promise. */
+/**
+ * One request's event stream: pushed to its sink when it has one (the scheduler's Job, so there
+ * is one buffer between the engine and the route), else buffered for its single consumer.
+ */
 class RequestStream implements EngineRequest {
   readonly done: Promise<DoneEvent>;
   readonly events: AsyncIterable<RequestEvent>;
@@ -21,7 +23,9 @@ class RequestStream implements EngineRequest {
   private consumed = false;
   private resolveDone!: (d: DoneEvent) => void;
 
-  constructor(readonly id: number, readonly epoch: number, private readonly onCancel: () => void) {
+  constructor(
+    readonly id: number, readonly epoch: number, private readonly onCancel: () => void, private readonly sink: RequestSink | undefined,
+  ) {
     this.done = new Promise((resolve) => { this.resolveDone = resolve; });
     this.events = { [Symbol.asyncIterator]: () => this.iterate() };
   }
@@ -34,15 +38,17 @@ class RequestStream implements EngineRequest {
 
   push(ev: RequestEvent): void {
     if (this.finished) return;
-    this.buffered.push(ev);
-    if (ev.type === 'done') {
-      this.finished = true;
-      this.resolveDone(ev);
+    if (ev.type === 'done') this.finished = true;
+    if (this.sink) this.sink(ev);
+    else {
+      this.buffered.push(ev);
+      this.wake?.();
     }
-    this.wake?.();
+    if (ev.type === 'done') this.resolveDone(ev);
   }
 
   private async *iterate(): AsyncGenerator<RequestEvent> {
+    if (this.sink) throw new Error(`request ${this.id}: its events go to its sink`);
     if (this.consumed) throw new Error(`request ${this.id}: events can be read only once`);
     this.consumed = true;
     for (;;) {
@@ -67,13 +73,7 @@ interface Entry {
   cancelRequested: boolean;
 }
 
-export interface LocalEnd {
-  finish: FinishReason;
-  error?: string;
-  engineDied?: boolean;
-}
-
-export class RequestTable {
+export class EngineRequestRouter {
   private nextId = 1;
   private readonly live = new Map<number, Entry>();
   private stale = 0;
@@ -87,14 +87,14 @@ export class RequestTable {
    * Registers a new request of `epoch` under a fresh id (ids never repeat for this table).
    * `onCancel(id)` runs at the first cancel() while it is live; the engine's 'done' ends it.
    */
-  open(epoch: number, input: GenerateInput | EmbedInput, onCancel: (id: number) => void): EngineRequest {
+  open(epoch: number, input: GenerateInput | EmbedInput, onCancel: (id: number) => void, sink?: RequestSink): EngineRequest {
     const id = this.nextId++;
     const entry: Entry = {
       stream: new RequestStream(id, epoch, () => {
         if (entry.cancelRequested) return;
         entry.cancelRequested = true;
         onCancel(id);
-      }),
+      }, sink),
       admitted: false, promptTokens: promptTokensOf(input), reused: 0, generated: 0, cancelRequested: false,
     };
     this.live.set(id, entry);
@@ -102,8 +102,8 @@ export class RequestTable {
   }
 
   /** A request that ends at once without reaching an engine (e.g. the engine is down). */
-  openEnded(epoch: number, input: GenerateInput | EmbedInput, end: LocalEnd): EngineRequest {
-    const req = this.open(epoch, input, () => {});
+  openEnded(epoch: number, input: GenerateInput | EmbedInput, end: LocalEnd, sink?: RequestSink): EngineRequest {
+    const req = this.open(epoch, input, () => {}, sink);
     this.end(req.id, end);
     return req;
   }
@@ -122,8 +122,9 @@ export class RequestTable {
         dropped++;
         continue;
       }
-      entry.stream.push(this.translate(entry, ev, handedAtMs));
+      // Gone from the table before its 'done' is pushed: the sink may submit the next request at once.
       if (ev.type === 'done') this.live.delete(ev.id);
+      entry.stream.push(this.translate(entry, ev, handedAtMs));
     }
     this.stale += dropped;
     return dropped;
@@ -137,13 +138,7 @@ export class RequestTable {
     const entry = this.live.get(id);
     if (!entry) return false;
     this.live.delete(id);
-    entry.stream.push({
-      type: 'done', finish: end.finish,
-      ...(end.error !== undefined ? { error: end.error } : {}),
-      ...(end.engineDied ? { engineDied: true } : {}),
-      promptTokens: entry.promptTokens, reused: entry.reused, promptMs: null, decodeMs: null,
-      generated: entry.generated, text: '',
-    });
+    entry.stream.push(synthesizedDone(end, entry));
     return true;
   }
 

@@ -1,5 +1,5 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
-// Pure: extension/config.ts reads VS Code's configuration into ServerSettings.
+// Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
 
 export type KvType = 'f16' | 'q8_0' | 'q4_0' | 'f32' | 'bf16';
 export type SplitMode = 'none' | 'layer' | 'row' | '';

@@ -4,11 +4,12 @@
 import { basename } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { ClientTextGuard } from '../chat/client-text.js';
-import { createChatTemplate, type ChatTemplate, type ToolCallFormat } from '../chat/template.js';
+import { createChatTemplate, type ChatTemplate } from '../chat/template.js';
+import type { ToolCallFormat } from '../chat/chat-types.js';
 import { TOOL_MARKER_TEXTS } from '../chat/tool-calls.js';
 import type { EngineClient } from '../engine/client.js';
 import { modelIdentity } from '../models/identity.js';
-import type { SessionModel } from '../sessions/session-store.js';
+import type { SessionModel } from '../../contract/sessions.js';
 
 export interface ModelView {
   /** The id /v1/models lists (general.name, else the file name). */

@@ -1,6 +1,6 @@
 // Reads the strata.* settings into typed values. The only place that knows the setting names.
 import * as vscode from 'vscode';
-import { parseNumberList, parseStringList, type ServerSettings, type SplitMode } from './backend/settings.js';
+import { parseNumberList, parseStringList, type ServerSettings, type SplitMode } from './server-settings.js';
 
 export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';

@@ -1,0 +1,45 @@
+// The one Server-Sent Events decoder: bytes or text in, events out, by eventsource-parser (the
+// WHATWG rules: \n, \r\n or \r line ends, also split across chunks; a blank line dispatches;
+// ':' lines are comments, counted as keep-alives; several data lines join with "\n"). strata
+// bench's client and the extension's read every stream through it.
+import { createParser } from 'eventsource-parser';
+
+export interface SseEvent {
+  /** The `event:` field, "message" when absent. */
+  event: string;
+  data: string;
+}
+
+export class SseDecoder {
+  private readonly text = new TextDecoder();
+  private ready: SseEvent[] = [];
+  private comments = 0;
+  private readonly parser = createParser({
+    onEvent: (e) => { this.ready.push({ event: e.event ?? 'message', data: e.data }); },
+    onComment: () => { this.comments++; },
+  });
+
+  /** Comment lines seen so far (servers send them as keep-alives while a request waits). */
+  get commentCount(): number { return this.comments; }
+
+  /** Feeds a chunk (UTF-8 bytes, split anywhere, or text); returns the events it completed, in order. */
+  feed(chunk: Uint8Array | string): SseEvent[] {
+    this.parser.feed(typeof chunk === 'string' ? chunk : this.text.decode(chunk, { stream: true }));
+    return this.take();
+  }
+
+  /** Ends the stream: a last event without its blank line is still dispatched (a cut stream's last words count). */
+  end(): SseEvent[] {
+    const rest = this.text.decode();
+    // Ends a last line and its event as if the blank line had come; a stream that ended cleanly adds nothing.
+    this.parser.feed(`${rest}\n\n`);
+    this.parser.reset();
+    return this.take();
+  }
+
+  private take(): SseEvent[] {
+    const out = this.ready;
+    this.ready = [];
+    return out;
+  }
+}
