@@ -51,10 +51,13 @@ export interface CpuPathBody {
   variants: Array<{ name: string; score: number; amx: boolean }>;
 }
 
+/** The prebuilt GPU backends `strata backend install` knows. */
+export type GpuBackendKind = 'vulkan' | 'cuda' | 'cuda-ext';
+
 /** GPU backends installed by `strata backend install`, and the one to install for this machine, if any. */
 export interface GpuBackendsBody {
-  installed: Array<{ kind: string; package: string; version: string; path: string; sha256: string }>;
-  suggestion: { kind: string; reason: string } | null;
+  installed: Array<{ kind: GpuBackendKind; package: string; version: string; path: string; sha256: string }>;
+  suggestion: { kind: GpuBackendKind; reason: string } | null;
 }
 
 export interface DevicesBody {
@@ -68,6 +71,7 @@ export interface DevicesBody {
 
 const num = z.number();
 const memory = { memory_free: num, memory_total: num };
+const gpuBackendKind = z.enum(['vulkan', 'cuda', 'cuda-ext']);
 
 export const devicesBodySchema: z.ZodMiniType<DevicesBody> = z.object({
   object: z.literal('list'),
@@ -87,8 +91,8 @@ export const devicesBodySchema: z.ZodMiniType<DevicesBody> = z.object({
     })),
   })),
   gpu_backends: z.object({
-    installed: z.array(z.object({ kind: z.string(), package: z.string(), version: z.string(), path: z.string(), sha256: z.string() })),
-    suggestion: z.nullable(z.object({ kind: z.string(), reason: z.string() })),
+    installed: z.array(z.object({ kind: gpuBackendKind, package: z.string(), version: z.string(), path: z.string(), sha256: z.string() })),
+    suggestion: z.nullable(z.object({ kind: gpuBackendKind, reason: z.string() })),
   }),
   cpu: z.nullable(z.object({
     variant: z.nullable(z.string()), repack: z.boolean(), note: z.nullable(z.string()),
@@ -132,4 +136,9 @@ function row(name: string, description: string, type: string, replica: number, f
 /** GET /v1/devices's body, checked against the contract, as the panel shows it. */
 export function parseDevices(raw: unknown): DeviceMemory[] {
   return devicesView(checkBody(devicesBodySchema, raw, 'GET /v1/devices'));
+}
+
+/** The GPU backend GET /v1/devices suggests installing (checked against the contract), or null. */
+export function parseGpuSuggestion(raw: unknown): GpuBackendsBody['suggestion'] {
+  return checkBody(devicesBodySchema, raw, 'GET /v1/devices').gpu_backends.suggestion;
 }

@@ -2,7 +2,7 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
-import { parseDevices } from '../../contract/devices.js';
+import { parseDevices, parseGpuSuggestion, type GpuBackendsBody } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
@@ -176,6 +176,10 @@ export class StrataClient {
   }
   async devices(signal?: AbortSignal): Promise<DeviceMemory[]> {
     return parseDevices(await this.json('GET', '/v1/devices', undefined, signal));
+  }
+  /** The GPU backend the server suggests installing for this machine, or null. */
+  async gpuSuggestion(signal?: AbortSignal): Promise<GpuBackendsBody['suggestion']> {
+    return parseGpuSuggestion(await this.json('GET', '/v1/devices', undefined, signal));
   }
   async traces(signal?: AbortSignal): Promise<Traces> {
     return parseTraces(await this.json('GET', '/v1/traces', undefined, signal));

@@ -2,13 +2,14 @@
 // CLI with the editor's own Node (Electron as Node), reads its JSON lines, and cancels an install
 // by stopping the process (the CLI removes what it had fetched). The extension host never loads
 // the native addon; the CLI does.
+import type { GpuBackendKind } from '../../contract/devices.js';
 import { spawnNodeScript } from './nodeProcess.js';
 import type { ProcessHandle } from './supervisor.js';
 
 /** Starts the CLI script with arguments (default: the editor's Node, see nodeProcess.ts). */
 export type SpawnScript = (script: string, args: string[]) => ProcessHandle;
 
-export type GpuBackendKind = 'vulkan' | 'cuda' | 'cuda-ext';
+export type { GpuBackendKind };
 
 export interface BackendListReport {
   installed: Array<{ kind: GpuBackendKind; package: string; version: string; bytes: number }>;

@@ -5,6 +5,7 @@
 // not to ask again.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { StrataClient } from '../api/client.js';
 import type { ServerControl } from '../backend/connection.js';
 import {
   installGpuBackend, listGpuBackends, type BackendListReport, type GpuBackendKind, type InstallOutcome,
@@ -101,9 +102,7 @@ export function registerGpuBackendCommand(context: vscode.ExtensionContext, serv
   const suggest = async (url: string): Promise<void> => {
     let suggestion: { kind: GpuBackendKind; reason: string } | null = null;
     try {
-      const res = await fetch(`${url}/v1/devices`, { signal: AbortSignal.timeout(10_000) });
-      const body = await res.json() as { gpu_backends?: { suggestion?: { kind: GpuBackendKind; reason: string } | null } };
-      suggestion = body.gpu_backends?.suggestion ?? null;
+      suggestion = await new StrataClient({ baseUrl: url, timeoutMs: 10_000 }).gpuSuggestion();
     } catch (err) {
       log.debug(`gpu backend: no suggestion (${(err as Error).message})`);
       return;

@@ -39,6 +39,9 @@ describe('the extension reads the server through the contract', () => {
 
     const devices = await client.devices();
     expect(devices.map((d) => d.name)).toContain('CPU');
+    // The suggested GPU backend depends on the machine (null without a GPU the engine cannot use); it parses either way.
+    const suggestion = await client.gpuSuggestion();
+    expect(suggestion === null || ['vulkan', 'cuda', 'cuda-ext'].includes(suggestion.kind)).toBe(true);
 
     const saved = await client.saveSession('contract-1', [...messages, { role: 'assistant', content: answer.choices[0]!.message.content ?? '' }]);
     expect(saved).toMatchObject({ name: 'contract-1', messages: 2 });
