@@ -2,6 +2,7 @@
 // runtime check (metricsBodySchema, at the extension's edge), and the shape the panel, the status
 // bar and @strata show (Metrics, made by metricsView). A field added to the server's answer is
 // declared here first; the builder, the check and the view follow or do not compile.
+import { modelMetricsSchema, type ModelsMetricsBody } from './models.js';
 import * as z from 'zod/mini';
 import type { ModelInfo } from '../native/lib/addon.js';
 import { checkBody } from './check.js';
@@ -178,6 +179,8 @@ export interface MetricsBody {
    * 'kernel' when socket queues are visible (/proc/net/tcp), 'process' when only our own buffers are.
    */
   slow_readers: { bound_ms: number; cut: number; unread_seen: 'kernel' | 'process' | null } | null;
+  /** Every served model: state, memory estimate, last use, requests (the figures above are the default model's). */
+  models?: ModelsMetricsBody;
 }
 
 // --- its runtime check ---------------------------------------------------------------------
@@ -240,6 +243,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   event_to_sse: z.nullable(histogramSchema),
   log_lines_dropped: num,
   slow_readers: z.nullable(z.object({ bound_ms: num, cut: num, unread_seen: z.nullable(z.enum(['kernel', 'process'])) })),
+  models: z.optional(modelMetricsSchema),
 });
 
 // --- what the panel shows ------------------------------------------------------------------
