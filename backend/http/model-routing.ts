@@ -24,10 +24,22 @@ async function askedFor(app: AppContext, ctx: RouteContext): Promise<{ name: str
   return { name: typeof b.model === 'string' ? b.model : null, stream: b.stream === true };
 }
 
-export function routedTo(role: ModelRole | null, route: ModelRoute): (front: AppContext, ctx: RouteContext) => Promise<void> {
+/**
+ * `implied`: the model a request means when it names none, if that model is served (a session
+ * restore: the model the session was saved with).
+ */
+export function routedTo(
+  role: ModelRole | null, route: ModelRoute, implied?: (front: AppContext, ctx: RouteContext) => Promise<string | null>,
+): (front: AppContext, ctx: RouteContext) => Promise<void> {
   return async (front, ctx) => {
     const models = front.models;
-    const { name, stream } = await askedFor(front, ctx);
+    const asked = await askedFor(front, ctx);
+    let name = asked.name;
+    if (name === null && implied && models.several) {
+      const guess = await implied(front, ctx);
+      if (guess !== null && models.rows().some((r) => r.name === guess)) name = guess;
+    }
+    const stream = asked.stream;
     const picked = models.pick(name, role);
     const waiting = stream && models.state(picked) !== 'loaded'
       ? new SseStream(new ClientConnection(ctx.res, front.config.writeStallMs), { keepAliveMs: front.config.keepAliveMs })

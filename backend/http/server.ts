@@ -53,9 +53,15 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'POST', pattern: '/v1/sessions', handler: named(sessionSave) })
     .add({ method: 'GET', pattern: '/v1/sessions/:name', handler: h(sessionGet) })
     .add({ method: 'DELETE', pattern: '/v1/sessions/:name', handler: h(sessionDelete) })
-    .add({ method: 'POST', pattern: '/v1/sessions/:name/restore', handler: named(sessionRestore) })
+    .add({ method: 'POST', pattern: '/v1/sessions/:name/restore', handler: h(routedTo(null, sessionRestore, savedWith)) })
     .add({ method: 'GET', pattern: '/metrics', handler: h(metricsJson) })
     .add({ method: 'GET', pattern: '/metrics/prometheus', handler: h(metricsPrometheus) });
+}
+
+/** The model a saved session was made with (restores naming no model go to it). */
+async function savedWith(app: AppContext, ctx: RouteContext): Promise<string | null> {
+  const meta = await app.sessions.get(ctx.params.name ?? '').catch(() => null);
+  return meta?.model.name ?? null;
 }
 
 export function createHttpServer(app: AppContext, router = buildRouter(app)): Server {
