@@ -16,7 +16,10 @@ export type ModelRoute = (app: AppContext, ctx: RouteContext) => Promise<void> |
 
 /** What a request says about its model: the name it asks for and whether it streams. */
 async function askedFor(app: AppContext, ctx: RouteContext): Promise<{ name: string | null; stream: boolean }> {
-  if (ctx.req.method !== 'POST') return { name: ctx.url.searchParams.get('model'), stream: false };
+  const { req } = ctx;
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  // GET routes, and a POST without a body (a session restore): ?model= or none.
+  if (req.method !== 'POST' || !hasBody) return { name: ctx.url.searchParams.get('model'), stream: false };
   const body = await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { name: null, stream: false };
   const b = body as Record<string, unknown>;
