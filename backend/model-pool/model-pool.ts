@@ -174,10 +174,11 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.entries.map(async (e) => {
-      await e.loading?.catch(() => {});
+      // A load in progress ends too: closing its engines fails its start.
       const rt = e.runtime;
       e.runtime = null;
       if (rt) await rt.close();
+      await e.loading?.catch(() => {});
       await e.closing;
     }));
   }
@@ -219,6 +220,11 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     } catch (err) {
       const rt = e.runtime;
       e.runtime = null;
+      if (this.closed) {
+        e.state = 'unloaded';
+        if (rt) e.closing = rt.close().catch(() => {});
+        throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
+      }
       e.state = 'failed';
       e.error = (err as Error)?.message ?? String(err);
       if (rt) e.closing = rt.close().catch(() => {});

@@ -23,10 +23,16 @@ class GatedEngine extends FakeEngineClient {
     super({ slots: 2, ctx: 256, autoRun: load.hold ? null : { tokens: 2, text: () => [`${model}-says `, 'hi'] } });
     this.onGenerate = (r) => load.held.push(r);
   }
+  private closed: (() => void) | null = null;
   override async start(): Promise<ModelInfo> {
-    await this.load.gate;
+    // Closing the engine fails a start still waiting, as closing an engine process does.
+    await Promise.race([this.load.gate, new Promise<never>((_, reject) => { this.closed = () => reject(new Error('engine closed while loading')); })]);
     if (this.load.fail) throw new Error(this.load.fail);
     return super.start();
+  }
+  override async close(): Promise<void> {
+    this.closed?.();
+    return super.close();
   }
 }
 
@@ -245,6 +251,16 @@ describe('several models in one server', () => {
     expect(row.error).toContain('bad tensor data');
     h.loads.get('b')!.fail = null;
     expect(textOf(await chat(h.port, 'b'))).toBe('b-says hi');
+  });
+
+  it('shutting down during a load ends the load and the request waiting for it', async () => {
+    const h = await start([{ name: 'a' }, { name: 'b' }], {}, ['b']);
+    const waiting = chat(h.port, 'b');
+    await until(() => h.server.pool.state('b') === 'loading' && h.loads.get('b')!.engines.length === 1);
+    await h.server.close();
+    const r = await waiting;
+    expect(r.status).toBe(503);
+    expect(r.body.error.code).toBe('shutting_down');
   });
 
   it('with --preload none nothing loads at start; health says ok and the first request loads its model', async () => {
