@@ -1,7 +1,7 @@
 // GET /v1/models (every served model with its state and role), POST /v1/models/load and
 // /v1/models/unload, and the /metrics `models` section: the server's JSON (built by
-// backend/http/routes/models.ts and backend/metrics/metrics-json.ts), its runtime check, and the
-// rows the panel lists.
+// backend/http/routes/models.ts) and its runtime checks. The panel lists the models from the
+// /metrics section (metrics.ts's view), which it polls already.
 import * as z from 'zod/mini';
 import { checkBody } from './check.js';
 
@@ -92,29 +92,28 @@ const num = z.number();
 const role = z.nullable(z.enum(['completion', 'chat', 'embedding']));
 const state = z.enum(['loaded', 'loading', 'unloaded', 'failed']);
 
-/** What the extension reads of a /v1/models entry (other servers' entries have only id). */
-export interface ModelRow {
-  id: string;
-  state: ModelState;
-  role: ModelRole | null;
-  file: string | null;
-  default: boolean;
-}
+const meta = z.union([
+  z.object({
+    file: z.string(), demo: z.boolean(), architecture: z.string(), params: num, size: num, n_ctx: num, n_ctx_train: num,
+    n_vocab: num, slots: num, kv_type: z.string(), flash_attn: z.boolean(), fim: z.boolean(), chat_template: z.string(),
+    tool_format: z.string(),
+    embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last']), dimensions: num })),
+    speculative: z.object({ ngram: z.boolean(), draftModel: z.nullable(z.string()), draftMax: num }),
+  }),
+  z.object({ file: z.string(), loading: z.boolean() }),
+]);
 
-const modelRowSchema = z.object({
-  id: z.string(),
-  state: z.optional(state),
-  role: z.optional(role),
-  file: z.optional(z.string()),
-  default: z.optional(z.boolean()),
+export const modelsBodySchema: z.ZodMiniType<ModelsBody> = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({
+    id: z.string(), object: z.literal('model'), created: num, owned_by: z.literal('strata'), state, role,
+    default: z.boolean(), file: z.string(), error: z.nullable(z.string()), meta,
+  })),
 });
 
-/** /v1/models from Strata or any OpenAI-compatible server: a server without states is 'loaded'. */
-export function parseModelRows(raw: unknown): ModelRow[] {
-  const body = checkBody(z.object({ data: z.array(modelRowSchema) }), raw, 'GET /v1/models');
-  return body.data.map((m, i) => ({
-    id: m.id, state: m.state ?? 'loaded', role: m.role ?? null, file: m.file ?? null, default: m.default ?? i === 0,
-  }));
+/** GET /v1/models from a Strata server, checked against the contract. */
+export function parseModelsBody(raw: unknown): ModelsBody {
+  return checkBody(modelsBodySchema, raw, 'GET /v1/models');
 }
 
 export const modelMetricsSchema: z.ZodMiniType<ModelsMetricsBody> = z.object({

@@ -59,6 +59,8 @@ export function routedTo(
       waiting?.setWaiting(false);
     }
     try {
+      // The client left while its model loaded: nothing to answer, no engine work to start.
+      if (ctx.res.destroyed) return;
       await route(lease.app, ctx);
     } finally {
       lease.release();
