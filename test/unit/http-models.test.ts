@@ -177,6 +177,17 @@ describe('several models in one server', () => {
     expect(await states(h.port)).toEqual({ a: 'unloaded', b: 'loaded', c: 'loaded' });
     const b = h.server.pool.rows().find((r) => r.name === 'b')!;
     expect(b).toMatchObject({ loads: 2, unloads: 1, requests_total: 2 });
+    const prom = await new Promise<string>((resolve, reject) => {
+      httpRequest({ host: '127.0.0.1', port: h.port, path: '/metrics/prometheus', agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => { text += c; });
+        res.on('end', () => resolve(text));
+      }).on('error', reject).end();
+    });
+    expect(prom).toContain('strata:model_state{model="a",state="unloaded"} 1');
+    expect(prom).toContain('strata:model_state{model="b",state="loaded"} 1');
+    expect(prom).toContain('strata:model_loads_total{model="b"} 2');
   });
 
   it('a memory budget evicts like a count limit', async () => {
