@@ -2,6 +2,7 @@
 // runtime check (metricsBodySchema, at the extension's edge), and the shape the panel, the status
 // bar and @strata show (Metrics, made by metricsView). A field added to the server's answer is
 // declared here first; the builder, the check and the view follow or do not compile.
+import { modelMetricsSchema, type ModelRole, type ModelState, type ModelsMetricsBody } from './models.js';
 import * as z from 'zod/mini';
 import type { ModelInfo } from '../native/lib/addon.js';
 import { checkBody } from './check.js';
@@ -178,6 +179,8 @@ export interface MetricsBody {
    * 'kernel' when socket queues are visible (/proc/net/tcp), 'process' when only our own buffers are.
    */
   slow_readers: { bound_ms: number; cut: number; unread_seen: 'kernel' | 'process' | null } | null;
+  /** Every served model: state, memory estimate, last use, requests (the figures above are the default model's). */
+  models?: ModelsMetricsBody;
 }
 
 // --- its runtime check ---------------------------------------------------------------------
@@ -240,6 +243,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   event_to_sse: z.nullable(histogramSchema),
   log_lines_dropped: num,
   slow_readers: z.nullable(z.object({ bound_ms: num, cut: num, unread_seen: z.nullable(z.enum(['kernel', 'process'])) })),
+  models: z.optional(modelMetricsSchema),
 });
 
 // --- what the panel shows ------------------------------------------------------------------
@@ -278,6 +282,19 @@ export interface EngineMetric {
   devices: string[];
 }
 
+/** One served model as the panel lists it. */
+export interface ModelMetric {
+  name: string;
+  state: ModelState;
+  role: ModelRole | null;
+  memoryBytes: number;
+  /** ms since epoch; null: never used. */
+  lastUsed: number | null;
+  inFlight: number;
+  requests: number;
+  error: string | null;
+}
+
 export interface Metrics {
   state: string;
   queued: number;
@@ -290,6 +307,8 @@ export interface Metrics {
   cache: ConversationCacheMetric;
   engines: EngineMetric[];
   staleFrames: number;
+  /** Every served model (empty from servers without a models section; absent in views made by hand). */
+  models?: ModelMetric[];
 }
 
 /** The figures the panel, the status bar and @strata show, from the server's JSON. */
@@ -321,6 +340,10 @@ export function metricsView(m: MetricsBody): Metrics {
       replica: e.replica, epoch: e.epoch, pid: e.pid, alive: e.alive, restarts: e.restarts, devices: e.devices.map((d) => d.device),
     })),
     staleFrames: m.stale_frames,
+    models: (m.models?.data ?? []).map((x) => ({
+      name: x.name, state: x.state, role: x.role, memoryBytes: x.memory_estimate,
+      lastUsed: x.last_used === null ? null : Date.parse(x.last_used), inFlight: x.requests_in_flight, requests: x.requests_total, error: x.error,
+    })),
   };
 }
 

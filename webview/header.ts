@@ -5,6 +5,7 @@ import type { FromWebview, PanelCommand } from '../contract/panel.js';
 import { activeRequests, type ViewState } from './state.js';
 import { h } from './dom.js';
 import { icon, iconButton } from './icons.js';
+import { modelSummary } from './layout.js';
 
 interface HeaderUi { menuOpen: boolean; confirm: PanelCommand | null }
 
@@ -48,10 +49,19 @@ export class Header {
         h('span', { class: 'model', title: sv?.url ? `${sv.model ?? ''} at ${sv.url}` : '' }, sv?.model ?? (st === 'ready' ? 'model' : 'no server')),
         h('span', { class: 'spacer' }),
         h('span', { class: 'menu-anchor' }, menuButton, menu)),
+      this.modelsEl(s),
       sv?.message ? h('div', { class: st === 'failed' ? 'error server-message' : 'muted server-message' }, sv.message) : null,
       confirm,
     ];
     this.el.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));
+  }
+
+  /** Several models served: each one's state, on one line. */
+  private modelsEl(s: ViewState): HTMLElement | null {
+    const models = modelSummary(s.metrics?.models ?? []);
+    if (!models) return null;
+    return h('div', { class: 'server-models muted', 'aria-label': 'Models' },
+      ...models.map((m) => h('span', { class: `model-state state-${m.state}`, title: m.title }, `${m.name} ${m.state}`)));
   }
 
   private confirmEl(command: PanelCommand, requests: number): HTMLElement {

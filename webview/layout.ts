@@ -1,6 +1,7 @@
 // Geometry for the Trace and Bench charts (pure: numbers in, bars out; DOM code draws them).
 import type { RequestTraceView, StepTraceView } from '../contract/traces.js';
 import type { BenchFigure, BenchRun } from '../contract/bench.js';
+import type { ModelMetric } from '../contract/metrics.js';
 
 export interface Segment {
   label: string;
@@ -132,4 +133,13 @@ export function figureHistory(runs: readonly BenchRun[], id: string): { labels: 
     labels: runs.map((r) => new Date(r.time).toISOString().slice(5, 16).replace('T', ' ')),
     values: runs.map((r) => r.figures.find((f) => figureId(f) === id)?.value ?? null),
   };
+}
+
+/** The header's one-line model list when a server serves several: "coder loaded · chat loading". */
+export function modelSummary(models: readonly ModelMetric[]): Array<{ name: string; state: ModelMetric['state']; title: string }> | null {
+  if (models.length < 2) return null;
+  return models.map((m) => ({
+    name: m.name, state: m.state,
+    title: `${m.name}${m.role ? ` (${m.role})` : ''}: ${m.state}${m.error ? ` (${m.error})` : ''}, ${m.inFlight} in flight, ${m.requests} requests`,
+  }));
 }

@@ -2,21 +2,28 @@
 export interface ParsedArgs {
   /** --name value pairs; a flag without a value is "true". Repeated names keep the last. */
   options: Map<string, string>;
+  /** Every value of each name, in order (repeatable options such as serve's --model). */
+  repeated?: Map<string, string[]>;
   positional: string[];
 }
 
 export function parseArgs(argv: string[]): ParsedArgs {
   const options = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
   const positional: string[] = [];
+  const set = (name: string, value: string): void => {
+    options.set(name, value);
+    repeated.set(name, [...(repeated.get(name) ?? []), value]);
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (!a.startsWith('--')) { positional.push(a); continue; }
     const eq = a.indexOf('=');
-    if (eq > 0) { options.set(a.slice(2, eq), a.slice(eq + 1)); continue; }
+    if (eq > 0) { set(a.slice(2, eq), a.slice(eq + 1)); continue; }
     const next = argv[i + 1];
-    if (next !== undefined && !next.startsWith('--')) { options.set(a.slice(2), next); i++; } else options.set(a.slice(2), 'true');
+    if (next !== undefined && !next.startsWith('--')) { set(a.slice(2), next); i++; } else set(a.slice(2), 'true');
   }
-  return { options, positional };
+  return { options, repeated, positional };
 }
 
 export class UsageError extends Error {}

@@ -17,7 +17,7 @@ export const command = {
     if (args.options.has('help')) { process.stdout.write(`${serveHelp()}\n`); return 0; }
     let config;
     try {
-      config = resolveConfig({ flags: args.options, env: process.env, readFile: (p) => readFileSync(p, 'utf8') });
+      config = resolveConfig({ flags: args.options, ...(args.repeated ? { repeated: args.repeated } : {}), env: process.env, readFile: (p) => readFileSync(p, 'utf8') });
     } catch (e) {
       if (e instanceof ConfigError) { process.stderr.write(`strata serve: ${e.message}\n`); return 2; }
       throw e;
@@ -37,9 +37,12 @@ export const command = {
         return 1;
       }
       log.warn(`no --model given: serving a random-weight DEMO model (${modelPath}); its answers are meaningless text. Pass --model FILE.gguf to serve a real model.`);
-    } else if (!existsSync(modelPath)) {
-      process.stderr.write(`strata serve: model file not found: ${modelPath}\n`);
-      return 1;
+    } else {
+      const missing = config.models.find((m) => !existsSync(m.path));
+      if (missing) {
+        process.stderr.write(`strata serve: model file not found: ${missing.path}${config.models.length > 1 ? ` (model '${missing.name}')` : ''}\n`);
+        return 1;
+      }
     }
 
     const server = new StrataServer({ config, modelPath, demo, log });
@@ -78,6 +81,7 @@ export const command = {
       await log.flush();
       return 1;
     }
+    if (config.models.length > 1) log.info(`serving ${config.models.length} models: ${config.models.map((m) => `${m.name}${m.role ? ` (${m.role})` : ''}`).join(', ')}`);
     log.info(`loading ${modelPath} on ${listening.url} (GET /health answers 503 "loading" until the model is ready)`);
     if (config.apiKey === null) log.info('no API key: only loopback clients are served (Host and Origin are checked)');
     server.startEngines().then(

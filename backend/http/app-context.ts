@@ -12,6 +12,7 @@ import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
 import type { ModelView } from '../served-model/model-view.js';
+import type { ModelActionBody, ModelMetricsBody, ModelRole, ModelState } from '../../contract/models.js';
 
 /** The serve settings the routes read (server/config.ts's ServerConfig has them all). */
 export interface RouteSettings {
@@ -47,4 +48,37 @@ export interface AppContext {
   cpuPath(): Promise<CpuPath> | null;
   /** GPU backends the engines were given and what this machine offers them (read once). */
   gpuBackends(): { installed: InstalledBackend[]; machine: MachineReport };
+  /** Every served model (this context is one of them). */
+  readonly models: ModelDirectory;
+}
+
+/** A held model: its context stays loaded until release() (a model is never unloaded while held). */
+export interface ModelLease {
+  readonly app: AppContext;
+  release(): void;
+}
+
+/** One served model as /v1/models and /metrics show it. */
+export interface ServedModelRow extends ModelMetricsBody {
+  /** Its context while loaded. */
+  app: AppContext | null;
+  default: boolean;
+}
+
+/** The served models (backend/model-pool): routing by name or role, loads, unloads. */
+export interface ModelDirectory {
+  /** More than one model is served (one model answers whatever `model` a request names, as before). */
+  readonly several: boolean;
+  /** The model a request names, else the first of `role`, else the default; 404 model_not_found. */
+  pick(name: string | null, role: ModelRole | null): string;
+  state(name: string): ModelState;
+  /** Holds the model for a request, loading it first (bounded by the ready timeout). */
+  acquire(name: string): Promise<ModelLease>;
+  load(name: string): Promise<ModelActionBody>;
+  /** 409 while it has requests in flight. */
+  unload(name: string): Promise<ModelActionBody>;
+  rows(): ServedModelRow[];
+  /** The context of routes that name no model (health, devices, metrics): the default model's while it has one, else a loaded model's. */
+  front(): AppContext;
+  budget(): { maxLoaded: number | null; ramBudget: number; idleUnloadMs: number };
 }

@@ -97,7 +97,7 @@ export async function withRequest(
   const sse = stream
     ? new SseStream(conn, { keepAliveMs: app.config.keepAliveMs, headers: { 'X-Request-Id': String(rec.id) } })
     : null;
-  res.setHeader('X-Request-Id', String(rec.id));
+  if (!res.headersSent) res.setHeader('X-Request-Id', String(rec.id));
   let threw = false;
   try {
     await body({ app, rec, request, model, conn, sse });

@@ -21,8 +21,20 @@ export function sendError(res: ServerResponse, err: ApiError, headers: Record<st
   sendJson(res, err.status, err.toJSON(), headers);
 }
 
-/** Reads and parses a JSON body: 413 over the limit, 415 not JSON, 400 malformed. */
-export async function readJson(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+/** Bodies read before their route ran (model routing reads `model` first): the route reads the same value. */
+const readAlready = new WeakMap<IncomingMessage, Promise<unknown>>();
+
+/** Reads and parses a JSON body: 413 over the limit, 415 not JSON, 400 malformed. Read once per request. */
+export function readJson(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  let body = readAlready.get(req);
+  if (!body) {
+    body = readJsonOnce(req, limitBytes);
+    readAlready.set(req, body);
+  }
+  return body;
+}
+
+async function readJsonOnce(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   let raw: Buffer;
   try {
     raw = await readBody(req, limitBytes);

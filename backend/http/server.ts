@@ -13,39 +13,55 @@ import { embeddings } from './routes/embeddings.js';
 import { metricsJson, metricsPrometheus, traceOne, tracesList } from './routes/diagnostics.js';
 import { infill } from './routes/infill.js';
 import { countTokens, messages } from './routes/messages.js';
-import { devices, health, models } from './routes/info.js';
+import { devices, health } from './routes/info.js';
+import { modelLoad, modelsList, modelUnload } from './routes/models.js';
+import { routedTo } from './model-routing.js';
 import { sessionDelete, sessionGet, sessionRestore, sessionSave, sessionsList } from './routes/sessions.js';
 import { detokenize, tokenize } from './routes/tokens.js';
 import { checkAccess } from './security.js';
 
 export function buildRouter(app: AppContext): Router {
-  const h = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void): Handler => (ctx) => fn(app, ctx);
+  // Routes that name no model run in the default model's context (while it is loaded; else a loaded one's).
+  const h = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void): Handler => (ctx) => fn(app.models.front(), ctx);
+  // Routes that run in the context of the model they name (or of their role's model, or the default).
+  const chat = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('chat', fn));
+  const completion = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('completion', fn));
+  const embedding = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('embedding', fn));
+  const named = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo(null, fn));
   return new Router()
     .add({ method: 'GET', pattern: '/health', handler: h(health), public: true })
     .add({ method: 'GET', pattern: '/v1/health', handler: h(health), public: true })
-    .add({ method: 'GET', pattern: '/v1/models', handler: h(models) })
-    .add({ method: 'POST', pattern: '/v1/chat/completions', handler: h(chatCompletions) })
-    .add({ method: 'POST', pattern: '/v1/completions', handler: h(completions) })
-    .add({ method: 'POST', pattern: '/v1/embeddings', handler: h(embeddings) })
-    .add({ method: 'POST', pattern: '/v1/messages', handler: h(messages) })
-    .add({ method: 'POST', pattern: '/v1/messages/count_tokens', handler: h(countTokens) })
-    .add({ method: 'POST', pattern: '/embeddings', handler: h(embeddings) })
-    .add({ method: 'POST', pattern: '/v1/infill', handler: h(infill) })
-    .add({ method: 'POST', pattern: '/infill', handler: h(infill) })
-    .add({ method: 'POST', pattern: '/v1/tokenize', handler: h(tokenize) })
-    .add({ method: 'POST', pattern: '/tokenize', handler: h(tokenize) })
-    .add({ method: 'POST', pattern: '/v1/detokenize', handler: h(detokenize) })
-    .add({ method: 'POST', pattern: '/detokenize', handler: h(detokenize) })
+    .add({ method: 'GET', pattern: '/v1/models', handler: h(modelsList) })
+    .add({ method: 'POST', pattern: '/v1/models/load', handler: h(modelLoad) })
+    .add({ method: 'POST', pattern: '/v1/models/unload', handler: h(modelUnload) })
+    .add({ method: 'POST', pattern: '/v1/chat/completions', handler: chat(chatCompletions) })
+    .add({ method: 'POST', pattern: '/v1/completions', handler: completion(completions) })
+    .add({ method: 'POST', pattern: '/v1/embeddings', handler: embedding(embeddings) })
+    .add({ method: 'POST', pattern: '/v1/messages', handler: chat(messages) })
+    .add({ method: 'POST', pattern: '/v1/messages/count_tokens', handler: chat(countTokens) })
+    .add({ method: 'POST', pattern: '/embeddings', handler: embedding(embeddings) })
+    .add({ method: 'POST', pattern: '/v1/infill', handler: completion(infill) })
+    .add({ method: 'POST', pattern: '/infill', handler: completion(infill) })
+    .add({ method: 'POST', pattern: '/v1/tokenize', handler: named(tokenize) })
+    .add({ method: 'POST', pattern: '/tokenize', handler: named(tokenize) })
+    .add({ method: 'POST', pattern: '/v1/detokenize', handler: named(detokenize) })
+    .add({ method: 'POST', pattern: '/detokenize', handler: named(detokenize) })
     .add({ method: 'GET', pattern: '/v1/devices', handler: h(devices) })
-    .add({ method: 'GET', pattern: '/v1/traces', handler: h(tracesList) })
-    .add({ method: 'GET', pattern: '/v1/traces/:id', handler: h(traceOne) })
+    .add({ method: 'GET', pattern: '/v1/traces', handler: named(tracesList) })
+    .add({ method: 'GET', pattern: '/v1/traces/:id', handler: named(traceOne) })
     .add({ method: 'GET', pattern: '/v1/sessions', handler: h(sessionsList) })
-    .add({ method: 'POST', pattern: '/v1/sessions', handler: h(sessionSave) })
+    .add({ method: 'POST', pattern: '/v1/sessions', handler: named(sessionSave) })
     .add({ method: 'GET', pattern: '/v1/sessions/:name', handler: h(sessionGet) })
     .add({ method: 'DELETE', pattern: '/v1/sessions/:name', handler: h(sessionDelete) })
-    .add({ method: 'POST', pattern: '/v1/sessions/:name/restore', handler: h(sessionRestore) })
+    .add({ method: 'POST', pattern: '/v1/sessions/:name/restore', handler: h(routedTo(null, sessionRestore, savedWith)) })
     .add({ method: 'GET', pattern: '/metrics', handler: h(metricsJson) })
     .add({ method: 'GET', pattern: '/metrics/prometheus', handler: h(metricsPrometheus) });
+}
+
+/** The model a saved session was made with (restores naming no model go to it). */
+async function savedWith(app: AppContext, ctx: RouteContext): Promise<string | null> {
+  const meta = await app.sessions.get(ctx.params.name ?? '').catch(() => null);
+  return meta?.model.name ?? null;
 }
 
 export function createHttpServer(app: AppContext, router = buildRouter(app)): Server {

@@ -27,6 +27,8 @@ export class SseStream {
 
   constructor(private readonly conn: ClientConnection, private readonly opts: SseOptions) {
     this.progressGapMs = opts.progressGapMs ?? opts.keepAliveMs;
+    // Keep-alives sent while its model loaded (model-routing.ts) already committed the 200.
+    this.started = conn.res.headersSent;
   }
 
   /** Whether the status line (200, text/event-stream) went out: from then on errors are events. */

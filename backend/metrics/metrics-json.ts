@@ -8,6 +8,7 @@ import type { DerivedTotals, EngineBody, HistoryEntry, LiveState, MetricsBody, S
 import { round2 } from '../scheduler/request-ledger.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
 import type { HistogramSnapshot } from '../../contract/metrics.js';
+import type { ModelsMetricsBody } from '../../contract/models.js';
 
 export interface MetricsSources {
   table: RequestLedger;
@@ -21,6 +22,8 @@ export interface MetricsSources {
   eventToSse?: HistogramSnapshot | null;
   /** The slow-reader bound and the clients cut for it. */
   slowReaders?: { boundMs: number; cut: number; kernelVisible: boolean | null };
+  /** Every served model (built by the models route). */
+  models?: ModelsMetricsBody;
 }
 
 /** Each ready engine's snapshot, or null when it is not ready or does not answer in time. */
@@ -163,6 +166,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       bound_ms: src.slowReaders.boundMs, cut: src.slowReaders.cut,
       unread_seen: src.slowReaders.kernelVisible === null ? null : src.slowReaders.kernelVisible ? 'kernel' : 'process',
     } : null,
+    ...(src.models ? { models: src.models } : {}),
   };
 }
 

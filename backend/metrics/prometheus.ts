@@ -81,6 +81,17 @@ export function prometheusText(m: MetricsJson): string {
   w.metric('strata:log_lines_dropped_total', 'counter', 'Log lines dropped because the console could not keep up.', m.log_lines_dropped);
   w.histogram('strata:event_to_sse_seconds',
     'Server overhead per streamed token event: engine step hand-over to its SSE bytes written.', m.event_to_sse);
+  const models = m.models?.data ?? [];
+  const STATES = ['loaded', 'loading', 'unloaded', 'failed'] as const;
+  w.metric('strata:model_state', 'gauge', 'Each served model\'s state (1 for the state it is in).',
+    models.flatMap((x) => STATES.map((st) => ({ labels: { model: x.name, state: st }, value: x.state === st ? 1 : 0 }))));
+  w.metric('strata:model_memory_estimate_bytes', 'gauge', 'Host RAM budgeted for each model (file size plus KV for ctx x slots).',
+    models.map((x) => ({ labels: { model: x.name }, value: x.memory_estimate })));
+  w.metric('strata:model_requests_in_flight', 'gauge', 'Requests holding each model (it is never unloaded while any do).',
+    models.map((x) => ({ labels: { model: x.name }, value: x.requests_in_flight })));
+  w.metric('strata:model_requests_total', 'counter', 'Requests each model served.', models.map((x) => ({ labels: { model: x.name }, value: x.requests_total })));
+  w.metric('strata:model_loads_total', 'counter', 'Loads of each model.', models.map((x) => ({ labels: { model: x.name }, value: x.loads })));
+  w.metric('strata:model_unloads_total', 'counter', 'Unloads of each model (asked, idle, or to make room).', models.map((x) => ({ labels: { model: x.name }, value: x.unloads })));
   w.metric('strata:invariant_violations_total', 'counter', 'Refused request state moves (should stay 0).', t.invariant_violations);
   return w.text();
 }

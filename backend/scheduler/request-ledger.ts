@@ -151,10 +151,12 @@ export interface RequestLedgerOptions {
   historySize?: number;
   now?: () => number;
   onInvariantViolation?: (msg: string) => void;
+  /** Request ids (default: 1, 2, ...); a server with several models shares one counter so ids stay unique. */
+  nextId?: () => number;
 }
 
 export class RequestLedger {
-  private nextId = 1;
+  private readonly nextId: () => number;
   private readonly live = new Map<number, Entry>();
   private readonly history: HistoryEntry[] = [];
   private readonly historySize: number;
@@ -170,6 +172,8 @@ export class RequestLedger {
   constructor(opts: RequestLedgerOptions = {}) {
     this.historySize = opts.historySize ?? 500;
     this.now = opts.now ?? Date.now;
+    let id = 1;
+    this.nextId = opts.nextId ?? (() => id++);
     this.onViolation = opts.onInvariantViolation ?? (() => {});
   }
 
@@ -177,7 +181,7 @@ export class RequestLedger {
   accept(kind: RequestKind, stream: boolean): RequestRecord {
     const facts: EndFacts = { engineFailed: false, cancel: null, outcome: null, engineFinish: null, refusal: null, clientGone: false };
     const rec: Entry = {
-      id: this.nextId++, kind, stream, state: 'queued', acceptedAt: this.now(),
+      id: this.nextId(), kind, stream, state: 'queued', acceptedAt: this.now(),
       dispatchedAt: null, admittedAt: null, firstTokenAt: null, engineDoneAt: null, endedAt: null,
       replica: null, epoch: null, engineId: null, slot: null, promptTokens: null, reused: null,
       restored: null, promptMs: null, decodeMs: null, generated: 0, promptRead: 0, drafted: 0, accepted: 0, error: null,

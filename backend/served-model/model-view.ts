@@ -57,7 +57,8 @@ export function sessionIdentity(fileIdentity: string, info: ModelInfo): string {
   return `${fileIdentity};kv=${info.kvType};fa=${info.flashAttn ? 1 : 0}`;
 }
 
-export async function createModelView(path: string, client: EngineClient, demo: boolean): Promise<ModelView> {
+/** `servedName`: the name requests route by when several models are served (it is then the id answers carry). */
+export async function createModelView(path: string, client: EngineClient, demo: boolean, servedName: string | null = null): Promise<ModelView> {
   const info = client.info;
   if (!info) throw new Error('the engine has not loaded the model');
   const text = async (id: number): Promise<string> => (id >= 0 ? client.detokenize([id]).catch(() => '') : '');
@@ -66,7 +67,7 @@ export async function createModelView(path: string, client: EngineClient, demo: 
   const bosPrefix = await client.tokenize('', true, false);
   const template = createChatTemplate({ chatTemplate: info.chatTemplate, bosText, eosText });
   const toolMarkerTokens = await toolMarkerTokenIds(template.toolFormat, (t) => client.tokenize(t, false, true));
-  const id = info.metadata['general.name']?.trim() || basename(path).replace(/\.gguf$/i, '');
+  const id = servedName ?? (info.metadata['general.name']?.trim() || basename(path).replace(/\.gguf$/i, ''));
   const fileIdentity = await modelIdentity(path);
   return {
     id, path, info, demo, template, clientText: new ClientTextGuard(info.controlTexts), bosText, eosText, bosPrefix, toolMarkerTokens,

@@ -1,14 +1,31 @@
 // `strata serve` settings: one table of options read from flags, STRATA_* environment
 // variables and a JSON config file, in that order of precedence (flags > env > config >
 // defaults). A bad value is refused with a message naming where it came from.
+import { readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { isLoopbackHost } from '../http/security.js';
+import { ConfigError, convert, placeDevices, type Kind } from './config-values.js';
+import { resolveModelSpecs, type ModelSpec } from './model-specs.js';
+
+export { ConfigError } from './config-values.js';
 
 export type LogFormat = 'text' | 'json';
 
 export interface ServerConfig {
+  /** The default (first) model's file; null: the demo model. */
   model: string | null;
+  /** Every model served, the default first (empty: the demo model alone). */
+  models: ModelSpec[];
+  modelsDir: string | null;
+  /** Models loaded at start: names, 'all' or 'none' (null: the default model). */
+  preload: string[] | null;
+  /** Models loaded at most at once (null: no count limit). */
+  modelsMax: number | null;
+  /** Host RAM budget for loaded models, MiB (null: 80% of the RAM free at start). */
+  modelsRamMib: number | null;
+  /** Idle models unload after this many seconds (0 = never). */
+  modelIdleS: number;
   host: string;
   port: number;
   slots: number;
@@ -65,10 +82,6 @@ export interface ServerConfig {
   embeddings: 'auto' | 'on' | 'off';
 }
 
-type Kind =
-  | { t: 'string' } | { t: 'int'; min: number; max: number } | { t: 'number'; min: number; max: number }
-  | { t: 'enum'; values: readonly string[] } | { t: 'list' } | { t: 'numlist' } | { t: 'bool' };
-
 interface Option {
   /** Flag name without dashes; env is STRATA_<NAME_UPPER>; config keys: flag name or camelCase. */
   flag: string;
@@ -80,7 +93,12 @@ interface Option {
 const int = (min: number, max: number): Kind => ({ t: 'int', min, max });
 
 export const serveOptions: readonly Option[] = [
-  { flag: 'model', key: 'model', kind: { t: 'string' }, help: 'GGUF model file (default: a random-weight demo model)' },
+  { flag: 'model', key: 'model', kind: { t: 'string' }, help: 'GGUF model file, or NAME=FILE to serve it as NAME; repeat to serve several (the first is the default; default: a random-weight demo model)' },
+  { flag: 'models-dir', key: 'modelsDir', kind: { t: 'string' }, help: 'serve every *.gguf in this folder too (each under its base name)' },
+  { flag: 'preload', key: 'preload', kind: { t: 'list' }, help: 'models loaded at start: names, all or none (default: the first model); the others load on first use' },
+  { flag: 'models-max', key: 'modelsMax', kind: int(1, 1024), help: 'models loaded at most at once; the least recently used idle one unloads first (default: no limit)' },
+  { flag: 'models-ram-mib', key: 'modelsRamMib', kind: int(1, 1 << 30), help: 'host RAM for loaded models, MiB (file size + KV for ctx x slots each; default: 80% of the RAM free at start)' },
+  { flag: 'model-idle-s', key: 'modelIdleS', kind: int(0, 31_536_000), help: 'unload a model idle this many seconds (default 0 = never)' },
   { flag: 'host', key: 'host', kind: { t: 'string' }, help: 'address to listen on (default 127.0.0.1; others need --api-key)' },
   { flag: 'port', key: 'port', kind: int(0, 65535), help: 'port (default 8080; 0 = any free port)' },
   { flag: 'slots', key: 'slots', kind: int(1, 256), help: 'concurrent requests per engine (default 4)' },
@@ -122,8 +140,6 @@ export const serveOptions: readonly Option[] = [
   { flag: 'embeddings', key: 'embeddings', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off' },
 ];
 
-export class ConfigError extends Error {}
-
 export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', 'sessions');
   const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
@@ -132,7 +148,7 @@ export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string
 
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   return {
-    model: null, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, decodePromptBudget: null, threads: null, kvType: null,
+    model: null, models: [], modelsDir: null, preload: null, modelsMax: null, modelsRamMib: null, modelIdleS: 0, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, decodePromptBudget: null, threads: null, kvType: null,
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
     gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', opOffload: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
     bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512, infillDelayMs: 200, fimOrder: 'auto',
@@ -147,6 +163,10 @@ export interface ConfigSources {
   env: NodeJS.ProcessEnv;
   /** Reads the config file (tests pass their own). */
   readFile: (path: string) => string;
+  /** Every value of repeated flags (--model A --model B). */
+  repeated?: Map<string, string[]>;
+  /** Lists --models-dir (default: the file system). */
+  listDir?: (dir: string) => string[];
 }
 
 const envName = (flag: string) => `STRATA_${flag.toUpperCase().replace(/-/g, '_')}`;
@@ -167,7 +187,7 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
     try { parsed = JSON.parse(text); } catch (e) { throw new ConfigError(`config file ${configPath} is not valid JSON: ${(e as Error).message}`); }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${configPath} must hold a JSON object`);
     fileValues = parsed as Record<string, unknown>;
-    const keys = new Set(serveOptions.flatMap((o) => [o.flag, camel(o.flag)]));
+    const keys = new Set([...serveOptions.flatMap((o) => [o.flag, camel(o.flag)]), 'models']);
     for (const k of Object.keys(fileValues)) {
       if (!keys.has(k)) throw new ConfigError(`config file ${configPath}: unknown setting '${k}'`);
     }
@@ -185,6 +205,7 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
       raw = fileValues[opt.flag] ?? fileValues[camel(opt.flag)];
       where = `config file ${configPath}: ${opt.flag}`;
     } else continue;
+    if (opt.key === 'model') continue; // with the other model sources, below
     const value = convert(raw, opt.kind, where);
     if (opt.key === 'devices') { devices = value as string; continue; }
     if (opt.key === 'replicas') replicasGiven = true;
@@ -192,26 +213,11 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
   }
 
   if (devices !== null) {
-    const groups = devices.split('/').map((g) => g.split(',').map((d) => d.trim()).filter(Boolean));
-    if (groups.some((g) => g.length === 0)) throw new ConfigError(`--devices '${devices}' has an empty device group`);
-    if (groups.length > 1) {
-      if (replicasGiven && cfg.replicas !== groups.length) {
-        throw new ConfigError(`--devices names ${groups.length} device groups but --replicas is ${cfg.replicas}`);
-      }
-      cfg.replicas = groups.length;
-      cfg.deviceGroups = groups;
-    } else {
-      const all = groups[0]!;
-      if (cfg.replicas > 1) {
-        if (all.length % cfg.replicas !== 0) {
-          throw new ConfigError(`--devices lists ${all.length} devices, which do not divide into ${cfg.replicas} replicas (use "/" to group them)`);
-        }
-        const per = all.length / cfg.replicas;
-        cfg.deviceGroups = Array.from({ length: cfg.replicas }, (_, i) => all.slice(i * per, (i + 1) * per));
-      } else cfg.deviceGroups = [all];
-    }
+    const placed = placeDevices(devices, cfg.replicas, replicasGiven, '--devices', '--replicas');
+    cfg.replicas = placed.replicas;
+    cfg.deviceGroups = placed.groups;
   }
-  if (cfg.model !== null && cfg.model.trim() === '') throw new ConfigError('--model is empty');
+  resolveModels(cfg, src, fileValues, configPath);
   if (cfg.draftModel !== null && cfg.draftModel.trim() === '') throw new ConfigError('--draft-model is empty');
   if (cfg.draftMin !== null && cfg.draftMin > (cfg.draftMax ?? 8)) throw new ConfigError(`--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax ?? 8}`);
   if (!/^[a-z0-9_.]+$/.test(cfg.cpuVariant)) throw new ConfigError(`--cpu-variant '${cfg.cpuVariant}' is not a variant name (auto, haswell, zen4, …)`);
@@ -222,37 +228,21 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
   return cfg;
 }
 
-function convert(raw: unknown, kind: Kind, where: string): unknown {
-  const fail = (what: string): never => { throw new ConfigError(`${where}: ${what}, got ${JSON.stringify(raw)}`); };
-  switch (kind.t) {
-    case 'string':
-      if (typeof raw !== 'string' || raw === 'true' && where.startsWith('--')) fail('expected a value');
-      return raw;
-    case 'int': case 'number': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-      if (!Number.isFinite(n) || (kind.t === 'int' && !Number.isInteger(n))) fail(kind.t === 'int' ? 'expected an integer' : 'expected a number');
-      if (n < kind.min || n > kind.max) fail(`must be in [${kind.min}, ${kind.max}]`);
-      return n;
-    }
-    case 'enum':
-      if (typeof raw !== 'string' || !kind.values.includes(raw)) fail(`must be one of ${kind.values.join(', ')}`);
-      return raw;
-    case 'bool':
-      if (raw === true || raw === 'true' || raw === '1') return true;
-      if (raw === false || raw === 'false' || raw === '0') return false;
-      return fail('expected true or false');
-    case 'list': {
-      const items = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',') : fail('expected a comma-separated list');
-      const list = items.map((s) => s.trim()).filter(Boolean);
-      if (list.length === 0) fail('expected at least one item');
-      return list;
-    }
-    case 'numlist': {
-      const items = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : fail('expected numbers separated by commas');
-      const nums = items.map((s) => Number(typeof s === 'string' ? s.trim() : s));
-      if (nums.length === 0 || nums.some((n) => !Number.isFinite(n) || n < 0)) fail('expected non-negative numbers separated by commas');
-      return nums;
-    }
+/** The served models: --model (every value; else STRATA_MODEL, else the config's "model"), --models-dir, the config's "models". */
+function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record<string, unknown>, configPath: string | null): void {
+  let given = src.repeated?.get('model') ?? (src.flags.has('model') ? [src.flags.get('model')!] : []);
+  if (given.length === 0 && src.env.STRATA_MODEL) given = [src.env.STRATA_MODEL];
+  if (given.length === 0 && fileValues.model !== undefined) given = [convert(fileValues.model, { t: 'string' }, `config file ${configPath}: model`) as string];
+  for (const m of given) if (m.trim() === '' || m === 'true') throw new ConfigError('--model is empty');
+  cfg.models = resolveModelSpecs({
+    models: given, modelsDir: cfg.modelsDir, section: fileValues.models, sectionWhere: `config file ${configPath}`,
+    listDir: src.listDir ?? ((dir) => readdirSync(dir)),
+    kindOf: (flag) => serveOptions.find((o) => o.flag === flag)!.kind,
+  });
+  cfg.model = cfg.models[0]?.path ?? null;
+  const names = cfg.models.map((m) => m.name);
+  for (const p of cfg.preload ?? []) {
+    if (p !== 'all' && p !== 'none' && !names.includes(p)) throw new ConfigError(`--preload: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
   }
 }
 

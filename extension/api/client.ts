@@ -53,6 +53,8 @@ export interface ClientOptions {
   activity?: ActivitySink;
   /** Limit for requests that do not stream (ms). */
   timeoutMs?: number;
+  /** The `model` chat and infill requests send (a server with several models routes by it). */
+  models?: { completion?: string; chat?: string };
 }
 
 /** "http://h:p/v1/" and "http://h:p" both mean the server root. */
@@ -78,8 +80,10 @@ export class StrataClient {
   private readonly fetchImpl: typeof fetch;
   private readonly activity: ActivitySink | undefined;
   private readonly timeoutMs: number;
+  private readonly useModels: NonNullable<ClientOptions['models']>;
 
   constructor(opts: ClientOptions) {
+    this.useModels = opts.models ?? {};
     this.baseUrl = normalizeBaseUrl(opts.baseUrl);
     this.apiKey = opts.apiKey || undefined;
     this.fetchImpl = opts.fetch ?? globalThis.fetch.bind(globalThis);
@@ -98,7 +102,7 @@ export class StrataClient {
 
   async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
     const body: Record<string, unknown> = {
-      model: req.model ?? 'strata',
+      model: req.model ?? this.useModels.chat ?? 'strata',
       messages: req.messages.map(toWireMessage),
       stream: true,
       stream_options: { include_usage: true },
@@ -150,6 +154,7 @@ export class StrataClient {
     this.activity?.begin('infill');
     try {
       const body = {
+        ...(this.useModels.completion !== undefined ? { model: this.useModels.completion } : {}),
         input_prefix: req.prefix,
         input_suffix: req.suffix,
         input_extra: req.extra,

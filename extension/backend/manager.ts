@@ -10,7 +10,7 @@ import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
 import { freePort } from '../../backend/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
-import { buildServeArgs, settingsProblems } from '../config/server-settings.js';
+import { buildServeArgs, requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */
@@ -33,6 +33,8 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   private supervisor: Supervisor | undefined;
   private unsubscribe: Array<() => void> = [];
   private currentClient: StrataClient | undefined;
+  /** The `model` names the managed server's clients send (from the settings it was started with). */
+  private requestModels: ReturnType<typeof requestModels> = {};
   private pending: Promise<StrataClient> | undefined;
   private remoteAbort: AbortController | undefined;
   private state: ServerStatus;
@@ -119,7 +121,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       this.showError(`Strata cannot start: ${problems.join('; ')}.`, ['Open Settings']);
       throw new Error(problems.join('; '));
     }
-    if (!settings.modelPath && !this.ctx.globalState.get<boolean>(DEMO_ACCEPTED)) {
+    if (servedModels(settings).models.length === 0 && !this.ctx.globalState.get<boolean>(DEMO_ACCEPTED)) {
       const pick = await vscode.window.showInformationMessage(
         'No model is configured for Strata. Use the small generated demo model (for trying things out, its answers are random), or choose a GGUF model?',
         'Use Demo Model', 'Select Model…');
@@ -127,10 +129,12 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       if (pick !== 'Use Demo Model') throw new StartDeclined();
       await this.ctx.globalState.update(DEMO_ACCEPTED, true);
     }
-    if (settings.modelPath && !existsSync(settings.modelPath)) {
-      this.showError(`Strata: the model file ${settings.modelPath} does not exist.`, ['Select Model…']);
-      throw new Error(`model file ${settings.modelPath} does not exist`);
+    const missing = servedModels(settings).models.find((m) => !existsSync(m.path));
+    if (missing) {
+      this.showError(`Strata: the model file ${missing.path} does not exist.`, ['Select Model…']);
+      throw new Error(`model file ${missing.path} does not exist`);
     }
+    this.requestModels = requestModels(settings, 'managed');
     const cli = join(this.ctx.extensionPath, 'dist', 'strata.mjs');
     if (!existsSync(cli)) {
       this.showError(`Strata: the server program is missing (${cli}). Reinstall the extension.`, []);
@@ -180,7 +184,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
         break;
       case 'ready': {
         const url = `http://127.0.0.1:${s.port}`;
-        this.currentClient = new StrataClient({ baseUrl: url, activity: this.activity });
+        this.currentClient = new StrataClient({ baseUrl: url, activity: this.activity, models: this.requestModels });
         this.log.info(`server ready at ${url} (model ${s.model ?? '?'}, ${s.slots ?? '?'} slots)`);
         this.update({ state: 'ready', url, model: displayModel(s.model), message: null });
         break;
@@ -209,7 +213,10 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       throw new Error('strata.remoteUrl is empty');
     }
     this.detach();
-    const client = new StrataClient({ baseUrl: url, apiKey: await config.apiKey(this.ctx.secrets), activity: this.activity });
+    const client = new StrataClient({
+      baseUrl: url, apiKey: await config.apiKey(this.ctx.secrets), activity: this.activity,
+      models: requestModels(config.readServerSettings(), 'remote'),
+    });
     this.update({ state: 'starting', url: client.baseUrl, model: null, message: 'connecting' });
     const abort = new AbortController();
     this.remoteAbort = abort;

@@ -18,12 +18,52 @@ export interface ServerSettings {
   tensorSplit: number[];
   replicas: number;
   rpcServers: string[];
+  /** Inline completions' model: a GGUF path or a served name; '' = the modelPath model. */
+  completionModel: string;
+  /** Chat's model (panel, @strata, inline edits, the language model provider). */
+  chatModel: string;
+  embeddingModel: string;
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
   modelPath: '', port: 0, slots: 4, contextSize: 4096, kvType: 'f16', cacheMiB: 2048,
   devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
+  completionModel: '', chatModel: '', embeddingModel: '',
 };
+
+export type ModelUse = 'completion' | 'chat' | 'embedding';
+const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding'];
+
+/** A model setting that names a file (else it names a model the server serves). */
+export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
+const baseName = (path: string): string => (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');
+
+/** The managed server's models (the modelPath model first) and the name each use sends as `model`. */
+export interface ServedModels {
+  models: Array<{ name: string; path: string }>;
+  /** undefined: the server's default model (a single model answers whatever name is sent). */
+  names: Record<ModelUse, string | undefined>;
+}
+
+export function servedModels(s: ServerSettings): ServedModels {
+  const models: ServedModels['models'] = [];
+  const add = (path: string, use: ModelUse | null): string => {
+    const known = models.find((m) => m.path === path);
+    if (known) return known.name;
+    const base = baseName(path);
+    // Two files with one base name: the later one is served under its use's name.
+    const name = models.some((m) => m.name === base) && use ? `${use}-${base}` : base;
+    models.push({ name, path });
+    return name;
+  };
+  const main = s.modelPath ? add(s.modelPath, null) : undefined;
+  const names = {} as ServedModels['names'];
+  for (const use of USES) {
+    const v = ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel })[use].trim();
+    names[use] = v === '' ? main : isModelFile(v) ? add(v, use) : v;
+  }
+  return { models, names };
+}
 
 /** Problems a user must fix in settings before the server can start (empty = fine). */
 export function settingsProblems(s: ServerSettings): string[] {
@@ -52,10 +92,29 @@ export function parseStringList(v: string | string[] | undefined): string[] {
   return (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
 }
 
+/**
+ * The `model` each use sends: the managed server's names for its models; for a remote server,
+ * the settings that name a served model (files mean nothing to it). Absent: the server's default.
+ */
+export function requestModels(s: ServerSettings, mode: 'managed' | 'remote'): Partial<Record<ModelUse, string>> {
+  const out: Partial<Record<ModelUse, string>> = {};
+  if (mode === 'managed') {
+    const { names } = servedModels(s);
+    for (const use of USES) if (names[use] !== undefined) out[use] = names[use];
+    return out;
+  }
+  const values = { completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel };
+  for (const use of USES) if (values[use] && !isModelFile(values[use])) out[use] = values[use];
+  return out;
+}
+
 /** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`. */
 export function buildServeArgs(s: ServerSettings, port: number): string[] {
   const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
-  if (s.modelPath) a.push('--model', s.modelPath);
+  const { models } = servedModels(s);
+  for (const m of models) a.push('--model', m.name === baseName(m.path) ? m.path : `${m.name}=${m.path}`);
+  // Several models stay warm together: no load between a chat and the next inline completion.
+  if (models.length > 1) a.push('--preload', 'all');
   a.push('--slots', String(s.slots), '--ctx', String(s.contextSize), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));

@@ -147,6 +147,23 @@ describe('strata serve (bundled CLI)', () => {
     expect(await p.exit).toBe(0);
   });
 
+  it('serves several models given by repeated --model, each under its name; a missing one is refused before anything starts', async () => {
+    const coder = await ensureTestModel({ vocab: 'starcoder' });
+    const p = serve(['--model', model, '--model', `coder=${coder}`, '--port', '0', '--slots', '1', '--ctx', '256', '--models-max', '1']);
+    const port = await p.port;
+    const list = await json(port, 'GET', '/v1/models');
+    expect(list.body.data.map((m: any) => [m.id, m.state])).toEqual([[basename(model).replace(/\.gguf$/, ''), 'loaded'], ['coder', 'unloaded']]);
+    const infill = await json(port, 'POST', '/v1/infill', { model: 'coder', input_prefix: 'def f(', input_suffix: ')\n', max_tokens: 4 });
+    expect(infill.status).toBe(200);
+    expect(infill.body.model).toBe('coder');
+    expect((await json(port, 'GET', '/v1/models')).body.data.map((m: any) => m.state)).toEqual(['unloaded', 'loaded']);
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+    const missing = serve(['--model', model, '--model', join(tmp.dir, 'nope.gguf'), '--port', '0']);
+    expect(await missing.exit).toBe(1);
+    expect(missing.out.join('\n')).toMatch(/model file not found: .*nope\.gguf \(model 'nope'\)/);
+  });
+
   it('refuses to listen beyond loopback without an API key', async () => {
     const p = serve(['--model', model, '--host', '0.0.0.0', '--port', '0']);
     expect(await p.exit).toBe(2);

@@ -30,7 +30,7 @@ export function tempDir(prefix: string): { dir: string; remove(): void } {
 
 export async function startServer(
   modelPath: string, over: Partial<ServerConfig> = {}, restart = { minDelayMs: 100, maxDelayMs: 1000 },
-  extra: { backendDirs?: string[] } = {},
+  extra: { backendDirs?: string[]; now?: () => number } = {},
 ): Promise<Running> {
   const logs: string[] = [];
   const config: ServerConfig = {

@@ -118,12 +118,14 @@ describe('StrataClient over HTTP', () => {
   let base = '';
   let closedEarly = 0;
   const auth: Array<string | undefined> = [];
+  const bodies: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
     server = createServer((req, res) => {
       auth.push(req.headers.authorization);
       let body = '';
       req.on('data', (c) => { body += c; });
       req.on('end', () => {
+        if (body) bodies.push(JSON.parse(body) as Record<string, unknown>);
         if (req.url === '/v1/chat/completions') {
           const j = JSON.parse(body) as { messages: Array<{ content: string }> };
           res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -189,6 +191,17 @@ describe('StrataClient over HTTP', () => {
     const keyed = await c.infill({ prefix: 'x', suffix: '', extra: [], maxTokens: 4, maxPredictMs: 500, supersedeKey: 'file:///a.py' }, new AbortController().signal);
     expect(keyed.content).toBe('[x|0|4|file:///a.py]');
     expect(await c.tokenize('a b c')).toEqual([0, 1, 2]);
+  });
+
+  it('sends the completion model\'s name with infill and the chat model\'s with chat (none set: the server\'s default)', async () => {
+    const c = new StrataClient({ baseUrl: base, models: { completion: 'coder', chat: 'instruct' } });
+    await c.infill({ prefix: 'x', suffix: '', extra: [], maxTokens: 4, maxPredictMs: 500 }, new AbortController().signal);
+    expect(bodies.at(-1)!.model).toBe('coder');
+    for await (const _ of c.chatStream({ messages: [{ role: 'user', content: 'hi' }] }, new AbortController().signal)) { /* drain */ }
+    expect(bodies.at(-1)!.model).toBe('instruct');
+    const plain = new StrataClient({ baseUrl: base });
+    await plain.infill({ prefix: 'x', suffix: '', extra: [], maxTokens: 4, maxPredictMs: 500 }, new AbortController().signal);
+    expect(bodies.at(-1)!).not.toHaveProperty('model');
   });
 
   it('turns an OpenAI error body into an error naming the problem', async () => {

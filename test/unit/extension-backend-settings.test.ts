@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { classifyExit } from '../../extension/backend/failures.js';
-import { buildServeArgs, DEFAULT_SETTINGS, parseNumberList, settingsProblems } from '../../extension/config/server-settings.js';
+import { buildServeArgs, DEFAULT_SETTINGS, parseNumberList, requestModels, servedModels, settingsProblems } from '../../extension/config/server-settings.js';
+import { parseArgs } from '../../backend/args/args.js';
+import { resolveConfig } from '../../backend/server/config.js';
 
 describe('serve arguments from settings', () => {
   it('maps every setting to its flag', () => {
@@ -14,6 +16,31 @@ describe('serve arguments from settings', () => {
 
   it('leaves out the model for the demo model and defaults for the rest', () => {
     expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '4096', '--kv-type', 'f16', '--cache-mib', '2048']);
+  });
+
+  it('serves the completion, chat and embedding models in the one server and sends each use its name', () => {
+    const s = {
+      ...DEFAULT_SETTINGS, modelPath: '/m/qwen-coder.gguf', completionModel: '', chatModel: '/m/llama-instruct.gguf',
+      embeddingModel: '/other/qwen-coder.gguf',
+    };
+    const args = buildServeArgs(s, 9);
+    expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 9 --model /m/qwen-coder.gguf --model /m/llama-instruct.gguf '
+      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
+    expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder' });
+    // The server reads those arguments as the same three models under the same names.
+    const parsed = parseArgs(args.slice(1));
+    const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
+    expect(cfg.models.map((m) => [m.name, m.path])).toEqual(servedModels(s).models.map((m) => [m.name, m.path]));
+    expect(cfg.preload).toEqual(['all']);
+  });
+
+  it('a model setting that names the modelPath file, or is empty, is the one model; a name is sent as it is', () => {
+    const one = { ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', chatModel: '/m/a.gguf' };
+    expect(buildServeArgs(one, 1).filter((x) => x === '--model' || x === '--preload')).toEqual(['--model']);
+    expect(requestModels(one, 'managed')).toEqual({ completion: 'a', chat: 'a', embedding: 'a' });
+    const remote = { ...DEFAULT_SETTINGS, completionModel: 'qwen2.5-coder:1.5b', chatModel: '/local/file.gguf', embeddingModel: 'nomic-embed' };
+    expect(requestModels(remote, 'remote')).toEqual({ completion: 'qwen2.5-coder:1.5b', embedding: 'nomic-embed' });
+    expect(requestModels(DEFAULT_SETTINGS, 'managed')).toEqual({});
   });
 
   it('names the settings that are wrong', () => {

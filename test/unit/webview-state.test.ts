@@ -3,7 +3,9 @@ import {
   activeRequests, canRegenerate, conversation, editLastQuestion, estimateRequest, initialState, newChat, persisted, reduce, regenerate, sendChat, type ViewState,
 } from '../../webview/state.js';
 import type { ToWebview } from '../../contract/panel.js';
-import { benchTable, comparison, figureHistory, stepBars, waterfall } from '../../webview/layout.js';
+import { benchTable, comparison, figureHistory, modelSummary, stepBars, waterfall } from '../../webview/layout.js';
+import { parseMetrics } from '../../contract/metrics.js';
+import { metricsBody } from '../helpers/contract-bodies.js';
 import type { RequestTraceView } from '../../contract/traces.js';
 
 const apply = (s: ViewState, ...msgs: ToWebview[]): ViewState => msgs.reduce(reduce, s);
@@ -187,5 +189,29 @@ describe('chat with context, regenerate and edit', () => {
     expect(estimateRequest(s, 2)).toEqual({ type: 'estimate', id: 2, messages: [{ role: 'user', content: 'hello' }], context: [] });
     s = apply(s, { type: 'estimate', id: 3, tokens: 10, budget: 384, note: null, error: null }, { type: 'estimate', id: 2, tokens: 9, budget: 384, note: null, error: null });
     expect(s.estimate).toEqual({ id: 3, tokens: 10, budget: 384, note: null, error: null });
+  });
+});
+
+describe('served models in the panel', () => {
+  it('reads the /metrics models section through the contract and lists several models in the header', () => {
+    const body = metricsBody({
+      models: {
+        max_loaded: 2, ram_budget: 8 * 2 ** 30, idle_unload_ms: 0,
+        data: [
+          { name: 'coder', state: 'loaded', role: 'completion', file: 'coder.gguf', memory_estimate: 2 ** 30, last_used: '2025-01-02T03:04:05.000Z', requests_in_flight: 1, requests_total: 7, loads: 1, unloads: 0, loading_ms: null, error: null },
+          { name: 'chat', state: 'loading', role: 'chat', file: 'chat.gguf', memory_estimate: 2 ** 31, last_used: null, requests_in_flight: 0, requests_total: 0, loads: 0, unloads: 0, loading_ms: 120, error: null },
+        ],
+      },
+    });
+    const m = parseMetrics(body);
+    expect(m.models).toEqual([
+      { name: 'coder', state: 'loaded', role: 'completion', memoryBytes: 2 ** 30, lastUsed: Date.UTC(2025, 0, 2, 3, 4, 5), inFlight: 1, requests: 7, error: null },
+      { name: 'chat', state: 'loading', role: 'chat', memoryBytes: 2 ** 31, lastUsed: null, inFlight: 0, requests: 0, error: null },
+    ]);
+    expect(modelSummary(m.models!)!.map((x) => `${x.name} ${x.state}`)).toEqual(['coder loaded', 'chat loading']);
+    expect(modelSummary(m.models!.slice(0, 1))).toBeNull(); // one model: the header's model name says it all
+    expect(parseMetrics(metricsBody()).models).toEqual([]);
+    const wrong = { ...body, models: { ...body.models!, data: [{ ...body.models!.data[0]!, state: 'sleeping' }] } };
+    expect(() => parseMetrics(wrong)).toThrow(/models\.data\.0\.state/);
   });
 });

@@ -4,6 +4,7 @@ import { ApiError } from '../../api/errors.js';
 import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
 import type { AppContext } from '../app-context.js';
+import { modelsMetrics } from './models.js';
 import { sendJson, sendText } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -23,6 +24,7 @@ function sources(app: AppContext) {
     stopping: app.stopping(), startedAt: app.startedAt, logDropped: app.log.dropped,
     eventToSse: app.traces.eventToSse.snapshot(),
     slowReaders: { boundMs: app.readers.boundMs, cut: app.readers.cut, kernelVisible: app.readers.kernelVisible },
+    models: modelsMetrics(app),
   };
 }
 

@@ -1,5 +1,4 @@
-// GET /health, /v1/models, /v1/devices: what is served and whether it is ready.
-import { basename } from 'node:path';
+// GET /health and /v1/devices: whether the server is ready and where its engines run.
 import type { DevicesBody, ReplicaDevicesBody } from '../../../contract/devices.js';
 import { suggestBackend } from '../../backends/readiness.js';
 import type { AppContext } from '../app-context.js';
@@ -9,6 +8,11 @@ import type { RouteContext } from '../router.js';
 export function health(app: AppContext, { res }: RouteContext): void {
   if (app.stopping()) { sendJson(res, 503, { status: 'stopping' }); return; }
   const model = app.model();
+  // Several models, none loaded or loading (--preload none, or all unloaded idle): ready to load on demand.
+  if (!model && app.models.several && app.models.rows().every((r) => r.state !== 'loading')) {
+    sendJson(res, 200, { status: 'ok', model: null, models_loaded: 0, queued: 0 });
+    return;
+  }
   if (!model || app.scheduler.isLoading()) { sendJson(res, 503, { status: 'loading' }, { 'Retry-After': '1' }); return; }
   const why = app.scheduler.unavailableReason();
   if (why) {
@@ -27,24 +31,6 @@ export function health(app: AppContext, { res }: RouteContext): void {
     slots, slots_idle: Math.max(0, slots - busy), slots_processing: busy,
     replicas: { ready: ready.length, total: views.length },
     queued: app.scheduler.queuedCount(),
-  });
-}
-
-export function models(app: AppContext, { res }: RouteContext): void {
-  const model = app.model();
-  const id = model?.id ?? basename(app.modelPath).replace(/\.gguf$/i, '');
-  sendJson(res, 200, {
-    object: 'list',
-    data: [{
-      id, object: 'model', created: model?.created ?? Math.floor(app.startedAt / 1000), owned_by: 'strata',
-      meta: model ? {
-        file: basename(model.path), demo: model.demo, architecture: model.info.architecture, params: model.info.params,
-        size: model.info.sizeBytes, n_ctx: model.info.ctx, n_ctx_train: model.info.trainCtx, n_vocab: model.info.vocabSize,
-        slots: model.info.slots, kv_type: model.info.kvType, flash_attn: model.info.flashAttn,
-        fim: model.info.fim !== null, chat_template: model.template.source, tool_format: model.template.toolFormat,
-        embedding: model.info.embedding, speculative: model.info.speculative,
-      } : { file: basename(app.modelPath), loading: true },
-    }],
   });
 }
 

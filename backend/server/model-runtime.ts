@@ -1,0 +1,157 @@
+// One loaded model of `strata serve`: its engine processes (one per replica, with the process
+// client's epochs and restart rules), its request ledger, scheduler, traces and sessions, and
+// the route context its requests run in. server/app.ts makes one per model as the model pool
+// loads it and closes it when the pool unloads it.
+import type { InstalledBackend } from '../backends/install.js';
+import type { MachineReport } from '../backends/machine.js';
+import { fallbackLine } from '../backends/readiness.js';
+import type { EngineClient, EngineConfig } from '../engine/client.js';
+import type { CpuPath } from '../engine/cpu-path.js';
+import type { AppContext, ModelDirectory } from '../http/app-context.js';
+import type { SlowReaderWatch } from '../http/slow-readers.js';
+import type { Logger } from '../log/logger.js';
+import { TraceCollector } from '../metrics/traces.js';
+import type { PoolRuntime } from '../model-pool/model-pool.js';
+import { RequestLedger } from '../scheduler/request-ledger.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { createModelView, type ModelView } from '../served-model/model-view.js';
+import { SessionService } from '../sessions/session-service.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { ServerConfig } from './config.js';
+import type { ModelSpec } from './model-specs.js';
+
+export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: number, backendDirs: string[] = []): EngineConfig {
+  const ec: EngineConfig = { model: modelPath, slots: cfg.slots };
+  if (backendDirs.length > 0) ec.backendDirs = backendDirs;
+  if (cfg.opOffload !== null) ec.opOffload = cfg.opOffload === 'on';
+  if (cfg.ctx !== null) ec.ctx = cfg.ctx;
+  if (cfg.batch !== null) ec.batch = cfg.batch;
+  if (cfg.decodePromptBudget !== null) ec.decodePromptBudget = cfg.decodePromptBudget;
+  if (cfg.threads !== null) ec.threads = cfg.threads;
+  if (cfg.kvType !== null) ec.kvType = cfg.kvType;
+  if (cfg.flashAttn !== null) ec.flashAttn = cfg.flashAttn;
+  if (cfg.cacheMib !== null) ec.parkBudgetMiB = cfg.cacheMib;
+  if (cfg.deviceGroups !== null) ec.devices = cfg.deviceGroups[replica] ?? cfg.deviceGroups[0]!;
+  if (cfg.splitMode !== null) ec.splitMode = cfg.splitMode;
+  if (cfg.tensorSplit !== null) ec.tensorSplit = cfg.tensorSplit;
+  if (cfg.rpc !== null) ec.rpc = cfg.rpc;
+  if (cfg.gpuLayers !== null) ec.gpuLayers = cfg.gpuLayers;
+  if (cfg.embeddings !== 'auto') ec.embeddings = cfg.embeddings;
+  if (cfg.specNgram || cfg.draftModel !== null) {
+    ec.speculative = {
+      ...(cfg.specNgram ? { ngram: true } : {}),
+      ...(cfg.draftModel !== null ? { draftModel: cfg.draftModel } : {}),
+      ...(cfg.draftMax !== null ? { draftMax: cfg.draftMax } : {}),
+      ...(cfg.draftMin !== null ? { draftMin: cfg.draftMin } : {}),
+      ...(cfg.draftPMin !== null ? { draftPMin: cfg.draftPMin } : {}),
+    };
+  }
+  return ec;
+}
+
+/** The server's settings with a model's own (its config section) laid over them. */
+export function modelConfig(cfg: ServerConfig, spec: ModelSpec | null): ServerConfig {
+  return spec ? { ...cfg, ...spec.settings } : cfg;
+}
+
+/** What every model of one server shares. */
+export interface RuntimeShared {
+  config: ServerConfig;
+  log: Logger;
+  makeEngine(replica: number, config: EngineConfig, model: string): EngineClient;
+  backendDirs: string[];
+  store: SessionStore;
+  readers: SlowReaderWatch;
+  models: ModelDirectory;
+  startedAt: number;
+  stopping(): boolean;
+  cpuPath(): Promise<CpuPath> | null;
+  gpuBackends(): { installed: InstalledBackend[]; machine: MachineReport };
+  /** Request ids unique across the server's models (X-Request-Id, traces). */
+  nextRequestId(): number;
+  /** The model's id in answers: its served name when several are served, else general.name. */
+  servedName: string | null;
+  demo: boolean;
+}
+
+export class ModelRuntime implements PoolRuntime {
+  readonly app: AppContext;
+  readonly engines: EngineClient[];
+  readonly table: RequestLedger;
+  readonly scheduler: Scheduler;
+  private readonly traces: TraceCollector;
+  private view: ModelView | null = null;
+  private readonly log: Logger;
+  private closed: Promise<void> | null = null;
+
+  constructor(readonly modelPath: string, spec: ModelSpec | null, private readonly shared: RuntimeShared) {
+    const config = modelConfig(shared.config, spec);
+    const log = spec && shared.servedName !== null ? shared.log.child({ model: spec.name }) : shared.log;
+    this.log = log;
+    this.engines = Array.from({ length: config.replicas }, (_, i) => shared.makeEngine(i, engineConfigFor(config, modelPath, i, shared.backendDirs), spec?.name ?? modelPath));
+    this.table = new RequestLedger({
+      historySize: 500, nextId: shared.nextRequestId,
+      onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
+    });
+    this.scheduler = new Scheduler(this.engines, this.table, { maxQueued: config.maxQueued, log });
+    this.traces = new TraceCollector(this.engines, this.table, { log });
+    const sessions = new SessionService(shared.store, { model: () => this.view, scheduler: this.scheduler, log });
+    this.app = {
+      config, log, table: this.table, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, readers: shared.readers,
+      startedAt: shared.startedAt, modelPath, fingerprint: 'strata-0.1.0', models: shared.models,
+      model: () => this.view, stopping: shared.stopping, cpuPath: shared.cpuPath, gpuBackends: shared.gpuBackends,
+    };
+    this.table.onChange((r) => {
+      if (r.state !== 'ended' || r.end === 'rejected') return;
+      log.info('request', {
+        request: r.id, kind: r.kind, finish: r.end ?? undefined, replica: r.replica ?? undefined, slot: r.slot ?? undefined,
+        prompt: r.promptTokens ?? undefined, reused: r.reused ?? undefined, output: r.generated,
+        ms: (r.endedAt ?? Date.now()) - r.acceptedAt, error: r.error ?? undefined,
+      });
+    });
+  }
+
+  get model(): ModelView | null { return this.view; }
+
+  /**
+   * Starts every replica; resolves once one is ready and the model is known. Rejects only when
+   * every replica failed its first start (a bad model file: nothing to serve).
+   */
+  async start(): Promise<void> { await this.startEngines(); }
+
+  async startEngines(): Promise<ModelView> {
+    const starts = this.engines.map((e) => e.start().then(() => e));
+    let first: EngineClient;
+    try {
+      first = await Promise.any(starts);
+    } catch (e) {
+      const errors = e instanceof AggregateError ? e.errors : [e];
+      throw new Error(`the engine could not load ${this.modelPath}: ${errors.map((x) => (x as Error)?.message ?? String(x)).join('; ')}`);
+    }
+    for (const [i, p] of starts.entries()) p.catch((err: unknown) => this.log.error('engine failed to start', { replica: i, error: (err as Error)?.message ?? String(err) }));
+    this.view = await createModelView(this.modelPath, first, this.shared.demo, this.shared.servedName);
+    const t = this.view.template;
+    this.log.info('model ready', {
+      model: this.view.id, ctx: this.view.info.ctx, slots: this.view.info.slots, replicas: this.engines.length,
+      template: t.source, tool_format: t.toolFormat, fim: this.view.info.fim !== null,
+    });
+    if (t.fallbackReason) this.log.warn(`chat template: ${t.fallbackReason}; using ChatML`);
+    const fallback = fallbackLine(this.view.info.backends.failed, this.view.info.placement);
+    if (fallback) this.log.warn(fallback);
+    return this.view;
+  }
+
+  /** Ends queued and running requests and closes the engines. Idempotent. */
+  close(): Promise<void> {
+    this.closed ??= this.doClose();
+    return this.closed;
+  }
+
+  private async doClose(): Promise<void> {
+    this.scheduler.shutdown();
+    if (!(await this.scheduler.idle(5000))) this.log.warn('some requests did not end within 5 s of shutdown; closing engines anyway');
+    await Promise.all(this.engines.map((e) => e.close().catch((err: unknown) => this.log.error('engine close failed', { replica: e.replica, error: String(err) }))));
+    this.traces.close();
+    this.scheduler.close();
+  }
+}

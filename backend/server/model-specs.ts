@@ -1,0 +1,126 @@
+// Which models `strata serve` serves: repeated --model FILE (or NAME=FILE), every *.gguf in
+// --models-dir, and the config file's "models" section, which adds models or gives one of them
+// its own settings (ctx, slots, KV type, devices, replicas, role). Each model is served under a
+// name: its alias, else the file's base name without .gguf.
+import { basename, join } from 'node:path';
+import type { ModelRole } from '../../contract/models.js';
+import { ConfigError, convert, placeDevices, type Kind } from './config-values.js';
+
+/** The serve settings one model may set for itself; the others are the server's. */
+export interface ModelSettings {
+  ctx?: number;
+  slots?: number;
+  batch?: number;
+  threads?: number;
+  kvType?: 'f16' | 'q8_0' | 'q4_0';
+  flashAttn?: 'auto' | 'on' | 'off';
+  cacheMib?: number;
+  gpuLayers?: number;
+  replicas?: number;
+  deviceGroups?: string[][];
+  embeddings?: 'auto' | 'on' | 'off';
+}
+
+export interface ModelSpec {
+  /** What requests name in `model`. */
+  name: string;
+  path: string;
+  /** What the model is for; null: whatever it is asked (the default model takes what no role claims). */
+  role: ModelRole | null;
+  settings: ModelSettings;
+}
+
+/** Per-model setting: the serve flag it mirrors (its kind comes from the serve option table). */
+const PER_MODEL: ReadonlyArray<{ flag: string; key: keyof ModelSettings | 'devices' }> = [
+  { flag: 'ctx', key: 'ctx' }, { flag: 'slots', key: 'slots' }, { flag: 'batch', key: 'batch' }, { flag: 'threads', key: 'threads' },
+  { flag: 'kv-type', key: 'kvType' }, { flag: 'flash-attn', key: 'flashAttn' }, { flag: 'cache-mib', key: 'cacheMib' },
+  { flag: 'gpu-layers', key: 'gpuLayers' }, { flag: 'replicas', key: 'replicas' }, { flag: 'devices', key: 'devices' },
+  { flag: 'embeddings', key: 'embeddings' },
+];
+const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding'];
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export const modelNameOf = (path: string): string => basename(path).replace(/\.gguf$/i, '');
+
+export interface ModelSources {
+  /** --model values in order ("FILE" or "NAME=FILE"). */
+  models: string[];
+  modelsDir: string | null;
+  /** The config file's "models" value (undefined: none). */
+  section: unknown;
+  /** Where the section came from, for messages. */
+  sectionWhere: string;
+  listDir: (dir: string) => string[];
+  /** A serve flag's kind (the section's values are checked as the flags are). */
+  kindOf: (flag: string) => Kind;
+}
+
+export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
+  const specs: ModelSpec[] = [];
+  const add = (spec: ModelSpec, where: string): void => {
+    if (!NAME.test(spec.name)) throw new ConfigError(`${where}: '${spec.name}' is not a usable model name (letters, digits, . _ : -)`);
+    const clash = specs.find((s) => s.name === spec.name);
+    if (clash) throw new ConfigError(`${where}: two models are named '${spec.name}' (${clash.path} and ${spec.path}); give one an alias with --model NAME=FILE`);
+    specs.push(spec);
+  };
+  for (const value of src.models) {
+    const eq = value.indexOf('=');
+    const aliased = eq > 0 && NAME.test(value.slice(0, eq));
+    const path = aliased ? value.slice(eq + 1) : value;
+    if (path.trim() === '') throw new ConfigError(`--model '${value}' names no file`);
+    add({ name: aliased ? value.slice(0, eq) : modelNameOf(path), path, role: null, settings: {} }, `--model ${value}`);
+  }
+  if (src.modelsDir !== null) {
+    let files: string[];
+    try { files = src.listDir(src.modelsDir); } catch (e) { throw new ConfigError(`--models-dir ${src.modelsDir}: ${(e as Error).message}`); }
+    const ggufs = files.filter((f) => /\.gguf$/i.test(f)).sort();
+    if (ggufs.length === 0) throw new ConfigError(`--models-dir ${src.modelsDir} holds no .gguf file`);
+    for (const f of ggufs) {
+      const path = join(src.modelsDir, f);
+      if (!specs.some((s) => s.path === path)) add({ name: modelNameOf(f), path, role: null, settings: {} }, `--models-dir ${src.modelsDir}`);
+    }
+  }
+  if (src.section !== undefined) {
+    if (!Array.isArray(src.section)) throw new ConfigError(`${src.sectionWhere}: "models" must be an array of {name?, path?, role?, ctx?, ...}`);
+    src.section.forEach((entry: unknown, i) => sectionEntry(src, specs, add, entry, `${src.sectionWhere}: models[${i}]`));
+  }
+  return specs;
+}
+
+function sectionEntry(
+  src: ModelSources, specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string,
+): void {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${where}: expected an object`);
+  const e = entry as Record<string, unknown>;
+  const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  const known = new Set(['name', 'path', 'role', ...PER_MODEL.flatMap((o) => [o.flag, camel(o.flag)])]);
+  for (const k of Object.keys(e)) if (!known.has(k)) throw new ConfigError(`${where}: unknown setting '${k}'`);
+  const name = e.name === undefined ? null : convert(e.name, { t: 'string' }, `${where}.name`) as string;
+  const path = e.path === undefined ? null : convert(e.path, { t: 'string' }, `${where}.path`) as string;
+  const role = e.role === undefined ? null : convert(e.role, { t: 'enum', values: ROLES }, `${where}.role`) as ModelRole;
+  const settings: ModelSettings = {};
+  let devices: string | null = null;
+  for (const o of PER_MODEL) {
+    const raw = e[o.flag] ?? e[camel(o.flag)];
+    if (raw === undefined) continue;
+    const v = convert(raw, src.kindOf(o.flag), `${where}.${o.flag}`);
+    if (o.key === 'devices') devices = v as string;
+    else (settings as Record<string, unknown>)[o.key] = v;
+  }
+  if (devices !== null) {
+    const placed = placeDevices(devices, settings.replicas ?? 1, settings.replicas !== undefined, `${where}.devices`, `${where}.replicas`);
+    settings.replicas = placed.replicas;
+    settings.deviceGroups = placed.groups;
+  }
+  // An entry naming a model given by flag or folder gives it settings; any other adds one.
+  const existing = specs.find((s) => (name !== null && s.name === name) || (path !== null && s.path === path));
+  if (existing) {
+    if (path !== null && existing.path !== path) throw new ConfigError(`${where}: model '${existing.name}' is ${existing.path}, not ${path}`);
+    if (name !== null && existing.name !== name) existing.name = name;
+    existing.role = role ?? existing.role;
+    existing.settings = { ...existing.settings, ...settings };
+    return;
+  }
+  if (path === null) throw new ConfigError(`${where}: no "path", and no --model or --models-dir model is named '${name}'`);
+  add({ name: name ?? modelNameOf(path), path, role, settings }, where);
+}

@@ -1,0 +1,74 @@
+// Which models `strata serve` serves: repeated --model (with NAME=FILE aliases), --models-dir,
+// the config file's per-model section, --preload, and the refusals that name the fault.
+import { describe, expect, it } from 'vitest';
+import { parseArgs } from '../../backend/args/args.js';
+import { engineConfigFor } from '../../backend/server/app.js';
+import { resolveConfig, type ConfigSources } from '../../backend/server/config.js';
+import { modelConfig } from '../../backend/server/model-runtime.js';
+
+const noFile = () => { throw new Error('no file'); };
+
+function fromArgv(argv: string[], extra: Partial<ConfigSources> = {}) {
+  const args = parseArgs(argv);
+  return resolveConfig({ flags: args.options, repeated: args.repeated!, env: {}, readFile: noFile, ...extra });
+}
+
+describe('serving several models', () => {
+  it('takes every --model, in order, under its base name or its alias; the first is the default', () => {
+    const cfg = fromArgv(['--model', '/m/qwen-coder.gguf', '--model', 'chat=/m/Llama 3.gguf', '--model=emb=/m/bge.GGUF']);
+    expect(cfg.models.map((m) => [m.name, m.path])).toEqual([
+      ['qwen-coder', '/m/qwen-coder.gguf'], ['chat', '/m/Llama 3.gguf'], ['emb', '/m/bge.GGUF'],
+    ]);
+    expect(cfg.model).toBe('/m/qwen-coder.gguf');
+  });
+
+  it('a single --model is served as before (one spec, no settings of its own)', () => {
+    const cfg = fromArgv(['--model', '/m/a.gguf', '--slots', '3']);
+    expect(cfg.models).toEqual([{ name: 'a', path: '/m/a.gguf', role: null, settings: {} }]);
+    expect(engineConfigFor(modelConfig(cfg, cfg.models[0]!), cfg.models[0]!.path, 0).slots).toBe(3);
+  });
+
+  it('adds every .gguf of --models-dir (sorted, skipping one given by --model)', () => {
+    const cfg = fromArgv(['--model', '/d/b.gguf', '--models-dir', '/d'], { listDir: () => ['c.gguf', 'notes.txt', 'b.gguf', 'a.gguf'] });
+    expect(cfg.models.map((m) => m.name)).toEqual(['b', 'a', 'c']);
+    expect(() => fromArgv(['--models-dir', '/e'], { listDir: () => ['x.bin'] })).toThrowError(/--models-dir \/e holds no .gguf file/);
+  });
+
+  it('the config section sets roles and per-model settings over the server\'s, and adds models', () => {
+    const file = JSON.stringify({
+      slots: 4, ctx: 2048,
+      models: [
+        { name: 'coder', role: 'completion', ctx: 8192, 'kv-type': 'q8_0' },
+        { name: 'chat', path: '/m/chat.gguf', role: 'chat', slots: 2, devices: 'CUDA0,CUDA1', replicas: 2, gpuLayers: -1 },
+      ],
+    });
+    const cfg = fromArgv(['--config', '/c.json', '--model', 'coder=/m/qwen.gguf'], { readFile: () => file });
+    expect(cfg.models).toEqual([
+      { name: 'coder', path: '/m/qwen.gguf', role: 'completion', settings: { ctx: 8192, kvType: 'q8_0' } },
+      { name: 'chat', path: '/m/chat.gguf', role: 'chat', settings: { slots: 2, replicas: 2, gpuLayers: -1, deviceGroups: [['CUDA0'], ['CUDA1']] } },
+    ]);
+    const coder = engineConfigFor(modelConfig(cfg, cfg.models[0]!), '/m/qwen.gguf', 0);
+    expect(coder).toMatchObject({ ctx: 8192, slots: 4, kvType: 'q8_0' });
+    const chat = modelConfig(cfg, cfg.models[1]!);
+    expect(chat.replicas).toBe(2);
+    expect(engineConfigFor(chat, '/m/chat.gguf', 1)).toMatchObject({ ctx: 2048, slots: 2, devices: ['CUDA1'], gpuLayers: -1 });
+  });
+
+  it('refuses what it cannot serve, naming the model or setting', () => {
+    expect(() => fromArgv(['--model', '/a/x.gguf', '--model', '/b/x.gguf'])).toThrowError(/two models are named 'x'.*alias/);
+    const bad = (models: unknown) => () => fromArgv(['--config', '/c.json', '--model', '/m/a.gguf'], { readFile: () => JSON.stringify({ models }) });
+    expect(bad({ a: {} })).toThrowError(/"models" must be an array/);
+    expect(bad([{ name: 'a', sloths: 2 }])).toThrowError(/models\[0\]: unknown setting 'sloths'/);
+    expect(bad([{ name: 'a', role: 'poet' }])).toThrowError(/models\[0\].role: must be one of completion, chat, embedding/);
+    expect(bad([{ name: 'nope' }])).toThrowError(/models\[0\]: no "path", and no --model or --models-dir model is named 'nope'/);
+    expect(bad([{ name: 'a', ctx: 3 }])).toThrowError(/models\[0\].ctx: must be in/);
+    expect(() => fromArgv(['--model', '/m/a.gguf', '--preload', 'b'])).toThrowError(/--preload: no model is named 'b' \(served: a\)/);
+    expect(() => fromArgv(['--model', 'bad name=/m/a.gguf'])).not.toThrow(); // not an alias: a file name with '='
+  });
+
+  it('reads the load settings', () => {
+    const cfg = fromArgv(['--model', '/m/a.gguf', '--model', '/m/b.gguf', '--preload', 'all', '--models-max', '1', '--models-ram-mib', '2048', '--model-idle-s', '600']);
+    expect(cfg).toMatchObject({ preload: ['all'], modelsMax: 1, modelsRamMib: 2048, modelIdleS: 600 });
+    expect(fromArgv([]).models).toEqual([]);
+  });
+});
