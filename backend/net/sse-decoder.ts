@@ -14,6 +14,8 @@ export class SseDecoder {
   private readonly text = new TextDecoder();
   private ready: SseEvent[] = [];
   private comments = 0;
+  /** The last chunk ended with CR: an LF at the start of the next one belongs to it. */
+  private pendingCr = false;
   private readonly parser = createParser({
     onEvent: (e) => { this.ready.push({ event: e.event ?? 'message', data: e.data }); },
     onComment: () => { this.comments++; },
@@ -24,17 +26,28 @@ export class SseDecoder {
 
   /** Feeds a chunk (UTF-8 bytes, split anywhere, or text); returns the events it completed, in order. */
   feed(chunk: Uint8Array | string): SseEvent[] {
-    this.parser.feed(typeof chunk === 'string' ? chunk : this.text.decode(chunk, { stream: true }));
+    this.parser.feed(this.lineEnds(typeof chunk === 'string' ? chunk : this.text.decode(chunk, { stream: true })));
     return this.take();
   }
 
   /** Ends the stream: a last event without its blank line is still dispatched (a cut stream's last words count). */
   end(): SseEvent[] {
-    const rest = this.text.decode();
+    const rest = this.lineEnds(this.text.decode());
     // Ends a last line and its event as if the blank line had come; a stream that ended cleanly adds nothing.
     this.parser.feed(`${rest}\n\n`);
     this.parser.reset();
     return this.take();
+  }
+
+  /**
+   * Every line end as LF. eventsource-parser 3 (the last line for Node 20; 4 needs Node 22) takes a CR
+   * whose LF comes in the next chunk for two line ends, which would dispatch an event early.
+   */
+  private lineEnds(text: string): string {
+    if (text === '') return text;
+    const s = this.pendingCr && text.startsWith('\n') ? text.slice(1) : text;
+    this.pendingCr = s.endsWith('\r');
+    return s.replace(/\r\n?/g, '\n');
   }
 
   private take(): SseEvent[] {
