@@ -126,4 +126,3 @@ export const modelMetricsSchema: z.ZodMiniType<ModelsMetricsBody> = z.object({
   })),
 });
 
-export const modelActionSchema: z.ZodMiniType<ModelActionBody> = z.object({ model: z.string(), state });

@@ -216,10 +216,6 @@ export function completionChunk(id: string, model: string, created: number, text
 
 export interface CompletionChoiceResult { text: string; finish: 'stop' | 'length'; logprobs?: CompletionLogprobs }
 
-export function completionResponse(opts: { id: string; model: string; created: number; text: string; finish: 'stop' | 'length'; figures: Figures }) {
-  return completionResponseChoices({ ...opts, choices: [{ text: opts.text, finish: opts.finish }] });
-}
-
 export function completionResponseChoices(opts: { id: string; model: string; created: number; choices: readonly CompletionChoiceResult[]; figures: Figures }) {
   return {
     id: opts.id, object: 'text_completion' as const, created: opts.created, model: opts.model,
