@@ -9,6 +9,8 @@ import type {
 
 export type EngineConfig = Omit<EngineOptions, 'onEvents'>;
 
+export interface TokenizePartsOptions { window?: { index: number; budget: number }; addSpecial?: boolean }
+
 /** tokenizeParts' answer: each text's tokens, in order, and the window when one was asked for. */
 export interface TokenizedParts { tokens: number[][]; window: number[] | null }
 
@@ -134,11 +136,12 @@ export interface EngineClient {
   /** Special tokens parsed in the chat template's segments, never in plain (client) ones (addon.d.ts). */
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]>;
   /**
-   * Plain texts (no special tokens added or parsed) in one call, and with `window` the tokens of
-   * texts[index]'s prefix window within `budget` (infill/prefix-window.ts): an infill request's
-   * whole tokenization, one round trip to the engine host.
+   * Client texts in one call, special tokens never parsed (and added only with `addSpecial`: the
+   * vocabulary's BOS/CLS/SEP, for embedding inputs); with `window` the tokens of texts[index]'s prefix
+   * window within `budget` (infill/prefix-window.ts). An infill or embedding request's whole
+   * tokenization is one round trip to the engine host.
    */
-  tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<TokenizedParts>;
+  tokenizeParts(texts: string[], opts?: TokenizePartsOptions): Promise<TokenizedParts>;
   detokenize(tokens: number[]): Promise<string>;
   /** `meta`: the server's description of the session, stored in the file beside the state. */
   saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<SessionResult>;

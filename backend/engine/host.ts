@@ -123,7 +123,7 @@ async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
     case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
     case 'tokenizeParts': {
       const plain = (s: string): number[] => (s === '' ? [] : Array.from(e.tokenize(s, false, false)));
-      const tokens = cmd.texts.map(plain);
+      const tokens = cmd.addSpecial ? cmd.texts.map((s) => Array.from(e.tokenize(s, true, false))) : cmd.texts.map(plain);
       const w = cmd.window;
       const window = w ? await windowPrefix(cmd.texts[w.index] ?? '', tokens[w.index] ?? [], w.budget, plain) : null;
       return { tokens, window };

@@ -8,14 +8,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelInfo, PromptSegment } from '../../native/lib/addon.js';
+import type { GrammarSpec, ModelInfo, PromptSegment } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
-import type { GrammarSpec } from '../../native/lib/addon.js';
 import {
   EngineCallError, type EmbedInput, type EngineClient, type EngineConfig, type EngineRequest, type EngineStatus, type GenerateInput,
-  type RequestSink,
+  type RequestSink, type TokenizePartsOptions,
 } from './client.js';
 import type { EngineState } from '../../contract/metrics.js';
 import {
@@ -190,8 +189,8 @@ class ProcessEngineClient implements EngineClient {
   tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]> {
     return this.call('tokenizeSegments', { segments, addSpecial });
   }
-  tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<CallResult<'tokenizeParts'>> {
-    return this.call('tokenizeParts', window ? { texts, window } : { texts });
+  tokenizeParts(texts: string[], opts: TokenizePartsOptions = {}): Promise<CallResult<'tokenizeParts'>> {
+    return this.call('tokenizeParts', { texts, ...opts });
   }
   detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
   saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<CallResult<'saveSession'>> {

@@ -25,7 +25,7 @@ export interface CallSpecs {
   tokenize: { args: { text: string; addSpecial?: boolean; parseSpecial?: boolean }; result: number[] };
   tokenizeSegments: { args: { segments: PromptSegment[]; addSpecial: boolean }; result: number[] };
   /** Many plain texts in one call (no special tokens added or parsed), and optionally the prefix window of one. */
-  tokenizeParts: { args: { texts: string[]; window?: { index: number; budget: number } }; result: TokenizedParts };
+  tokenizeParts: { args: { texts: string[]; window?: { index: number; budget: number }; addSpecial?: boolean }; result: TokenizedParts };
   detokenize: { args: { tokens: number[] }; result: string };
   saveSession: { args: { path: string; tokens: number[]; identity: string; meta: string }; result: SessionResult };
   loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[]; meta: string } };

@@ -60,7 +60,7 @@ async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) 
 
 /** Plain texts' tokens in one engine call, and the prefix window of texts[window.index] (infill). */
 export function tokenizeParts(app: AppContext, texts: string[], window?: { index: number; budget: number }): Promise<TokenizedParts> {
-  return onTokenizer(app, (c) => c.tokenizeParts(texts, window));
+  return onTokenizer(app, (c) => c.tokenizeParts(texts, window ? { window } : {}));
 }
 
 /** A raw prompt's tokens (completions): special tokens parsed, BOS never doubled (chat/chat-prompt.ts). */
@@ -68,9 +68,9 @@ export function tokenizeRaw(app: AppContext, model: ModelView, text: string): Pr
   return onTokenizer(app, (c) => tokenizeRawPrompt(c, model, text));
 }
 
-/** Client text with no template (embedding inputs): the vocabulary's BOS/CLS/SEP added, never parsed as control tokens. */
-export function tokenizeInput(app: AppContext, text: string): Promise<number[]> {
-  return onTokenizer(app, (c) => c.tokenize(text, true, false));
+/** Client texts with no template (embedding inputs), in one engine call: the vocabulary's BOS/CLS/SEP added, never parsed as control tokens. */
+export async function tokenizeInputs(app: AppContext, texts: string[]): Promise<number[][]> {
+  return (await onTokenizer(app, (c) => c.tokenizeParts(texts, { addSpecial: true }))).tokens;
 }
 
 /** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */

@@ -4,7 +4,7 @@
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
 import type {
-  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
+  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink, TokenizePartsOptions,
 } from '../../backend/engine/client.js';
 import { windowPrefix } from '../../backend/infill/prefix-window.js';
 import { Channel } from '../../backend/scheduler/channel.js';
@@ -168,7 +168,7 @@ export class FakeEngineClient implements EngineClient {
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
   /** One token per byte, as tokenize: the fake has no special tokens to parse. */
   async tokenizeSegments(segments: Array<{ text: string }>): Promise<number[]> { return this.tokenize(segments.map((s) => s.text).join('')); }
-  async tokenizeParts(texts: string[], window?: { index: number; budget: number }): Promise<{ tokens: number[][]; window: number[] | null }> {
+  async tokenizeParts(texts: string[], { window }: TokenizePartsOptions = {}): Promise<{ tokens: number[][]; window: number[] | null }> {
     const tokens = await Promise.all(texts.map((t) => this.tokenize(t)));
     return { tokens, window: window ? await windowPrefix(texts[window.index] ?? '', tokens[window.index] ?? [], window.budget, (s) => this.tokenize(s)) : null };
   }

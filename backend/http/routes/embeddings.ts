@@ -4,7 +4,7 @@
 import { ApiError } from '../../api/errors.js';
 import { parseEmbeddingsRequest } from '../../api/embeddings-schema.js';
 import type { AppContext } from '../app-context.js';
-import { follow, requireModel, settle, tokenizeInput, withRequest } from '../generation.js';
+import { follow, requireModel, settle, tokenizeInputs, withRequest } from '../generation.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -32,7 +32,11 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
   });
 
   await withRequest(app, 'embedding', false, res, async (run) => {
-    const inputs = await Promise.all(body.inputs.map((x) => (typeof x === 'string' ? tokenizeInput(app, x) : x)));
+    // Every text input in one tokenizer call; token-id inputs as given.
+    const texts = body.inputs.filter((x): x is string => typeof x === 'string');
+    const tokenized = texts.length > 0 ? await tokenizeInputs(app, texts) : [];
+    let next = 0;
+    const inputs = body.inputs.map((x) => (typeof x === 'string' ? tokenized[next++]! : x));
     // An input is read in one engine step: at most a slot's context and one batch.
     const limit = Math.min(model.info.ctx, model.info.batch);
     inputs.forEach((toks, i) => {
