@@ -2,9 +2,9 @@
 // interfaces (ServerConnection, PanelHub, MetricsFeed), never an app object.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { ActivityTracker } from './backend/activity.js';
-import { registerEngineWatch } from './backend/engineWatch.js';
-import { ServerManager } from './backend/manager.js';
+import { ActivityTracker } from './server/activity.js';
+import { registerEngineWatch } from './server/engineWatch.js';
+import { ServerManager } from './server/manager.js';
 import type { BenchController } from './bench/benchRunner.js';
 import { registerBenchmark } from './bench/benchRunner.js';
 import { registerChatParticipant } from './chat/participant.js';

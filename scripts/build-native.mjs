@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-/** The pin shared with the backend installer (backend/backends/pin.ts reads the same file). */
+/** The pin shared with the backend installer (backend/gpu-backends/pin.ts reads the same file). */
 const PIN = JSON.parse(readFileSync(join(root, 'native', 'pin.json'), 'utf8'));
 const LLAMA_COMMIT = PIN.llamaCommit;
 const PATCH_DIR = join(root, 'native', 'patches');

@@ -1,10 +1,10 @@
 // `strata backend list|install|remove`: prebuilt GPU backends (Vulkan, CUDA 13, CUDA 12) from the
 // pinned node-llama-cpp release, installed into the user cache where the server and
 // `strata devices` find them. --json prints machine-readable lines (the extension reads them).
-import { installBackend, installedBackend, removeBackend, type InstallProgress } from '../backends/install.js';
-import { GPU_BACKEND_KINDS, isGpuBackendKind, PIN, type GpuBackendKind } from '../backends/pin.js';
-import { backendsReport, type BackendsReport } from '../backends/report.js';
-import { describeLoadFailure } from '../backends/readiness.js';
+import { installBackend, installedBackend, removeBackend, type InstallProgress } from '../gpu-backends/install.js';
+import { GPU_BACKEND_KINDS, isGpuBackendKind, PIN, type GpuBackendKind } from '../gpu-backends/pin.js';
+import { backendsReport, type BackendsReport } from '../gpu-backends/report.js';
+import { describeLoadFailure } from '../gpu-backends/readiness.js';
 import { loadAddon } from '../addon/loader.js';
 import { optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';

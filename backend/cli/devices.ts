@@ -4,8 +4,8 @@ import type { DeviceInfo } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
 import { optList, UsageError, type ParsedArgs } from '../args/args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';
-import { installedBackendDirs } from '../backends/install.js';
-import { describeLoadFailure } from '../backends/readiness.js';
+import { installedBackendDirs } from '../gpu-backends/install.js';
+import { describeLoadFailure } from '../gpu-backends/readiness.js';
 
 const USAGE = `usage: strata devices [--rpc HOST:PORT,...] [--json]
   --rpc    ggml RPC servers to add as devices (RPC0, RPC1, ... in this order)

@@ -6,8 +6,8 @@
 // (in-flight requests end with a shutdown error, engines closed, exit 0).
 import { existsSync, readFileSync } from 'node:fs';
 import { createLogger } from '../log/logger.js';
-import { StrataServer } from '../server/app.js';
-import { ConfigError, resolveConfig, serveHelp } from '../server/config.js';
+import { StrataServer } from '../app/app.js';
+import { ConfigError, resolveConfig, serveHelp } from '../app/config.js';
 import { ensureModel } from '../models/stand-in.js';
 import type { ParsedArgs } from '../args/args.js';
 

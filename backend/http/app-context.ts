@@ -2,8 +2,8 @@
 // never the server object itself. Declared here, by the routes that need it (server/ composes
 // the app and imports http/, never the other way round).
 import type { EngineClient } from '../engine/client.js';
-import type { InstalledBackend } from '../backends/install.js';
-import type { MachineReport } from '../backends/machine.js';
+import type { InstalledBackend } from '../gpu-backends/install.js';
+import type { MachineReport } from '../gpu-backends/machine.js';
 import type { CpuPath } from '../engine/cpu-path.js';
 import type { SlowReaderWatch } from './slow-readers.js';
 import type { Logger } from '../log/logger.js';

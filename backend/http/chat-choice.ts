@@ -1,7 +1,7 @@
 // What the OpenAI chat route and Anthropic's Messages route share: the conversation rendered as
 // the model's prompt; one chat answer's text path, the reasoning splitter (a `<think>` block leaves
 // as reasoning), then the streaming tool-call parser; and what tool_choice forces the answer to be.
-import type { ChatRequest } from '../api/schemas.js';
+import type { ChatRequest } from '../validation/schemas.js';
 import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../chat/chat-prompt.js';
 import { reasoningSplitterFor, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';

@@ -3,8 +3,8 @@
 // keywords the converter would not enforce; the conversion itself runs on an engine (llama.cpp's
 // json-schema-to-grammar), whose refusal is a 400 naming the field.
 import type { GrammarSpec } from '../../native/lib/addon.js';
-import { ApiError } from '../api/errors.js';
-import type { GenerationParams, OutputConstraint } from '../api/schemas.js';
+import { ApiError } from '../validation/errors.js';
+import type { GenerationParams, OutputConstraint } from '../validation/schemas.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';
 import { EngineCallError } from '../engine/client.js';
 import { requireSupportedSchema } from '../grammar/schema-support.js';

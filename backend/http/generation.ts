@@ -11,7 +11,7 @@
 // before the first token) as an HTTP status with the JSON error; after it as an SSE `error`
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
-import { ApiError, toApiError } from '../api/errors.js';
+import { ApiError, toApiError } from '../validation/errors.js';
 import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
 import type { DoneEvent, EngineClient, RequestEvent, TokenizedParts } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';

@@ -1,5 +1,5 @@
 // Checks a route makes against the served model before it books a request.
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../validation/errors.js';
 import type { ModelView } from '../served-model/model-view.js';
 
 /** Text routes on an embedding model are a 400 that says what the model does. */

@@ -5,7 +5,7 @@
 // for it gets `: keep-alive` comments (its 200 goes out with the first one, so a load that
 // fails after that ends the stream with an error event).
 import type { ModelRole } from '../../contract/models.js';
-import { toApiError } from '../api/errors.js';
+import { toApiError } from '../validation/errors.js';
 import type { AppContext } from './app-context.js';
 import { ClientConnection } from './client-connection.js';
 import { readJson } from './respond.js';

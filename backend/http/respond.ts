@@ -1,7 +1,7 @@
 // JSON answers and errors. Every error leaves as {"error": {message, type, code, param}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../api/errors.js';
-import { parseJsonBody } from '../api/schemas.js';
+import { ApiError } from '../validation/errors.js';
+import { parseJsonBody } from '../validation/schemas.js';
 import { BodyTooLarge, readBody } from './body.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -4,7 +4,7 @@
 // holds its model (a lease) from routing to its answer; a held model is never unloaded. Each
 // loaded model is a runtime of its own (engine processes, ledger, scheduler: server/model-runtime.ts).
 // Loads run one at a time, so two loads never both count the same free room.
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../validation/errors.js';
 import type { ModelActionBody, ModelRole, ModelState } from '../../contract/models.js';
 import type { AppContext, ModelDirectory, ModelLease, ServedModelRow } from '../http/app-context.js';
 import type { Logger } from '../log/logger.js';

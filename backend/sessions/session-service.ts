@@ -3,9 +3,9 @@
 // the next request with that prefix starts from it, list, delete. Another model's session is
 // refused before any engine sees it.
 import type { SessionPhases } from '../../native/lib/addon.js';
-import type { SessionSaveRequest } from '../api/schemas.js';
-import { engineCallApiError } from '../api/engine-errors.js';
-import { ApiError } from '../api/errors.js';
+import type { SessionSaveRequest } from '../validation/schemas.js';
+import { engineCallApiError } from '../validation/engine-errors.js';
+import { ApiError } from '../validation/errors.js';
 import { renderChatPrompt, tokenizeChatPrompt, tokenizeRawPrompt } from '../chat/chat-prompt.js';
 import type { ChatMessage } from '../chat/chat-types.js';
 import type { EngineClient } from '../engine/client.js';

@@ -1,9 +1,9 @@
 // The @strata chat participant: answers from the Strata server directly (no other chat
 // extension or model needed), plus /save NAME, /restore NAME, /sessions and /stats.
 import * as vscode from 'vscode';
-import type { ServerConnection } from '../backend/connection.js';
-import { CHAT_MAX_TOKENS } from '../api/types.js';
-import { StartDeclined } from '../backend/manager.js';
+import type { ServerConnection } from '../server/connection.js';
+import { CHAT_MAX_TOKENS } from '../client/types.js';
+import { StartDeclined } from '../server/manager.js';
 import { abortOn } from '../lm/provider.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
 import { sessionsMarkdown, statsMarkdown } from './format.js';

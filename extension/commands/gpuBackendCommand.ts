@@ -5,11 +5,11 @@
 // not to ask again.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { StrataClient } from '../api/client.js';
-import type { ServerControl } from '../backend/connection.js';
+import { StrataClient } from '../client/client.js';
+import type { ServerControl } from '../server/connection.js';
 import {
   installGpuBackend, listGpuBackends, type BackendListReport, type GpuBackendKind, type InstallOutcome,
-} from '../backend/gpuBackendCli.js';
+} from '../server/gpuBackendCli.js';
 
 const DONT_ASK = 'strata.gpuBackendSuggestion.dismissed';
 const TITLES: Record<GpuBackendKind, string> = {

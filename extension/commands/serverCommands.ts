@@ -1,6 +1,6 @@
 // Start / Stop / Restart Server, Show Log, Set API Key.
 import * as vscode from 'vscode';
-import type { ServerControl } from '../backend/connection.js';
+import type { ServerControl } from '../server/connection.js';
 import { API_KEY_SECRET, isSelfChange, SERVER_KEYS } from '../config/config.js';
 
 export function registerServerCommands(context: vscode.ExtensionContext, server: ServerControl, log: vscode.LogOutputChannel): void {

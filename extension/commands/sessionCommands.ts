@@ -1,7 +1,7 @@
 // "Strata: Save Session" / "Strata: Restore Session" from the palette. Save takes the panel's
 // current conversation; Restore loads a saved one into the panel's chat.
 import * as vscode from 'vscode';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ServerConnection } from '../server/connection.js';
 import { fmtBytes } from '../../contract/units.js';
 import type { PanelHub } from '../panel/hub.js';
 import { sessionNameAdvice } from '../../contract/session-name.js';

@@ -1,8 +1,8 @@
 // Inline (ghost text) completions over the server's /v1/infill. The rules live in the pure
 // modules next to this file; this one only connects them to VS Code.
 import * as vscode from 'vscode';
-import { StrataApiError } from '../api/client.js';
-import type { ServerConnection } from '../backend/connection.js';
+import { StrataApiError } from '../client/client.js';
+import type { ServerConnection } from '../server/connection.js';
 import { completionSettings } from '../config/config.js';
 import { CompletionCache } from './cache.js';
 import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';

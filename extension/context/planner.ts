@@ -1,7 +1,7 @@
 // Counts tokens with the server's tokenizer (cached by text) and plans what a chat request sends:
 // the conversation and its context fitted into the model's context per conversation (fit.ts).
 // Shared by the panel chat and @strata, so both trim the same way and say so the same way.
-import type { StrataClient } from '../api/client.js';
+import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import type { ContextItem } from '../../contract/panel.js';
 import { fitToContext, promptBudget, type FitPlan } from './fit.js';

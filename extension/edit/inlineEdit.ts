@@ -2,8 +2,8 @@
 // (or the cursor's line), and shows the rewrite as a diff to accept or reject (proposals.ts).
 // Also "Apply" of a code block from the panel chat: the block proposed for the selection or file.
 import * as vscode from 'vscode';
-import type { ServerConnection } from '../backend/connection.js';
-import { StartDeclined } from '../backend/manager.js';
+import type { ServerConnection } from '../server/connection.js';
+import { StartDeclined } from '../server/manager.js';
 import { abortOn } from '../lm/provider.js';
 import { editMessages, extractCode } from './editPrompt.js';
 import { EditProposals } from './proposals.js';

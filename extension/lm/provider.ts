@@ -1,7 +1,7 @@
 // The Strata models in VS Code's chat model picker (vscode.lm, vendor "strata").
 import * as vscode from 'vscode';
-import type { ModelEntry } from '../api/types.js';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ModelEntry } from '../client/types.js';
+import type { ServerConnection } from '../server/connection.js';
 import { messageText, parseToolInput, toChatMessages } from './convert.js';
 
 const FALLBACK_CONTEXT = 8192;

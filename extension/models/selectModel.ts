@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerControl } from '../backend/connection.js';
+import type { ServerControl } from '../server/connection.js';
 import { setModelPath } from '../config/config.js';
 import { downloadModel } from './download.js';
 import { RecentModels } from './recent.js';

@@ -1,7 +1,7 @@
 // The extension side of the panel, shared by the editor panel and the sidebar view: keeps the
 // latest server data, pushes it to every open view, answers their messages, and runs the
 // panel's chat streams. No vscode here (views are just sinks), so it is unit-tested.
-import type { StrataClient } from '../api/client.js';
+import type { StrataClient } from '../client/client.js';
 import type { SessionInfo } from '../../contract/sessions.js';
 import type { DeviceMemory } from '../../contract/devices.js';
 import type { Metrics } from '../../contract/metrics.js';

@@ -1,9 +1,9 @@
 // The panel's chat streams: plans each request (context fitted to the model, ContextPlanner),
 // streams the answer to every view, keeps running and recently finished answers for views that
 // come back, and the conversation last used (for "Save Session"). No vscode: unit-tested.
-import type { StrataClient } from '../api/client.js';
+import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
-import { CHAT_MAX_TOKENS } from '../api/types.js';
+import { CHAT_MAX_TOKENS } from '../client/types.js';
 import type { ContextPlanner } from '../context/planner.js';
 import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
 

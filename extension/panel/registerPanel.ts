@@ -1,7 +1,7 @@
 // Wires the panel: the hub, its two views, the Open Panel command, and the data it shows.
 import * as vscode from 'vscode';
 import { join } from 'node:path';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ServerConnection } from '../server/connection.js';
 import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
 import type { MetricsFeed } from '../status/metricsFeed.js';
 import type { PanelCommand } from '../../contract/panel.js';

@@ -3,7 +3,7 @@
 // JSON file per session, and fills them in when the server's restore answer has none.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StrataClient } from '../api/client.js';
+import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
 
 export interface ConversationStore {

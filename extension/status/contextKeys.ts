@@ -1,7 +1,7 @@
 // Context keys for when-clauses and `enablement` in package.json: Start only while stopped or
 // failed, Stop and Restart only while a server runs or starts.
 import * as vscode from 'vscode';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ServerConnection } from '../server/connection.js';
 
 export function registerContextKeys(context: vscode.ExtensionContext, server: ServerConnection): void {
   const set = (): void => {

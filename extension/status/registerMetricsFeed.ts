@@ -1,8 +1,8 @@
 // One MetricsFeed for the extension: refreshed while our requests run, while the server reports
 // work, or while a panel is visible (see metricsFeed.ts).
 import type * as vscode from 'vscode';
-import type { ActivityTracker } from '../backend/activity.js';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ActivityTracker } from '../server/activity.js';
+import type { ServerConnection } from '../server/connection.js';
 import { MetricsFeed } from './metricsFeed.js';
 
 export function registerMetricsFeed(context: vscode.ExtensionContext, server: ServerConnection, activity: ActivityTracker): MetricsFeed {

@@ -3,7 +3,7 @@
 // Click: the Strata menu (statusMenu.ts).
 import * as vscode from 'vscode';
 import type { Metrics } from '../../contract/metrics.js';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ServerConnection } from '../server/connection.js';
 import type { CompletionGate } from '../completion/pause.js';
 import type { CompletionStats } from '../completion/stats.js';
 import type { MetricsFeed } from './metricsFeed.js';

@@ -1,6 +1,6 @@
 // The Strata menu behind the status bar item (entries: menuEntries.ts) as a Quick Pick.
 import * as vscode from 'vscode';
-import type { ServerConnection } from '../backend/connection.js';
+import type { ServerConnection } from '../server/connection.js';
 import type { CompletionGate } from '../completion/pause.js';
 import { statusMenuEntries } from './menuEntries.js';
 

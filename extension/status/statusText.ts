@@ -2,7 +2,7 @@
 // tooltip is also the item's accessible label: slots, speed, the last completion's latency and
 // whether completions are paused.
 import type { Metrics } from '../../contract/metrics.js';
-import type { ServerStatus } from '../backend/connection.js';
+import type { ServerStatus } from '../server/connection.js';
 import { liveTokS } from './metricsFeed.js';
 
 export interface CompletionStatus {

@@ -337,7 +337,7 @@ export interface BackendReport {
 
 /**
  * What kind of failure a rejected engine call is: the Error's `code` (native/src/engine_error.h).
- * The server maps these to HTTP statuses in one table (backend/api/engine-errors.ts), never by
+ * The server maps these to HTTP statuses in one table (backend/validation/engine-errors.ts), never by
  * the message's wording.
  */
 export type EngineErrorCode =

@@ -1,5 +1,5 @@
 // Typed failures of engine commands (sessions): a code that crosses N-API and IPC beside the
-// message, so the server maps failures to HTTP statuses by code (backend/api/engine-errors.ts),
+// message, so the server maps failures to HTTP statuses by code (backend/validation/engine-errors.ts),
 // never by the wording of a message. The names are EngineErrorCode in native/lib/addon.d.ts.
 #pragma once
 #include <stdexcept>

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { c as tarCreate } from 'tar';
-import { PIN, type Pin } from '../../backend/backends/pin.js';
+import { PIN, type Pin } from '../../backend/gpu-backends/pin.js';
 
 export interface FakeRegistry {
   url: string;

@@ -4,7 +4,7 @@
 // names them, so this sets it (per process: each test file runs in its own) before the backend
 // loads. Files skip, saying why, when there is no such device.
 import type { BackendReport, DeviceInfo } from '../../native/lib/addon.js';
-import { installedBackend } from '../../backend/backends/install.js';
+import { installedBackend } from '../../backend/gpu-backends/install.js';
 import { loadAddon } from '../../backend/addon/loader.js';
 
 export type VulkanSetup =

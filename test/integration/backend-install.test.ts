@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   backendStoreDir, installBackend, installedBackend, installedBackendDirs, listInstalled, removeBackend, type InstallProgress,
-} from '../../backend/backends/install.js';
+} from '../../backend/gpu-backends/install.js';
 import { packageRoot } from '../../backend/addon/loader.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from './server-helpers.js';
@@ -151,7 +151,7 @@ describe('strata backend', () => {
 
   it('install: SIGTERM during the download cancels it and leaves nothing behind', async () => {
     // The registry claims the real pinned integrity and stalls: the CLI is mid-download when stopped.
-    reg.claimIntegrity = (await import('../../backend/backends/pin.js')).PIN.gpuBackends.vulkan.integrity;
+    reg.claimIntegrity = (await import('../../backend/gpu-backends/pin.js')).PIN.gpuBackends.vulkan.integrity;
     reg.stallAfter = 1024;
     try {
       const stalled = reg.nextStall();

@@ -3,7 +3,7 @@
 // contract/), give the figures the server produced. A server field renamed without the contract
 // fails here at run time as well as in the type check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StrataClient } from '../../extension/api/client.js';
+import { StrataClient } from '../../extension/client/client.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { greedy, startServer, tempDir, type Running } from './server-helpers.js';
 

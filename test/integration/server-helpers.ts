@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { createLogger, type Logger } from '../../backend/log/logger.js';
-import { StrataServer } from '../../backend/server/app.js';
-import { defaultConfig, type ServerConfig } from '../../backend/server/config.js';
+import { StrataServer } from '../../backend/app/app.js';
+import { defaultConfig, type ServerConfig } from '../../backend/app/config.js';
 
 export interface Running {
   server: StrataServer;

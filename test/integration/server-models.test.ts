@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseModelsBody } from '../../contract/models.js';
 import { ensureTestModel } from '../helpers/models.js';
-import type { ModelSpec } from '../../backend/server/model-specs.js';
+import type { ModelSpec } from '../../backend/app/model-specs.js';
 import { greedy, json, startServer, stream, tempDir, type Running } from './server-helpers.js';
 
 async function specs(): Promise<ModelSpec[]> {

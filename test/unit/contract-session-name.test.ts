@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../backend/api/errors.js';
-import { sanitizeSessionName } from '../../backend/api/schemas.js';
+import { ApiError } from '../../backend/validation/errors.js';
+import { sanitizeSessionName } from '../../backend/validation/schemas.js';
 import { SessionStore } from '../../backend/sessions/session-store.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { sessionNameAdvice, sessionNameProblem } from '../../contract/session-name.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseDevices } from '../../contract/devices.js';
-import { parseHealth } from '../../extension/api/normalize.js';
+import { parseHealth } from '../../extension/client/normalize.js';
 import { devicesBody, replicaDevices } from '../helpers/contract-bodies.js';
-import { engineFailureMessage, parseEngineFailure } from '../../extension/backend/engineFailure.js';
-import { classifyExit, lastErrorLine } from '../../extension/backend/failures.js';
+import { engineFailureMessage, parseEngineFailure } from '../../extension/server/engineFailure.js';
+import { classifyExit, lastErrorLine } from '../../extension/server/failures.js';
 
 // The server's wording (backend/engine/process-client.ts: deathReason and the crash-loop limit).
 const REASON = 'engine (replica 0) stopped restarting after 5 engine deaths in a row; last: engine process exited (signal SIGSEGV): '

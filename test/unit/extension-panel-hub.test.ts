@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest, ChatStreamEvent } from '../../extension/api/types.js';
+import type { ChatRequest, ChatStreamEvent } from '../../extension/client/types.js';
 import type { SessionInfo } from '../../contract/sessions.js';
 import type { Metrics } from '../../contract/metrics.js';
 import { PanelHub, type PanelClient, type PanelDeps } from '../../extension/panel/hub.js';

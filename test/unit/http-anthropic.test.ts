@@ -1,6 +1,6 @@
 // Anthropic Messages: request conversion into chat messages, and the streamed block events.
 import { describe, expect, it } from 'vitest';
-import { parseMessagesRequest } from '../../backend/api/anthropic-schema.js';
+import { parseMessagesRequest } from '../../backend/validation/anthropic-schema.js';
 import { anthropicUsage, BlockStream, contentBlocks, stopReason } from '../../backend/http/anthropic-shapes.js';
 
 const refusal = (body: unknown): string => {

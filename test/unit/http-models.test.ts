@@ -13,8 +13,8 @@ import { metricsBodySchema } from '../../contract/metrics.js';
 import { checkBody } from '../../contract/check.js';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { silentLogger } from '../../backend/log/logger.js';
-import { StrataServer } from '../../backend/server/app.js';
-import { defaultConfig, type ServerConfig } from '../../backend/server/config.js';
+import { StrataServer } from '../../backend/app/app.js';
+import { defaultConfig, type ServerConfig } from '../../backend/app/config.js';
 import { FakeEngineClient, type FakeRequest } from '../helpers/fake-engine-client.js';
 
 /** A scripted engine whose load waits for the test (gate) and may fail. */

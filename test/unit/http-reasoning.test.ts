@@ -4,12 +4,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../backend/api/errors.js';
-import { parseChatRequest } from '../../backend/api/schemas.js';
+import { ApiError } from '../../backend/validation/errors.js';
+import { parseChatRequest } from '../../backend/validation/schemas.js';
 import { ChatChunkBuilder, chatCompletion, type ChatDelta, type Figures } from '../../backend/http/openai-shapes.js';
 import { silentLogger } from '../../backend/log/logger.js';
-import { StrataServer } from '../../backend/server/app.js';
-import { defaultConfig } from '../../backend/server/config.js';
+import { StrataServer } from '../../backend/app/app.js';
+import { defaultConfig } from '../../backend/app/config.js';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { FakeEngineClient, type FakeEngineOptions } from '../helpers/fake-engine-client.js';
 

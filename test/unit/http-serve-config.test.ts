@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { engineConfigFor } from '../../backend/server/app.js';
-import { ConfigError, resolveConfig, serveHelp } from '../../backend/server/config.js';
+import { engineConfigFor } from '../../backend/app/app.js';
+import { ConfigError, resolveConfig, serveHelp } from '../../backend/app/config.js';
 
 const flags = (o: Record<string, string>) => new Map(Object.entries(o));
 const noFile = () => { throw new Error('no file'); };

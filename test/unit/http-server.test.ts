@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../backend/log/logger.js';
-import { StrataServer } from '../../backend/server/app.js';
-import { defaultConfig, type ServerConfig } from '../../backend/server/config.js';
+import { StrataServer } from '../../backend/app/app.js';
+import { defaultConfig, type ServerConfig } from '../../backend/app/config.js';
 import { FakeEngineClient, type FakeEngineOptions } from '../helpers/fake-engine-client.js';
 
 interface Harness { server: StrataServer; fakes: FakeEngineClient[]; url: string; port: number; openai: OpenAI }

@@ -2,9 +2,9 @@
 // the config file's per-model section, --preload, and the refusals that name the fault.
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../../backend/args/args.js';
-import { engineConfigFor } from '../../backend/server/app.js';
-import { resolveConfig, type ConfigSources } from '../../backend/server/config.js';
-import { modelConfig } from '../../backend/server/model-runtime.js';
+import { engineConfigFor } from '../../backend/app/app.js';
+import { resolveConfig, type ConfigSources } from '../../backend/app/config.js';
+import { modelConfig } from '../../backend/app/model-runtime.js';
 
 const noFile = () => { throw new Error('no file'); };
 

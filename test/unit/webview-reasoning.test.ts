@@ -4,8 +4,8 @@
 // has no unit test: the webview tests here are DOM-free.)
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reasoningOf, StrataClient, type ChatEvent } from '../../extension/api/client.js';
-import type { ChatRequest } from '../../extension/api/types.js';
+import { reasoningOf, StrataClient, type ChatEvent } from '../../extension/client/client.js';
+import type { ChatRequest } from '../../extension/client/types.js';
 import { PanelHub, type PanelClient } from '../../extension/panel/hub.js';
 import type { ToWebview } from '../../contract/panel.js';
 import { conversation, initialState, persisted, reduce, sendChat, thinkingView, type ViewState } from '../../webview/state.js';

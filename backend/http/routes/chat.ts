@@ -5,7 +5,7 @@
 // valid call leaves as content (what the model writes never causes a 5xx). With n > 1 every
 // choice has its own splitter and parser; response_format and a forced tool_choice constrain the
 // output with a grammar.
-import { parseChatRequest } from '../../api/schemas.js';
+import { parseChatRequest } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import { ChoiceText, forcedCalls, renderConversation } from '../chat-choice.js';

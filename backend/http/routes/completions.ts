@@ -1,7 +1,7 @@
 // POST /v1/completions: a text (or token id) prompt, streamed or not; n choices, logprobs N,
 // and llama-server's json_schema / grammar constraints.
-import { parseCompletionRequest } from '../../api/schemas.js';
-import { ApiError } from '../../api/errors.js';
+import { parseCompletionRequest } from '../../validation/schemas.js';
+import { ApiError } from '../../validation/errors.js';
 import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeRaw, withRequest, type PromptProgress } from '../generation.js';

@@ -1,6 +1,6 @@
 // GET /metrics (JSON), /metrics/prometheus, /v1/traces and /v1/traces/{id}.
 import type { TraceBody, TracesBody } from '../../../contract/traces.js';
-import { ApiError } from '../../api/errors.js';
+import { ApiError } from '../../validation/errors.js';
 import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
 import type { AppContext } from '../app-context.js';

@@ -1,8 +1,8 @@
 // POST /v1/embeddings: every input is tokenized (BOS/CLS/SEP as the vocabulary adds them, user
 // text never parsed as control tokens) and the whole list goes to the engine as one request, whose
 // steps pool many inputs at once; vectors come back L2-normalised, as float arrays or base64.
-import { ApiError } from '../../api/errors.js';
-import { parseEmbeddingsRequest } from '../../api/embeddings-schema.js';
+import { ApiError } from '../../validation/errors.js';
+import { parseEmbeddingsRequest } from '../../validation/embeddings-schema.js';
 import type { AppContext } from '../app-context.js';
 import { follow, requireModel, settle, tokenizeInputs, withRequest } from '../generation.js';
 import { readJson, sendJson } from '../respond.js';

@@ -2,8 +2,8 @@
 // FIM tokens, at infill priority (before chat in the queue). Stops when the model starts to
 // repeat the code after the cursor, and after t_max_predict_ms of decoding once a line is
 // complete. A model without FIM tokens gets a clear 400.
-import { parseInfillRequest } from '../../api/schemas.js';
-import { ApiError } from '../../api/errors.js';
+import { parseInfillRequest } from '../../validation/schemas.js';
+import { ApiError } from '../../validation/errors.js';
 import type { AppContext } from '../app-context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeParts, withRequest } from '../generation.js';
 import { buildInfillPrompt, fimOrderFor, prefixBudget, SuffixRepeatStop } from '../../infill/infill-prompt.js';

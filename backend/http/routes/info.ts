@@ -1,6 +1,6 @@
 // GET /health and /v1/devices: whether the server is ready and where its engines run.
 import type { DevicesBody, ReplicaDevicesBody } from '../../../contract/devices.js';
-import { suggestBackend } from '../../backends/readiness.js';
+import { suggestBackend } from '../../gpu-backends/readiness.js';
 import type { AppContext } from '../app-context.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';

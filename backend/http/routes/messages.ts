@@ -3,9 +3,9 @@
 // streaming tool-call parser, a grammar for a forced tool call), answered in Anthropic's shapes:
 // content blocks (thinking, text, tool_use), stop_reason, usage, and the named stream events.
 // Errors, streamed or not, are Anthropic error bodies.
-import { parseConversation, parseMessagesRequest } from '../../api/anthropic-schema.js';
-import { ApiError, toApiError, type ApiErrorBody } from '../../api/errors.js';
-import { requireObject } from '../../api/validate.js';
+import { parseConversation, parseMessagesRequest } from '../../validation/anthropic-schema.js';
+import { ApiError, toApiError, type ApiErrorBody } from '../../validation/errors.js';
+import { requireObject } from '../../validation/validate.js';
 import type { AppContext } from '../app-context.js';
 import {
   anthropicError, anthropicUsage, BlockStream, contentBlocks, messageObject, stopReason, type AnthropicEvent,

@@ -3,7 +3,7 @@
 // requests are in flight.
 import { basename } from 'node:path';
 import type { ModelActionBody, ModelEntryBody, ModelsBody, ModelsMetricsBody } from '../../../contract/models.js';
-import { ApiError } from '../../api/errors.js';
+import { ApiError } from '../../validation/errors.js';
 import type { AppContext, ServedModelRow } from '../app-context.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';

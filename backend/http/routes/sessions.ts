@@ -1,6 +1,6 @@
 // Sessions: GET /v1/sessions, POST /v1/sessions {name, messages}, GET/DELETE
 // /v1/sessions/{name}, POST /v1/sessions/{name}/restore.
-import { parseSessionSaveRequest, sanitizeSessionName } from '../../api/schemas.js';
+import { parseSessionSaveRequest, sanitizeSessionName } from '../../validation/schemas.js';
 import type { SessionListBody } from '../../../contract/sessions.js';
 import type { AppContext } from '../app-context.js';
 import { readJson, sendJson } from '../respond.js';

@@ -1,6 +1,6 @@
 // POST /v1/tokenize and /v1/detokenize (llama-server's shapes).
-import { ApiError } from '../../api/errors.js';
-import { parseDetokenizeRequest, parseTokenizeRequest } from '../../api/schemas.js';
+import { ApiError } from '../../validation/errors.js';
+import { parseDetokenizeRequest, parseTokenizeRequest } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { requireModel, requireTokenizer } from '../generation.js';
 import { readJson, sendJson } from '../respond.js';

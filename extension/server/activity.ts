@@ -1,6 +1,6 @@
 // Counts requests that occupy the model right now (chat answers, inline completions), so the
 // status bar can say "busy" and the metrics feed knows when to refresh. No vscode.
-import type { ActivitySink } from '../api/client.js';
+import type { ActivitySink } from '../client/client.js';
 
 export class ActivityTracker implements ActivitySink {
   private counts = { chat: 0, infill: 0 };

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../native/lib/addon.js';
-import { parseLdconfig, resolveLibrary, type LibrarySearch } from '../../backend/backends/library-search.js';
-import { probeMachine, type MachineReport } from '../../backend/backends/machine.js';
+import { parseLdconfig, resolveLibrary, type LibrarySearch } from '../../backend/gpu-backends/library-search.js';
+import { probeMachine, type MachineReport } from '../../backend/gpu-backends/machine.js';
 import {
   backendReadiness, describeLoadFailure, fallbackLine, missingFromDlerror, suggestBackend,
-} from '../../backend/backends/readiness.js';
+} from '../../backend/gpu-backends/readiness.js';
 
 const roots: string[] = [];
 afterEach(() => { for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true }); });

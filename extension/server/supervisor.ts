@@ -2,7 +2,7 @@
 // back-off, give up with a clear message after repeated failures, stop (SIGTERM, then SIGKILL).
 // No vscode and no real processes here: spawn, port picking, health probe and the clock are
 // injected, so the policy is unit-tested with a fake clock.
-import type { Health } from '../api/types.js';
+import type { Health } from '../client/types.js';
 import { classifyExit, type Failure } from './failures.js';
 
 export interface ProcessHandle {

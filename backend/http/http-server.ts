@@ -2,7 +2,7 @@
 // answers. Handlers throw ApiError for what the client can fix (4xx) or what is down (503);
 // anything else is a 500 with the message, logged with the request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ApiError, toApiError } from '../api/errors.js';
+import { ApiError, toApiError } from '../validation/errors.js';
 import type { AppContext } from './app-context.js';
 import { ClientGone } from './generation.js';
 import { sendError } from './respond.js';

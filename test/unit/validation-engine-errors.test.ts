@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENGINE_ERROR_STATUS, engineCallApiError } from '../../backend/api/engine-errors.js';
+import { ENGINE_ERROR_STATUS, engineCallApiError } from '../../backend/validation/engine-errors.js';
 import { EngineCallError } from '../../backend/engine/client.js';
 import { ENGINE_ERROR_CODES } from '../../backend/engine/protocol.js';
 

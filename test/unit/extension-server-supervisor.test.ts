@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Health } from '../../extension/api/types.js';
-import { Supervisor, type ProcessHandle, type SupervisorOptions, type SupervisorState } from '../../extension/backend/supervisor.js';
+import type { Health } from '../../extension/client/types.js';
+import { Supervisor, type ProcessHandle, type SupervisorOptions, type SupervisorState } from '../../extension/server/supervisor.js';
 
 class FakeProcess implements ProcessHandle {
   static nextPid = 100;

@@ -1,17 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatChunkAssembler } from '../../extension/api/chatStream.js';
-import { normalizeBaseUrl, StrataApiError, StrataClient, type ChatEvent } from '../../extension/api/client.js';
+import { ChatChunkAssembler } from '../../extension/client/chatStream.js';
+import { normalizeBaseUrl, StrataApiError, StrataClient, type ChatEvent } from '../../extension/client/client.js';
 import { ContractError } from '../../contract/check.js';
 import { parseDevices } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseSessions } from '../../contract/sessions.js';
 import { parseTraces } from '../../contract/traces.js';
-import { parseHealth, parseModels } from '../../extension/api/normalize.js';
+import { parseHealth, parseModels } from '../../extension/client/normalize.js';
 import { devicesBody, engineBody, historyEntry, metricsBody, replicaDevices, sessionMeta, traceEntry } from '../helpers/contract-bodies.js';
 import { SseDecoder } from '../../backend/net/sse-decoder.js';
-import type { ChatStreamEvent } from '../../extension/api/types.js';
-import { ActivityTracker } from '../../extension/backend/activity.js';
+import type { ChatStreamEvent } from '../../extension/client/types.js';
+import { ActivityTracker } from '../../extension/server/activity.js';
 
 describe('SseDecoder', () => {
   it('splits events across arbitrary chunk boundaries and skips comments', () => {

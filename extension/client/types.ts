@@ -1,5 +1,5 @@
 // The server's HTTP shapes as the extension and the panel use them (camelCase, normalised).
-// Wire parsing lives in normalize.ts; nothing outside extension/api/ reads raw JSON. The shapes the
+// Wire parsing lives in normalize.ts; nothing outside extension/client/ reads raw JSON. The shapes the
 // panel shows too are declared in contract/.
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
 

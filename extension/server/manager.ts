@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
-import { StrataClient } from '../api/client.js';
+import { StrataClient } from '../client/client.js';
 import * as config from '../config/config.js';
 import type { ActivityTracker } from './activity.js';
 import type { ServerControl, ServerStatus } from './connection.js';

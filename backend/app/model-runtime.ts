@@ -2,9 +2,9 @@
 // client's epochs and restart rules), its request ledger, scheduler, traces and sessions, and
 // the route context its requests run in. server/app.ts makes one per model as the model pool
 // loads it and closes it when the pool unloads it.
-import type { InstalledBackend } from '../backends/install.js';
-import type { MachineReport } from '../backends/machine.js';
-import { fallbackLine } from '../backends/readiness.js';
+import type { InstalledBackend } from '../gpu-backends/install.js';
+import type { MachineReport } from '../gpu-backends/machine.js';
+import { fallbackLine } from '../gpu-backends/readiness.js';
 import type { EngineClient, EngineConfig } from '../engine/client.js';
 import type { CpuPath } from '../engine/cpu-path.js';
 import type { AppContext, ModelDirectory } from '../http/app-context.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, toApiError } from '../../backend/api/errors.js';
+import { ApiError, toApiError } from '../../backend/validation/errors.js';
 import { ChatTemplateError } from '../../backend/chat/template.js';
 
 describe('ApiError', () => {

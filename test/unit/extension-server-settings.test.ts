@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { classifyExit } from '../../extension/backend/failures.js';
+import { classifyExit } from '../../extension/server/failures.js';
 import { buildServeArgs, DEFAULT_SETTINGS, parseNumberList, requestModels, servedModels, settingsProblems } from '../../extension/config/server-settings.js';
 import { parseArgs } from '../../backend/args/args.js';
-import { resolveConfig } from '../../backend/server/config.js';
+import { resolveConfig } from '../../backend/app/config.js';
 
 describe('serve arguments from settings', () => {
   it('maps every setting to its flag', () => {

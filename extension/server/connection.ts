@@ -1,6 +1,6 @@
 // What features need from the server side: its status, a client when it is ready, and a way to
 // get it ready. Features depend on this interface, never on the manager class.
-import type { StrataClient } from '../api/client.js';
+import type { StrataClient } from '../client/client.js';
 import type { ServerView } from '../../contract/panel.js';
 
 export type ServerStatus = ServerView;

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkPin, GPU_BACKEND_KINDS, PIN, pinProblems, type Pin } from '../../backend/backends/pin.js';
+import { checkPin, GPU_BACKEND_KINDS, PIN, pinProblems, type Pin } from '../../backend/gpu-backends/pin.js';
 import { packageRoot } from '../../backend/addon/loader.js';
 
 const clone = (): Pin => JSON.parse(JSON.stringify(PIN)) as Pin;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../backend/api/errors.js';
-import { parseJsonBody } from '../../backend/api/schemas.js';
+import { ApiError } from '../../backend/validation/errors.js';
+import { parseJsonBody } from '../../backend/validation/schemas.js';
 
 function failure(fn: () => unknown): ApiError {
   try {

@@ -5,14 +5,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freemem } from 'node:os';
-import { installedBackendDirs, listInstalled, type InstalledBackend } from '../backends/install.js';
-import { probeMachine, type MachineReport } from '../backends/machine.js';
+import { installedBackendDirs, listInstalled, type InstalledBackend } from '../gpu-backends/install.js';
+import { probeMachine, type MachineReport } from '../gpu-backends/machine.js';
 import type { EngineClient, EngineConfig } from '../engine/client.js';
 import { memoCpuPath, type CpuPath } from '../engine/cpu-path.js';
 import { createProcessEngineClient } from '../engine/process-client.js';
 import type { AppContext } from '../http/app-context.js';
 import { ConnectionTracker } from '../http/connections.js';
-import { createHttpServer } from '../http/server.js';
+import { createHttpServer } from '../http/http-server.js';
 import { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { estimateModelBytes } from '../model-pool/memory-estimate.js';

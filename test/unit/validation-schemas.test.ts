@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../backend/api/errors.js';
+import { ApiError } from '../../backend/validation/errors.js';
 import {
   parseChatRequest, parseCompletionRequest, parseDetokenizeRequest, parseInfillRequest, parseSessionSaveRequest,
   parseTokenizeRequest, sanitizeSessionName,
-} from '../../backend/api/schemas.js';
+} from '../../backend/validation/schemas.js';
 
 /** "status message [param]" of the ApiError fn throws. */
 function refusal(fn: () => unknown): string {
