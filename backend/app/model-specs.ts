@@ -37,7 +37,7 @@ const PER_MODEL: ReadonlyArray<{ flag: string; key: keyof ModelSettings | 'devic
   { flag: 'gpu-layers', key: 'gpuLayers' }, { flag: 'replicas', key: 'replicas' }, { flag: 'devices', key: 'devices' },
   { flag: 'embeddings', key: 'embeddings' },
 ];
-const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding'];
+const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding', 'rerank'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export const modelNameOf = (path: string): string => basename(path).replace(/\.gguf$/i, '');
