@@ -3,8 +3,10 @@
 // ships as one 1.3 MB .wasm). Files, chunks with an FTS5 index (BM25), and one vector per chunk
 // text (keyed by its hash: duplicates and renamed files keep theirs). Every change is one
 // transaction with a rollback journal and synchronous=FULL: a crash mid-write leaves the last
-// committed state, which SQLite restores on the next open.
-import { statSync } from 'node:fs';
+// committed state, which SQLite restores on the next open. The wasm VFS locks with a
+// `<file>.lock` folder, which a killed process leaves behind; the store records its owner's pid
+// beside it and clears a lock whose owner is gone (one extension host owns a workspace's index).
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Database, type Statement } from 'node-sqlite3-wasm';
 
 /** Bump when the schema changes: an older index is dropped and rebuilt. */
@@ -40,9 +42,19 @@ export class IndexStore {
     this.db = new Database(path);
   }
 
-  /** Opens (or creates) the index; a database of another schema version is emptied first. */
+  /**
+   * Opens (or creates) the index; a database of another schema version is emptied first. Throws
+   * when a live process (another window) has it open.
+   */
   static open(path: string): IndexStore {
-    const s = new IndexStore(path);
+    claimOwnership(path);
+    let s: IndexStore;
+    try {
+      s = new IndexStore(path);
+    } catch (e) {
+      releaseOwnership(path);
+      throw e;
+    }
     try {
       s.init();
     } catch (e) {
@@ -226,5 +238,31 @@ export class IndexStore {
     for (const s of this.stmts.values()) if (!s.isFinalized) s.finalize();
     this.stmts.clear();
     if (this.db.isOpen) this.db.close();
+    releaseOwnership(this.path);
   }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function claimOwnership(path: string): void {
+  const owner = `${path}.owner`;
+  let pid = NaN;
+  try { pid = Number(readFileSync(owner, 'utf8').trim()); } catch { /* no owner: never opened, or closed cleanly */ }
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+    throw new Error(`the codebase index ${path} is open in another process (pid ${pid})`);
+  }
+  // The owner is gone (or is us): a lock folder left behind is stale.
+  rmSync(`${path}.lock`, { recursive: true, force: true });
+  writeFileSync(owner, String(process.pid), { mode: 0o600 });
+}
+
+function releaseOwnership(path: string): void {
+  rmSync(`${path}.owner`, { force: true });
 }
