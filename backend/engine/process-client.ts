@@ -28,10 +28,10 @@ export interface ProcessEngineClientOptions {
   hostScript?: string;
   /** Default process.execPath. Under Electron pass ELECTRON_RUN_AS_NODE=1 in our env: it is passed through. */
   nodePath?: string;
-  /** Model load limit (default 300 s). */
-  readyTimeoutMs?: number;
-  /** Kill an engine that sends nothing for this long while it has work (default 60 s); every message restarts the clock. */
-  silenceTimeoutMs?: number;
+  /** Model load limit: the server's --engine-ready-timeout-ms (serve-options.ts), the one default. */
+  readyTimeoutMs: number;
+  /** Kill an engine that sends nothing for this long while it has work (--engine-silence-timeout-ms); every message restarts the clock. */
+  silenceTimeoutMs: number;
   /** Back-off between restarts after a crash: min, doubling up to max (default 500 ms .. 30 s). */
   restart?: {
     minDelayMs: number; maxDelayMs: number;
@@ -107,8 +107,8 @@ class ProcessEngineClient implements EngineClient {
   constructor(private readonly opts: ProcessEngineClientOptions) {
     this.replica = opts.replica;
     this.hostScript = opts.hostScript ?? join(packageRoot, 'dist', 'engine-host.mjs');
-    this.readyTimeoutMs = opts.readyTimeoutMs ?? 300_000;
-    this.silenceTimeoutMs = opts.silenceTimeoutMs ?? 60_000;
+    this.readyTimeoutMs = opts.readyTimeoutMs;
+    this.silenceTimeoutMs = opts.silenceTimeoutMs;
     this.restartPolicy = { minDelayMs: 500, maxDelayMs: 30_000, healthyMs: 60_000, maxCrashes: 5, ...opts.restart };
     this.log = opts.log ?? (() => {});
     Object.assign(this, callsOver((name, args) => this.call(name, args)));
