@@ -59,7 +59,7 @@ const log = (m: string): void => { process.stderr.write(`[codebase] ${m}\n`); };
 async function post(url: string, path: string, body: unknown): Promise<any> {
   const r = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const j = await r.json();
-  if (!r.ok) throw new Error(`${path} ${r.status}: ${JSON.stringify(j).slice(0, 200)}`);
+  if (!r.ok) throw Object.assign(new Error(`${path} ${r.status}: ${JSON.stringify(j).slice(0, 200)}`), { status: r.status, code: j?.error?.code ?? null });
   return j;
 }
 
@@ -201,7 +201,8 @@ export async function main(argv: string[], repo: string): Promise<number> {
     };
     const lat: number[] = [];
     const latNoRerank: number[] = [];
-    for (const q of picked.slice(0, Math.min(20, picked.length))) {
+    const latencyQueries = picked.length ? picked : [{ q: 'llama_decode batch tokens' }, { q: 'ggml_backend load device' }, { q: 'kv cache sequence remove' }];
+    for (const q of latencyQueries.slice(0, 20)) {
       let a = performance.now();
       await searchIndex({ store: big, vectors: bigVectors, embed: embedder.embed, rerank: null }, q.q);
       latNoRerank.push(performance.now() - a);

@@ -51,7 +51,7 @@ export interface IndexerOptions {
   batch: number;
 }
 
-export const DEFAULT_INDEXER: IndexerOptions = { walk: { exclude: [], maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 32 };
+export const DEFAULT_INDEXER: IndexerOptions = { walk: { exclude: [], maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 8 };
 
 export class CancelledError extends Error {
   constructor() { super('indexing was cancelled'); this.name = 'CancelledError'; }

@@ -85,7 +85,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
       },
       foreground,
       log: (m) => log.info(`codebase index: ${m}`),
-      options: { walk: { exclude: s.exclude, maxFileBytes: s.maxFileBytes }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 32 },
+      options: { walk: { exclude: s.exclude, maxFileBytes: s.maxFileBytes }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 8 },
     });
   } catch (e) {
     log.warn(`codebase index unavailable: ${(e as Error).message}`);

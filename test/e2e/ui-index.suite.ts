@@ -20,7 +20,7 @@ const S = {
 function fixture(): string {
   const parts = ['"""Geometry helpers for the e2e codebase index."""', '', 'import math', ''];
   parts.push('def compute_circle_area(radius):', '    """Area of a circle of the given radius."""', '    return math.pi * radius * radius', '');
-  for (let i = 0; i < 160; i++) {
+  for (let i = 0; i < 100; i++) {
     parts.push(`def helper_${i}(value):`, `    """Helper number ${i}: scales the value by ${i + 2} and adds an offset."""`, `    offset = ${i} * 3 + len(str(value))`, `    return value * ${i + 2} + offset`, '');
   }
   return parts.join('\n');
@@ -38,7 +38,8 @@ export async function indexSteps({ t, wb, workspace, panel }: UiContext): Promis
     const facts = await waitForValue('the index to be up to date with vectors', async () => {
       const line = plainSpaces(await tab.getByRole('status', { name: 'Index progress' }).innerText());
       const cells = await tab.getByRole('table', { name: 'Index' }).locator('tbody td').allInnerTexts();
-      return line === 'Up to date' && Number(cells[2]?.replace(/\D/g, '')) > 100 ? cells : undefined;
+      const chunks = Number(cells[1]?.replace(/\D/g, ''));
+      return line === 'Up to date' && chunks >= 30 && Number(cells[2]?.replace(/\D/g, '')) === chunks ? cells : undefined;
     }, 240_000);
     if (!facts[4] || /none/.test(facts[4])) throw new Error(`the Index tab names no embedding model: ${facts.join(' | ')}`);
     console.log(`        status bar "${status}"; tab "${progress}"; then ${facts.join(' | ')}`);
