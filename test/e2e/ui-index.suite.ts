@@ -39,7 +39,7 @@ export async function indexSteps({ t, wb, workspace, panel }: UiContext): Promis
       const line = plainSpaces(await tab.getByRole('status', { name: 'Index progress' }).innerText());
       const cells = await tab.getByRole('table', { name: 'Index' }).locator('tbody td').allInnerTexts();
       const chunks = Number(cells[1]?.replace(/\D/g, ''));
-      return line === 'Up to date' && chunks >= 30 && Number(cells[2]?.replace(/\D/g, '')) === chunks ? cells : undefined;
+      return line === 'Up to date' && chunks >= 15 && Number(cells[2]?.replace(/\D/g, '')) === chunks ? cells : undefined;
     }, 240_000);
     if (!facts[4] || /none/.test(facts[4])) throw new Error(`the Index tab names no embedding model: ${facts.join(' | ')}`);
     console.log(`        status bar "${status}"; tab "${progress}"; then ${facts.join(' | ')}`);
