@@ -22,7 +22,7 @@ export interface ModelSpec {
   settings: ModelSettings;
 }
 
-const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding'];
+const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding', 'rerank'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export const modelNameOf = (path: string): string => basename(path).replace(/\.gguf$/i, '');

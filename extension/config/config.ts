@@ -7,7 +7,7 @@ export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -37,6 +37,7 @@ export function readServerSettings(): ServerSettings {
     completionModel: expandHome(setting('completionModel').trim()),
     chatModel: expandHome(setting('chatModel').trim()),
     embeddingModel: expandHome(setting('embeddingModel').trim()),
+    rerankModel: expandHome(setting('rerankModel').trim()),
   };
 }
 

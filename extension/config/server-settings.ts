@@ -24,6 +24,8 @@ export interface ServerSettings {
   /** Chat's model (panel, @strata, inline edits, the language model provider). */
   chatModel: string;
   embeddingModel: string;
+  /** A reranker (pooling rank) for codebase search, served at /v1/rerank. */
+  rerankModel: string;
 }
 
 /** The settings as package.json's defaults make them (settings-schema.ts). */
@@ -34,10 +36,11 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
   rpcServers: parseStringList(settingDefault('rpcServers')),
   completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
+  rerankModel: settingDefault('rerankModel'),
 };
 
-export type ModelUse = 'completion' | 'chat' | 'embedding';
-const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding'];
+export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank';
+const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'rerank'];
 
 /** A model setting that names a file (else it names a model the server serves). */
 export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
@@ -64,8 +67,9 @@ export function servedModels(s: ServerSettings): ServedModels {
   const main = s.modelPath ? add(s.modelPath, null) : undefined;
   const names = {} as ServedModels['names'];
   for (const use of USES) {
-    const v = ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel })[use].trim();
-    names[use] = v === '' ? main : isModelFile(v) ? add(v, use) : v;
+    const v = ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel })[use].trim();
+    // A reranker is never the main model (a text or embedding model cannot rerank).
+    names[use] = v === '' ? (use === 'rerank' ? undefined : main) : isModelFile(v) ? add(v, use) : v;
   }
   return { models, names };
 }
@@ -108,7 +112,7 @@ export function requestModels(s: ServerSettings, mode: 'managed' | 'remote'): Pa
     for (const use of USES) if (names[use] !== undefined) out[use] = names[use];
     return out;
   }
-  const values = { completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel };
+  const values = { completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel };
   for (const use of USES) if (values[use] && !isModelFile(values[use])) out[use] = values[use];
   return out;
 }

@@ -11,14 +11,17 @@ import type { StepRunner } from './lib/steps.js';
 import type { Workbench } from './lib/workbench.js';
 import { chatSteps } from './ui-chat.suite.js';
 import { completionSteps } from './ui-completion.suite.js';
+import { indexSteps } from './ui-index.suite.js';
 import { serverSteps, startupSteps } from './ui-server.suite.js';
 
 export { STRATA_EXTENSION_ID };
 
 /** User settings for the run: the test model, auto-start, and a small server (2 cores). */
-export function STRATA_SETTINGS_FOR(modelPath: string): Record<string, unknown> {
+export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel: string; rerankModel: string }): Record<string, unknown> {
   return {
     'strata.modelPath': modelPath,
+    // The codebase index's models (ui-index.suite.ts): vectors and reranking beside full text.
+    ...(index ? { 'strata.embeddingModel': index.embeddingModel, 'strata.rerankModel': index.rerankModel } : {}),
     'strata.serverMode': 'managed',
     'strata.autoStart': true,
     'strata.slots': 2,
@@ -71,5 +74,6 @@ export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string): 
   await startupSteps(ctx);
   await chatSteps(ctx);
   await completionSteps(ctx);
+  await indexSteps(ctx);
   await serverSteps(ctx);
 }
