@@ -6,6 +6,7 @@ import type { PromptSegment } from '../../native/lib/addon.js';
 import type { ClientTextGuard } from './client-text.js';
 import type { ChatTemplate, RenderOptions } from './template.js';
 import type { ChatMessage } from './chat-types.js';
+import { segmentsFrom, type TokenMemory } from './token-memory.js';
 
 /** What rendering needs to know about the model (server/model-view.ts has it). */
 export interface ChatPromptModel {
@@ -43,8 +44,17 @@ export function renderChatPrompt(model: ChatPromptModel, messages: ChatMessage[]
   return { text: segments.map((s) => s.text).join(''), segments, addSpecial: !bosWritten };
 }
 
-export function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt): Promise<number[]> {
-  return tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial);
+/**
+ * The prompt's tokens; with `memory`, a prompt whose text starts with a text the server knows the
+ * tokens of (an answer the model wrote, a restored session) starts with those tokens, and only the
+ * rest is tokenized (token-memory.ts).
+ */
+export async function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory): Promise<number[]> {
+  const hit = memory?.find(prompt);
+  if (!hit) return tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial);
+  const rest = segmentsFrom(prompt.segments, hit.length);
+  const tail = rest.length > 0 ? await tokenizer.tokenizeSegments(rest, false) : [];
+  return [...hit.tokens, ...tail];
 }
 
 export interface TextTokenizer {

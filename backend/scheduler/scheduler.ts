@@ -10,7 +10,7 @@
 // header lists each field and the step that writes it). Engine events arrive through the
 // engine request's sink, update the record and go into the request's one buffer (Job.channel),
 // which the route reads; the route states what it knows through its RequestHandle.
-import type { SamplingParams } from '../../native/lib/addon.js';
+import type { GrammarTriggers, SamplingParams } from '../../native/lib/addon.js';
 import {
   synthesizedDone, type DoneEvent, type EngineClient, type EngineRequest, type EngineStatus, type RequestEvent,
 } from '../engine/client.js';
@@ -42,6 +42,8 @@ export interface GenerationSpec {
   supersede?: { key: string; holdMs: number };
   /** GBNF every output must match (structured output, forced tool calls). */
   grammar?: string;
+  /** Makes `grammar` lazy: free text until one of these triggers (a tool call's opener). */
+  grammarTriggers?: GrammarTriggers;
   /** Log-probabilities per token: 0 the token's own, N also the N most likely. */
   logprobs?: number;
   /** Choices: n sequences sharing the prompt's KV; the request holds n slots. */
@@ -420,6 +422,7 @@ export class Scheduler {
         ...(spec.ignoreEos ? { ignoreEos: true } : {}),
         ...(spec.cachePrompt === false ? { cachePrompt: false } : {}),
         ...(spec.grammar !== undefined ? { grammar: spec.grammar } : {}),
+        ...(spec.grammarTriggers !== undefined ? { grammarTriggers: spec.grammarTriggers } : {}),
         ...(spec.logprobs !== undefined ? { logprobs: spec.logprobs } : {}),
         ...(spec.n !== undefined && spec.n > 1 ? { n: spec.n } : {}),
         ...(spec.draftMax !== undefined ? { draftMax: spec.draftMax } : {}),

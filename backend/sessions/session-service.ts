@@ -62,7 +62,7 @@ export class SessionService {
     const tokenizer = this.requireClient();
     // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a completion's.
     const tokens = messages
-      ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
+      ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }), model.tokenMemory)
       : await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     const promptMs = msSince(t0);
@@ -120,9 +120,30 @@ export class SessionService {
       throw sessionError(e, `could not restore session '${name}'`);
     }
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
+    if (messages) await this.rememberTokens(client, model, res.tokenIds);
     const timings: SessionTimings = { total_ms: msSince(t0), describe_ms: describeMs, engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
     this.deps.log.info('session restored', { session: name, replica: client.replica, tokens: res.tokens, ms: timings.total_ms });
     return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, messages, timings };
+  }
+
+  /**
+   * A restored conversation's tokens are what its next request must start with, even where they are
+   * not how its text tokenizes (the model's own answers): remembered by their text (chat/token-memory.ts),
+   * as they were in the server that saved them.
+   */
+  private async rememberTokens(client: EngineClient, model: ModelView, tokens: readonly number[]): Promise<void> {
+    try {
+      // Whether a chat prompt's tokens start with a BOS its text does not hold (the vocabulary adds it).
+      const bos = model.tokenMemory.bosOf(renderChatPrompt(model, [{ role: 'user', content: 'x' }], { addGenerationPrompt: true }));
+      let text = await client.detokenize([...tokens]);
+      if (bos) {
+        if (tokens[0] !== model.bosPrefix[0] || !text.startsWith(model.bosText)) return;
+        text = text.slice(model.bosText.length);
+      }
+      model.tokenMemory.remember(text, tokens, bos);
+    } catch (e) {
+      this.deps.log.debug('sessions: the restored tokens are not remembered by their text', { error: (e as Error).message });
+    }
   }
 
   async remove(name: string): Promise<void> {
