@@ -35,8 +35,9 @@ export class ChoiceText {
   content = '';
   reasoning = '';
   readonly logprobs: ChatLogprob[] = [];
-  /** The tokens the model wrote for this choice, in order. */
+  /** The tokens the model wrote for this choice, in order, and their text as it streamed. */
   readonly ids: number[] = [];
+  raw = '';
 
   constructor(style: CallStyle, toolsOn: boolean, reasoningFormat: ReasoningFormat, prompt: string) {
     this.parser = new ToolCallStreamParser(style.format, { toolsEnabled: toolsOn, json: style.json });
@@ -48,7 +49,10 @@ export class ChoiceText {
     return pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : this.parser.push(p.text)));
   }
 
-  push(text: string): ChatDelta[] { return this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text); }
+  push(text: string): ChatDelta[] {
+    this.raw += text;
+    return this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text);
+  }
   end(): ChatDelta[] { return [...(this.splitter ? this.route(this.splitter.end()) : []), ...this.parser.end()]; }
 
   collect(deltas: readonly ChatDelta[]): void {
@@ -94,7 +98,10 @@ export async function rememberAnswers(
     if (a.ids.length === 0) continue;
     try {
       // The text as the tokens read (special tokens included), which a re-rendered prompt must hold.
+      // An answer with a special token the client never saw (only the tool markers are rendered)
+      // is not remembered: its tokens would not be the text sent back.
       const text = await client.detokenize(a.ids);
+      if (text !== a.raw) continue;
       model.tokenMemory.remember(rendered.text + text, [...prompt, ...a.ids], bos);
     } catch {
       return; // an engine that went away: nothing to remember by
