@@ -50,11 +50,18 @@ export function renderChatPrompt(model: ChatPromptModel, messages: ChatMessage[]
  * rest is tokenized (token-memory.ts).
  */
 export async function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory): Promise<number[]> {
+  return (await tokenizeChatPromptKnown(tokenizer, prompt, memory)).tokens;
+}
+
+/** tokenizeChatPrompt, saying where a remembered part ends: its first `known.tokens` tokens are the text's first `known.chars` characters. */
+export async function tokenizeChatPromptKnown(
+  tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory,
+): Promise<{ tokens: number[]; known: { chars: number; tokens: number } | null }> {
   const hit = memory?.find(prompt);
-  if (!hit) return tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial);
+  if (!hit) return { tokens: await tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial), known: null };
   const rest = segmentsFrom(prompt.segments, hit.length);
   const tail = rest.length > 0 ? await tokenizer.tokenizeSegments(rest, false) : [];
-  return [...hit.tokens, ...tail];
+  return { tokens: [...hit.tokens, ...tail], known: { chars: hit.length, tokens: hit.tokens.length } };
 }
 
 export interface TextTokenizer {

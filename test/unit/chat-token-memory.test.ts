@@ -1,11 +1,13 @@
 // The token memory (chat/token-memory.ts) and tokenizeChatPrompt with it: a prompt that starts with
 // a remembered text starts with its tokens and only the rest is tokenized; never across a special
-// token's text in the template's part; BOS kinds kept apart; bounded, least recently used out.
+// token's text in the template's part; BOS kinds kept apart; bounded, least recently used out;
+// a saved session's held text restores what it knew.
 import { describe, expect, it } from 'vitest';
 import type { PromptSegment } from '../../native/lib/addon.js';
 import { tokenizeChatPrompt, type RenderedPrompt } from '../../backend/chat/chat-prompt.js';
 import { ClientTextGuard } from '../../backend/chat/client-text.js';
 import { segmentsFrom, TokenMemory } from '../../backend/chat/token-memory.js';
+import { heldTextIn, heldTextOf, rememberHeld } from '../../backend/sessions/held-text.js';
 
 const guard = new ClientTextGuard(['<|im_start|>', '<|im_end|>']);
 const prompt = (segments: PromptSegment[], addSpecial = true): RenderedPrompt => ({ text: segments.map((s) => s.text).join(''), segments, addSpecial });
@@ -76,5 +78,26 @@ describe('TokenMemory', () => {
     expect(segmentsFrom(segs, 3)).toEqual([{ text: 'd', plain: true }, { text: 'ef' }]);
     expect(segmentsFrom(segs, 4)).toEqual([{ text: 'ef' }]);
     expect(segmentsFrom(segs, 6)).toEqual([]);
+  });
+});
+
+describe('held text of a saved session (sessions/held-text.ts)', () => {
+  it('remembers the longest cut the restored tokens begin with exactly, never one whose tokens differ', () => {
+    const text = 'abcdefgh';
+    const tokens = [1, 2, 3, 4, 5];
+    const held = heldTextIn(JSON.stringify({ model: {}, held_text: heldTextOf(text, false, tokens, { chars: 5, tokens: 3 }) }))!;
+    expect(held.cuts.map((c) => [c.chars, c.tokens])).toEqual([[5, 3], [8, 5]]);
+    // The slot held all of it: the whole text.
+    const all = new TokenMemory(guard, false);
+    expect(rememberHeld(all, held, [1, 2, 3, 4, 5, 9])).toBe(true);
+    expect(all.find(prompt([{ text: 'abcdefgh!' }], false))?.tokens).toEqual(Int32Array.from([1, 2, 3, 4, 5]));
+    // It held the remembered answer only.
+    const part = new TokenMemory(guard, false);
+    expect(rememberHeld(part, held, [1, 2, 3, 7])).toBe(true);
+    expect(part.find(prompt([{ text: 'abcdefgh!' }], false))).toEqual({ length: 5, tokens: Int32Array.from([1, 2, 3]) });
+    // Other tokens: nothing.
+    expect(rememberHeld(new TokenMemory(guard, false), held, [1, 2, 4, 4, 5])).toBe(false);
+    expect(heldTextIn('{"model": {}}')).toBeNull();
+    expect(heldTextIn('not json')).toBeNull();
   });
 });
