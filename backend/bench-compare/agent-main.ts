@@ -33,7 +33,7 @@ const usage = `usage: npm run bench:agent [-- options]
                      answer opens a call at once; lower values let text come first)
   --steps N          agent KV: steps per transcript (default 12; each transcript ends near 8K tokens)
   --transcripts N    agent KV: transcripts interleaved (default 3)
-  --result-lines N   agent KV: lines of each tool result (default 24)
+  --result-lines N   agent KV: lines of each tool result (default 34: the last prompt near 8K tokens)
   --calls MODE       agent KV: fixture (every call from the fixture; default) or model (the model's
                      own call, tool_choice "required", carried back with the fixture's result)
   --slots N          slots of both servers (default 2)
@@ -81,7 +81,7 @@ async function bench(argv: string[], root: string): Promise<number> {
   const openerBias = optInt(args, 'opener-bias', 0, 1000) ?? 100;
   const steps = optInt(args, 'steps', 1, 1000) ?? 12;
   const transcripts = optInt(args, 'transcripts', 1, 64) ?? 3;
-  const resultLines = optInt(args, 'result-lines', 1, 100_000) ?? 24;
+  const resultLines = optInt(args, 'result-lines', 1, 100_000) ?? 34;
   const calls = optString(args, 'calls') ?? 'fixture';
   if (calls !== 'fixture' && calls !== 'model') throw new UsageError(`--calls must be fixture or model, got '${calls}'`);
   const slots = optInt(args, 'slots', 1, 256) ?? 2;
