@@ -63,7 +63,7 @@ function log(m: string): void {
 }
 
 /** llama-server from the pinned source, built (or found) by scripts/build-native.mjs. */
-function llamaServerBinary(root: string): string {
+export function llamaServerBinary(root: string): string {
   log('llama-server: build it from the pinned source, or find it in the cache (the first build takes ~20 minutes on 2 cores; CMake shows its progress below)');
   const out = execFileSync(process.execPath, [join(root, 'scripts', 'build-native.mjs'), '--target', 'llama-server'],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

@@ -6,6 +6,7 @@ import type { PromptSegment } from '../../native/lib/addon.js';
 import type { ClientTextGuard } from './client-text.js';
 import type { ChatTemplate, RenderOptions } from './template.js';
 import type { ChatMessage } from './chat-types.js';
+import { segmentsFrom, type TokenMemory } from './token-memory.js';
 
 /** What rendering needs to know about the model (server/model-view.ts has it). */
 export interface ChatPromptModel {
@@ -43,8 +44,24 @@ export function renderChatPrompt(model: ChatPromptModel, messages: ChatMessage[]
   return { text: segments.map((s) => s.text).join(''), segments, addSpecial: !bosWritten };
 }
 
-export function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt): Promise<number[]> {
-  return tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial);
+/**
+ * The prompt's tokens; with `memory`, a prompt whose text starts with a text the server knows the
+ * tokens of (an answer the model wrote, a restored session) starts with those tokens, and only the
+ * rest is tokenized (token-memory.ts).
+ */
+export async function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory): Promise<number[]> {
+  return (await tokenizeChatPromptKnown(tokenizer, prompt, memory)).tokens;
+}
+
+/** tokenizeChatPrompt, saying where a remembered part ends: its first `known.tokens` tokens are the text's first `known.chars` characters. */
+export async function tokenizeChatPromptKnown(
+  tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory,
+): Promise<{ tokens: number[]; known: { chars: number; tokens: number } | null }> {
+  const hit = memory?.find(prompt);
+  if (!hit) return { tokens: await tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial), known: null };
+  const rest = segmentsFrom(prompt.segments, hit.length);
+  const tail = rest.length > 0 ? await tokenizer.tokenizeSegments(rest, false) : [];
+  return { tokens: [...hit.tokens, ...tail], known: { chars: hit.length, tokens: hit.tokens.length } };
 }
 
 export interface TextTokenizer {

@@ -12,3 +12,17 @@ export interface ChatMessage {
 }
 export interface ToolSpec { type: 'function'; function: { name: string; description?: string; parameters?: unknown } }
 export type ToolCallFormat = 'hermes' | 'llama3' | 'mistral' | 'none';
+/**
+ * How a template writes tool calls: the grammar makes the model write them so and the parser returns
+ * their arguments so, which lets the next request re-render exactly the text the model wrote.
+ */
+export interface CallStyle {
+  format: ToolCallFormat;
+  /**
+   * Mistral's variants: 'array' [TOOL_CALLS][{"name", "arguments", "id"}, …] (Nemo), 'named'
+   * [TOOL_CALLS]name[ARGS]{…} (Devstral), 'named-id' [TOOL_CALLS]name[CALL_ID]id[ARGS]{…} (Small 3.2).
+   */
+  mistral: 'array' | 'named' | 'named-id';
+  /** The separators of the JSON the template prints: 'python' (", " and ": ", what tojson writes) or 'compact'. */
+  json: 'python' | 'compact';
+}

@@ -146,6 +146,14 @@ export class ClientTextGuard {
     return spans;
   }
 
+  /** A control-token text in `s` starts before `at` and ends after it (a cut there would split the token). */
+  spans(s: string, at: number): boolean {
+    for (let i = Math.max(0, at - this.longest + 1); i < at; i++) {
+      if (this.byFirst.get(s[i]!)?.some((t) => i + t.length > at && s.startsWith(t, i))) return true;
+    }
+    return false;
+  }
+
   /** Length of the longest proper prefix of `s` that is a suffix of a text ('start'), or suffix that is a prefix ('end'). */
   private edge(s: string, side: 'start' | 'end'): number {
     const set = side === 'start' ? this.suffixes : this.prefixes;

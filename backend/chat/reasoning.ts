@@ -167,6 +167,14 @@ function merge(deltas: SplitDelta[]): SplitDelta[] {
   return out;
 }
 
+/**
+ * The thinking block as the splitter for this request sees it (for a lazy tool-call grammar, which
+ * must not open inside it): its tags, and whether the prompt already opened it; null for 'none'.
+ */
+export function thinkingTags(format: ReasoningFormat, prompt: string): { open: string; close: string; inside: boolean } | null {
+  return format === 'none' ? null : { open: OPEN, close: CLOSE, inside: promptOpensThinking(prompt) };
+}
+
 /** The splitter a request needs, or null for reasoning_format 'none' (everything stays content). */
 export function reasoningSplitterFor(format: ReasoningFormat, prompt: string): ReasoningSplitter | null {
   if (format === 'none') return null;

@@ -7,7 +7,7 @@
 import { Template } from '@huggingface/jinja';
 import { CHATML_FALLBACK_TEMPLATE } from './chatml-fallback.js';
 import { runTemplate, TemplateRaisedError } from './jinja-env.js';
-import type { ChatMessage, ToolCallFormat, ToolSpec } from './chat-types.js';
+import type { CallStyle, ChatMessage, ToolCallFormat, ToolSpec } from './chat-types.js';
 import { templateMessages, type TemplateMessage, type TemplateShape } from './template-input.js';
 
 export interface RenderOptions {
@@ -24,6 +24,8 @@ export interface ChatTemplate {
   readonly fallbackReason: string | null;
   /** The format to parse tool calls in (detected from the template text; see nativeTools). */
   readonly toolFormat: ToolCallFormat;
+  /** How it writes a call (toolFormat, Mistral's variant, JSON separators), as tool-call grammars must. */
+  readonly callStyle: CallStyle;
   /**
    * true: the template renders tools itself. false: it knows no tool format we parse, so tools are
    * described in the system message Hermes-style (`<tool_call>` JSON) and toolFormat is 'hermes'.
@@ -44,6 +46,12 @@ export class ChatTemplateError extends Error {
 export interface ChatTemplateOptions {
   /** Clock for strftime_now (tests pin it). */
   now?: () => Date;
+}
+
+/** Mistral's call variant a template writes (chat-types.ts CallStyle). */
+export function detectMistralStyle(source: string): CallStyle['mistral'] {
+  if (source.includes('[CALL_ID]')) return 'named-id';
+  return source.includes('[ARGS]') ? 'named' : 'array';
 }
 
 /** The tool-call format a template's text teaches the model. */
@@ -70,6 +78,7 @@ function errorText(e: unknown): string {
 
 class JinjaChatTemplate implements ChatTemplate {
   readonly toolFormat: ToolCallFormat;
+  readonly callStyle: CallStyle;
   readonly nativeTools: boolean;
   private readonly shape: TemplateShape;
 
@@ -90,6 +99,11 @@ class JinjaChatTemplate implements ChatTemplate {
       systemRole: this.probeSystemRole(),
       objectArguments: this.nativeTools ? this.probeObjectArguments(mistralIds) : true,
       mistralIds,
+    };
+    this.callStyle = {
+      format: this.toolFormat,
+      mistral: detectMistralStyle(sourceText),
+      json: this.nativeTools && this.shape.objectArguments ? this.probeJsonStyle(mistralIds) : 'python',
     };
   }
 
@@ -139,19 +153,28 @@ class JinjaChatTemplate implements ChatTemplate {
     return out !== null && out.includes(marker);
   }
 
-  /** Templates that print arguments with `tojson` need an object; those that concatenate need the string. */
-  private probeObjectArguments(mistralIds: boolean): boolean {
+  private probeConversation(mistralIds: boolean, args: unknown): TemplateMessage[] {
     const id = mistralIds ? PROBE_ID : 'call_probe0001';
-    const convo = (args: unknown): TemplateMessage[] => [
+    return [
       { role: 'user', content: 'Hello' },
       { role: 'assistant', content: '', tool_calls: [{ id, type: 'function', function: { name: 'probe_tool', arguments: args } }] },
       { role: 'tool', content: 'ok', tool_call_id: id },
       { role: 'user', content: 'Thanks' },
     ];
-    const asObject = this.tryRun(convo({ probe_arg: 'probe-value' }), [PROBE_TOOL]);
+  }
+
+  /** Templates that print arguments with `tojson` need an object; those that concatenate need the string. */
+  private probeObjectArguments(mistralIds: boolean): boolean {
+    const asObject = this.tryRun(this.probeConversation(mistralIds, { probe_arg: 'probe-value' }), [PROBE_TOOL]);
     if (asObject !== null && asObject.includes('"probe_arg"')) return true;
-    const asString = this.tryRun(convo('{"probe_arg": "probe-value"}'), [PROBE_TOOL]);
+    const asString = this.tryRun(this.probeConversation(mistralIds, '{"probe_arg": "probe-value"}'), [PROBE_TOOL]);
     return !(asString !== null && asString.includes('probe_arg'));
+  }
+
+  /** The separators of the template's JSON for an arguments object (python unless it prints compact JSON). */
+  private probeJsonStyle(mistralIds: boolean): CallStyle['json'] {
+    const out = this.tryRun(this.probeConversation(mistralIds, { probe_arg: [1, 2] }), [PROBE_TOOL]);
+    return out !== null && out.includes('{"probe_arg":[1,2]}') ? 'compact' : 'python';
   }
 }
 

@@ -7,12 +7,16 @@
 //   mistral  [TOOL_CALLS][{"name": .., "arguments": {..}, "id": ..}]  or  [TOOL_CALLS]name[ARGS]{..}
 //
 // A call is emitted once it is complete and valid (tool_call, then its whole arguments as one
-// tool_args piece), so nothing already sent has to be taken back. Anything that turns out not to
-// be a call — bad JSON, missing name, a tag in prose, output cut short — comes back as content,
-// character for character. Nothing the model writes makes this throw.
+// tool_args piece), so nothing already sent has to be taken back. Its arguments come out in the
+// JSON style the template prints them in (CallStyle.json), and the whitespace between content and
+// a call, or between calls, is not content: templates write it themselves, so a call sent back
+// re-renders as the very text the model wrote. Anything that turns out not to be a call — bad
+// JSON, missing name, a tag in prose, output cut short — comes back as content, character for
+// character. Nothing the model writes makes this throw.
 import { randomBytes } from 'node:crypto';
 import { continueJsonScan, startJsonScan, type JsonScan } from './json-scan.js';
-import type { ToolCall, ToolCallFormat } from './chat-types.js';
+import { pyJson } from './template-input.js';
+import type { CallStyle, ToolCall, ToolCallFormat } from './chat-types.js';
 
 export type ParsedDelta = { type: 'content'; text: string }
   | { type: 'tool_call'; index: number; id: string; name: string }
@@ -77,24 +81,27 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** Arguments as a JSON object text, from an object or a string holding one; null if neither. */
-function argumentsText(value: unknown): string | null {
-  if (isObject(value)) return JSON.stringify(value);
+type JsonStyle = CallStyle['json'];
+
+/** Arguments as a JSON object text in `style`, from an object or a string holding one; null if neither. */
+function argumentsText(value: unknown, style: JsonStyle): string | null {
+  const text = (v: unknown): string => (style === 'python' ? pyJson(v) : JSON.stringify(v));
+  if (isObject(value)) return text(value);
   if (typeof value === 'string') {
     const parsed = parseJson(value);
-    return parsed.ok && isObject(parsed.value) ? JSON.stringify(parsed.value) : null;
+    return parsed.ok && isObject(parsed.value) ? text(parsed.value) : null;
   }
   return null;
 }
 
 /** {"name", "arguments"|"parameters", "id"?} -> a call; `requireArgs` for bare JSON, which prose may resemble. */
-function toCall(value: unknown, requireArgs = false): FoundCall | null {
+function toCall(value: unknown, style: JsonStyle, requireArgs = false): FoundCall | null {
   if (!isObject(value)) return null;
   if (typeof value.name !== 'string' || value.name === '') return null;
   if (value.type !== undefined && value.type !== 'function') return null;
   const hasArgs = 'arguments' in value || 'parameters' in value;
   if (requireArgs && !hasArgs) return null;
-  const args = !hasArgs ? '{}' : argumentsText('arguments' in value ? value.arguments : value.parameters);
+  const args = !hasArgs ? '{}' : argumentsText('arguments' in value ? value.arguments : value.parameters, style);
   if (args === null) return null;
   const call: FoundCall = { name: value.name, args };
   if (typeof value.id === 'string' && value.id !== '') call.id = value.id;
@@ -102,16 +109,23 @@ function toCall(value: unknown, requireArgs = false): FoundCall | null {
 }
 
 /** One call object or a non-empty array of them; null if any element is not a call. */
-function toCalls(value: unknown): FoundCall[] | null {
+function toCalls(value: unknown, style: JsonStyle): FoundCall[] | null {
   const items = Array.isArray(value) ? value : [value];
   if (items.length === 0) return null;
   const calls: FoundCall[] = [];
   for (const item of items) {
-    const call = toCall(item);
+    const call = toCall(item, style);
     if (!call) return null;
     calls.push(call);
   }
   return calls;
+}
+
+/** Length of the whitespace `text` ends with. */
+function trailingSpace(text: string, end = text.length): number {
+  let i = end;
+  while (i > 0 && isSpace(text[i - 1])) i--;
+  return end - i;
 }
 
 /** Length of the longest proper prefix of a marker that `text` ends with. */
@@ -126,7 +140,7 @@ function partialMarkerTail(text: string, markers: string[]): number {
 }
 
 /** Llama's built-in tool syntax: name.call(query="x", n=3). */
-function parsePythonCall(text: string): FoundCall | null {
+function parsePythonCall(text: string, style: JsonStyle): FoundCall | null {
   const m = /^([A-Za-z_]\w*)\.call\(([\s\S]*)\)\s*$/.exec(text);
   if (!m) return null;
   const args: Record<string, unknown> = {};
@@ -150,7 +164,7 @@ function parsePythonCall(text: string): FoundCall | null {
       if (a[3] === '' && pos < body.length) return null;
     }
   }
-  return { name: m[1]!, args: JSON.stringify(args) };
+  return { name: m[1]!, args: style === 'python' ? pyJson(args) : JSON.stringify(args) };
 }
 
 export class ToolCallStreamParser {
@@ -162,11 +176,15 @@ export class ToolCallStreamParser {
   private readonly usedIds = new Set<string>();
   private readonly parsing: boolean;
   private readonly markers: string[];
+  private readonly json: JsonStyle;
+  /** Whitespace between content and the call being read: dropped with a call, content without one. */
+  private gap = '';
   private ended = false;
 
-  constructor(private readonly format: ToolCallFormat, opts: { toolsEnabled?: boolean } = {}) {
+  constructor(private readonly format: ToolCallFormat, opts: { toolsEnabled?: boolean; json?: JsonStyle } = {}) {
     this.parsing = (opts.toolsEnabled ?? true) && format !== 'none';
     this.markers = this.parsing ? MARKERS[format] : [];
+    this.json = opts.json ?? 'python';
   }
 
   /** Completed, valid calls so far, in order. */
@@ -208,13 +226,14 @@ export class ToolCallStreamParser {
       if (outcome.kind === 'invalid') {
         // Give back the opening (marker, or whitespace and '{') as text and read on after it.
         const n = st.kind === 'tagged' ? st.marker.length : st.brace + 1;
-        content(this.buf.slice(0, n));
+        content(this.gap + this.buf.slice(0, n));
         this.buf = this.buf.slice(n);
         if (st.kind === 'bare') this.atStart = false;
       } else {
         for (const call of outcome.calls) this.emitCall(call, out);
         this.buf = this.buf.slice(outcome.consumed);
       }
+      this.gap = '';
       this.state = { kind: 'text' };
     }
     return out;
@@ -249,12 +268,16 @@ export class ToolCallStreamParser {
       if (i >= 0 && (hit < 0 || i < hit)) { hit = i; marker = m; }
     }
     if (hit >= 0) {
-      content(buf.slice(0, hit));
+      const space = trailingSpace(buf, hit);
+      content(buf.slice(0, hit - space));
+      this.gap = buf.slice(hit - space, hit);
       this.buf = buf.slice(hit);
       this.state = { kind: 'tagged', marker, scan: null };
       return true;
     }
+    // Held back: what may start a marker, the whitespace before it (a call may follow), a cut surrogate pair.
     let keep = final ? 0 : partialMarkerTail(buf, this.markers);
+    if (!final) keep += trailingSpace(buf, buf.length - keep);
     if (!final) keep += this.surrogateTail(buf, buf.length - keep);
     content(buf.slice(0, buf.length - keep));
     this.buf = buf.slice(buf.length - keep);
@@ -277,7 +300,7 @@ export class ToolCallStreamParser {
       if (this.format !== 'llama3') return INVALID;
       // <|python_tag|>name.call(...): judged when the message ends.
       if (!final) return WAIT;
-      const call = parsePythonCall(buf.slice(i));
+      const call = parsePythonCall(buf.slice(i), this.json);
       return call ? { kind: 'calls', consumed: buf.length, calls: [call] } : INVALID;
     }
     st.scan ??= startJsonScan(i);
@@ -286,7 +309,7 @@ export class ToolCallStreamParser {
     if (end < 0) return WAIT;
     const parsed = parseJson(buf.slice(st.scan.start, end));
     if (!parsed.ok) return INVALID;
-    const calls = this.format === 'llama3' ? [toCall(parsed.value)] : toCalls(parsed.value);
+    const calls = this.format === 'llama3' ? [toCall(parsed.value, this.json)] : toCalls(parsed.value, this.json);
     if (!calls || calls.some((c) => c === null)) return INVALID;
     const valid = calls as FoundCall[];
     if (this.format !== 'hermes') return { kind: 'calls', consumed: end, calls: valid };
@@ -333,7 +356,7 @@ export class ToolCallStreamParser {
     const end = continueJsonScan(buf, st.scan);
     if (end < 0) return final ? INVALID : WAIT;
     const parsed = parseJson(buf.slice(st.scan.start, end));
-    const args = parsed.ok ? argumentsText(parsed.value) : null;
+    const args = parsed.ok ? argumentsText(parsed.value, this.json) : null;
     if (args === null) return INVALID;
     const call: FoundCall = { name: nameMatch[0], args };
     if (id) call.id = id;
@@ -356,7 +379,7 @@ export class ToolCallStreamParser {
     const end = continueJsonScan(buf, st.scan);
     if (end < 0) return final ? INVALID : WAIT;
     const parsed = parseJson(buf.slice(st.brace, end));
-    const call = parsed.ok ? toCall(parsed.value, true) : null;
+    const call = parsed.ok ? toCall(parsed.value, this.json, true) : null;
     if (!call) return INVALID;
     return { kind: 'calls', consumed: end, calls: [call] };
   }

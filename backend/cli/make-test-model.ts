@@ -9,6 +9,7 @@ import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
 const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
+                                [--chat-template NAME|PATH]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
             (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
   --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny);
@@ -20,12 +21,15 @@ const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--s
             the speculative-decoding workload; copy-0.5b decodes at a 0.5B model's speed
   --pooling the pooling written to the GGUF (embedding shapes' default, or makes a text shape an embedding model)
   --quant   weight type; norms stay f32 (default f16)
-  --seed    weights' seed, a non-negative integer (default 1)`;
+  --seed    weights' seed, a non-negative integer (default 1)
+  --chat-template  a chat template written instead of the vocab's: a name from llama.cpp's
+            models/templates (Qwen-Qwen2.5-7B-Instruct, meta-llama-Llama-3.2-3B-Instruct,
+            mistralai-Mistral-Nemo-Instruct-2407, ...) or a .jinja path (tool-call tests and benchmark)`;
 
 export interface MakeTestModelArgs extends StandInOptions { out: string }
 
 export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
-  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'help']);
+  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'chat-template', 'help']);
   const out = optString(args, 'out');
   if (out === undefined || out === 'true' || out === '') throw new UsageError('--out FILE is required');
   const vocab = optString(args, 'vocab') ?? 'qwen2';
@@ -41,9 +45,12 @@ export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
   const seed = optInt(args, 'seed', 0, Number.MAX_SAFE_INTEGER) ?? 1;
   const pooling = optString(args, 'pooling');
   if (pooling !== undefined && !['mean', 'cls', 'last'].includes(pooling)) throw new UsageError(`--pooling must be mean, cls or last, got '${pooling}'`);
+  const chatTemplate = optString(args, 'chat-template');
+  if (chatTemplate === 'true' || chatTemplate === '') throw new UsageError('--chat-template needs a name or a path');
   return {
     out: resolve(out), vocab, shape: shape as TestModelShape, quant: quant as TestModelQuant, seed,
     ...(pooling !== undefined ? { pooling: pooling as 'mean' | 'cls' | 'last' } : {}),
+    ...(chatTemplate !== undefined ? { chatTemplate } : {}),
   };
 }
 

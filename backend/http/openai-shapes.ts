@@ -26,6 +26,8 @@ export interface Timings {
   predicted_ms: number | null;
   predicted_per_token_ms: number | null;
   predicted_per_second: number | null;
+  /** What the request asked that the server did not enforce (a tool schema the grammar cannot express under tool_choice "auto"). */
+  warnings?: string[];
 }
 
 export interface Figures {
@@ -37,6 +39,8 @@ export interface Figures {
   /** Speculative tokens verified / accepted (0 without speculation). */
   drafted?: number;
   accepted?: number;
+  /** Timings' warnings (absent or empty: none). */
+  warnings?: string[];
 }
 
 export function usageOf(f: Figures): Usage {
@@ -63,6 +67,7 @@ export function timingsOf(f: Figures): Timings {
     predicted_per_token_ms: per(f.decodeMs, f.generated),
     predicted_per_second: rate(f.decodeMs, f.generated),
     ...(f.drafted ? { draft_n: f.drafted, draft_n_accepted: f.accepted ?? 0 } : {}),
+    ...(f.warnings?.length ? { warnings: f.warnings } : {}),
   };
 }
 

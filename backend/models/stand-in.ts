@@ -1,10 +1,12 @@
 // Generated models (random weights, real tokenizers): tiny ones for tests, the 0.5b shape as a
 // performance stand-in. Cached by arguments + generator version under <cache>/test-models/.
+import { createHash } from 'node:crypto';
 import { mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
 import { strataCacheDir } from './cache-dir.js';
+import { resolveChatTemplate } from './chat-templates.js';
 import { resolveVocabSpec } from './vocab.js';
 
 export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b'];
@@ -20,6 +22,8 @@ export interface StandInOptions {
   logitScale?: number;
   /** Embedding models: the pooling written to the GGUF (default: the shape's). */
   pooling?: 'mean' | 'cls' | 'last';
+  /** A chat template (a name in llama.cpp's models/templates, or a .jinja path) written instead of the vocab's. */
+  chatTemplate?: string;
 }
 
 export interface GeneratedModel {
@@ -38,6 +42,7 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
     ...(o.logitScale !== undefined && o.logitScale !== 1 ? { logitScale: o.logitScale } : {}),
     ...(vocab.addedTokens.length > 0 ? { addedTokens: vocab.addedTokens } : {}),
     ...(o.pooling ? { pooling: o.pooling } : {}),
+    ...(o.chatTemplate ? { chatTemplate: resolveChatTemplate(o.chatTemplate).text } : {}),
   });
   return { path: out, ...r };
 }
@@ -48,7 +53,14 @@ export function standInPath(o: StandInOptions): string {
   const version = loadAddon().testModelVersion;
   const scale = o.logitScale !== undefined && o.logitScale !== 1 ? `-L${o.logitScale}` : '';
   const pooling = o.pooling ? `-${o.pooling}` : '';
-  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}${pooling}-v${version}.gguf`);
+  const template = o.chatTemplate ? `-T${templateKey(o.chatTemplate)}` : '';
+  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}${pooling}${template}-v${version}.gguf`);
+}
+
+/** A template's part of a cache name: its name and a hash of its text (a file edited in place gets a new model). */
+function templateKey(nameOrPath: string): string {
+  const t = resolveChatTemplate(nameOrPath);
+  return `${t.name.replace(/[^A-Za-z0-9._-]/g, '_')}.${createHash('sha256').update(t.text).digest('hex').slice(0, 8)}`;
 }
 
 const pending = new Map<string, Promise<string>>();

@@ -25,8 +25,18 @@ const QWEN25_ADDED: Array<[string, AddedToken['type']]> = [
   ...['<tool_call>', '</tool_call>', '<|fim_prefix|>', '<|fim_middle|>', '<|fim_suffix|>', '<|fim_pad|>',
     '<|repo_name|>', '<|file_sep|>'].map((t): [string, 'user'] => [t, 'user']),
 ];
+/**
+ * llama3.1: llama.cpp's llama-bpe (Llama 3.0) with Llama 3.1's tool-call control tokens appended
+ * (3.1 has them at reserved ids 128008/128010, which a generated vocab cannot rename).
+ * mistral: llama-spm (SentencePiece, 32,000) with Mistral's instruction and tool-call control tokens
+ * appended, as Mistral's v3 tokenizer has them (at low ids there).
+ */
+const MISTRAL_CONTROL = ['[INST]', '[/INST]', '[TOOL_CALLS]', '[AVAILABLE_TOOLS]', '[/AVAILABLE_TOOLS]', '[TOOL_RESULTS]',
+  '[/TOOL_RESULTS]', '[ARGS]', '[CALL_ID]', '[SYSTEM_PROMPT]', '[/SYSTEM_PROMPT]'];
 const VARIANTS: Record<string, { base: string; addedTokens: AddedToken[] }> = {
   'qwen2.5-coder': { base: 'qwen2', addedTokens: QWEN25_ADDED.map(([text, type], i) => ({ id: 151646 + i, text, type })) },
+  'llama3.1': { base: 'llama-bpe', addedTokens: ['<|eom_id|>', '<|python_tag|>'].map((text, i) => ({ id: 128256 + i, text, type: 'control' })) },
+  mistral: { base: 'llama-spm', addedTokens: MISTRAL_CONTROL.map((text, i) => ({ id: 32000 + i, text, type: 'control' })) },
 };
 
 export interface VocabSpec {
@@ -43,17 +53,20 @@ export function resolveVocabSpec(nameOrPath: string): VocabSpec {
   return { path: resolveVocab(nameOrPath), addedTokens: [] };
 }
 
-/** Folders holding ggml-vocab-*.gguf: those shipped beside the addon, then the pinned source's. */
-export function vocabDirs(): string[] {
+/** `sub` (e.g. 'models') of each llama.cpp source tree under the cache: the pinned one first, then any other. */
+export function llamaSourceDirs(sub: string): string[] {
   const src = join(strataCacheDir(), 'src');
   let dirs: string[] = [];
   try {
     dirs = readdirSync(src).filter((d) => d.startsWith('llama.cpp-')).sort();
   } catch { /* no source yet */ }
-  // The pinned source first, then any other llama.cpp tree found there.
-  const sources = [...dirs.filter((d) => d.startsWith(PINNED_SOURCE)), ...dirs.filter((d) => !d.startsWith(PINNED_SOURCE))]
-    .map((d) => join(src, d, 'models'));
-  return [join(packageRoot, 'native', 'build', 'vocab'), ...sources].filter((d) => existsSync(d));
+  return [...dirs.filter((d) => d.startsWith(PINNED_SOURCE)), ...dirs.filter((d) => !d.startsWith(PINNED_SOURCE))]
+    .map((d) => join(src, d, sub)).filter((d) => existsSync(d));
+}
+
+/** Folders holding ggml-vocab-*.gguf: those shipped beside the addon, then the pinned source's. */
+export function vocabDirs(): string[] {
+  return [join(packageRoot, 'native', 'build', 'vocab'), ...llamaSourceDirs('models')].filter((d) => existsSync(d));
 }
 
 /** Names of the available vocabularies ("qwen2", "qwen2.5-coder", "starcoder", …), sorted. */

@@ -4,6 +4,7 @@
 import { basename } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { ClientTextGuard } from '../chat/client-text.js';
+import { TokenMemory } from '../chat/token-memory.js';
 import { createChatTemplate, type ChatTemplate } from '../chat/template.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';
 import { TOOL_MARKER_TEXTS } from '../chat/tool-calls.js';
@@ -30,6 +31,8 @@ export interface ModelView {
    * whose text would otherwise never reach the tool-call parser.
    */
   readonly toolMarkerTokens: number[];
+  /** The tokens of answers the model wrote and of restored sessions, by their text (chat/token-memory.ts). */
+  readonly tokenMemory: TokenMemory;
   readonly session: SessionModel;
   readonly created: number;
 }
@@ -69,8 +72,10 @@ export async function createModelView(path: string, client: EngineClient, demo: 
   const toolMarkerTokens = await toolMarkerTokenIds(template.toolFormat, (t) => client.tokenize(t, false, true));
   const id = servedName ?? (info.metadata['general.name']?.trim() || basename(path).replace(/\.gguf$/i, ''));
   const fileIdentity = await modelIdentity(path);
+  const clientText = new ClientTextGuard(info.controlTexts);
   return {
-    id, path, info, demo, template, clientText: new ClientTextGuard(info.controlTexts), bosText, eosText, bosPrefix, toolMarkerTokens,
+    id, path, info, demo, template, clientText, bosText, eosText, bosPrefix, toolMarkerTokens,
+    tokenMemory: new TokenMemory(clientText, bosPrefix.length > 0),
     session: { identity: sessionIdentity(fileIdentity, info), name: id, file: basename(path) },
     created: Math.floor(Date.now() / 1000),
   };

@@ -6,12 +6,13 @@ import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../validation/schemas.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
 import { ApiError } from '../validation/errors.js';
-import { renderChatPrompt, tokenizeChatPrompt, tokenizeRawPrompt } from '../chat/chat-prompt.js';
+import { renderChatPrompt, tokenizeChatPromptKnown, tokenizeRawPrompt } from '../chat/chat-prompt.js';
 import type { ChatMessage } from '../chat/chat-types.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../served-model/model-view.js';
+import { heldTextIn, heldTextOf, rememberHeld, type HeldText } from './held-text.js';
 import { SessionStore, SessionUnreadableError } from './session-store.js';
 import type { RestoreResult, SavedSession, SessionMeta, SessionTimings } from '../../contract/sessions.js';
 
@@ -61,15 +62,22 @@ export class SessionService {
     }
     const tokenizer = this.requireClient();
     // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a completion's.
-    const tokens = messages
-      ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
-      : await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
+    let tokens: number[];
+    let held: HeldText | null = null;
+    if (messages) {
+      const rendered = renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false });
+      const r = await tokenizeChatPromptKnown(tokenizer, rendered, model.tokenMemory);
+      tokens = r.tokens;
+      held = heldTextOf(rendered.text, model.tokenMemory.bosOf(rendered), tokens, r.known);
+    } else {
+      tokens = await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
+    }
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     const promptMs = msSince(t0);
     await this.store.ensureDir();
     const path = this.store.statePath(req.name);
     const created = new Date();
-    const description = SessionStore.describe(model.session, req.messages, created);
+    const description = SessionStore.describe(model.session, req.messages, created, held);
     const candidates = this.deps.scheduler.replicasByCache(tokens);
     let lastError: unknown = null;
     for (const client of candidates) {
@@ -120,9 +128,33 @@ export class SessionService {
       throw sessionError(e, `could not restore session '${name}'`);
     }
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
+    if (messages) await this.rememberTokens(client, model, res.tokenIds, res.meta);
     const timings: SessionTimings = { total_ms: msSince(t0), describe_ms: describeMs, engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
     this.deps.log.info('session restored', { session: name, replica: client.replica, tokens: res.tokens, ms: timings.total_ms });
     return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, messages, timings };
+  }
+
+  /**
+   * A restored conversation's tokens are what its next request must start with, even where they are
+   * not how its text tokenizes (the model's own answers): remembered by their text (chat/token-memory.ts),
+   * as they were in the server that saved them: from the text the save stored (held-text.ts), else
+   * (older files) from the tokens' own text where that reads back as the prompt does (byte-level BPE).
+   */
+  private async rememberTokens(client: EngineClient, model: ModelView, tokens: readonly number[], meta: string): Promise<void> {
+    const held = heldTextIn(meta);
+    if (held && rememberHeld(model.tokenMemory, held, tokens)) return;
+    try {
+      // Whether a chat prompt's tokens start with a BOS its text does not hold (the vocabulary adds it).
+      const bos = model.tokenMemory.bosOf(renderChatPrompt(model, [{ role: 'user', content: 'x' }], { addGenerationPrompt: true }));
+      let text = await client.detokenize([...tokens]);
+      if (bos) {
+        if (tokens[0] !== model.bosPrefix[0] || !text.startsWith(model.bosText)) return;
+        text = text.slice(model.bosText.length);
+      }
+      model.tokenMemory.remember(text, tokens, bos);
+    } catch (e) {
+      this.deps.log.debug('sessions: the restored tokens are not remembered by their text', { error: (e as Error).message });
+    }
   }
 
   async remove(name: string): Promise<void> {

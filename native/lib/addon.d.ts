@@ -164,6 +164,12 @@ export interface GenerateRequest {
    */
   grammar?: string;
   /**
+   * Makes `grammar` lazy: the output is free text until it holds one of these triggers (e.g. a
+   * tool call's opener), and the grammar constrains it from the trigger's first character on (so
+   * the grammar starts with the trigger). Each sequence watches its own output.
+   */
+  grammarTriggers?: GrammarTriggers;
+  /**
    * Log-probabilities on every 'tokens' event: 0 the emitted tokens' own, N (at most 100) also the N
    * most likely tokens at each position. Raw model distribution (log-softmax of the logits).
    */
@@ -175,6 +181,19 @@ export interface GenerateRequest {
   n?: number;
   /** Speculative draft tokens per step for this request: 0 none; default the engine's draftMax. */
   draftMax?: number;
+}
+
+/** Where a lazy grammar starts (GenerateRequest.grammarTriggers); at least one trigger, each 1-256 bytes. */
+export interface GrammarTriggers {
+  /** Anywhere in the answer. */
+  words?: string[];
+  /** Only where the answer starts, after whitespace (a bare JSON call). */
+  atStart?: string[];
+  /**
+   * A thinking block, inside which nothing triggers: the prompt opened it (`inside`), or the output
+   * starts with `open`; triggers count from `close` on.
+   */
+  thinking?: { open: string; close: string; inside: boolean };
 }
 
 /** One input of an embedding model: its tokens (BOS/CLS/SEP as the vocabulary adds them). */
@@ -463,6 +482,8 @@ export declare function makeTestModel(opts: {
   addedTokens?: Array<{ id: number; text: string; type: 'control' | 'user' }>;
   /** The pooling type written to the GGUF (default: the shape's; text shapes have none). */
   pooling?: 'mean' | 'cls' | 'last';
+  /** Written as tokenizer.chat_template instead of the vocab's own (a family's template for tool-call tests). */
+  chatTemplate?: string;
 }): {
   bytes: number; params: number; vocabSize: number;
   /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */

@@ -73,7 +73,7 @@ void Engine::AdmitChoices(Slot& primary, const std::vector<Slot*>& others) {
     a->forking = true;
     SamplingParams p = a->req.sampling;
     if (p.seed != LLAMA_DEFAULT_SEED) p.seed += static_cast<uint32_t>(a->choice);
-    a->sampler = std::make_unique<SeqSampler>(p, vocab_, a->req.grammar.get(), a->req.prompt);
+    a->sampler = std::make_unique<SeqSampler>(p, vocab_, a->req.grammar.get(), a->req.grammar_triggers.get(), a->req.prompt);
     a->text.Reset(a->req.stop);
     a->stats.prompt_tokens = first.stats.prompt_tokens;
     a->t_admitted = first.t_admitted;
@@ -240,7 +240,7 @@ void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
   auto a = std::make_unique<Active>();
   a->req = std::move(w.req);
   a->n_read = reuse;
-  a->sampler = std::make_unique<SeqSampler>(a->req.sampling, vocab_, a->req.grammar.get(), a->req.prompt);
+  a->sampler = std::make_unique<SeqSampler>(a->req.sampling, vocab_, a->req.grammar.get(), a->req.grammar_triggers.get(), a->req.prompt);
   a->text.Reset(a->req.stop);
   a->stats.prompt_tokens = static_cast<int32_t>(a->req.prompt.size());
   a->stats.reused = static_cast<int32_t>(reuse);

@@ -285,15 +285,49 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
   if (Present(o, "logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
   if (Present(o, "n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));
   if (Present(o, "draftMax")) r.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "draftMax", -1, 256));
+  if (Present(o, "grammarTriggers")) {
+    if (!Present(o, "grammar")) TypeErr(env, "grammarTriggers needs a grammar");
+    r.grammar_triggers = std::make_shared<const GrammarTriggers>(ParseGrammarTriggers(o.Get("grammarTriggers")));
+  }
   if (Present(o, "grammar")) {
     const std::string gbnf = Str(o.Get("grammar"), "grammar");
     try {
-      r.grammar = std::shared_ptr<llama_sampler>(MakeGrammarSampler(vocab, gbnf), llama_sampler_free);
+      r.grammar = std::shared_ptr<llama_sampler>(MakeGrammarSampler(vocab, gbnf, r.grammar_triggers.get()), llama_sampler_free);
     } catch (const std::exception& e) {
       RangeErr(env, std::string("grammar: ") + e.what());
     }
   }
   return r;
+}
+
+GrammarTriggers ParseGrammarTriggers(const Napi::Value& v) {
+  Napi::Env env = v.Env();
+  if (!v.IsObject()) TypeErr(env, "grammarTriggers must be an object");
+  const Napi::Object o = v.As<Napi::Object>();
+  GrammarTriggers t;
+  auto texts = [&](const char* key) {
+    const std::string field = std::string("grammarTriggers.") + key;
+    std::vector<std::string> out = Present(o, key) ? StrArray(o.Get(key), field, 32) : std::vector<std::string>{};
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].empty() || out[i].size() > 256) RangeErr(env, field + "[" + std::to_string(i) + "] must be 1 to 256 bytes");
+    }
+    return out;
+  };
+  t.words = texts("words");
+  t.at_start = texts("atStart");
+  if (t.words.empty() && t.at_start.empty()) RangeErr(env, "grammarTriggers: give at least one of words, atStart");
+  if (Present(o, "thinking")) {
+    const Napi::Value th = o.Get("thinking");
+    if (!th.IsObject()) TypeErr(env, "grammarTriggers.thinking must be an object {open, close, inside}");
+    const Napi::Object tho = th.As<Napi::Object>();
+    t.think_open = Str(tho.Get("open"), "grammarTriggers.thinking.open");
+    t.think_close = Str(tho.Get("close"), "grammarTriggers.thinking.close");
+    if (t.think_open.empty() || t.think_close.empty()) RangeErr(env, "grammarTriggers.thinking: open and close must not be empty");
+    const Napi::Value inside = tho.Get("inside");
+    if (!inside.IsBoolean()) TypeErr(env, "grammarTriggers.thinking.inside must be a boolean");
+    t.think_inside = inside.As<Napi::Boolean>().Value();
+  }
+  return t;
 }
 
 EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int32_t batch,

@@ -27,6 +27,9 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
 EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int32_t batch,
                                const std::map<int64_t, uint64_t>& live);
 
+// GenerateRequest.grammarTriggers: {words?, atStart?, thinking?: {open, close, inside}}.
+GrammarTriggers ParseGrammarTriggers(const Napi::Value& v);
+
 // {schemas: {rule: "<JSON schema>"}, root?: "<GBNF>"} (buildGrammar in addon.d.ts).
 GrammarSpec ParseGrammarSpec(const Napi::Value& v);
 

@@ -97,12 +97,21 @@ std::string SchemaToGrammar(const GrammarSpec & spec) {
   return gbnf;
 }
 
-llama_sampler * MakeGrammarSampler(const llama_vocab * vocab, const std::string & gbnf) {
+llama_sampler * MakeGrammarSampler(const llama_vocab * vocab, const std::string & gbnf, const GrammarTriggers * lazy) {
   if (gbnf.empty()) throw std::invalid_argument("the grammar is empty");
+  std::vector<std::string> patterns;
+  std::vector<const char *> pattern_ptrs;
+  if (lazy) {
+    patterns = TriggerPatterns(*lazy);
+    if (patterns.empty()) throw std::invalid_argument("a lazy grammar needs at least one trigger");
+    for (const auto & p : patterns) pattern_ptrs.push_back(p.c_str());
+  }
   LlamaLogCapture log;
   std::lock_guard<std::mutex> lock(g_capture_mu);
   StderrCapture capture;
-  llama_sampler * s = llama_sampler_init_grammar(vocab, gbnf.c_str(), "root");
+  llama_sampler * s = lazy
+      ? llama_sampler_init_grammar_lazy_patterns(vocab, gbnf.c_str(), "root", pattern_ptrs.data(), pattern_ptrs.size(), nullptr, 0)
+      : llama_sampler_init_grammar(vocab, gbnf.c_str(), "root");
   std::string captured = capture.Release();
   if (s) {
     if (!captured.empty()) std::fputs(captured.c_str(), stderr);

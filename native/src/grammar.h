@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "grammar_trigger.h"
 #include "llama.h"
 
 namespace strata {
@@ -24,7 +25,9 @@ struct GrammarSpec {
 std::string SchemaToGrammar(const GrammarSpec & spec);
 
 // A grammar sampler for `gbnf` (root rule "root"), or throws std::invalid_argument with llama's
-// parse errors. Caller frees it.
-llama_sampler * MakeGrammarSampler(const llama_vocab * vocab, const std::string & gbnf);
+// parse errors. With `lazy`, llama's lazy sampler over the triggers' patterns: it constrains
+// nothing until tokens holding a trigger are accepted, then starts the grammar at the trigger's
+// first character (SeqSampler feeds it only from there, see grammar_trigger.h). Caller frees it.
+llama_sampler * MakeGrammarSampler(const llama_vocab * vocab, const std::string & gbnf, const GrammarTriggers * lazy = nullptr);
 
 }  // namespace strata

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine_error.h"
+#include "grammar_trigger.h"
 #include "llama.h"
 #include "session_file.h"
 
@@ -34,6 +35,9 @@ struct GenerateRequest {
   // Grammar constraining the output (parsed on the JS thread; each sequence samples with its own
   // clone, so the state is per request and choice); null = unconstrained, at no cost.
   std::shared_ptr<llama_sampler> grammar;
+  // With a grammar: null, it constrains from the first token; else it is lazy (the sampler was
+  // built with these triggers' patterns) and constrains from the first trigger on.
+  std::shared_ptr<const GrammarTriggers> grammar_triggers;
   // Log-probabilities per emitted token: -1 none; 0 the chosen token's; N also the N most likely.
   int32_t logprobs = -1;
   // Choices: n sequences that share the prompt's KV (copied once it is read), each with its own

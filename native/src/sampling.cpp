@@ -78,9 +78,10 @@ llama_sampler_ptr MakeSamplerChain(const SamplingParams& p, const llama_vocab* v
 }
 
 SeqSampler::SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const llama_sampler* grammar,
-                       const std::vector<llama_token>& prompt)
+                       const GrammarTriggers* triggers, const std::vector<llama_token>& prompt)
     : chain_(MakeSamplerChain(p, vocab)), grammar_(grammar ? llama_sampler_clone(grammar) : nullptr),
-      greedy_(IsPlainGreedy(p)), temp0_(p.temperature <= 0.0f),
+      scan_(grammar && triggers ? std::make_unique<TriggerScan>(*triggers) : nullptr),
+      vocab_(vocab), piece_(64), greedy_(IsPlainGreedy(p)), temp0_(p.temperature <= 0.0f),
       n_vocab_(llama_vocab_n_tokens(vocab)) {
   // The prompt's tail, so repeat penalties see it (as llama-server does).
   if (!HasPenalties(p)) return;
@@ -95,6 +96,7 @@ void SeqSampler::FillCandidates(const float* logits) {
 
 llama_token SeqSampler::Sample(llama_context* ctx, int32_t idx) {
   const float* logits = llama_get_logits_ith(ctx, idx);
+  const bool constrain = constrained();
   if (greedy_ && !grammar_) return ArgmaxToken(logits, n_vocab_);
 
   llama_token tok;
@@ -106,10 +108,30 @@ llama_token SeqSampler::Sample(llama_context* ctx, int32_t idx) {
     llama_sampler_apply(chain_.get(), &arr);
     tok = arr.data[arr.selected].id;
   }
-  if (grammar_ && !GrammarAllows(tok)) tok = greedy_ || temp0_ ? ConstrainedArgmax(logits) : ConstrainedSample(logits);
-  if (grammar_) llama_sampler_accept(grammar_.get(), tok);
+  if (constrain && !GrammarAllows(tok)) tok = greedy_ || temp0_ ? ConstrainedArgmax(logits) : ConstrainedSample(logits);
+  if (constrain) llama_sampler_accept(grammar_.get(), tok);
   if (!greedy_) llama_sampler_accept(chain_.get(), tok);
+  if (scan_) Watch(tok);
   return tok;
+}
+
+void SeqSampler::Watch(llama_token tok) {
+  // The piece as llama's grammar reads it: special tokens as their text.
+  int32_t n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, true);
+  if (n < 0) {
+    piece_.resize(static_cast<size_t>(-n));
+    n = llama_token_to_piece(vocab_, tok, piece_.data(), static_cast<int32_t>(piece_.size()), 0, true);
+  }
+  if (!scan_->Push(tok, std::string(piece_.data(), static_cast<size_t>(std::max(n, 0))))) return;
+  // The trigger came: the grammar reads the tokens holding it and starts at its first character.
+  try {
+    for (llama_token t : scan_->Opened()) llama_sampler_accept(grammar_.get(), t);
+  } catch (const std::exception&) {
+    // What followed the trigger in its own token cannot start the grammar (a model that writes
+    // "<tool_call>{" where the call's format wants a newline): the rest stays free text.
+    grammar_.reset();
+  }
+  scan_.reset();
 }
 
 bool SeqSampler::GrammarAllows(llama_token tok) {

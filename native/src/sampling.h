@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "grammar_trigger.h"
 #include "llama-cpp.h"
 #include "llama.h"
 #include "request.h"
@@ -26,10 +27,11 @@ TokenLogprob LogprobsOf(const float* logits, int32_t n_vocab, llama_token tok, i
 
 class SeqSampler {
  public:
-  // Samples with its own clone of `grammar` (may be null: unconstrained). Feeds the prompt's tail
-  // to the penalties.
+  // Samples with its own clone of `grammar` (may be null: unconstrained). With `triggers` the
+  // grammar is lazy (built by MakeGrammarSampler with them): sampling is free until the output
+  // holds a trigger, then constrained from the trigger on. Feeds the prompt's tail to the penalties.
   SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const llama_sampler* grammar,
-             const std::vector<llama_token>& prompt);
+             const GrammarTriggers* triggers, const std::vector<llama_token>& prompt);
   SeqSampler(const SeqSampler&) = delete;
   SeqSampler& operator=(const SeqSampler&) = delete;
 
@@ -39,9 +41,11 @@ class SeqSampler {
   // most likely tokens first, else the whole vocabulary. Throws when the grammar allows nothing.
   llama_token Sample(llama_context* ctx, int32_t idx);
 
-  bool has_grammar() const { return grammar_ != nullptr; }
+  // The grammar constrains this token (lazy: its trigger has come).
+  bool constrained() const { return grammar_ != nullptr && scan_ == nullptr; }
 
  private:
+  void Watch(llama_token tok);
   void FillCandidates(const float* logits);
   bool GrammarAllows(llama_token tok);
   llama_token ConstrainedArgmax(const float* logits);
@@ -49,6 +53,9 @@ class SeqSampler {
 
   llama_sampler_ptr chain_;
   llama_sampler_ptr grammar_;  // null: unconstrained
+  std::unique_ptr<TriggerScan> scan_;  // a lazy grammar's watch, until its trigger came
+  const llama_vocab* vocab_;
+  std::vector<char> piece_;
   const bool greedy_;
   const bool temp0_;
   const int32_t n_vocab_;

@@ -302,6 +302,7 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
     if (key.rfind("tokenizer.", 0) != 0) gguf_remove_key(tokenizer.get(), key.c_str());
   }
   gguf_set_kv(g, tokenizer.get());
+  if (!spec.chat_template.empty()) gguf_set_val_str(g, "tokenizer.chat_template", spec.chat_template.c_str());
   // Encoders read token types; a vocab without the count gets BERT's two.
   if (a == "bert" && gguf_find_key(g, "tokenizer.ggml.token_type_count") < 0) {
     gguf_set_val_u32(g, "tokenizer.ggml.token_type_count", 2);

@@ -50,6 +50,8 @@ struct TestModelSpec {
   // Embedding models: the pooling written to the GGUF ("mean" | "cls" | "last"); "" = the shape's
   // default (none for text shapes, which then stay text models).
   std::string pooling;
+  // Written as tokenizer.chat_template in place of the vocab's own ("" keeps the vocab's).
+  std::string chat_template;
 };
 
 struct TestModelResult {

@@ -111,7 +111,7 @@ Napi::Value RpcServe(const Napi::CallbackInfo & info) {
   throw Napi::Error::New(env, "rpc server on " + endpoint + " could not start (address in use or not available?)");
 }
 
-// makeTestModel({out, vocab, shape, quant, seed, std?, logitScale?, addedTokens?, pooling?}) -> {bytes, params, vocabSize, fim}
+// makeTestModel({out, vocab, shape, quant, seed, std?, logitScale?, addedTokens?, pooling?, chatTemplate?}) -> {bytes, params, vocabSize, fim}
 Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestModel expects an options object");
@@ -136,6 +136,11 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   }
   const Napi::Value pooling = opts.Get("pooling");
   if (!pooling.IsUndefined()) spec.pooling = RequireString(pooling, "pooling");
+  const Napi::Value chat_template = opts.Get("chatTemplate");
+  if (!chat_template.IsUndefined()) {
+    spec.chat_template = RequireString(chat_template, "chatTemplate");
+    if (spec.chat_template.empty()) throw Napi::RangeError::New(env, "chatTemplate must not be empty");
+  }
   const Napi::Value added = opts.Get("addedTokens");
   if (!added.IsUndefined()) {
     if (!added.IsArray()) throw Napi::TypeError::New(env, "addedTokens must be an array of {id, text, type}");

@@ -17,12 +17,17 @@ export interface TestModelOptions {
   logitScale?: number;
   /** Embedding models: the pooling written to the GGUF (default: the shape's). */
   pooling?: 'mean' | 'cls' | 'last';
+  /** A chat template by name (llama.cpp's models/templates) or path, instead of the vocab's. */
+  chatTemplate?: string;
 }
 
 /**
  * Path of a generated model, made once into
  * ${STRATA_CACHE_DIR or ~/.cache/strata}/test-models/<vocab>-<shape>-<quant>-<seed>-v<generator version>.gguf.
  */
-export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, logitScale, pooling }: TestModelOptions = {}): Promise<string> {
-  return ensureModel({ vocab, shape, quant, seed, ...(logitScale !== undefined ? { logitScale } : {}), ...(pooling ? { pooling } : {}) });
+export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, logitScale, pooling, chatTemplate }: TestModelOptions = {}): Promise<string> {
+  return ensureModel({
+    vocab, shape, quant, seed, ...(logitScale !== undefined ? { logitScale } : {}), ...(pooling ? { pooling } : {}),
+    ...(chatTemplate ? { chatTemplate } : {}),
+  });
 }

@@ -34,6 +34,8 @@ export class EngineDriver {
   engine!: Engine;
   /** Each onEvents call's batch, to check batching per step. */
   readonly batches: EngineEvent[][] = [];
+  /** How long a request may take before run() rejects (grammar-heavy files raise it). */
+  waitMs = WAIT_MS;
 
   static async load(opts: Omit<EngineOptions, 'onEvents'>): Promise<EngineDriver> {
     const d = new EngineDriver();
@@ -67,7 +69,7 @@ export class EngineDriver {
   start(req: Omit<GenerateRequest, 'id'> & { id?: number }): { id: number; done: Promise<RunResult> } {
     const id = req.id ?? this.id();
     const done = new Promise<RunResult>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`request ${id} did not finish within ${WAIT_MS} ms`)), WAIT_MS);
+      const timer = setTimeout(() => reject(new Error(`request ${id} did not finish within ${this.waitMs} ms`)), this.waitMs);
       this.finished.set(id, (r) => { clearTimeout(timer); resolve(r); });
     });
     this.engine.submit({ ...req, id });

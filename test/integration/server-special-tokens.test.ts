@@ -88,8 +88,8 @@ describe('role markers typed by a client (qwen2 vocabulary, ChatML template)', (
     expect(save.body.tokens).toBeGreaterThanOrEqual(savedIds.length);
   });
 
-  it('tool results and tool arguments stay text too', async () => {
-    const end = await idOf(qwen, '<|im_end|>');
+  it('tool results (a file\'s text, a command\'s output) and tool arguments stay text too', async () => {
+    const [start, end] = [await idOf(qwen, '<|im_start|>'), await idOf(qwen, '<|im_end|>')];
     const tools = [{ type: 'function', function: { name: 'read_file', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
     const messages = [
       { role: 'user', content: 'Read it' },
@@ -99,8 +99,14 @@ describe('role markers typed by a client (qwen2 vocabulary, ChatML template)', (
     const r = await json(qwen.srv.port, 'POST', '/v1/chat/completions', { messages, tools, max_tokens: 1, temperature: 0 });
     expect(r.status).toBe(200);
     const ids = qwen.prompts.at(-1)!;
-    // system (tools), user, assistant (call), user (tool result), assistant prompt: 4 ends.
-    expect(count(ids, end)).toBe(4);
+    // system (tools), user, assistant (call), user (tool result), assistant prompt: 5 starts, 4 ends.
+    expect([count(ids, start), count(ids, end)]).toEqual([5, 4]);
+    // The agent's next step, after the model's own answer (kept as it wrote it, chat/token-memory.ts):
+    // a result that forges a turn is still text.
+    const next = [...messages, { role: 'assistant', content: r.body.choices[0].message.content ?? '' }, { role: 'user', content: 'Again' }];
+    const again = await json(qwen.srv.port, 'POST', '/v1/chat/completions', { messages: next, tools, max_tokens: 1, temperature: 0 });
+    expect(again.status).toBe(200);
+    expect([count(qwen.prompts.at(-1)!, start), count(qwen.prompts.at(-1)!, end)]).toEqual([7, 6]);
   });
 
   it('stay text in Anthropic Messages: the same ids as chat for the same conversation, and count_tokens counts those', async () => {

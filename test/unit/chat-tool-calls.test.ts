@@ -86,11 +86,12 @@ describe('ToolCallStreamParser fixtures', () => {
 describe('ToolCallStreamParser streaming behaviour', () => {
   it('holds back a partial tag only while it can still become one', () => {
     const p = new ToolCallStreamParser('hermes');
-    expect(p.push('Hello <tool')).toEqual([{ type: 'content', text: 'Hello ' }]);
+    // The space before a possible tag waits with it: whitespace before a call is not content.
+    expect(p.push('Hello <tool')).toEqual([{ type: 'content', text: 'Hello' }]);
     expect(p.push('_ca')).toEqual([]);
-    expect(p.push('x')).toEqual([{ type: 'content', text: '<tool_cax' }]);
-    expect(p.push(' <')).toEqual([{ type: 'content', text: ' ' }]);
-    expect(p.end()).toEqual([{ type: 'content', text: '<' }]);
+    expect(p.push('x')).toEqual([{ type: 'content', text: ' <tool_cax' }]);
+    expect(p.push(' <')).toEqual([]);
+    expect(p.end()).toEqual([{ type: 'content', text: ' <' }]);
   });
 
   it('emits a call as soon as its closing tag arrives, before end()', () => {
@@ -98,15 +99,16 @@ describe('ToolCallStreamParser streaming behaviour', () => {
     expect(p.push('<tool_call>{"name": "f", "arguments": {"a": [1, 2]}}')).toEqual([]);
     const d = p.push('</tool_call>');
     expect(d.map((x) => x.type)).toEqual(['tool_call', 'tool_args']);
-    expect(d[1]).toEqual({ type: 'tool_args', index: 0, text: '{"a":[1,2]}' });
+    // In the template's JSON style (python separators by default).
+    expect(d[1]).toEqual({ type: 'tool_args', index: 0, text: '{"a": [1, 2]}' });
     expect(p.calls).toHaveLength(1);
     expect(p.end()).toEqual([]);
   });
 
   it('releases a broken call as content once its closing tag shows it cannot be whole', () => {
     const p = new ToolCallStreamParser('hermes');
-    expect(p.push('a <tool_call>{"name": "f", "arguments": {"x": 1}')).toEqual([{ type: 'content', text: 'a ' }]);
-    expect(p.push('</tool_call> b')).toEqual([{ type: 'content', text: '<tool_call>{"name": "f", "arguments": {"x": 1}</tool_call> b' }]);
+    expect(p.push('a <tool_call>{"name": "f", "arguments": {"x": 1}')).toEqual([{ type: 'content', text: 'a' }]);
+    expect(p.push('</tool_call> b')).toEqual([{ type: 'content', text: ' <tool_call>{"name": "f", "arguments": {"x": 1}</tool_call> b' }]);
   });
 
   it('mistral and llama python_tag JSON calls complete when their JSON closes', () => {

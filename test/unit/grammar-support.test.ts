@@ -2,7 +2,8 @@
 // enforce), and the forced-tool-call grammars per tool-call format.
 import { describe, expect, it } from 'vitest';
 import { checkSchemaSupport, requireSupportedSchema } from '../../backend/grammar/schema-support.js';
-import { gbnfLiteral, toolCallGrammar } from '../../backend/grammar/tool-grammar.js';
+import { gbnfLiteral, toolCallGrammar, toolCallTriggers, withJsonStyle } from '../../backend/grammar/tool-grammar.js';
+import type { CallStyle } from '../../backend/chat/chat-types.js';
 
 const refusal = (schema: unknown): string => {
   try { checkSchemaSupport(schema); return 'accepted'; } catch (e) { return (e as Error).message; }
@@ -60,9 +61,10 @@ describe('toolCallGrammar', () => {
     { type: 'function' as const, function: { name: 'a', parameters: { type: 'object', properties: { x: { type: 'integer' } } } } },
     { type: 'function' as const, function: { name: 'b' } },
   ];
+  const style = (format: CallStyle['format'], mistral: CallStyle['mistral'] = 'array', json: CallStyle['json'] = 'python'): CallStyle => ({ format, mistral, json });
 
-  it('wraps each format\'s calls in its markers, one schema per tool with its name fixed', () => {
-    const hermes = toolCallGrammar('hermes', { tools, several: false });
+  it('wraps each format\'s calls in its markers as the template writes them, one schema per tool with its name fixed', () => {
+    const hermes = toolCallGrammar(style('hermes'), { tools, several: false });
     expect(Object.keys(hermes.schemas)).toEqual(['call-0', 'call-1']);
     expect(JSON.parse(hermes.schemas['call-0']!)).toEqual({
       type: 'object', properties: { name: { const: 'a' }, arguments: tools[0]!.function.parameters },
@@ -70,12 +72,59 @@ describe('toolCallGrammar', () => {
     });
     expect(JSON.parse(hermes.schemas['call-1']!).properties.arguments).toEqual({ type: 'object' });
     expect(hermes.root).toBe('"<tool_call>\\n" (call-0 | call-1) "\\n</tool_call>"');
-    expect(toolCallGrammar('hermes', { tools, several: true }).root)
+    expect(toolCallGrammar(style('hermes'), { tools, several: true }).root)
       .toBe('"<tool_call>\\n" (call-0 | call-1) "\\n</tool_call>" ("\\n" "<tool_call>\\n" (call-0 | call-1) "\\n</tool_call>")*');
-    expect(toolCallGrammar('mistral', { tools, several: true }).root).toBe('"[TOOL_CALLS][" (call-0 | call-1) ("," (call-0 | call-1))* "]"');
-    const llama = toolCallGrammar('llama3', { tools, several: true });
+    const llama = toolCallGrammar(style('llama3'), { tools, several: true });
     expect(llama.root).toBe('(call-0 | call-1)');
     expect(JSON.parse(llama.schemas['call-0']!).required).toEqual(['name', 'parameters']);
+    // Lazy: the call may also follow <|python_tag|>.
+    expect(toolCallGrammar(style('llama3'), { tools, several: false }, 'lazy').root).toBe('((call-0 | call-1) | "<|python_tag|>" (call-0 | call-1))');
+  });
+
+  it('mistral: Nemo\'s array with 9-character ids, Devstral\'s name[ARGS], Small 3.2\'s name[CALL_ID]id[ARGS]', () => {
+    const array = toolCallGrammar(style('mistral'), { tools, several: true });
+    expect(array.root).toBe('"[TOOL_CALLS][" (call-0 | call-1) (", " (call-0 | call-1))* "]"');
+    expect(JSON.parse(array.schemas['call-0']!).required).toEqual(['name', 'arguments', 'id']);
+    expect(JSON.parse(array.schemas['call-0']!).properties.id).toEqual({ type: 'string', pattern: '^[A-Za-z0-9]{9}$' });
+    expect(toolCallGrammar(style('mistral', 'array', 'compact'), { tools, several: true }).root).toContain('("," (call-0 | call-1))*');
+    const named = toolCallGrammar(style('mistral', 'named'), { tools, several: true });
+    expect(named.schemas).toEqual({ 'args-0': JSON.stringify(tools[0]!.function.parameters), 'args-1': '{"type":"object"}' });
+    expect(named.root).toBe('"[TOOL_CALLS]" ("a" "[ARGS]" args-0 | "b" "[ARGS]" args-1) ("[TOOL_CALLS]" ("a" "[ARGS]" args-0 | "b" "[ARGS]" args-1))*');
+    expect(toolCallGrammar(style('mistral', 'named-id'), { tools, several: false }).root)
+      .toBe('"[TOOL_CALLS]" ("a" "[CALL_ID]" [A-Za-z0-9]{9} "[ARGS]" args-0 | "b" "[CALL_ID]" [A-Za-z0-9]{9} "[ARGS]" args-1)');
+  });
+
+  it('triggers: each format\'s opener; Llama 3 also a bare call at the answer\'s start', () => {
+    expect(toolCallTriggers(style('hermes'))).toEqual({ words: ['<tool_call>'], atStart: [] });
+    expect(toolCallTriggers(style('mistral', 'named'))).toEqual({ words: ['[TOOL_CALLS]'], atStart: [] });
+    expect(toolCallTriggers(style('llama3'))).toEqual({ words: ['<|python_tag|>'], atStart: ['{"name": '] });
+    expect(toolCallTriggers(style('llama3', 'array', 'compact')).atStart).toEqual(['{"name":']);
+  });
+
+  it('withJsonStyle: the converter\'s free whitespace becomes the template\'s separators', () => {
+    // What json-schema-to-grammar writes for {"name": const, "arguments": {x: integer}} (shape of the pinned converter's output).
+    const gbnf = [
+      'call-0 ::= "{" space call-0-name-kv "," space call-0-arguments-kv "}" space',
+      'call-0-name-kv ::= "\\"name\\"" space ":" space call-0-name',
+      'space ::= | " " | "\\n"{1,2} [ \\t]{0,20}',
+      'array ::= "[" space ( value ("," space value)* )? "]" space',
+      String.raw`char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})`,
+      'decimal-part ::= [0-9]{1,16}',
+      'number ::= ("-"? integral-part) ("." decimal-part)? ([eE] [-+]? integral-part)?',
+    ].join('\n');
+    expect(withJsonStyle(gbnf, 'python').split('\n')).toEqual([
+      'call-0 ::= "{" space call-0-name-kv ", " call-0-arguments-kv "}" space',
+      'call-0-name-kv ::= "\\"name\\"" space ": " call-0-name',
+      'space ::= ""',
+      'array ::= "[" space ( value (", " value)* )? "]" space',
+      // JSON.stringify's own forms only: no \uXXXX or \/ escapes, no exponents, no trailing zeros.
+      String.raw`char ::= [^"\\\x7F\x00-\x1F] | [\\] ["\\bfnrt]`,
+      'decimal-part ::= [0-9]{0,15} [1-9]',
+      'number ::= ("-"? integral-part) ("." decimal-part)?',
+    ]);
+    expect(withJsonStyle(gbnf, 'compact')).toContain('"\\"name\\"" space ":" call-0-name');
+    // A rule whose name starts with "space" is not the space rule.
+    expect(withJsonStyle('x ::= "," space-like', 'python')).toBe('x ::= "," space-like');
   });
 
   it('escapes GBNF literals', () => {

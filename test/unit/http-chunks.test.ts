@@ -34,7 +34,7 @@ describe('chat chunks from parser deltas', () => {
       chunks.push(b.final(finish, { promptTokens: 10, reused: 4, generated: 30, promptMs: 12, decodeMs: 300 }));
       expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
       const got = accumulate(chunks);
-      expect(got.content).toBe('Checking. ');
+      expect(got.content).toBe('Checking.');
       expect(got.calls.map((c) => [c.name, JSON.parse(c.args)])).toEqual([['get_weather', { city: 'Paris', unit: 'C' }], ['get_time', {}]]);
       expect(new Set(got.calls.map((c) => c.id)).size).toBe(2);
       const last = chunks.at(-1)!;

@@ -164,7 +164,7 @@ describe('HTTP server with scripted engines', () => {
     const tc = msg.tool_calls![0]!;
     expect(tc.type === 'function' && tc.function.name).toBe('get_weather');
     expect(tc.type === 'function' && JSON.parse(tc.function.arguments)).toEqual({ city: 'Paris' });
-    expect(msg.content).toBe('Let me check. ');
+    expect(msg.content).toBe('Let me check.');
 
     const stream = await h.openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'weather?' }], tools, stream: true });
     let name = '';
@@ -179,7 +179,7 @@ describe('HTTP server with scripted engines', () => {
     }
     expect(name).toBe('get_weather');
     expect(JSON.parse(args)).toEqual({ city: 'Paris' });
-    expect(content).toBe('Let me check. ');
+    expect(content).toBe('Let me check.');
     expect(finish).toBe('tool_calls');
   });
 

@@ -63,7 +63,7 @@ describe('tool-call marker texts', () => {
     const parser = new ToolCallStreamParser(format);
     const deltas = [...parser.push(`Sure. ${call}`), ...parser.end()];
     expect(parser.calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)])).toEqual([['f', { a: 1 }]]);
-    expect(deltas.filter((d) => d.type === 'content').map((d) => d.type === 'content' && d.text).join('')).toBe('Sure. ');
+    expect(deltas.filter((d) => d.type === 'content').map((d) => d.type === 'content' && d.text).join('')).toBe('Sure.');
     // Without the marker texts (what the engine emits for unrendered control tokens) there is no call.
     const bare = new ToolCallStreamParser(format);
     let hidden = call;

@@ -8,7 +8,7 @@
 import { parseChatRequest } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
-import { ChoiceText, forcedCalls, renderConversation } from '../chat-choice.js';
+import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
 } from '../generation.js';
@@ -23,20 +23,22 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const model = requireModel(app);
   requireTextModel(model);
   checkChoices(body.n, model);
-  const forced = forcedCalls(body);
   const { toolsOn, rendered } = renderConversation(model, body);
+  const style = model.template.callStyle;
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
     const prompt = await tokenizeChat(app, rendered);
     checkContext(prompt, model, 'messages');
     const grammar = await grammarFor(app, {
       constraint: body.constraint,
-      forced: forced ? { format: model.template.toolFormat, calls: forced, param: 'tool_choice' } : null,
+      // response_format constrains the whole answer; tool calls then have no room (a forced one is refused).
+      tools: body.constraint ? null : toolCallsAsked(body, style, body.reasoningFormat, rendered.text),
     });
+    if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
-    const choices = Array.from({ length: body.n }, () => new ChoiceText(model.template.toolFormat, toolsOn, body.reasoningFormat, rendered.text));
+    const choices = Array.from({ length: body.n }, () => new ChoiceText(style, toolsOn, body.reasoningFormat, rendered.text));
     const top = body.logprobs;
     const sse = run.sse;
     // The role chunks (one per choice) open the stream with its first real event, so a request
@@ -64,7 +66,10 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       ...outputSpec(body, grammar),
     }, {
       onText(piece) { emit(0, piece); },
-      onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
+      onTokens(ev) {
+        choices[ev.choice ?? 0]!.ids.push(...ev.ids);
+        emit(ev.choice ?? 0, ev.text, ev.logprobs);
+      },
       ...(sse && body.returnProgress ? {
         onProgress: (p: PromptProgress) => send({ ...chunks.empty(), prompt_progress: p }),
       } : {}),
@@ -76,7 +81,8 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const finishes = choices.map((c, i) => chatFinish(done.choices?.[i]?.finish ?? done.finish, c.parser.calls));
     const tails = choices.map((c) => c.end());
     if (choices.some((c) => c.parser.calls.length > 0)) run.request.outcome('tool_calls');
-    const figures = figuresOf(run.rec, done);
+    await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, choices);
+    const figures = { ...figuresOf(run.rec, done), warnings: grammar.warnings };
     if (sse) {
       tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) send(c); });
       const last = choices.length - 1;

@@ -10,8 +10,8 @@ import type { AppContext } from '../app-context.js';
 import {
   anthropicError, anthropicUsage, BlockStream, contentBlocks, messageObject, stopReason, type AnthropicEvent,
 } from '../anthropic-shapes.js';
-import { ChoiceText, forcedCalls, renderConversation } from '../chat-choice.js';
-import { grammarFor } from '../constraint.js';
+import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
+import { grammarFor, outputSpec } from '../constraint.js';
 import {
   checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
 } from '../generation.js';
@@ -49,18 +49,16 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseMessagesRequest(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024));
     const model = requireModel(app);
     requireTextModel(model);
-    const forced = forcedCalls(body);
     const { toolsOn, rendered } = renderConversation(model, body);
+    const style = model.template.callStyle;
 
     await withRequest(app, 'chat', body.stream, ctx.res, async (run) => {
       const prompt = await tokenizeChat(app, rendered);
       checkContext(prompt, model, 'messages');
-      const grammar = await grammarFor(app, {
-        constraint: null,
-        forced: forced ? { format: model.template.toolFormat, calls: forced, param: 'tool_choice' } : null,
-      });
+      const grammar = await grammarFor(app, { constraint: null, tools: toolCallsAsked(body, style, 'auto', rendered.text) });
+      if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
       const id = `msg_${run.rec.id}`;
-      const answer = new ChoiceText(model.template.toolFormat, toolsOn, 'auto', rendered.text);
+      const answer = new ChoiceText(style, toolsOn, 'auto', rendered.text);
       const blocks = new BlockStream();
       const sse = run.sse;
       sse?.setErrorFormat(streamedError);
@@ -79,21 +77,25 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
         }
         send(sse, events);
       };
+      const take = (piece: string): void => {
+        if (!piece) return;
+        const deltas = answer.push(piece);
+        if (sse) emit(blocks.push(deltas));
+        else answer.collect(deltas);
+      };
       const done = await follow(run, {
         prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling, stop: body.stop,
         ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
-        ...(grammar !== undefined ? { grammar } : {}),
+        ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
       }, {
-        onText(piece) {
-          const deltas = answer.push(piece);
-          if (sse) emit(blocks.push(deltas));
-          else answer.collect(deltas);
-        },
+        onText(piece) { take(piece); },
+        onTokens(ev) { answer.ids.push(...ev.ids); take(ev.text); },
       });
       if (!settle(run, done)) return;
       const tail = answer.end();
       const calls = answer.parser.calls;
       if (calls.length > 0) run.request.outcome('tool_calls');
+      await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, [answer]);
       const reason = stopReason(done.finish, calls, done.stopString);
       const figures = figuresOf(run.rec, done);
       const usage = anthropicUsage(figures.promptTokens, figures.reused, figures.generated);
