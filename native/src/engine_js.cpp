@@ -123,7 +123,10 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     }
   }
   if (Present(o, "mainGpu")) c.main_gpu = static_cast<int32_t>(IntIn(o.Get("mainGpu"), "mainGpu", 0, 255));
-  if (Present(o, "gpuLayers")) c.gpu_layers = static_cast<int32_t>(IntIn(o.Get("gpuLayers"), "gpuLayers", -1, 100000));
+  if (Present(o, "gpuLayers")) {
+    c.gpu_layers = static_cast<int32_t>(IntIn(o.Get("gpuLayers"), "gpuLayers", -1, 100000));
+    c.gpu_layers_given = true;
+  }
   if (Present(o, "ctx")) c.ctx = static_cast<int32_t>(IntIn(o.Get("ctx"), "ctx", 16, 16 * 1024 * 1024));
   if (Present(o, "slots")) {
     c.slots = static_cast<int32_t>(IntIn(o.Get("slots"), "slots", 1, static_cast<double>(llama_max_parallel_sequences())));
@@ -166,6 +169,15 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
   if (Present(o, "embeddings")) {
     c.embeddings = Enum<int32_t>(o.Get("embeddings"), "embeddings", {{"auto", -1}, {"off", 0}, {"on", 1}});
   }
+  if (Present(o, "fit")) {
+    const Napi::Value v = o.Get("fit");
+    if (!v.IsBoolean()) TypeErr(env, "fit must be a boolean");
+    c.fit = v.As<Napi::Boolean>().Value();
+  }
+  if (Present(o, "fitMarginMiB")) {
+    c.fit_margin = static_cast<uint64_t>(IntIn(o.Get("fitMarginMiB"), "fitMarginMiB", 0, 1 << 24)) << 20;
+  }
+  if (Present(o, "fitCtxMin")) c.fit_ctx_min = static_cast<int32_t>(IntIn(o.Get("fitCtxMin"), "fitCtxMin", 256, 16 * 1024 * 1024));
   return c;
 }
 

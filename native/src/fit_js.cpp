@@ -1,0 +1,59 @@
+// fitModel(options): what loading with `fit: true` would decide now, without loading (addon.d.ts).
+// The measurement runs on a worker thread (it loads the model's metadata a few times, without its
+// weights); the report comes back as a Promise.
+#include <memory>
+
+#include "engine_js.h"
+#include "fit_js.h"
+#include "model_loader.h"
+
+namespace strata {
+
+namespace {
+
+class FitWorker : public Napi::AsyncWorker {
+ public:
+  FitWorker(Napi::Env env, EngineConfig cfg)
+      : Napi::AsyncWorker(env, "strata:FitModel"), deferred_(Napi::Promise::Deferred::New(env)), cfg_(std::move(cfg)) {}
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      report_ = FitModel(cfg_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(FitReportToJs(Env(), report_)); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  EngineConfig cfg_;
+  FitReport report_;
+};
+
+Napi::Value FitModelJs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (!info[0].IsObject()) throw Napi::TypeError::New(env, "fitModel needs an options object");
+    EngineConfig cfg = ParseEngineOptions(info[0].As<Napi::Object>());
+    cfg.fit = true;
+    auto* worker = new FitWorker(env, std::move(cfg));
+    Napi::Promise p = worker->Promise();
+    worker->Queue();
+    return p;
+  } catch (const Napi::Error& e) {
+    auto d = Napi::Promise::Deferred::New(env);
+    d.Reject(e.Value());
+    return d.Promise();
+  }
+}
+
+}  // namespace
+
+void InitFit(Napi::Env env, Napi::Object exports) {
+  exports.Set("fitModel", Napi::Function::New(env, FitModelJs, "fitModel"));
+}
+
+}  // namespace strata
