@@ -26,6 +26,14 @@ export interface ServerConfig {
   modelsRamMib: number | null;
   /** Idle models unload after this many seconds (0 = never). */
   modelIdleS: number;
+  /** Models never unloaded by LRU or idle time (their config entries' "pin": true too). */
+  pin: string[] | null;
+  /** Fit each model to free device memory (llama.cpp's fitter): auto = when it goes to a GPU or RPC device. */
+  fit: 'auto' | 'on' | 'off';
+  /** Memory the fit keeps free per device, MiB. */
+  fitMarginMib: number;
+  /** The least context per slot the fit may choose when --ctx is not given. */
+  fitCtx: number;
   host: string;
   port: number;
   slots: number;
@@ -99,6 +107,10 @@ export const serveOptions: readonly Option[] = [
   { flag: 'models-max', key: 'modelsMax', kind: int(1, 1024), help: 'models loaded at most at once; the least recently used idle one unloads first (default: no limit)' },
   { flag: 'models-ram-mib', key: 'modelsRamMib', kind: int(1, 1 << 30), help: 'host RAM for loaded models, MiB (file size + KV for ctx x slots each; default: 80% of the RAM free at start)' },
   { flag: 'model-idle-s', key: 'modelIdleS', kind: int(0, 31_536_000), help: 'unload a model idle this many seconds (default 0 = never)' },
+  { flag: 'pin', key: 'pin', kind: { t: 'list' }, help: 'models never unloaded by LRU or idle time, e.g. the completion model (names; a config entry\'s "pin": true too)' },
+  { flag: 'fit', key: 'fit', kind: { t: 'enum', values: ['auto', 'on', 'off'] }, help: 'fit each model to free device memory with llama.cpp\'s fitter: GPU layers unless --gpu-layers, the context per slot unless --ctx; a model that cannot fit says what would (auto: when it goes to a GPU or RPC device)' },
+  { flag: 'fit-margin-mib', key: 'fitMarginMib', kind: int(0, 1 << 20), help: 'memory the fit leaves free on every device, MiB (default 1024)' },
+  { flag: 'fit-ctx', key: 'fitCtx', kind: int(256, 1 << 24), help: 'the least context per slot the fit chooses when --ctx is not given (default 4096)' },
   { flag: 'host', key: 'host', kind: { t: 'string' }, help: 'address to listen on (default 127.0.0.1; others need --api-key)' },
   { flag: 'port', key: 'port', kind: int(0, 65535), help: 'port (default 8080; 0 = any free port)' },
   { flag: 'slots', key: 'slots', kind: int(1, 256), help: 'concurrent requests per engine (default 4)' },
@@ -148,7 +160,8 @@ export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string
 
 export function defaultConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   return {
-    model: null, models: [], modelsDir: null, preload: null, modelsMax: null, modelsRamMib: null, modelIdleS: 0, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, decodePromptBudget: null, threads: null, kvType: null,
+    model: null, models: [], modelsDir: null, preload: null, modelsMax: null, modelsRamMib: null, modelIdleS: 0,
+    pin: null, fit: 'auto', fitMarginMib: 1024, fitCtx: 4096, host: '127.0.0.1', port: 8080, slots: 4, ctx: null, batch: null, decodePromptBudget: null, threads: null, kvType: null,
     flashAttn: null, cacheMib: null, replicas: 1, deviceGroups: null, splitMode: null, tensorSplit: null, rpc: null,
     gpuLayers: null, cpuVariant: 'auto', cpuRepack: 'auto', opOffload: null, apiKey: null, sessionsDir: defaultSessionsDir(env), logFormat: 'text', logLevel: 'info',
     bodyLimitMib: 32, writeStallMs: 30_000, slowReaderMs: 10_000, keepAliveMs: 10_000, maxQueued: 512, infillDelayMs: 200, fimOrder: 'auto',
@@ -243,6 +256,11 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
   const names = cfg.models.map((m) => m.name);
   for (const p of cfg.preload ?? []) {
     if (p !== 'all' && p !== 'none' && !names.includes(p)) throw new ConfigError(`--preload: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
+  }
+  for (const p of cfg.pin ?? []) {
+    const spec = cfg.models.find((m) => m.name === p);
+    if (!spec) throw new ConfigError(`--pin: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
+    spec.pinned = true;
   }
 }
 

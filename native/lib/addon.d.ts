@@ -88,8 +88,14 @@ export interface EngineOptions {
    * so that the weights, the KV cache and the compute buffers leave fitMarginMiB free on every
    * device. A plan that still does not fit rejects the load with the single changes that would
    * (fewer slots, a smaller ctx, a quantized kvType, fewer gpuLayers). ModelInfo.fit reports it.
+   * 'auto': fit when the model goes to an offload device (a GPU, an RPC server); default false.
    */
-  fit?: boolean;
+  fit?: boolean | 'auto';
+  /**
+   * Bytes other models of the same server hold per device (by name). A device whose free memory
+   * does not show them (lavapipe reports its whole heap as free) keeps them free as extra margin.
+   */
+  fitReserved?: Record<string, number>;
   /** Memory to leave free per device, MiB (default 1024, as llama.cpp's --fit-target). */
   fitMarginMiB?: number;
   /** The least context per slot the fitter may choose when ctx is not given (default 4096, llama.cpp's --fit-ctx). */
@@ -524,9 +530,11 @@ export declare function makeTestModel(opts: {
 /**
  * What Engine.load with `fit: true` would decide now (backends, devices and RPC servers as the load
  * would take them), without loading the weights: the fitter's plan, measured per device, and when it
- * does not fit, what would. Rejects as Engine.load does for a missing or unreadable file.
+ * does not fit, what would. `asked`: the asked options measured as they are, no fitting (every asked
+ * layer offloaded, an automatic context at fitCtxMin): what the model pool makes room for. Rejects as
+ * Engine.load does for a missing or unreadable file.
  */
-export declare function fitModel(opts: Omit<EngineOptions, 'onEvents' | 'onFatal'>): Promise<FitReport>;
+export declare function fitModel(opts: Omit<EngineOptions, 'onEvents' | 'onFatal'>, how?: { asked?: boolean }): Promise<FitReport>;
 /** Generator version: changes whenever makeTestModel writes different bytes for the same arguments. */
 export declare const testModelVersion: number;
 export declare function systemInfo(): string;

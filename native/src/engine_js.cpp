@@ -171,8 +171,19 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
   }
   if (Present(o, "fit")) {
     const Napi::Value v = o.Get("fit");
-    if (!v.IsBoolean()) TypeErr(env, "fit must be a boolean");
-    c.fit = v.As<Napi::Boolean>().Value();
+    if (v.IsBoolean()) c.fit = v.As<Napi::Boolean>().Value() ? 1 : 0;
+    else if (v.IsString() && v.As<Napi::String>().Utf8Value() == "auto") c.fit = -1;
+    else TypeErr(env, "fit must be true, false or 'auto'");
+  }
+  if (Present(o, "fitReserved")) {
+    const Napi::Value v = o.Get("fitReserved");
+    if (!v.IsObject() || v.IsArray()) TypeErr(env, "fitReserved must be an object of device name -> bytes");
+    const Napi::Object r = v.As<Napi::Object>();
+    const Napi::Array keys = r.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      const std::string name = keys.Get(i).As<Napi::String>().Utf8Value();
+      c.fit_reserved[name] = static_cast<uint64_t>(IntIn(r.Get(name), ("fitReserved." + name).c_str(), 0, 9.0e15));
+    }
   }
   if (Present(o, "fitMarginMiB")) {
     c.fit_margin = static_cast<uint64_t>(IntIn(o.Get("fitMarginMiB"), "fitMarginMiB", 0, 1 << 24)) << 20;

@@ -55,13 +55,16 @@ struct EngineConfig {
   // Embeddings instead of text: -1 auto (the GGUF declares a pooling type, or its architecture is
   // an encoder such as BERT), 0 never, 1 always (pooling from the GGUF, else mean).
   int32_t embeddings = -1;
-  // Fit to free device memory before loading (llama.cpp's fitter, see fit.h): GPU layers and tensor
+  // Fit to free device memory before loading (llama.cpp's fitter, see memory_fit.h): GPU layers and tensor
   // split unless given, the context per slot when ctx is 0 (between fit_ctx_min and the training
   // context), leaving fit_margin bytes free per device. A plan that cannot fit fails the load with
   // the changes that would fit.
-  bool fit = false;
+  int32_t fit = 0;  // -1 auto (on when the model goes to an offload device), 0 off, 1 on
   uint64_t fit_margin = uint64_t{1024} << 20;
   int32_t fit_ctx_min = 4096;
+  // Bytes other models of this server hold per device (by name). A device whose free memory does not
+  // show them (lavapipe reports its whole heap as free) gets them as extra margin.
+  std::map<std::string, uint64_t> fit_reserved;
 };
 
 // One device in a fit report ("Host" for the CPU's memory): what the plan puts there, in bytes.

@@ -49,8 +49,9 @@ struct Plan {
   FitDeviceUse host;
 };
 
+// hidden[i]: bytes of devs[i] that other models hold and the device does not report as used.
 Plan Measure(const std::string& path, const llama_model_params& mp, const llama_context_params& cp,
-             const std::vector<ggml_backend_dev_t>& devs) {
+             const std::vector<ggml_backend_dev_t>& devs, const std::vector<int64_t>& hidden) {
   std::vector<ggml_backend_dev_t> got;
   uint32_t n_layer = 0, n_ctx_train = 0, n_expert = 0;
   const common_device_memory_data_vec v =
@@ -71,6 +72,7 @@ Plan Measure(const std::string& path, const llama_model_params& mp, const llama_
       d.context = v[i].context;
       d.compute = v[i].compute;
     }
+    d.free -= hidden[plan.devices.size()];
     plan.devices.push_back(d);
   }
   plan.host.device = "Host";
@@ -112,7 +114,7 @@ std::string Overflow(const Plan& plan, int64_t margin) {
 
 }  // namespace
 
-FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p) {
+FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
   std::lock_guard<std::mutex> lock(g_fit_mutex);
   FitReport r;
   r.on = true;
@@ -138,25 +140,42 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p) {
   const bool with_draft = !cfg.spec.draft_model.empty();
   const common_fit_extra_model extra{cfg.spec.draft_model.c_str(), &mp_draft, &cp_draft, false};
 
+  // Memory other models of this server hold that a device does not report as used (the model pool
+  // says how much it holds): extra margin there, so two models never both count it as free.
+  std::vector<int64_t> hidden(p.devs.size(), 0);
+  std::vector<size_t> margins(llama_max_devices(), static_cast<size_t>(cfg.fit_margin));
+  for (size_t i = 0; i < p.devs.size(); ++i) {
+    const auto held = cfg.fit_reserved.find(ggml_backend_dev_name(p.devs[i]));
+    if (held == cfg.fit_reserved.end()) continue;
+    size_t free = 0, total = 0;
+    ggml_backend_dev_memory(p.devs[i], &free, &total);
+    hidden[i] = std::max<int64_t>(0, static_cast<int64_t>(held->second) - static_cast<int64_t>(total - free));
+    margins[i] += static_cast<size_t>(hidden[i]);
+  }
   auto measure = [&](const llama_model_params& mp, const llama_context_params& cp) {
-    Plan plan = Measure(cfg.model, mp, cp, p.devs);
+    Plan plan = Measure(cfg.model, mp, cp, p.devs, hidden);
     if (with_draft) {
       llama_context_params cpd = cp_draft;
       cpd.n_ctx = cp.n_ctx;
       cpd.n_seq_max = cp.n_seq_max;
-      Add(plan, Measure(cfg.spec.draft_model, mp_draft, cpd, p.devs));
+      Add(plan, Measure(cfg.spec.draft_model, mp_draft, cpd, p.devs, std::vector<int64_t>(p.devs.size(), 0)));
     }
     return plan;
   };
+  // An automatic context, measured as asked: the least the fitter would choose (--fit-ctx, at most the training context).
+  const int32_t base_ctx = cfg.ctx > 0 ? cfg.ctx : static_cast<int32_t>(p.train_ctx > 0 ? std::min<int64_t>(cfg.fit_ctx_min, p.train_ctx) : cfg.fit_ctx_min);
 
   LlamaLogCapture quiet(true);
   CommonLogSink sink(&r.log);
-  std::vector<size_t> margins(llama_max_devices(), static_cast<size_t>(cfg.fit_margin));
-  const common_params_fit_status status =
-      common_fit_params(cfg.model.c_str(), &p.mp, &p.cp, p.split.data(), p.overrides.data(), margins.data(),
-                        static_cast<uint32_t>(cfg.fit_ctx_min), with_draft ? &extra : nullptr, GGML_LOG_LEVEL_ERROR);
-  if (status == COMMON_PARAMS_FIT_STATUS_ERROR) {
-    throw std::runtime_error("cannot measure " + cfg.model + " to fit it to memory" + (r.log.empty() ? "" : ": " + r.log.back()));
+  common_params_fit_status status = COMMON_PARAMS_FIT_STATUS_SUCCESS;
+  if (search) {
+    status = common_fit_params(cfg.model.c_str(), &p.mp, &p.cp, p.split.data(), p.overrides.data(), margins.data(),
+                               static_cast<uint32_t>(cfg.fit_ctx_min), with_draft ? &extra : nullptr, GGML_LOG_LEVEL_ERROR);
+    if (status == COMMON_PARAMS_FIT_STATUS_ERROR) {
+      throw std::runtime_error("cannot measure " + cfg.model + " to fit it to memory" + (r.log.empty() ? "" : ": " + r.log.back()));
+    }
+  } else if (p.cp.n_ctx == 0) {
+    p.cp.n_ctx = static_cast<uint32_t>(base_ctx * cfg.slots);
   }
   if (p.cp.n_ctx == 0) p.cp.n_ctx = static_cast<uint32_t>(default_ctx * cfg.slots);  // the fitter stopped before choosing
   r.gpu_layers = !offload ? 0 : p.mp.n_gpu_layers < 0 ? all_layers : std::min(p.mp.n_gpu_layers, all_layers);
@@ -168,7 +187,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p) {
   size_t partial = 0;
   for (const llama_model_tensor_buft_override* o = p.mp.tensor_buft_overrides; o && o->pattern; ++o) partial++;
   if (partial > 0) r.changes.push_back("part of " + std::to_string(partial) + " layer(s) on the CPU (tensor overrides)");
-  if (cfg.ctx == 0) {
+  if (cfg.ctx == 0 && search) {
     r.changes.push_back("ctx " + std::to_string(r.ctx) + " per slot (" +
                         (r.ctx < p.train_ctx ? "the most that fits; training context " + std::to_string(p.train_ctx) : "the training context") + ")");
   }
@@ -185,7 +204,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p) {
   r.host = plan.host;
 
   const std::string overflow = Overflow(plan, 0);
-  const bool shrunk = r.gpu_layers < wish_layers || partial > 0 || (cfg.ctx == 0 && r.ctx < p.train_ctx);
+  const bool shrunk = r.gpu_layers < wish_layers || partial > 0 || (search && cfg.ctx == 0 && r.ctx < p.train_ctx);
   if (!overflow.empty()) {
     r.status = "does_not_fit";
     r.reason = overflow;
@@ -197,8 +216,6 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p) {
 
   // What would fit with every asked layer offloaded: the usual single changes, each measured.
   if (r.status == "does_not_fit" || r.gpu_layers < wish_layers || partial > 0) {
-    // An automatic context: the least the fitter would choose (--fit-ctx, at most the training context).
-    const int32_t base_ctx = cfg.ctx > 0 ? cfg.ctx : static_cast<int32_t>(p.train_ctx > 0 ? std::min<int64_t>(cfg.fit_ctx_min, p.train_ctx) : cfg.fit_ctx_min);
     auto fits = [&](int32_t slots, int32_t ctx, ggml_type kv) {
       llama_model_params mp = mp_asked;
       std::vector<float> split = split_asked;
@@ -232,7 +249,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p) {
       }
     }
     // Layers the user fixed: what the fitter itself would offload instead.
-    if (r.status == "does_not_fit" && offload && cfg.gpu_layers_given) {
+    if (r.status == "does_not_fit" && offload && (cfg.gpu_layers_given || !search)) {
       llama_model_params mp = mp_asked;
       std::vector<float> split = split_asked;
       std::vector<llama_model_tensor_buft_override> overrides(p.overrides.size(), llama_model_tensor_buft_override{nullptr, nullptr});

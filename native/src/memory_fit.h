@@ -24,6 +24,7 @@ struct ModelParams {
   llama_context_params cp{};
   int64_t train_ctx = 0;
   int32_t n_layer = 0;  // repeating layers (0 until known)
+  bool fit = false;     // the config's fit setting resolved for these devices
 
   ModelParams() = default;
   ModelParams(const ModelParams&) = delete;
@@ -39,9 +40,10 @@ inline const char* KvTypeName(ggml_type t) {
 }
 
 // Fits p (gpu layers, tensor split, overrides; the context when cfg.ctx is 0) to free memory with a
-// margin of cfg.fit_margin bytes per device, and reports the plan. Throws std::runtime_error when
-// the model file cannot be measured at all.
-FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p);
+// margin of cfg.fit_margin bytes per device, and reports the plan. search false: measures p as it is
+// (an automatic context at cfg.fit_ctx_min). Throws std::runtime_error when the model file cannot be
+// measured at all.
+FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search);
 
 // The report's words: what does not fit and the changes that would ("... would fit with slots 2,
 // ctx 2048 or kvType q8_0"), for load errors.

@@ -350,20 +350,20 @@ DeviceDesc DescribeDevice(ggml_backend_dev_t dev) {
   return d;
 }
 
-FitReport FitModel(const EngineConfig& cfg) {
+FitReport FitModel(const EngineConfig& cfg, bool search) {
   ModelParams p;
-  PrepareParams(cfg, p);
-  return FitModelParams(cfg, p);
+  EngineConfig fitting = cfg;
+  fitting.fit = 1;
+  PrepareParams(fitting, p);
+  return FitModelParams(fitting, p, search);
 }
 
 void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* backends) {
   CheckModelFile(cfg.model);
   const GgufFacts facts = ReadGgufFacts(cfg.model);
   const int64_t train = facts.train_ctx;
-  // Without the fitter, no context given means min(4096, training context); with it, the fitter chooses.
-  const int32_t ctx = cfg.ctx > 0 ? cfg.ctx : cfg.fit ? 0 : static_cast<int32_t>(train > 0 ? std::min<int64_t>(4096, train) : 4096);
-  if (train > 0 && ctx > train) {
-    throw std::runtime_error("ctx " + std::to_string(ctx) + " is over the model's training context (" +
+  if (train > 0 && cfg.ctx > train) {
+    throw std::runtime_error("ctx " + std::to_string(cfg.ctx) + " is over the model's training context (" +
                              std::to_string(train) + " tokens)");
   }
   if (cfg.kv_type != GGML_TYPE_F16 && cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_DISABLED) {
@@ -389,6 +389,10 @@ void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* b
     throw std::runtime_error("tensorSplit has " + std::to_string(cfg.tensor_split.size()) + " entries for " +
                              std::to_string(devs.size()) + " offload devices");
   }
+  // 'auto' fits when the model goes to an offload device.
+  p.fit = cfg.fit == 1 || (cfg.fit == -1 && !devs.empty() && cfg.gpu_layers != 0);
+  // Without the fitter, no context given means min(4096, training context); with it, the fitter chooses.
+  const int32_t ctx = cfg.ctx > 0 ? cfg.ctx : p.fit ? 0 : static_cast<int32_t>(train > 0 ? std::min<int64_t>(4096, train) : 4096);
   MakeParams(cfg, facts, embedding, pooling, devs, ctx, p);
 }
 
@@ -401,8 +405,8 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   llama_model_params draft_mp = p.mp;
   draft_mp.tensor_split = draft_split.data();
   FitReport fit;
-  if (cfg.fit) {
-    fit = FitModelParams(cfg, p);
+  if (p.fit) {
+    fit = FitModelParams(cfg, p, true);
     if (fit.status == "does_not_fit") throw std::runtime_error(cfg.model + " " + DescribeNoFit(fit));
   }
   const int32_t ctx = static_cast<int32_t>(p.cp.n_ctx / static_cast<uint32_t>(cfg.slots));

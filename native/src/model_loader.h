@@ -32,8 +32,9 @@ LoadedModel LoadModel(const EngineConfig& cfg);
 // and fills `p` with the parameters it would load with (before any fitting).
 void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* backends = nullptr);
 
-// What LoadModel's fit would decide now, without loading (fitModel in addon.d.ts).
-FitReport FitModel(const EngineConfig& cfg);
+// What LoadModel's fit would decide now, without loading (fitModel in addon.d.ts); search false
+// measures the asked parameters as they are (what the model pool budgets with).
+FitReport FitModel(const EngineConfig& cfg, bool search);
 
 void FreeLoadedModel(LoadedModel& m);
 
