@@ -14,13 +14,14 @@
 //              mixed, infill; then repeat at 32K (--small: small sizes, 1 run)
 //
 //   node scripts/gpu-run.mjs [--flavour cuda|cpu] [--out DIR] [--budget-s S] [--steps a,b] [--small]
-//                            [--cuda-arch 90] [--runs N] [--native-from DIR] [--plan]
+//                            [--cuda-arch 90] [--runs N] [--native-from DIR] [--tiny] [--plan]
 //
 // --budget-s: the run stops starting steps when less time is left than a step is estimated to take
 // (each step also gets the time left as its limit). The device tool allows 600 s per command, so the
 // lead runs it in two calls: --steps preflight,build,devices,models and then --steps exact,bench
 // (the second reuses the first one's work folder). --native-from DIR: use an addon already built in
-// DIR instead of building (tests; no llama-server then). --plan: print the steps and their commands.
+// DIR instead of building (tests; no llama-server then). --tiny: one tiny test model instead of the
+// stand-ins (tests). --plan: print the steps and their commands.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync, createWriteStream } from 'node:fs';
 import { availableParallelism, cpus, totalmem, freemem, loadavg, release } from 'node:os';
@@ -33,7 +34,7 @@ const ALL_STEPS = ['preflight', 'build', 'devices', 'models', 'exact', 'bench'];
 export function parseRunArgs(argv) {
   const o = {
     flavour: 'cuda', out: process.env.OUT ? join(process.env.OUT, 'strata-gpu') : join(root, 'test-output', 'gpu-run'),
-    budgetS: 540, steps: ALL_STEPS, small: false, cudaArch: '90', runs: 1, nativeFrom: null, plan: false,
+    budgetS: 540, steps: ALL_STEPS, small: false, tiny: false, cudaArch: '90', runs: 1, nativeFrom: null, plan: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -47,6 +48,7 @@ export function parseRunArgs(argv) {
     else if (a === '--budget-s') o.budgetS = Number(val());
     else if (a === '--steps') o.steps = val().split(',').map((s) => s.trim()).filter(Boolean);
     else if (a === '--small') o.small = true;
+    else if (a === '--tiny') o.tiny = true;
     else if (a === '--cuda-arch') o.cudaArch = val();
     else if (a === '--runs') o.runs = Number(val());
     else if (a === '--native-from') o.nativeFrom = resolve(val());
@@ -68,6 +70,7 @@ function modelsDir() {
 
 /** The stand-ins of a flavour: [name, shape, quant]. */
 export function standIns(o) {
+  if (o.tiny) return [['tiny-q8_0', 'tiny', 'q8_0']];
   return o.small ? [['0.5b-f16', '0.5b', 'f16'], ['0.5b-q4_0', '0.5b', 'q4_0']] : [['0.5b-f16', '0.5b', 'f16'], ['7b-q4_0', '7b', 'q4_0']];
 }
 
@@ -87,7 +90,7 @@ export function planSteps(o) {
   const steps = [];
   steps.push({ name: 'preflight', estimateS: 5, commands: [] });
   steps.push({
-    name: 'build', estimateS: o.flavour === 'cuda' ? 420 : 1500,
+    name: 'build', estimateS: o.nativeFrom ? 5 : o.flavour === 'cuda' ? 420 : 1500,
     commands: o.nativeFrom ? [] : [
       { args: [node, build], env: buildEnv(o) },
       { args: [node, build, '--target', 'llama-server'], env: buildEnv(o) },
@@ -200,7 +203,8 @@ export function writeSummary(out) {
     const s = steps[name];
     if (s) lines.push(`| ${name} | ${s.status} | ${s.seconds.toFixed(1)} | ${s.note ?? ''} |`);
   }
-  for (const [name] of [...standIns({ small: false }), ...standIns({ small: true })]) {
+  const names = new Set([...standIns({ small: false }), ...standIns({ small: true }), ...standIns({ tiny: true })].map(([name]) => name));
+  for (const name of names) {
     const e = readJson(join(out, `exact-${name}.json`), null);
     if (e) {
       lines.push('', `Batched == solo, ${name} on ${e.devices.join(',') || 'the default devices'} (${e.placement.map((p) => `${p.device} ${p.layers} layers`).join(', ')}): ` +
@@ -238,7 +242,12 @@ async function main() {
   for (const step of steps) {
     const left = (deadline - Date.now()) / 1000;
     if (failed) { save(step.name, 'skipped', 0, 'an earlier step failed'); continue; }
-    if (left < step.estimateS) { save(step.name, 'skipped', 0, `${left.toFixed(0)} s left of the budget, the step takes about ${step.estimateS} s`); continue; }
+    if (left < step.estimateS) {
+      save(step.name, 'skipped', 0, `${left.toFixed(0)} s left of the budget, the step takes about ${step.estimateS} s`);
+      // Nothing can be measured without a build, devices and models.
+      if (['build', 'devices', 'models'].includes(step.name)) failed = true;
+      continue;
+    }
     const t0 = Date.now();
     const logFile = join(o.out, 'logs', `${step.name}.log`);
     if (step.name === 'preflight') {

@@ -6,7 +6,7 @@ export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
+export const SERVER_KEYS = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -30,6 +30,8 @@ export function readServerSettings(): ServerSettings {
     completionModel: expandHome(c.get<string>('completionModel', '').trim()),
     chatModel: expandHome(c.get<string>('chatModel', '').trim()),
     embeddingModel: expandHome(c.get<string>('embeddingModel', '').trim()),
+    fit: (['auto', 'on', 'off'].includes(c.get<string>('fit', 'auto')) ? c.get<string>('fit', 'auto') : 'auto') as ServerSettings['fit'],
+    pinCompletionModel: c.get<boolean>('pinCompletionModel', true),
   };
 }
 

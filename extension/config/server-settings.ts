@@ -23,12 +23,16 @@ export interface ServerSettings {
   /** Chat's model (panel, @strata, inline edits, the language model provider). */
   chatModel: string;
   embeddingModel: string;
+  /** Fit models to free device memory (the server's --fit; auto: when a model goes to a GPU). */
+  fit: 'auto' | 'on' | 'off';
+  /** Keep the completion model loaded whatever else loads (the server's --pin), so completions never wait for a reload. */
+  pinCompletionModel: boolean;
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
   modelPath: '', port: 0, slots: 4, contextSize: 4096, kvType: 'f16', cacheMiB: 2048,
   devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
-  completionModel: '', chatModel: '', embeddingModel: '',
+  completionModel: '', chatModel: '', embeddingModel: '', fit: 'auto', pinCompletionModel: true,
 };
 
 export type ModelUse = 'completion' | 'chat' | 'embedding';
@@ -113,8 +117,12 @@ export function buildServeArgs(s: ServerSettings, port: number): string[] {
   const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   const { models } = servedModels(s);
   for (const m of models) a.push('--model', m.name === baseName(m.path) ? m.path : `${m.name}=${m.path}`);
-  // Several models stay warm together: no load between a chat and the next inline completion.
+  // Several models stay warm together: no load between a chat and the next inline completion; the
+  // completion model is pinned, so nothing a chat loads unloads it (LRU or VRAM).
   if (models.length > 1) a.push('--preload', 'all');
+  const completion = servedModels(s).names.completion;
+  if (models.length > 1 && s.pinCompletionModel && completion !== undefined && models.some((m) => m.name === completion)) a.push('--pin', completion);
+  if (s.fit !== 'auto') a.push('--fit', s.fit);
   a.push('--slots', String(s.slots), '--ctx', String(s.contextSize), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));

@@ -25,13 +25,25 @@ describe('serve arguments from settings', () => {
     };
     const args = buildServeArgs(s, 9);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 9 --model /m/qwen-coder.gguf --model /m/llama-instruct.gguf '
-      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
+      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
     expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder' });
     // The server reads those arguments as the same three models under the same names.
     const parsed = parseArgs(args.slice(1));
     const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
     expect(cfg.models.map((m) => [m.name, m.path])).toEqual(servedModels(s).models.map((m) => [m.name, m.path]));
     expect(cfg.preload).toEqual(['all']);
+    expect(cfg.models.filter((m) => m.pinned).map((m) => m.name)).toEqual(['qwen-coder']);
+  });
+
+  it('pins the completion model when several are served (unless told not to) and passes --fit unless auto', () => {
+    const s = { ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf', completionModel: '/m/coder.gguf' };
+    expect(buildServeArgs(s, 1).join(' ')).toContain('--preload all --pin coder ');
+    expect(buildServeArgs({ ...s, pinCompletionModel: false }, 1)).not.toContain('--pin');
+    // One model: nothing to pin it against; a completion model named but not served here: nothing to pin.
+    expect(buildServeArgs({ ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf' }, 1)).not.toContain('--pin');
+    expect(buildServeArgs({ ...s, completionModel: 'remote-name', embeddingModel: '/m/e.gguf' }, 1)).not.toContain('--pin');
+    expect(buildServeArgs(s, 1)).not.toContain('--fit');
+    expect(buildServeArgs({ ...s, fit: 'off' }, 1).join(' ')).toContain('--fit off');
   });
 
   it('a model setting that names the modelPath file, or is empty, is the one model; a name is sent as it is', () => {
