@@ -46,15 +46,24 @@ export interface StrataServerOptions {
 
 export { engineConfigFor } from './model-runtime.js';
 
-/** What a model needs per device as asked, from the fit probe (one per replica: each may use its own devices). */
+/**
+ * What a model needs per device as asked, from the fit probe (one per replica: each may use its own
+ * devices). Device choices (devices, RPC servers) where a probe found nothing to offload to (a GPU
+ * backend installed on a machine without its GPU) are not probed again.
+ */
 function probedNeeds(config: ServerConfig, backendDirs: string[], cpuPath: () => Promise<CpuPath> | null) {
+  const nothingThere = new Set<string>();
   return async (spec: ModelSpec, held: DeviceBytes): Promise<DeviceNeed[] | null> => {
     const c = modelConfig(config, spec);
     const cpu = await cpuPath()?.catch(() => null) ?? null;
     const needs = new Map<string, DeviceNeed>();
     for (let replica = 0; replica < c.replicas; replica++) {
       const ec = { ...engineConfigFor(c, spec.path, replica, backendDirs, held), ...(cpu ? { cpuVariant: cpu.variant ?? 'auto', cpuRepack: cpu.repack } : {}) };
-      for (const d of (await probeFit(ec)).devices) {
+      const where = JSON.stringify([ec.devices ?? null, ec.rpc ?? null, ec.gpuLayers === 0]);
+      if (nothingThere.has(where)) continue;
+      const report = await probeFit(ec);
+      if (report.devices.length === 0) nothingThere.add(where);
+      for (const d of report.devices) {
         const n = needs.get(d.device) ?? { device: d.device, bytes: 0, free: d.free, total: d.total };
         n.bytes += d.model + d.context + d.compute;
         needs.set(d.device, n);
