@@ -63,7 +63,7 @@ export interface ModelMetricsBody {
   file: string;
   /** Never unloaded by LRU or idle time (--pin). */
   pinned: boolean;
-  /** Host RAM the server budgets for it: file size plus KV for its ctx and slots (bytes). */
+  /** Host RAM the server budgets for it: file size plus KV for its ctx and slots, or, on a GPU, the host part the fit probe measured (bytes). */
   memory_estimate: number;
   /** What it holds on each offload device while loaded (bytes by device name, from llama.cpp's buffers); {} otherwise. */
   device_memory: Record<string, number>;

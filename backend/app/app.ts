@@ -17,7 +17,7 @@ import { createHttpServer } from '../http/http-server.js';
 import { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { estimateModelBytes } from '../model-pool/memory-estimate.js';
-import { ModelPool, type DeviceBytes, type DeviceNeed, type ModelPoolOptions } from '../model-pool/model-pool.js';
+import { ModelPool, type DeviceBytes, type DeviceNeed, type MeasuredNeeds, type ModelPoolOptions } from '../model-pool/model-pool.js';
 import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../served-model/model-view.js';
@@ -53,23 +53,25 @@ export { engineConfigFor } from './model-runtime.js';
  */
 function probedNeeds(config: ServerConfig, backendDirs: string[], cpuPath: () => Promise<CpuPath> | null) {
   const nothingThere = new Set<string>();
-  return async (spec: ModelSpec, held: DeviceBytes): Promise<DeviceNeed[] | null> => {
+  return async (spec: ModelSpec, held: DeviceBytes): Promise<MeasuredNeeds | null> => {
     const c = modelConfig(config, spec);
     const cpu = await cpuPath()?.catch(() => null) ?? null;
     const needs = new Map<string, DeviceNeed>();
+    let hostBytes = 0;
     for (let replica = 0; replica < c.replicas; replica++) {
       const ec = { ...engineConfigFor(c, spec.path, replica, backendDirs, held), ...(cpu ? { cpuVariant: cpu.variant ?? 'auto', cpuRepack: cpu.repack } : {}) };
       const where = JSON.stringify([ec.devices ?? null, ec.rpc ?? null, ec.gpuLayers === 0]);
       if (nothingThere.has(where)) continue;
       const report = await probeFit(ec);
       if (report.devices.length === 0) nothingThere.add(where);
+      hostBytes += report.host.model + report.host.context + report.host.compute;
       for (const d of report.devices) {
         const n = needs.get(d.device) ?? { device: d.device, bytes: 0, free: d.free, total: d.total };
         n.bytes += d.model + d.context + d.compute;
         needs.set(d.device, n);
       }
     }
-    return needs.size > 0 ? [...needs.values()] : null;
+    return needs.size > 0 ? { devices: [...needs.values()], hostBytes } : null;
   };
 }
 

@@ -30,6 +30,12 @@ export interface DeviceNeed {
   total: number;
 }
 
+/** The fit probe's measurement of a model as asked: each offload device's need, and what stays in host RAM. */
+export interface MeasuredNeeds {
+  devices: DeviceNeed[];
+  hostBytes: number;
+}
+
 /** One loaded (or loading) model. */
 export interface PoolRuntime {
   readonly app: AppContext;
@@ -47,10 +53,11 @@ export interface ModelPoolOptions<S extends PoolModelSpec> {
   /** Host RAM the model needs while loaded (bytes). */
   estimate(spec: S): Promise<number>;
   /**
-   * What the model needs per offload device as asked, measured before it loads (the fit probe);
-   * null when it offloads nothing or it cannot be measured (then only the count and RAM limits apply).
+   * What the model needs per offload device as asked, measured before it loads (the fit probe), and
+   * in host RAM (which then replaces `estimate`: weights on a GPU are not the host's); null when it
+   * offloads nothing or it cannot be measured (then only the count and RAM limits apply).
    */
-  deviceNeeds?(spec: S, held: DeviceBytes): Promise<DeviceNeed[] | null>;
+  deviceNeeds?(spec: S, held: DeviceBytes): Promise<MeasuredNeeds | null>;
   /** Memory kept free on every device (bytes; the fit margin). */
   deviceMarginBytes?: number;
   maxLoaded: number | null;
@@ -237,8 +244,10 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
   private async loadEntry(e: Entry<S>): Promise<void> {
     try {
       await e.closing;
+      const measured = await this.measureNeeds(e);
+      e.needs = measured?.devices ?? null;
+      if (measured && measured.devices.length > 0) e.estimate = measured.hostBytes;
       e.estimate ??= await this.opts.estimate(e.spec);
-      e.needs = await this.measureNeeds(e);
       await this.makeRoom(e);
       const held = this.heldBy(e);
       // A runtime prepared before other models held device memory would fit around nothing: make it anew.
@@ -287,7 +296,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
   }
 
   /** The fit probe's measurement (only when several models share the server: one model alone always loads). */
-  private async measureNeeds(e: Entry<S>): Promise<DeviceNeed[] | null> {
+  private async measureNeeds(e: Entry<S>): Promise<MeasuredNeeds | null> {
     if (!this.opts.deviceNeeds || !this.several) return null;
     try {
       return await this.opts.deviceNeeds(e.spec, this.heldBy(e));

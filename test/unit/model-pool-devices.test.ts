@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../../backend/http/app-context.js';
 import type { Logger } from '../../backend/log/logger.js';
 import { silentLogger } from '../../backend/log/logger.js';
-import { ModelPool, type DeviceBytes, type DeviceNeed, type PoolModelSpec, type PoolRuntime } from '../../backend/model-pool/model-pool.js';
+import { ModelPool, type DeviceBytes, type MeasuredNeeds, type PoolModelSpec, type PoolRuntime } from '../../backend/model-pool/model-pool.js';
 
 const GiB = 2 ** 30;
 
@@ -37,15 +37,18 @@ function harness(models: Model[], totals: DeviceBytes, o: { reportsUse?: boolean
   const pool = new ModelPool<PoolModelSpec>({
     specs, log, maxLoaded: o.maxLoaded ?? null, ramBudgetBytes: 1e15, idleMs: o.idleMs ?? 0, now: () => clock.t,
     deviceMarginBytes: o.margin ?? 0,
-    estimate: async () => 0,
+    estimate: async () => 5 * GiB,
     make: (spec, held) => {
       const r = new ScriptedRuntime(spec.name, models.find((m) => m.name === spec.name)!.needs, held);
       made.push(r);
       return r;
     },
-    deviceNeeds: async (spec): Promise<DeviceNeed[]> => Object.entries(models.find((m) => m.name === spec.name)!.needs).map(([device, bytes]) => {
-      const used = live().reduce((n, r) => n + (r.deviceUse()[device] ?? 0), 0);
-      return { device, bytes, total: totals[device]!, free: o.reportsUse === false ? totals[device]! : totals[device]! - used };
+    deviceNeeds: async (spec): Promise<MeasuredNeeds> => ({
+      hostBytes: 300 * 2 ** 20,
+      devices: Object.entries(models.find((m) => m.name === spec.name)!.needs).map(([device, bytes]) => {
+        const used = live().reduce((n, r) => n + (r.deviceUse()[device] ?? 0), 0);
+        return { device, bytes, total: totals[device]!, free: o.reportsUse === false ? totals[device]! : totals[device]! - used };
+      }),
     }),
   });
   const loaded = () => pool.rows().filter((r) => r.state === 'loaded').map((r) => r.name).sort();
@@ -68,6 +71,8 @@ describe('the model pool budgets each device', () => {
       // The new model's engines were told what the others hold (b on CUDA1), a's memory no longer among it.
       expect(h.made.find((r) => r.name === 'c')!.held).toEqual({ CUDA1: 6 * GiB });
       expect(h.pool.rows().find((r) => r.name === 'c')!.device_memory).toEqual({ CUDA0: 6 * GiB });
+      // The host RAM it is budgeted with is the measured host part, not the file-based estimate.
+      expect(h.pool.rows().find((r) => r.name === 'c')!.memory_estimate).toBe(300 * 2 ** 20);
     });
   }
 
