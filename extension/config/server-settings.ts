@@ -1,5 +1,6 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
+import { settingDefault } from './settings-schema.js';
 
 export type KvType = 'f16' | 'q8_0' | 'q4_0' | 'f32' | 'bf16';
 export type SplitMode = 'none' | 'layer' | 'row' | '';
@@ -29,10 +30,15 @@ export interface ServerSettings {
   pinCompletionModel: boolean;
 }
 
+/** The settings as package.json's defaults make them (settings-schema.ts). */
 export const DEFAULT_SETTINGS: ServerSettings = {
-  modelPath: '', port: 0, slots: 4, contextSize: 4096, kvType: 'f16', cacheMiB: 2048,
-  devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
-  completionModel: '', chatModel: '', embeddingModel: '', fit: 'auto', pinCompletionModel: true,
+  modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: settingDefault('slots'),
+  contextSize: settingDefault('contextSize'), kvType: settingDefault('kvType'), cacheMiB: settingDefault('cacheMiB'),
+  devices: parseStringList(settingDefault('devices')), splitMode: settingDefault('splitMode') as SplitMode,
+  tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
+  rpcServers: parseStringList(settingDefault('rpcServers')),
+  completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
+  fit: settingDefault('fit') as ServerSettings['fit'], pinCompletionModel: settingDefault('pinCompletionModel'),
 };
 
 export type ModelUse = 'completion' | 'chat' | 'embedding';

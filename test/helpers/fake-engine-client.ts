@@ -3,8 +3,9 @@
 // the real contract: exactly one 'done' per request, engine death ends in-flight requests
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
+import type { TokenizePartsOptions } from '../../backend/engine/calls.js';
 import type {
-  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink, TokenizePartsOptions,
+  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
 } from '../../backend/engine/client.js';
 import { windowPrefix } from '../../backend/infill/prefix-window.js';
 import { Channel } from '../../backend/scheduler/channel.js';
