@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppContext } from '../../backend/http/app-context.js';
 import type { Logger } from '../../backend/log/logger.js';
 import { silentLogger } from '../../backend/log/logger.js';
+import { deviceBytesOf } from '../../backend/model-pool/device-use.js';
 import { ModelPool, type DeviceBytes, type MeasuredNeeds, type PoolModelSpec, type PoolRuntime } from '../../backend/model-pool/model-pool.js';
 
 const GiB = 2 ** 30;
@@ -154,5 +155,24 @@ describe('runtimes made before other models held device memory', () => {
     expect(b).toHaveLength(2);
     expect(b[1]!.held).toEqual({ Vulkan0: GiB });
     expect(h.loaded()).toEqual(['a', 'b']);
+  });
+});
+
+describe('what a loaded model holds per device', () => {
+  it('sums llama.cpp\'s buffers named after each offload device (RPC ones by their prefix); host buffers belong to none', () => {
+    const MiB = 2 ** 20;
+    const use = deviceBytesOf({
+      placement: [
+        { device: 'CUDA0', layers: 10, memoryFree: 0, memoryTotal: 0 }, { device: 'RPC0', layers: 10, memoryFree: 0, memoryTotal: 0 },
+        { device: 'CPU', layers: 4, memoryFree: 0, memoryTotal: 0 },
+      ],
+      buffers: [
+        { kind: 'model', buffer: 'CUDA0', mib: 1000 }, { kind: 'kv', buffer: 'CUDA0', mib: 96 }, { kind: 'compute', buffer: 'CUDA0', mib: 300.5 },
+        { kind: 'model', buffer: 'RPC0[127.0.0.1:50052]', mib: 800 }, { kind: 'kv', buffer: 'RPC0[127.0.0.1:50052]', mib: 64 },
+        { kind: 'model', buffer: 'CPU_Mapped', mib: 260 }, { kind: 'output', buffer: 'CUDA_Host', mib: 0.6 }, { kind: 'compute', buffer: 'CUDA_Host', mib: 12 },
+      ],
+    });
+    expect(use).toEqual({ CUDA0: Math.round(1396.5 * MiB), RPC0: 864 * MiB });
+    expect(deviceBytesOf({ placement: [{ device: 'CPU', layers: 4, memoryFree: 0, memoryTotal: 0 }], buffers: [{ kind: 'model', buffer: 'CPU', mib: 7 }] })).toEqual({});
   });
 });
