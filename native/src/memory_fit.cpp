@@ -6,6 +6,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "../src/llama-ext.h"  // llama_get_memory_breakdown (LLAMA_API, the staging header of the pinned source)
 #include "common_log.h"
 #include "fit.h"  // llama.cpp's fitter: common/fit.h of the pinned source
 #include "llama_log.h"
@@ -49,36 +50,44 @@ struct Plan {
   FitDeviceUse host;
 };
 
+// What the model and a context of cp take per buffer type, measured by llama.cpp's no-alloc load
+// (metadata only) and its memory breakdown: buffers of an offload device count for it, every other
+// one (host buffers, and the CPU's extra buffer types such as CPU_REPACK, which common/fit.cpp's
+// per-device figures leave out as it assumes unlimited host memory) for the host.
 // hidden[i]: bytes of devs[i] that other models hold and the device does not report as used.
 Plan Measure(const std::string& path, const llama_model_params& mp, const llama_context_params& cp,
              const std::vector<ggml_backend_dev_t>& devs, const std::vector<int64_t>& hidden) {
-  std::vector<ggml_backend_dev_t> got;
-  uint32_t n_layer = 0, n_ctx_train = 0, n_expert = 0;
-  const common_device_memory_data_vec v =
-      common_get_device_memory_data(path.c_str(), &mp, &cp, got, n_layer, n_ctx_train, n_expert, GGML_LOG_LEVEL_ERROR);
+  llama_model_params no_alloc = mp;
+  no_alloc.no_alloc = true;
+  no_alloc.load_mode = LLAMA_LOAD_MODE_NONE;
+  llama_model* model = llama_model_load_from_file(path.c_str(), no_alloc);
+  if (!model) throw std::runtime_error("cannot read " + path + " to measure it");
+  llama_context* ctx = llama_init_from_model(model, cp);
+  if (!ctx) {
+    llama_model_free(model);
+    throw std::runtime_error("cannot measure a context of " + std::to_string(cp.n_ctx) + " tokens for " + path);
+  }
   Plan plan;
   for (ggml_backend_dev_t dev : devs) {
     FitDeviceUse d;
     d.device = ggml_backend_dev_name(dev);
     size_t free = 0, total = 0;
     ggml_backend_dev_memory(dev, &free, &total);
-    d.free = static_cast<int64_t>(free);
+    d.free = static_cast<int64_t>(free) - hidden[plan.devices.size()];
     d.total = static_cast<int64_t>(total);
-    for (size_t i = 0; i < got.size() && i + 1 < v.size(); ++i) {
-      if (got[i] != dev) continue;
-      d.free = v[i].free;
-      d.total = v[i].total;
-      d.model = v[i].model;
-      d.context = v[i].context;
-      d.compute = v[i].compute;
-    }
-    d.free -= hidden[plan.devices.size()];
     plan.devices.push_back(d);
   }
   plan.host.device = "Host";
-  plan.host.model = v.back().model;
-  plan.host.context = v.back().context;
-  plan.host.compute = v.back().compute;
+  for (const auto& [buft, mb] : llama_get_memory_breakdown(ctx)) {
+    FitDeviceUse* into = &plan.host;
+    const ggml_backend_dev_t dev = ggml_backend_buft_is_host(buft) ? nullptr : ggml_backend_buft_get_device(buft);
+    for (size_t i = 0; dev && i < devs.size(); ++i) if (devs[i] == dev) into = &plan.devices[i];
+    into->model += mb.model;
+    into->context += mb.context;
+    into->compute += mb.compute;
+  }
+  llama_free(ctx);
+  llama_model_free(model);
   const HostMemory h = ReadHostMemory();
   plan.host.free = h.available;
   plan.host.total = h.total;
