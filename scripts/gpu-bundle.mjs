@@ -97,7 +97,7 @@ function excludedSource(rel) {
 }
 
 async function pack(file, cwd, entries, filter) {
-  await tar.create({ gzip: { level: 9 }, file, cwd, portable: true, ...(filter ? { filter } : {}) }, entries);
+  await tar.create({ gzip: { level: 6 }, file, cwd, portable: true, ...(filter ? { filter } : {}) }, entries);
   return { name: basename(file), bytes: statSync(file).size, sha256: sha256(file) };
 }
 

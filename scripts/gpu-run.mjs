@@ -137,9 +137,23 @@ function sh(cmd, args) {
   try { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 }).trim(); } catch { return null; }
 }
 
+/**
+ * nvcc on PATH, else the toolkit's usual places; one found off PATH is put on it (and in CUDACXX) for
+ * the build's CMake.
+ */
+function findNvcc() {
+  const onPath = sh('sh', ['-c', 'command -v nvcc']);
+  if (onPath) return onPath;
+  const found = [process.env.CUDACXX, process.env.CUDA_HOME && join(process.env.CUDA_HOME, 'bin', 'nvcc'), '/usr/local/cuda/bin/nvcc',
+    ...['13.1', '13.0', '12.9', '12.8'].map((v) => `/usr/local/cuda-${v}/bin/nvcc`)].find((p) => p && existsSync(p));
+  if (!found) return null;
+  process.env.CUDACXX = found;
+  process.env.PATH = `${dirname(found)}:${process.env.PATH ?? ''}`;
+  return found;
+}
+
 /** cuBLAS headers where CMake's FindCUDAToolkit looks (the toolkit beside nvcc, CUDA_PATH/HOME, /usr). */
-function cublasHeader() {
-  const nvcc = sh('sh', ['-c', 'command -v nvcc']);
+function cublasHeader(nvcc) {
   const roots = [process.env.CUDA_PATH, process.env.CUDA_HOME, nvcc ? resolve(dirname(nvcc), '..') : null, '/usr/local/cuda', '/usr'].filter(Boolean);
   for (const r of roots) {
     for (const inc of ['include', 'targets/x86_64-linux/include']) if (existsSync(join(r, inc, 'cublas_v2.h'))) return join(r, inc, 'cublas_v2.h');
@@ -150,10 +164,11 @@ function cublasHeader() {
 /** What the machine is; in the cuda flavour a missing piece stops the run here (with what is missing). */
 function preflight(o) {
   const gpu = sh('nvidia-smi', ['--query-gpu=name,memory.total,driver_version,compute_cap', '--format=csv,noheader']);
+  const nvcc = findNvcc();
   const facts = {
     flavour: o.flavour, date: new Date().toISOString(), kernel: release(), cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '',
     memBytes: totalmem(), freeBytes: freemem(), loadavg: loadavg(), node: process.version,
-    gpu, nvcc: sh('nvcc', ['--version'])?.split('\n').pop() ?? null, cublas: cublasHeader(),
+    gpu, nvcc: nvcc ? `${sh(nvcc, ['--version'])?.split('\n').pop() ?? 'unreadable'} (${nvcc})` : null, cublas: cublasHeader(nvcc),
     cmake: sh('cmake', ['--version'])?.split('\n')[0] ?? null, ninja: sh('ninja', ['--version']), gxx: sh('g++', ['--version'])?.split('\n')[0] ?? null,
   };
   const missing = [];

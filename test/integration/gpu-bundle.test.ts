@@ -23,6 +23,7 @@ async function entries(file: string): Promise<string[]> {
   return names;
 }
 
+const hasGpu = (() => { try { execFileSync('nvidia-smi', ['-L'], { stdio: 'ignore' }); return true; } catch { return false; } })();
 const run = (...args: string[]) => execFileSync('bash', [join(bundle, 'run.sh'), '--work', work, ...args],
   { encoding: 'utf8', env: { ...process.env, OUT: '' }, maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -78,6 +79,16 @@ describe('the GPU bundle', () => {
     expect(cuda).toMatch(/bench-engine --workload exact .*--devices CUDA0/);
     expect(cuda).toMatch(/bench-compare\.mjs --prebuilt .*--scenarios single,concurrent,repeat,mixed,infill --clients 4,8,16 .*--repeat-tokens 4096/);
     expect(cuda).toMatch(/bench-compare\.mjs --prebuilt .*--scenarios repeat .*--repeat-tokens 32768/);
+  });
+
+  it.skipIf(hasGpu)(`the CUDA flavour stops at preflight, in seconds, naming what this machine lacks${hasGpu ? ' (skipped: this machine has an NVIDIA GPU)' : ''}`, () => {
+    const out = join(dir, 'cuda-results');
+    expect(() => run('--flavour', 'cuda', '--out', out, '--steps', 'preflight,build,devices')).toThrow();
+    const steps = JSON.parse(readFileSync(join(out, 'steps.json'), 'utf8'));
+    expect(steps.preflight).toMatchObject({ status: 'failed', note: expect.stringMatching(/^missing: an NVIDIA GPU \(nvidia-smi found none\)/) });
+    expect(steps.preflight.seconds).toBeLessThan(30);
+    expect(steps.build).toMatchObject({ status: 'skipped', note: 'an earlier step failed' });
+    expect(steps.devices).toMatchObject({ status: 'skipped' });
   });
 
   it('runs from the unpacked bundle with its own Node: preflight, the addon, the devices, a test model, batched == solo', () => {
