@@ -71,6 +71,11 @@ describe('classifyExit', () => {
     expect(classifyExit(['listen EADDRINUSE 127.0.0.1:80'], 1, null, 80).kind).toBe('portInUse');
     expect(classifyExit(['error: model file /x.gguf does not exist'], 1, null, 1).kind).toBe('modelMissing');
     expect(classifyExit(['ggml_backend_cuda_buffer_type_alloc_buffer: cudaMalloc failed: out of memory'], 1, null, 1).kind).toBe('outOfMemory');
+    // The fit refuses a plan before anything is allocated, naming the changes that would fit: in settings' words.
+    const fit = classifyExit(['2026-12-01T23:05:57.282Z error m: the engine could not load /m/m.gguf: /m/m.gguf does not fit in memory: CUDA0 needs 9000 MiB of its 8000 MiB free; it would fit with slots 2, ctx 2048, kvType q8_0 or gpuLayers 20'], 1, null, 1);
+    expect(fit).toMatchObject({ kind: 'outOfMemory', retry: false });
+    expect(fit.message).toContain('CUDA0 needs 9000 MiB of its 8000 MiB free');
+    expect(fit.advice).toBe('It would fit with strata.slots 2, or strata.contextSize 2048, or strata.kvType q8_0, or 20 GPU layers (the rest on the CPU).');
     expect(classifyExit(['strata: --slots must be an integer in [1, 256], got \'0\''], 2, null, 1).kind).toBe('badSettings');
     const crash = classifyExit(['loading', 'GGML_ASSERT(x) failed'], null, 'SIGABRT', 1);
     expect(crash).toEqual({ kind: 'crashed', retry: true, message: 'the server was killed by SIGABRT: GGML_ASSERT(x) failed' });
