@@ -287,7 +287,10 @@ export interface ModelMetric {
   name: string;
   state: ModelState;
   role: ModelRole | null;
+  pinned: boolean;
   memoryBytes: number;
+  /** Bytes held per offload device while loaded. */
+  deviceMemory: Record<string, number>;
   /** ms since epoch; null: never used. */
   lastUsed: number | null;
   inFlight: number;
@@ -341,7 +344,7 @@ export function metricsView(m: MetricsBody): Metrics {
     })),
     staleFrames: m.stale_frames,
     models: (m.models?.data ?? []).map((x) => ({
-      name: x.name, state: x.state, role: x.role, memoryBytes: x.memory_estimate,
+      name: x.name, state: x.state, role: x.role, pinned: x.pinned, memoryBytes: x.memory_estimate, deviceMemory: x.device_memory,
       lastUsed: x.last_used === null ? null : Date.parse(x.last_used), inFlight: x.requests_in_flight, requests: x.requests_total, error: x.error,
     })),
   };

@@ -61,8 +61,12 @@ export interface ModelMetricsBody {
   state: ModelState;
   role: ModelRole | null;
   file: string;
-  /** Host RAM the server budgets for it: file size plus KV for its ctx and slots (bytes). */
+  /** Never unloaded by LRU or idle time (--pin). */
+  pinned: boolean;
+  /** Host RAM the server budgets for it: file size plus KV for its ctx and slots, or, on a GPU, the host part the fit probe measured (bytes). */
   memory_estimate: number;
+  /** What it holds on each offload device while loaded (bytes by device name, from llama.cpp's buffers); {} otherwise. */
+  device_memory: Record<string, number>;
   /** When a request last used it (ISO time; null: never). */
   last_used: string | null;
   /** Requests holding it now (it is never unloaded while any do). */
@@ -83,6 +87,8 @@ export interface ModelsMetricsBody {
   ram_budget: number;
   /** Idle models unload after this long (ms; 0: never). */
   idle_unload_ms: number;
+  /** Memory kept free on every device when models are fitted and made room for (bytes; --fit-margin-mib). */
+  device_margin: number;
   data: ModelMetricsBody[];
 }
 
@@ -120,8 +126,10 @@ export const modelMetricsSchema: z.ZodMiniType<ModelsMetricsBody> = z.object({
   max_loaded: z.nullable(num),
   ram_budget: num,
   idle_unload_ms: num,
+  device_margin: num,
   data: z.array(z.object({
-    name: z.string(), state, role, file: z.string(), memory_estimate: num, last_used: z.nullable(z.string()),
+    name: z.string(), state, role, file: z.string(), pinned: z.boolean(), memory_estimate: num,
+    device_memory: z.record(z.string(), num), last_used: z.nullable(z.string()),
     requests_in_flight: num, requests_total: num, loads: num, unloads: num, loading_ms: z.nullable(num), error: z.nullable(z.string()),
   })),
 });

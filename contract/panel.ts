@@ -2,7 +2,7 @@
 // place both sides agree on; every message is a tagged union member, nothing is `any`.
 import type { SessionInfo } from './sessions.js';
 import type { Traces } from './traces.js';
-import type { DeviceMemory } from './devices.js';
+import type { DeviceMemory, FitView } from './devices.js';
 import type { Metrics } from './metrics.js';
 import type { ChatMessage, Timings, Usage } from './chat.js';
 import { sessionNameProblem } from './session-name.js';
@@ -112,7 +112,7 @@ export type ToWebview =
   | { type: 'server'; server: ServerView }
   | { type: 'metrics'; metrics: Metrics; at: number }
   | { type: 'sessions'; sessions: SessionInfo[]; error: string | null }
-  | { type: 'devices'; devices: DeviceMemory[]; error: string | null }
+  | { type: 'devices'; devices: DeviceMemory[]; fit: FitView[]; error: string | null }
   | { type: 'traces'; traces: Traces; error: string | null }
   | { type: 'completionStats'; stats: CompletionStatsView }
   | { type: 'bench'; bench: BenchView }

@@ -18,6 +18,7 @@ const entries = [
   { in: 'backend/cli.ts', out: 'dist/strata.mjs', ...nodeEsm },
   { in: 'backend/engine/host.ts', out: 'dist/engine-host.mjs', ...nodeEsm },
   { in: 'backend/engine/cpu-probe-child.ts', out: 'dist/cpu-probe.mjs', ...nodeEsm },
+  { in: 'backend/engine/fit-probe-child.ts', out: 'dist/fit-probe.mjs', ...nodeEsm },
   { in: 'extension/extension.ts', out: 'dist/extension.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, external: ['vscode'] },
   // Minified: the panel carries markdown-it, highlight.js grammars and Chart.js.
   { in: 'webview/main.ts', out: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022', bundle: true, sourcemap: true, minify: true },

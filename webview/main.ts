@@ -79,7 +79,7 @@ function keys(s: ViewState): Record<string, unknown[]> {
     sessions: [s.sessions, s.sessionsError],
     kv: [s.metrics, s.devices, s.devicesError, s.server?.state],
     trace: [s.traces, s.tracesError, s.selectedTrace, s.completion, `${reqs?.length}:${reqs?.at(-1)?.id}`],
-    devices: [s.devices, s.devicesError, JSON.stringify(s.metrics?.engines ?? [])],
+    devices: [s.devices, s.fit, s.devicesError, JSON.stringify(s.metrics?.engines ?? []), JSON.stringify(s.metrics?.models ?? [])],
     bench: [s.bench, s.benchFigure],
     index: [s.index, s.indexSearch],
     notice: [s.notice],

@@ -2,7 +2,7 @@
 // message handling is unit-tested; main.ts renders whatever this produces.
 import type { SessionInfo } from '../contract/sessions.js';
 import type { Traces } from '../contract/traces.js';
-import type { DeviceMemory } from '../contract/devices.js';
+import type { DeviceMemory, FitView } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
 import type { ChatMessage } from '../contract/chat.js';
 import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
@@ -50,6 +50,8 @@ export interface ViewState extends PersistedState {
   sessions: SessionInfo[];
   sessionsError: string | null;
   devices: DeviceMemory[];
+  /** What each replica's fit to memory decided (empty without a fit). */
+  fit: FitView[];
   devicesError: string | null;
   traces: Traces | null;
   tracesError: string | null;
@@ -80,7 +82,7 @@ export function initialState(saved: unknown): ViewState {
     draftContext: Array.isArray(p.draftContext) ? p.draftContext.filter((c) => !!c && typeof c.text === 'string' && typeof c.path === 'string') : [],
     selectedTrace: typeof p.selectedTrace === 'string' ? p.selectedTrace : null,
     benchFigure: typeof p.benchFigure === 'string' ? p.benchFigure : null,
-    server: null, metrics: null, metricsAt: null, sessions: [], sessionsError: null, devices: [], devicesError: null,
+    server: null, metrics: null, metricsAt: null, sessions: [], sessionsError: null, devices: [], fit: [], devicesError: null,
     traces: null, tracesError: null, completion: null, bench: null, notice: null, estimate: null,
     index: null, indexSearch: null, indexQuery: '',
   };
@@ -132,11 +134,11 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'server':
       // Stopped, restarting or failed: the last figures describe a server that is gone, so drop them.
       return serverGone(s, msg.server)
-        ? { ...s, server: msg.server, metrics: null, metricsAt: null, devices: [], devicesError: null, traces: null, tracesError: null }
+        ? { ...s, server: msg.server, metrics: null, metricsAt: null, devices: [], fit: [], devicesError: null, traces: null, tracesError: null }
         : { ...s, server: msg.server };
     case 'metrics': return { ...s, metrics: msg.metrics, metricsAt: msg.at };
     case 'sessions': return { ...s, sessions: msg.sessions, sessionsError: msg.error };
-    case 'devices': return { ...s, devices: msg.devices, devicesError: msg.error };
+    case 'devices': return { ...s, devices: msg.devices, fit: msg.fit, devicesError: msg.error };
     case 'traces': {
       const keep = msg.traces.requests.some((r) => r.id === s.selectedTrace);
       return { ...s, traces: msg.traces, tracesError: msg.error, selectedTrace: keep ? s.selectedTrace : msg.traces.requests.at(-1)?.id ?? null };

@@ -9,6 +9,7 @@ import { installedBackendDirs, listInstalled, type InstalledBackend } from '../g
 import { probeMachine, type MachineReport } from '../gpu-backends/machine.js';
 import type { EngineClient, EngineConfig } from '../engine/client.js';
 import { memoCpuPath, type CpuPath } from '../engine/cpu-path.js';
+import { builtGpuBackends, probeFit } from '../engine/fit-probe.js';
 import { createProcessEngineClient } from '../engine/process-client.js';
 import type { AppContext } from '../http/app-context.js';
 import { ConnectionTracker } from '../http/connections.js';
@@ -16,14 +17,14 @@ import { createHttpServer } from '../http/http-server.js';
 import { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { estimateModelBytes } from '../model-pool/memory-estimate.js';
-import { ModelPool } from '../model-pool/model-pool.js';
+import { ModelPool, type DeviceBytes, type DeviceNeed, type MeasuredNeeds, type ModelPoolOptions } from '../model-pool/model-pool.js';
 import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../served-model/model-view.js';
 import { SessionStore } from '../sessions/session-store.js';
 import type { ServerConfig } from './config.js';
 import { modelNameOf, type ModelSpec } from './model-specs.js';
-import { ModelRuntime, modelConfig } from './model-runtime.js';
+import { ModelRuntime, engineConfigFor, modelConfig } from './model-runtime.js';
 
 export interface StrataServerOptions {
   config: ServerConfig;
@@ -39,9 +40,40 @@ export interface StrataServerOptions {
   restart?: { minDelayMs: number; maxDelayMs: number };
   /** Folders of GPU backend libraries the engines load (default: those `strata backend install` put in the cache). */
   backendDirs?: string[];
+  /** What a model needs per device before it loads (default: the fit probe, when an offload backend is there). */
+  deviceNeeds?: ModelPoolOptions<ModelSpec>['deviceNeeds'];
 }
 
 export { engineConfigFor } from './model-runtime.js';
+
+/**
+ * What a model needs per device as asked, from the fit probe (one per replica: each may use its own
+ * devices). Device choices (devices, RPC servers) where a probe found nothing to offload to (a GPU
+ * backend installed on a machine without its GPU) are not probed again.
+ */
+function probedNeeds(config: ServerConfig, backendDirs: string[], cpuPath: () => Promise<CpuPath> | null) {
+  const nothingThere = new Set<string>();
+  return async (spec: ModelSpec, held: DeviceBytes): Promise<MeasuredNeeds | null> => {
+    const c = modelConfig(config, spec);
+    const cpu = await cpuPath()?.catch(() => null) ?? null;
+    const needs = new Map<string, DeviceNeed>();
+    let hostBytes = 0;
+    for (let replica = 0; replica < c.replicas; replica++) {
+      const ec = { ...engineConfigFor(c, spec.path, replica, backendDirs, held), ...(cpu ? { cpuVariant: cpu.variant ?? 'auto', cpuRepack: cpu.repack } : {}) };
+      const where = JSON.stringify([ec.devices ?? null, ec.rpc ?? null, ec.gpuLayers === 0]);
+      if (nothingThere.has(where)) continue;
+      const report = await probeFit(ec);
+      if (report.devices.length === 0) nothingThere.add(where);
+      hostBytes += report.host.model + report.host.context + report.host.compute;
+      for (const d of report.devices) {
+        const n = needs.get(d.device) ?? { device: d.device, bytes: 0, free: d.free, total: d.total };
+        n.bytes += d.model + d.context + d.compute;
+        needs.set(d.device, n);
+      }
+    }
+    return needs.size > 0 ? { devices: [...needs.values()], hostBytes } : null;
+  };
+}
 
 export class StrataServer {
   readonly pool: ModelPool<ModelSpec>;
@@ -78,16 +110,22 @@ export class StrataServer {
     this.readers = new SlowReaderWatch({ boundMs: config.slowReaderMs });
     this.store = new SessionStore(config.sessionsDir);
     const startedAt = Date.now();
+    // The fit probe measures what a model needs per device; where nothing offloads (no GPU backend,
+    // no RPC server) there is nothing to measure.
+    const offload = opts.engineFactory ? false : backendDirs.length > 0 || config.rpc !== null || builtGpuBackends().length > 0;
+    const deviceNeeds = opts.deviceNeeds ?? (offload && config.fit !== 'off' ? probedNeeds(config, backendDirs, () => this.cpuPath?.() ?? null) : undefined);
     this.pool = new ModelPool<ModelSpec>({
       specs,
-      make: (spec) => new ModelRuntime(spec.path, config.models.length > 0 ? spec : null, {
+      ...(deviceNeeds ? { deviceNeeds } : {}),
+      deviceMarginBytes: config.fit === 'off' ? 0 : config.fitMarginMib * 2 ** 20,
+      make: (spec, held) => new ModelRuntime(spec.path, config.models.length > 0 ? spec : null, {
         config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, readers: this.readers,
         models: this.pool, startedAt, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
         gpuBackends: (): { installed: InstalledBackend[]; machine: MachineReport } => ({ installed, machine: machine ??= probeMachine() }),
         nextRequestId: () => requestId++,
         servedName: several || spec.name !== modelNameOf(spec.path) ? spec.name : null,
         demo: opts.demo ?? false,
-      }),
+      }, held),
       estimate: (spec) => {
         const c = modelConfig(config, spec);
         return estimateModelBytes(spec.path, { ctx: c.ctx, slots: c.slots, replicas: c.replicas, kvType: c.kvType });

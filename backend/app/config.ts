@@ -115,4 +115,9 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
   for (const p of cfg.preload ?? []) {
     if (p !== 'all' && p !== 'none' && !names.includes(p)) throw new ConfigError(`--preload: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
   }
+  for (const p of cfg.pin ?? []) {
+    const spec = cfg.models.find((m) => m.name === p);
+    if (!spec) throw new ConfigError(`--pin: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
+    spec.pinned = true;
+  }
 }

@@ -11,7 +11,8 @@ import type { AppContext, ModelDirectory } from '../http/app-context.js';
 import type { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { TraceCollector } from '../metrics/traces.js';
-import type { PoolRuntime } from '../model-pool/model-pool.js';
+import { addDeviceBytes, deviceBytesOf } from '../model-pool/device-use.js';
+import type { DeviceBytes, PoolRuntime } from '../model-pool/model-pool.js';
 import { RequestLedger } from '../scheduler/request-ledger.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { createModelView, type ModelView } from '../served-model/model-view.js';
@@ -20,8 +21,14 @@ import type { SessionStore } from '../sessions/session-store.js';
 import type { ServerConfig } from './config.js';
 import type { ModelSpec } from './model-specs.js';
 
-export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: number, backendDirs: string[] = []): EngineConfig {
+export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: number, backendDirs: string[] = [], held: DeviceBytes = {}): EngineConfig {
   const ec: EngineConfig = { model: modelPath, slots: cfg.slots };
+  if (cfg.fit !== 'off') {
+    ec.fit = cfg.fit === 'on' ? true : 'auto';
+    ec.fitMarginMiB = cfg.fitMarginMib;
+    ec.fitCtxMin = cfg.fitCtx;
+    if (Object.keys(held).length > 0) ec.fitReserved = held;
+  }
   if (backendDirs.length > 0) ec.backendDirs = backendDirs;
   if (cfg.opOffload !== null) ec.opOffload = cfg.opOffload === 'on';
   if (cfg.ctx !== null) ec.ctx = cfg.ctx;
@@ -84,11 +91,12 @@ export class ModelRuntime implements PoolRuntime {
   private readonly log: Logger;
   private closed: Promise<void> | null = null;
 
-  constructor(readonly modelPath: string, spec: ModelSpec | null, private readonly shared: RuntimeShared) {
+  /** `held`: what the server's other loaded models hold per device (the engines' fit keeps clear of it). */
+  constructor(readonly modelPath: string, spec: ModelSpec | null, private readonly shared: RuntimeShared, held: DeviceBytes = {}) {
     const config = modelConfig(shared.config, spec);
     const log = spec && shared.servedName !== null ? shared.log.child({ model: spec.name }) : shared.log;
     this.log = log;
-    this.engines = Array.from({ length: config.replicas }, (_, i) => shared.makeEngine(i, engineConfigFor(config, modelPath, i, shared.backendDirs), spec?.name ?? modelPath));
+    this.engines = Array.from({ length: config.replicas }, (_, i) => shared.makeEngine(i, engineConfigFor(config, modelPath, i, shared.backendDirs, held), spec?.name ?? modelPath));
     this.table = new RequestLedger({
       historySize: 500, nextId: shared.nextRequestId,
       onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
@@ -112,6 +120,10 @@ export class ModelRuntime implements PoolRuntime {
   }
 
   get model(): ModelView | null { return this.view; }
+
+  deviceUse(): DeviceBytes {
+    return this.engines.reduce((sum, e) => (e.info ? addDeviceBytes(sum, deviceBytesOf(e.info)) : sum), {} as DeviceBytes);
+  }
 
   /**
    * Starts every replica; resolves once one is ready and the model is known. Rejects only when

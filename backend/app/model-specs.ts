@@ -1,6 +1,6 @@
 // Which models `strata serve` serves: repeated --model FILE (or NAME=FILE), every *.gguf in
 // --models-dir, and the config file's "models" section, which adds models or gives one of them
-// its own settings (ctx, slots, KV type, devices, replicas, role). Each model is served under a
+// its own settings (ctx, slots, KV type, devices, replicas, fit, role, pin). Each model is served under a
 // name: its alias, else the file's base name without .gguf.
 import { basename, join } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
@@ -19,6 +19,8 @@ export interface ModelSpec {
   path: string;
   /** What the model is for; null: whatever it is asked (the default model takes what no role claims). */
   role: ModelRole | null;
+  /** Never unloaded by LRU or idle time (--pin NAME, or "pin": true in its config entry). */
+  pinned?: boolean;
   settings: ModelSettings;
 }
 
@@ -75,11 +77,12 @@ function sectionEntry(
 ): void {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${where}: expected an object`);
   const e = entry as Record<string, unknown>;
-  const known = new Set(['name', 'path', 'role', ...PER_MODEL_KEYS.flatMap((k) => [flagOf(k), k])]);
+  const known = new Set(['name', 'path', 'role', 'pin', ...PER_MODEL_KEYS.flatMap((k) => [flagOf(k), k])]);
   for (const k of Object.keys(e)) if (!known.has(k)) throw new ConfigError(`${where}: unknown setting '${k}'`);
   const name = e.name === undefined ? null : convert(e.name, { t: 'string' }, `${where}.name`) as string;
   const path = e.path === undefined ? null : convert(e.path, { t: 'string' }, `${where}.path`) as string;
   const role = e.role === undefined ? null : convert(e.role, { t: 'enum', values: ROLES }, `${where}.role`) as ModelRole;
+  const pinned = e.pin === undefined ? null : convert(e.pin, { t: 'bool' }, `${where}.pin`) as boolean;
   const settings: ModelSettings = {};
   let devices: string | null = null;
   for (const key of PER_MODEL_KEYS) {
@@ -101,9 +104,10 @@ function sectionEntry(
     if (path !== null && existing.path !== path) throw new ConfigError(`${where}: model '${existing.name}' is ${existing.path}, not ${path}`);
     if (name !== null && existing.name !== name) existing.name = name;
     existing.role = role ?? existing.role;
+    if (pinned !== null) existing.pinned = pinned;
     existing.settings = { ...existing.settings, ...settings };
     return;
   }
   if (path === null) throw new ConfigError(`${where}: no "path", and no --model or --models-dir model is named '${name}'`);
-  add({ name: name ?? modelNameOf(path), path, role, settings }, where);
+  add({ name: name ?? modelNameOf(path), path, role, ...(pinned !== null ? { pinned } : {}), settings }, where);
 }

@@ -64,6 +64,12 @@ export const SERVE_OPTIONS = {
   modelsRamMib: option(int(1, 1 << 30), null, 'host RAM for loaded models, MiB (file size + KV for ctx x slots each)', { defaultText: '80% of the RAM free at start' }),
   /** Idle models unload after this many seconds (0 = never). */
   modelIdleS: option(int(0, 31_536_000), 0, 'unload a model idle this many seconds (0 = never)'),
+  /** Models never unloaded by LRU or idle time (a config entry's "pin": true too). */
+  pin: option(list, null, 'models never unloaded by LRU (count, RAM, a device\'s memory) or idle time, e.g. the completion model; a config entry\'s "pin": true too', { defaultText: 'none' }),
+  /** Fit each model to free device memory with llama.cpp's fitter: auto = when it goes to a GPU or RPC device. */
+  fit: option(oneOf('auto', 'on', 'off'), 'auto', 'fit each model to free device memory with llama.cpp\'s fitter: GPU layers unless --gpu-layers, the context per slot unless --ctx; a plan that cannot fit is refused naming what would (auto: when the model goes to a GPU or RPC device; on: also on the CPU)', { perModel: true }),
+  fitMarginMib: option(int(0, 1 << 20), 1024, 'memory the fit leaves free on every device, MiB (llama.cpp\'s --fit-target)'),
+  fitCtx: option(int(256, 1 << 24), 4096, 'the least context per slot the fit chooses when --ctx is not given (llama.cpp\'s --fit-ctx)'),
   host: option(str, '127.0.0.1', 'address to listen on (others than loopback need --api-key)'),
   port: option(int(0, 65535), 8080, 'port (0 = any free port)'),
   slots: option(int(1, 256), 4, 'concurrent requests per engine', { perModel: true }),

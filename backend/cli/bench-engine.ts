@@ -11,11 +11,13 @@ import { packageRoot } from '../addon/loader.js';
 import { optInt, optList, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { measureEngine, type BatchFigures } from '../bench/engine-bench.js';
 import { runEditBench } from '../bench/engine-spec-report.js';
+import { runExactness } from '../bench/exactness.js';
 
 export const command = {
   summary: 'engine prefill/decode tok/s at 1, 4, 8 slots beside llama-batched-bench',
   async run(args: ParsedArgs): Promise<number> {
     if (optString(args, 'workload') === 'edit') return runEditBench(args, standIn);
+    if (optString(args, 'workload') === 'exact') return runExactness(args, standIn);
     const threads = optInt(args, 'threads', 1, 1024) ?? availableParallelism();
     const pp = optInt(args, 'pp', 1, 65536) ?? 256;
     const tg = optInt(args, 'tg', 2, 65536) ?? 64;

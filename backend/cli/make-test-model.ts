@@ -7,12 +7,13 @@ import { VocabNotFoundError } from '../models/vocab.js';
 import { optInt, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
-const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b]
+const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|7b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
                                 [--chat-template NAME|PATH]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
             (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
   --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny);
+            7b: Qwen2.5-7B shapes (untied output, 4 KV heads; ~4.2 GB in q4_0), a GPU's chat-model stand-in;
             embed-bert: a BERT encoder embedding model (mean pooling; use a WordPiece vocab: bert-bge);
             embed-causal: a decoder embedding model with last-token pooling (Qwen3-Embedding-like);
             rerank-bert: a BERT encoder reranker (a classification head on CLS, pooling rank; bge-reranker-like),

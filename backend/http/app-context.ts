@@ -82,5 +82,5 @@ export interface ModelDirectory {
   rows(): ServedModelRow[];
   /** The context of routes that name no model (health, devices, metrics): the default model's while it has one, else a loaded model's. */
   front(): AppContext;
-  budget(): { maxLoaded: number | null; ramBudget: number; idleUnloadMs: number };
+  budget(): { maxLoaded: number | null; ramBudget: number; idleUnloadMs: number; deviceMargin: number };
 }

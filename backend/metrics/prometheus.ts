@@ -87,6 +87,10 @@ export function prometheusText(m: MetricsJson): string {
     models.flatMap((x) => STATES.map((st) => ({ labels: { model: x.name, state: st }, value: x.state === st ? 1 : 0 }))));
   w.metric('strata:model_memory_estimate_bytes', 'gauge', 'Host RAM budgeted for each model (file size plus KV for ctx x slots).',
     models.map((x) => ({ labels: { model: x.name }, value: x.memory_estimate })));
+  w.metric('strata:model_pinned', 'gauge', 'Models never unloaded by LRU or idle time (--pin): 1, else 0.',
+    models.map((x) => ({ labels: { model: x.name }, value: x.pinned ? 1 : 0 })));
+  w.metric('strata:model_device_memory_bytes', 'gauge', 'What each loaded model holds on each offload device (llama.cpp\'s buffers).',
+    models.flatMap((x) => Object.entries(x.device_memory).map(([device, bytes]) => ({ labels: { model: x.name, device }, value: bytes }))));
   w.metric('strata:model_requests_in_flight', 'gauge', 'Requests holding each model (it is never unloaded while any do).',
     models.map((x) => ({ labels: { model: x.name }, value: x.requests_in_flight })));
   w.metric('strata:model_requests_total', 'counter', 'Requests each model served.', models.map((x) => ({ labels: { model: x.name }, value: x.requests_total })));

@@ -1,9 +1,11 @@
 // The served models and their lifecycle: unloaded -> loading -> loaded (or failed), and back to
 // unloaded by an unload call, by idling past --model-idle-s, or to make room for another model
-// under --models-max and the host-RAM budget (least recently used idle model first). A request
-// holds its model (a lease) from routing to its answer; a held model is never unloaded. Each
-// loaded model is a runtime of its own (engine processes, ledger, scheduler: server/model-runtime.ts).
-// Loads run one at a time, so two loads never both count the same free room.
+// under --models-max, the host-RAM budget and each offload device's free memory (least recently
+// used idle model first; on a device, only models that hold memory there). A request holds its
+// model (a lease) from routing to its answer; a held model is never unloaded, and a pinned one
+// (--pin) never by LRU or idling. Each loaded model is a runtime of its own (engine processes,
+// ledger, scheduler: app/model-runtime.ts). Loads run one at a time, so two loads never both count
+// the same free room.
 import { ApiError } from '../validation/errors.js';
 import type { ModelActionBody, ModelRole, ModelState } from '../../contract/models.js';
 import type { AppContext, ModelDirectory, ModelLease, ServedModelRow } from '../http/app-context.js';
@@ -13,6 +15,25 @@ export interface PoolModelSpec {
   name: string;
   path: string;
   role: ModelRole | null;
+  /** Never unloaded by LRU or idle time (an explicit unload still is). */
+  pinned?: boolean;
+}
+
+/** Bytes per device name ("CUDA0", "Vulkan0", "RPC0"). */
+export type DeviceBytes = Record<string, number>;
+
+/** What a model needs on one offload device as asked (every asked layer there), and what the device had free when measured. */
+export interface DeviceNeed {
+  device: string;
+  bytes: number;
+  free: number;
+  total: number;
+}
+
+/** The fit probe's measurement of a model as asked: each offload device's need, and what stays in host RAM. */
+export interface MeasuredNeeds {
+  devices: DeviceNeed[];
+  hostBytes: number;
 }
 
 /** One loaded (or loading) model. */
@@ -21,13 +42,24 @@ export interface PoolRuntime {
   /** Resolves once the model serves (rejects when it cannot load). */
   start(): Promise<void>;
   close(): Promise<void>;
+  /** What its engines hold on each offload device (from the buffers llama.cpp allocated); empty before it loads. */
+  deviceUse(): DeviceBytes;
 }
 
 export interface ModelPoolOptions<S extends PoolModelSpec> {
   specs: readonly S[];
-  make(spec: S): PoolRuntime;
+  /** `held`: what the other loaded models hold per device (their engines fit around it). */
+  make(spec: S, held: DeviceBytes): PoolRuntime;
   /** Host RAM the model needs while loaded (bytes). */
   estimate(spec: S): Promise<number>;
+  /**
+   * What the model needs per offload device as asked, measured before it loads (the fit probe), and
+   * in host RAM (which then replaces `estimate`: weights on a GPU are not the host's); null when it
+   * offloads nothing or it cannot be measured (then only the count and RAM limits apply).
+   */
+  deviceNeeds?(spec: S, held: DeviceBytes): Promise<MeasuredNeeds | null>;
+  /** Memory kept free on every device (bytes; the fit margin). */
+  deviceMarginBytes?: number;
   maxLoaded: number | null;
   ramBudgetBytes: number;
   /** 0: never unload for idling. */
@@ -51,6 +83,10 @@ interface Entry<S> {
   loadStartedAt: number | null;
   estimate: number | null;
   error: string | null;
+  /** What the last measurement said it needs per device (null: not measured). */
+  needs: DeviceNeed[] | null;
+  /** The runtime in `runtime` has been started (a prepared one has not). */
+  started: boolean;
 }
 
 export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
@@ -64,7 +100,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     this.now = opts.now ?? Date.now;
     this.entries = opts.specs.map((spec) => ({
       spec, state: 'unloaded', runtime: null, loading: null, closing: null, leases: 0, lastUsed: null,
-      requests: 0, loads: 0, unloads: 0, loadStartedAt: null, estimate: null, error: null,
+      requests: 0, loads: 0, unloads: 0, loadStartedAt: null, estimate: null, error: null, needs: null, started: false,
     }));
   }
 
@@ -94,7 +130,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
   /** Makes a model's runtime without starting it (the default model's exists from the start, as a single model's always did). */
   prepare(name: string): PoolRuntime {
     const e = this.entry(name);
-    e.runtime ??= this.opts.make(e.spec);
+    e.runtime ??= this.opts.make(e.spec, this.heldBy(e));
     return e.runtime;
   }
 
@@ -143,7 +179,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     const idleMs = this.opts.idleMs;
     if (idleMs <= 0) return [];
     const now = this.now();
-    const idle = this.entries.filter((e) => e.state === 'loaded' && e.leases === 0 && e.loading === null && now - (e.lastUsed ?? 0) >= idleMs);
+    const idle = this.entries.filter((e) => e.state === 'loaded' && !e.spec.pinned && e.leases === 0 && e.loading === null && now - (e.lastUsed ?? 0) >= idleMs);
     for (const e of idle) await this.unloadEntry(e, `idle for ${Math.round((now - (e.lastUsed ?? 0)) / 1000)} s`);
     return idle.map((e) => e.spec.name);
   }
@@ -152,7 +188,9 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     const now = this.now();
     return this.entries.map((e, i) => ({
       name: e.spec.name, state: e.state, role: e.spec.role, file: e.spec.path, default: i === 0,
+      pinned: e.spec.pinned === true,
       memory_estimate: e.estimate ?? 0,
+      device_memory: e.state === 'loaded' ? e.runtime?.deviceUse() ?? {} : {},
       last_used: e.lastUsed !== null && e.requests > 0 ? new Date(e.lastUsed).toISOString() : null,
       requests_in_flight: e.leases, requests_total: e.requests, loads: e.loads, unloads: e.unloads,
       loading_ms: e.state === 'loading' && e.loadStartedAt !== null ? now - e.loadStartedAt : null,
@@ -166,8 +204,8 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     return (held ?? this.entries[0]!).runtime?.app ?? this.prepare(this.defaultName).app;
   }
 
-  budget(): { maxLoaded: number | null; ramBudget: number; idleUnloadMs: number } {
-    return { maxLoaded: this.opts.maxLoaded, ramBudget: this.opts.ramBudgetBytes, idleUnloadMs: this.opts.idleMs };
+  budget(): { maxLoaded: number | null; ramBudget: number; idleUnloadMs: number; deviceMargin: number } {
+    return { maxLoaded: this.opts.maxLoaded, ramBudget: this.opts.ramBudgetBytes, idleUnloadMs: this.opts.idleMs, deviceMargin: this.opts.deviceMarginBytes ?? 0 };
   }
 
   /** Closes every runtime (shutdown); loads after this are refused. */
@@ -206,10 +244,21 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
   private async loadEntry(e: Entry<S>): Promise<void> {
     try {
       await e.closing;
+      const measured = await this.measureNeeds(e);
+      e.needs = measured?.devices ?? null;
+      if (measured && measured.devices.length > 0) e.estimate = measured.hostBytes;
       e.estimate ??= await this.opts.estimate(e.spec);
       await this.makeRoom(e);
-      const rt = e.runtime ?? this.opts.make(e.spec);
+      const held = this.heldBy(e);
+      // A runtime prepared before other models held device memory would fit around nothing: make it anew.
+      if (e.runtime && !e.started && Object.keys(held).length > 0) {
+        const stale = e.runtime;
+        e.runtime = null;
+        await stale.close();
+      }
+      const rt = e.runtime ?? this.opts.make(e.spec, held);
       e.runtime = rt;
+      e.started = true;
       const t0 = this.now();
       await rt.start();
       if (this.closed) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
@@ -220,6 +269,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     } catch (err) {
       const rt = e.runtime;
       e.runtime = null;
+      e.started = false;
       if (this.closed) {
         e.state = 'unloaded';
         if (rt) e.closing = rt.close().catch(() => {});
@@ -235,10 +285,39 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     }
   }
 
-  /** Unloads least recently used idle models until `e` fits the count limit and the RAM budget. */
+  /** What the other loaded models hold per device. */
+  private heldBy(e: Entry<S>): DeviceBytes {
+    const held: DeviceBytes = {};
+    for (const x of this.entries) {
+      if (x === e || x.state !== 'loaded' || !x.runtime) continue;
+      for (const [d, bytes] of Object.entries(x.runtime.deviceUse())) held[d] = (held[d] ?? 0) + bytes;
+    }
+    return held;
+  }
+
+  /** The fit probe's measurement (only when several models share the server: one model alone always loads). */
+  private async measureNeeds(e: Entry<S>): Promise<MeasuredNeeds | null> {
+    if (!this.opts.deviceNeeds || !this.several) return null;
+    try {
+      return await this.opts.deviceNeeds(e.spec, this.heldBy(e));
+    } catch (err) {
+      this.opts.log.warn('could not measure what the model needs per device; only the count and RAM limits apply', { model: e.spec.name, error: String((err as Error)?.message ?? err) });
+      return null;
+    }
+  }
+
+  /**
+   * Unloads least recently used idle models (never pinned ones) until `e` fits the count limit and
+   * the RAM budget, then, device by device, until what it needs there fits what is free (models that
+   * hold nothing on a device are not unloaded for it). When pinned or busy models leave too little on
+   * a device, it loads anyway: its fit places fewer layers there.
+   */
   private async makeRoom(e: Entry<S>): Promise<void> {
     // Loads run one at a time: another 'loading' model is only queued and holds nothing yet.
     const others = () => this.entries.filter((x) => x !== e && x.state === 'loaded');
+    const idleLru = (on?: string) => others()
+      .filter((x) => x.leases === 0 && !x.spec.pinned && (on === undefined || (x.runtime?.deviceUse()[on] ?? 0) > 0))
+      .sort((a, b) => (a.lastUsed ?? 0) - (b.lastUsed ?? 0));
     const fits = (): boolean => {
       const held = others();
       if (this.opts.maxLoaded !== null && held.length + 1 > this.opts.maxLoaded) return false;
@@ -247,20 +326,38 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
       return held.length === 0 || used + (e.estimate ?? 0) <= this.opts.ramBudgetBytes;
     };
     while (!fits()) {
-      const victim = others()
-        .filter((x) => x.leases === 0)
-        .sort((a, b) => (a.lastUsed ?? 0) - (b.lastUsed ?? 0))[0];
+      const victim = idleLru()[0];
       if (!victim) {
-        const busy = others().map((x) => `${x.spec.name} (${x.leases} in flight)`).join(', ');
-        throw new ApiError(503, `cannot load '${e.spec.name}': --models-max / --models-ram-mib leave no room while ${busy} serve requests; retry when they end`, { code: 'models_busy', param: 'model' });
+        const busy = others().map((x) => (x.spec.pinned && x.leases === 0 ? `${x.spec.name} (pinned)` : `${x.spec.name} (${x.leases} in flight)`)).join(', ');
+        throw new ApiError(503, `cannot load '${e.spec.name}': --models-max / --models-ram-mib leave no room while ${busy} hold theirs; retry when they end, or unpin one`, { code: 'models_busy', param: 'model' });
       }
       await this.unloadEntry(victim, `to make room for ${e.spec.name}`);
+    }
+    const margin = this.opts.deviceMarginBytes ?? 0;
+    const freed: DeviceBytes = {};
+    // Free now: the measurement plus what was unloaded since, and never more than the device less what ours hold
+    // (a device that does not report use, as lavapipe, still counts our models).
+    const available = (n: DeviceNeed): number => Math.min(n.free + (freed[n.device] ?? 0), n.total - (this.heldBy(e)[n.device] ?? 0));
+    for (const need of e.needs ?? []) {
+      while (need.bytes + margin > available(need)) {
+        const victim = idleLru(need.device)[0];
+        if (!victim) {
+          const holders = others().filter((x) => (x.runtime?.deviceUse()[need.device] ?? 0) > 0).map((x) => x.spec.name);
+          this.opts.log.warn(`${e.spec.name} needs ${mib(need.bytes)} on ${need.device}, ${mib(Math.max(0, available(need) - margin))} is free beside the margin` +
+            `${holders.length > 0 ? ` and ${holders.join(', ')} (pinned or busy) hold the rest` : ''}; its fit places fewer layers there`, { model: e.spec.name, device: need.device });
+          break;
+        }
+        const use = victim.runtime?.deviceUse() ?? {};
+        await this.unloadEntry(victim, `to make room on ${need.device} for ${e.spec.name}`);
+        for (const [d, bytes] of Object.entries(use)) freed[d] = (freed[d] ?? 0) + bytes;
+      }
     }
   }
 
   private async unloadEntry(e: Entry<S>, why: string): Promise<void> {
     const rt = e.runtime;
     e.runtime = null;
+    e.started = false;
     e.state = 'unloaded';
     e.unloads++;
     this.opts.log.info('model unloaded', { model: e.spec.name, why });
@@ -270,3 +367,5 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     await closing;
   }
 }
+
+const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`;

@@ -2,7 +2,7 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
-import { parseDevices, parseGpuSuggestion, type GpuBackendsBody } from '../../contract/devices.js';
+import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, type GpuBackendsBody } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
@@ -216,6 +216,10 @@ export class StrataClient {
   }
   async devices(signal?: AbortSignal): Promise<DeviceMemory[]> {
     return parseDevices(await this.json('GET', '/v1/devices', undefined, signal));
+  }
+  /** The Devices tab's rows and what each replica's fit to memory decided, from one GET /v1/devices. */
+  async devicesAndFit(signal?: AbortSignal): Promise<{ devices: DeviceMemory[]; fit: FitView[] }> {
+    return parseDevicesAndFit(await this.json('GET', '/v1/devices', undefined, signal));
   }
   /** The GPU backend the server suggests installing for this machine, or null. */
   async gpuSuggestion(signal?: AbortSignal): Promise<GpuBackendsBody['suggestion']> {

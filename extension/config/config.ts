@@ -7,7 +7,7 @@ export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -38,6 +38,8 @@ export function readServerSettings(): ServerSettings {
     chatModel: expandHome(setting('chatModel').trim()),
     embeddingModel: expandHome(setting('embeddingModel').trim()),
     rerankModel: expandHome(setting('rerankModel').trim()),
+    fit: (['auto', 'on', 'off'].includes(setting('fit')) ? setting('fit') : 'auto') as ServerSettings['fit'],
+    pinCompletionModel: setting('pinCompletionModel'),
   };
 }
 

@@ -26,6 +26,10 @@ export interface ServerSettings {
   embeddingModel: string;
   /** A reranker (pooling rank) for codebase search, served at /v1/rerank. */
   rerankModel: string;
+  /** Fit models to free device memory (the server's --fit; auto: when a model goes to a GPU). */
+  fit: 'auto' | 'on' | 'off';
+  /** Keep the completion model loaded whatever else loads (the server's --pin), so completions never wait for a reload. */
+  pinCompletionModel: boolean;
 }
 
 /** The settings as package.json's defaults make them (settings-schema.ts). */
@@ -37,6 +41,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   rpcServers: parseStringList(settingDefault('rpcServers')),
   completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
   rerankModel: settingDefault('rerankModel'),
+  fit: settingDefault('fit') as ServerSettings['fit'], pinCompletionModel: settingDefault('pinCompletionModel'),
 };
 
 export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank';
@@ -122,8 +127,12 @@ export function buildServeArgs(s: ServerSettings, port: number): string[] {
   const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   const { models } = servedModels(s);
   for (const m of models) a.push('--model', m.name === baseName(m.path) ? m.path : `${m.name}=${m.path}`);
-  // Several models stay warm together: no load between a chat and the next inline completion.
+  // Several models stay warm together: no load between a chat and the next inline completion; the
+  // completion model is pinned, so nothing a chat loads unloads it (LRU or VRAM).
   if (models.length > 1) a.push('--preload', 'all');
+  const completion = servedModels(s).names.completion;
+  if (models.length > 1 && s.pinCompletionModel && completion !== undefined && models.some((m) => m.name === completion)) a.push('--pin', completion);
+  if (s.fit !== 'auto') a.push('--fit', s.fit);
   a.push('--slots', String(s.slots), '--ctx', String(s.contextSize), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));

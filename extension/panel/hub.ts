@@ -13,7 +13,7 @@ import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
 
-export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devices' | 'traces'>;
+export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'>;
 
 /** The editor side of the panel's chat: clipboard, code into editors, context from editors. */
 export interface PanelEditor {
@@ -374,11 +374,16 @@ export class PanelHub {
     if (tab !== 'devices' && tab !== 'trace' && tab !== 'kv') return;
     // The KV tab shows per-device memory too.
     const devices = tab !== 'trace';
-    const fail = (error: string): void => view.sink.post(devices ? { type: 'devices', devices: [], error } : { type: 'traces', traces: { requests: [], steps: [] }, error });
+    const fail = (error: string): void => view.sink.post(devices ? { type: 'devices', devices: [], fit: [], error } : { type: 'traces', traces: { requests: [], steps: [] }, error });
     if (!client) return fail('the Strata server is not running');
     try {
-      if (devices) view.sink.post({ type: 'devices', devices: withKnown(await client.devices(), this.knownDevices), error: null });
-      else view.sink.post({ type: 'traces', traces: await client.traces(), error: null });
+      if (devices) {
+        const got = await client.devicesAndFit();
+        view.sink.post({ type: 'devices', devices: withKnown(got.devices, this.knownDevices), fit: got.fit, error: null });
+      }
+      else {
+        view.sink.post({ type: 'traces', traces: await client.traces(), error: null });
+      }
     } catch (err) {
       fail((err as Error).message);
     }

@@ -8,6 +8,26 @@ export interface Failure {
   message: string;
   /** Whether starting again as is can help (a crash may; a missing file will not). */
   retry: boolean;
+  /** What to do, when the failure itself says more than its kind (the fit's changes that would fit). */
+  advice?: string;
+}
+
+/** The fit's engine words (memory_fit.cpp) as the settings that set them. */
+const FIT_SETTINGS: Record<string, string> = { slots: 'strata.slots', ctx: 'strata.contextSize', kvType: 'strata.kvType' };
+
+/**
+ * "… does not fit in memory: …; it would fit with slots 2, ctx 16384 or kvType q8_0": the changes
+ * in settings' words (GPU layers have no setting: the fit chooses them unless strata.fit is off).
+ */
+export function fitAdvice(text: string): string | null {
+  const m = /it would fit with ([^\n]+?)(?:$|\n)/m.exec(text);
+  if (!m) return null;
+  const changes = m[1]!.split(/, | or /).map((c) => c.trim().split(' ')).flatMap(([what, value]) => {
+    if (what === 'gpuLayers') return [`${value} GPU layers (the rest on the CPU)`];
+    const setting = FIT_SETTINGS[what ?? ''];
+    return setting && value ? [`${setting} ${value}`] : [];
+  });
+  return changes.length > 0 ? `It would fit with ${changes.join(', or ')}.` : null;
 }
 
 /** "2025-01-01T00:00:00.000Z info  message": a line of the server's own log, with its level. */
@@ -40,6 +60,10 @@ export function classifyExit(lines: readonly string[], code: number | null, sign
   }
   if (/(ENOENT|no such file|does not exist|not found|cannot open|failed to open)/i.test(text) && /model|gguf/i.test(text)) {
     return { kind: 'modelMissing', retry: false, message: `the model file could not be opened${said}` };
+  }
+  if (/does not fit in memory/.test(text)) {
+    const advice = fitAdvice(text);
+    return { kind: 'outOfMemory', retry: false, message: `the model does not fit in memory${said}`, ...(advice ? { advice } : {}) };
   }
   if (/out of memory|failed to allocate|cudaMalloc|ErrorOutOfDeviceMemory|bad_alloc|OOM/i.test(text)) {
     return { kind: 'outOfMemory', retry: false, message: `the model does not fit in memory${said}` };

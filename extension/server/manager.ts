@@ -256,7 +256,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     const buttons = f.kind === 'modelMissing' ? ['Select Model…', 'Show Log']
       : f.kind === 'portInUse' || f.kind === 'badSettings' || f.kind === 'outOfMemory' ? ['Open Settings', 'Show Log']
         : ['Restart', 'Show Log'];
-    this.showError(`Strata: ${f.message}. ${adviceFor(f.kind)}`, buttons);
+    this.showError(`Strata: ${f.message}. ${f.advice ?? adviceFor(f.kind)}`, buttons);
   }
 
   private showError(message: string, buttons: string[]): void {

@@ -82,6 +82,25 @@ export interface EngineOptions {
    */
   opOffload?: boolean;
   /**
+   * Fit to free memory before loading, with llama.cpp's own fitter (common/fit.cpp, what
+   * llama-server's --fit runs): GPU layers and tensor split unless gpuLayers/tensorSplit are given,
+   * and the context per slot when ctx is not given (between fitCtxMin and the training context),
+   * so that the weights, the KV cache and the compute buffers leave fitMarginMiB free on every
+   * device. A plan that still does not fit rejects the load with the single changes that would
+   * (fewer slots, a smaller ctx, a quantized kvType, fewer gpuLayers). ModelInfo.fit reports it.
+   * 'auto': fit when the model goes to an offload device (a GPU, an RPC server); default false.
+   */
+  fit?: boolean | 'auto';
+  /**
+   * Bytes other models of the same server hold per device (by name). A device whose free memory
+   * does not show them (lavapipe reports its whole heap as free) keeps them free as extra margin.
+   */
+  fitReserved?: Record<string, number>;
+  /** Memory to leave free per device, MiB (default 1024, as llama.cpp's --fit-target). */
+  fitMarginMiB?: number;
+  /** The least context per slot the fitter may choose when ctx is not given (default 4096, llama.cpp's --fit-ctx). */
+  fitCtxMin?: number;
+  /**
    * Called on the JS thread once per engine step with that step's events, in order.
    * handedAtMs: when the engine thread handed the step over, in ms (fractional) of
    * std::chrono::steady_clock, which is CLOCK_MONOTONIC on Linux: the clock of
@@ -338,6 +357,56 @@ export interface ModelInfo {
   rerank: { template: string | null; prefix: number[]; separator: number[]; suffix: number[] } | null;
   /** Speculative decoding as loaded (draftMax 0: off). */
   speculative: { ngram: boolean; draftModel: string | null; draftMax: number };
+  /** What the fit decided (EngineOptions.fit); null when the model loaded without fitting. */
+  fit: FitReport | null;
+}
+
+/** One device in a fit ("Host" for the CPU's memory): what the plan puts there, bytes. */
+export interface FitDeviceUse {
+  device: string;
+  /** Layers placed there (of nLayer; the output layer is counted on the last GPU). */
+  layers: number;
+  /** Free and total memory as the device reported it when measured (the host: MemAvailable, MemTotal). */
+  free: number;
+  total: number;
+  /** Weights, KV cache (and recurrent state), compute buffers, as llama.cpp's no-alloc load measures them. */
+  model: number;
+  context: number;
+  compute: number;
+}
+
+/** A single change to the asked options that fits with the margin, every asked layer offloaded. */
+export interface FitSuggestion {
+  /** In EngineOptions' words: "slots 2", "ctx 2048", "kvType q8_0", "gpuLayers 20". */
+  change: string;
+  slots: number;
+  ctx: number;
+  kvType: 'f16' | 'q8_0' | 'q4_0';
+  gpuLayers: number;
+}
+
+export interface FitReport {
+  /** fits: as asked; adjusted: the fitter moved layers off the GPU or chose the context; does_not_fit: not even so. */
+  status: 'fits' | 'adjusted' | 'does_not_fit';
+  /** Layers on offload devices, of nLayer + 1 (the output layer counts). */
+  gpuLayers: number;
+  nLayer: number;
+  /** Context per slot, slots, KV type of the plan. */
+  ctx: number;
+  slots: number;
+  kvType: 'f16' | 'q8_0' | 'q4_0';
+  marginBytes: number;
+  /** The offload devices, in order. */
+  devices: FitDeviceUse[];
+  host: FitDeviceUse;
+  /** What the fitter changed, in words. */
+  changes: string[];
+  /** does_not_fit: where it does not fit; otherwise a device left with less than the margin, or null. */
+  reason: string | null;
+  /** When it does not fit, or fits only with layers on the CPU: what would fit with every asked layer offloaded. */
+  suggestions: FitSuggestion[];
+  /** The fitter's own lines (common/fit.cpp). */
+  log: string[];
 }
 
 /** What buildGrammar turns into GBNF: named JSON schemas (JSON text) and an optional root rule over them. */
@@ -454,12 +523,12 @@ export declare function listDevices(rpc?: string[]): DeviceInfo[];
  */
 export declare function rpcServe(host: string, port: number, threads: number): void;
 /**
- * tiny, 0.5b: llama-architecture text models; embed-bert (BERT encoder, mean pooling), embed-causal (decoder,
- * last-token pooling): embedding models; rerank-bert (BERT encoder with a classification head, pooling 'rank',
- * bge-reranker-like: one score per query-document pair); copy, copy-0.5b: hand-set weights whose greedy continuation copies the
- * context (copy-0.5b at Qwen2-0.5B's size and speed).
+ * tiny, 0.5b, 7b: llama-architecture text models (0.5b and 7b with Qwen2-0.5B's and Qwen2.5-7B's shapes); embed-bert
+ * (BERT encoder, mean pooling), embed-causal (decoder, last-token pooling): embedding models; rerank-bert (BERT encoder
+ * with a classification head, pooling 'rank', bge-reranker-like: one score per query-document pair); copy, copy-0.5b:
+ * hand-set weights whose greedy continuation copies the context (copy-0.5b at Qwen2-0.5B's size and speed).
  */
-export type TestModelShape = 'tiny' | '0.5b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b';
+export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a
@@ -489,6 +558,14 @@ export declare function makeTestModel(opts: {
   /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */
   fim: { prefix: number; suffix: number; middle: number } | null;
 };
+/**
+ * What Engine.load with `fit: true` would decide now (backends, devices and RPC servers as the load
+ * would take them), without loading the weights: the fitter's plan, measured per device, and when it
+ * does not fit, what would. `asked`: the asked options measured as they are, no fitting (every asked
+ * layer offloaded, an automatic context at fitCtxMin): what the model pool makes room for. Rejects as
+ * Engine.load does for a missing or unreadable file.
+ */
+export declare function fitModel(opts: Omit<EngineOptions, 'onEvents' | 'onFatal'>, how?: { asked?: boolean }): Promise<FitReport>;
 /** Generator version: changes whenever makeTestModel writes different bytes for the same arguments. */
 export declare const testModelVersion: number;
 export declare function systemInfo(): string;

@@ -123,7 +123,10 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     }
   }
   if (Present(o, "mainGpu")) c.main_gpu = static_cast<int32_t>(IntIn(o.Get("mainGpu"), "mainGpu", 0, 255));
-  if (Present(o, "gpuLayers")) c.gpu_layers = static_cast<int32_t>(IntIn(o.Get("gpuLayers"), "gpuLayers", -1, 100000));
+  if (Present(o, "gpuLayers")) {
+    c.gpu_layers = static_cast<int32_t>(IntIn(o.Get("gpuLayers"), "gpuLayers", -1, 100000));
+    c.gpu_layers_given = true;
+  }
   if (Present(o, "ctx")) c.ctx = static_cast<int32_t>(IntIn(o.Get("ctx"), "ctx", 16, 16 * 1024 * 1024));
   if (Present(o, "slots")) {
     c.slots = static_cast<int32_t>(IntIn(o.Get("slots"), "slots", 1, static_cast<double>(llama_max_parallel_sequences())));
@@ -166,6 +169,26 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
   if (Present(o, "embeddings")) {
     c.embeddings = Enum<int32_t>(o.Get("embeddings"), "embeddings", {{"auto", -1}, {"off", 0}, {"on", 1}});
   }
+  if (Present(o, "fit")) {
+    const Napi::Value v = o.Get("fit");
+    if (v.IsBoolean()) c.fit = v.As<Napi::Boolean>().Value() ? 1 : 0;
+    else if (v.IsString() && v.As<Napi::String>().Utf8Value() == "auto") c.fit = -1;
+    else TypeErr(env, "fit must be true, false or 'auto'");
+  }
+  if (Present(o, "fitReserved")) {
+    const Napi::Value v = o.Get("fitReserved");
+    if (!v.IsObject() || v.IsArray()) TypeErr(env, "fitReserved must be an object of device name -> bytes");
+    const Napi::Object r = v.As<Napi::Object>();
+    const Napi::Array keys = r.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      const std::string name = keys.Get(i).As<Napi::String>().Utf8Value();
+      c.fit_reserved[name] = static_cast<uint64_t>(IntIn(r.Get(name), ("fitReserved." + name).c_str(), 0, 9.0e15));
+    }
+  }
+  if (Present(o, "fitMarginMiB")) {
+    c.fit_margin = static_cast<uint64_t>(IntIn(o.Get("fitMarginMiB"), "fitMarginMiB", 0, 1 << 24)) << 20;
+  }
+  if (Present(o, "fitCtxMin")) c.fit_ctx_min = static_cast<int32_t>(IntIn(o.Get("fitCtxMin"), "fitCtxMin", 256, 16 * 1024 * 1024));
   return c;
 }
 

@@ -38,6 +38,7 @@ std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, in
 
 Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events);
 Napi::Object InfoToJs(Napi::Env env, const ModelInfo& info);
+Napi::Object FitReportToJs(Napi::Env env, const FitReport& r);
 Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s);
 Napi::Object TracesToJs(Napi::Env env, const std::vector<StepTraceRec>& steps, const std::vector<RequestTraceRec>& reqs);
 Napi::Object DeviceToJs(Napi::Env env, const DeviceDesc& d);

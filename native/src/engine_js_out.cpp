@@ -120,6 +120,53 @@ Napi::Object DeviceToJs(Napi::Env env, const DeviceDesc& d) {
   return o;
 }
 
+static Napi::Object FitUseToJs(Napi::Env env, const FitDeviceUse& d) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("device", d.device);
+  o.Set("layers", d.layers);
+  o.Set("free", static_cast<double>(d.free));
+  o.Set("total", static_cast<double>(d.total));
+  o.Set("model", static_cast<double>(d.model));
+  o.Set("context", static_cast<double>(d.context));
+  o.Set("compute", static_cast<double>(d.compute));
+  return o;
+}
+
+Napi::Object FitReportToJs(Napi::Env env, const FitReport& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("status", r.status);
+  o.Set("gpuLayers", r.gpu_layers);
+  o.Set("nLayer", r.n_layer);
+  o.Set("ctx", r.ctx);
+  o.Set("slots", r.slots);
+  o.Set("kvType", r.kv_type);
+  o.Set("marginBytes", static_cast<double>(r.margin));
+  Napi::Array devices = Napi::Array::New(env, r.devices.size());
+  for (size_t i = 0; i < r.devices.size(); ++i) devices.Set(static_cast<uint32_t>(i), FitUseToJs(env, r.devices[i]));
+  o.Set("devices", devices);
+  o.Set("host", FitUseToJs(env, r.host));
+  Napi::Array changes = Napi::Array::New(env, r.changes.size());
+  for (size_t i = 0; i < r.changes.size(); ++i) changes.Set(static_cast<uint32_t>(i), r.changes[i]);
+  o.Set("changes", changes);
+  o.Set("reason", r.reason.empty() ? env.Null() : Napi::String::New(env, r.reason));
+  Napi::Array suggestions = Napi::Array::New(env, r.suggestions.size());
+  for (size_t i = 0; i < r.suggestions.size(); ++i) {
+    const FitSuggestion& s = r.suggestions[i];
+    Napi::Object so = Napi::Object::New(env);
+    so.Set("change", s.change);
+    so.Set("slots", s.slots);
+    so.Set("ctx", s.ctx);
+    so.Set("kvType", s.kv_type);
+    so.Set("gpuLayers", s.gpu_layers);
+    suggestions.Set(static_cast<uint32_t>(i), so);
+  }
+  o.Set("suggestions", suggestions);
+  Napi::Array log = Napi::Array::New(env, r.log.size());
+  for (size_t i = 0; i < r.log.size(); ++i) log.Set(static_cast<uint32_t>(i), r.log[i]);
+  o.Set("log", log);
+  return o;
+}
+
 Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("description", m.description);
@@ -209,6 +256,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   spec.Set("draftModel", m.draft_model.empty() ? env.Null() : Napi::String::New(env, m.draft_model));
   spec.Set("draftMax", m.draft_max);
   o.Set("speculative", spec);
+  o.Set("fit", m.fit.on ? Napi::Value(FitReportToJs(env, m.fit)) : env.Null());
   return o;
 }
 

@@ -29,6 +29,7 @@ struct EngineConfig {
   std::vector<float> tensor_split;
   int32_t main_gpu = 0;
   int32_t gpu_layers = -1;
+  bool gpu_layers_given = false;  // EngineOptions.gpuLayers was set (the fitter changes only what was not)
   int32_t ctx = 0;  // per slot; 0 = min(4096, train ctx)
   int32_t slots = 4;
   int32_t batch = 512;
@@ -54,6 +55,47 @@ struct EngineConfig {
   // Embeddings instead of text: -1 auto (the GGUF declares a pooling type, or its architecture is
   // an encoder such as BERT), 0 never, 1 always (pooling from the GGUF, else mean).
   int32_t embeddings = -1;
+  // Fit to free device memory before loading (llama.cpp's fitter, see memory_fit.h): GPU layers and tensor
+  // split unless given, the context per slot when ctx is 0 (between fit_ctx_min and the training
+  // context), leaving fit_margin bytes free per device. A plan that cannot fit fails the load with
+  // the changes that would fit.
+  int32_t fit = 0;  // -1 auto (on when the model goes to an offload device), 0 off, 1 on
+  uint64_t fit_margin = uint64_t{1024} << 20;
+  int32_t fit_ctx_min = 4096;
+  // Bytes other models of this server hold per device (by name). A device whose free memory does not
+  // show them (lavapipe reports its whole heap as free) gets them as extra margin.
+  std::map<std::string, uint64_t> fit_reserved;
+};
+
+// One device in a fit report ("Host" for the CPU's memory): what the plan puts there, in bytes.
+struct FitDeviceUse {
+  std::string device;
+  int32_t layers = 0;
+  int64_t free = 0, total = 0;
+  uint64_t model = 0, context = 0, compute = 0;
+  uint64_t used() const { return model + context + compute; }
+};
+
+// A single change to the asked configuration that fits with the margin (all asked layers offloaded).
+struct FitSuggestion {
+  int32_t slots = 0, ctx = 0, gpu_layers = 0;
+  std::string kv_type;
+  std::string change;  // in EngineOptions' words: "slots 2", "ctx 2048", "kvType q8_0", "gpuLayers 20"
+};
+
+// What the fit decided and what the plan uses (ModelInfo.fit, fitModel()).
+struct FitReport {
+  bool on = false;      // the fitter ran for this model
+  std::string status;   // "fits" | "adjusted" (the fitter changed layers or context) | "does_not_fit"
+  int32_t gpu_layers = 0, n_layer = 0, ctx = 0, slots = 0;
+  std::string kv_type;
+  uint64_t margin = 0;
+  std::vector<FitDeviceUse> devices;  // the offload devices, in order
+  FitDeviceUse host;                  // free/total: MemAvailable/MemTotal
+  std::vector<std::string> changes;   // what the fitter changed, in words
+  std::string reason;                 // does_not_fit: what would not fit where; else less margin than asked, or ""
+  std::vector<FitSuggestion> suggestions;
+  std::vector<std::string> log;       // the fitter's own lines (common/fit.cpp)
 };
 
 struct DeviceDesc {
@@ -112,6 +154,7 @@ struct ModelInfo {
   std::string draft_model;
   bool spec_ngram = false;
   int32_t draft_max = 0;
+  FitReport fit;  // fit.on = false when the model was loaded without fitting
 };
 
 DeviceDesc DescribeDevice(ggml_backend_dev_t dev);

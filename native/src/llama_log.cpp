@@ -40,6 +40,8 @@ static void LogCallback(ggml_log_level level, const char* text, void*) {
   if (!quiet && effective >= print_level && effective != GGML_LOG_LEVEL_NONE) std::fputs(text, stderr);
 }
 
+void RouteLlamaLogLine(int level, const char* text) { LogCallback(static_cast<ggml_log_level>(level), text, nullptr); }
+
 void InstallLlamaLog() {
   static std::once_flag once;
   std::call_once(once, [] { llama_log_set(LogCallback, nullptr); });

@@ -10,6 +10,10 @@ namespace strata {
 // Installs the callback once per process (idempotent).
 void InstallLlamaLog();
 
+// A line logged by other llama.cpp code (its common library) routed as llama's own lines are:
+// into this thread's capture, printed by the same STRATA_LLAMA_LOG rule.
+void RouteLlamaLogLine(int level, const char* text);
+
 // Captures the lines logged on this thread while it lives.
 class LlamaLogCapture {
  public:

@@ -12,6 +12,8 @@
 #include "gguf.h"
 #include "llama_log.h"
 #include "backends.h"
+#include "memory_fit.h"
+#include "placement.h"
 #include "prompt_tokenizer.h"
 
 namespace strata {
@@ -33,8 +35,28 @@ void CheckModelFile(const std::string& path) {
   }
 }
 
-// Training context from the GGUF header, read without loading tensors (0 if absent).
-int64_t ReadTrainCtx(const std::string& path) {
+// What the GGUF header says before anything loads: the training context, the layer count, the
+// architecture and the pooling it declares (0 / "" / -1 where absent).
+struct GgufFacts {
+  int64_t train_ctx = 0;
+  int64_t n_layer = 0;
+  std::string arch;
+  int32_t pooling = -1;  // llama_pooling_type, -1 = not declared
+};
+
+int64_t IntValue(const gguf_context* g, const std::string& key) {
+  const int64_t id = gguf_find_key(g, key.c_str());
+  if (id < 0) return -1;
+  switch (gguf_get_kv_type(g, id)) {
+    case GGUF_TYPE_UINT32: return gguf_get_val_u32(g, id);
+    case GGUF_TYPE_INT32: return gguf_get_val_i32(g, id);
+    case GGUF_TYPE_UINT64: return static_cast<int64_t>(gguf_get_val_u64(g, id));
+    case GGUF_TYPE_INT64: return gguf_get_val_i64(g, id);
+    default: return -1;
+  }
+}
+
+GgufFacts ReadGgufFacts(const std::string& path) {
   gguf_init_params gp{};
   gp.no_alloc = true;
   gp.ctx = nullptr;
@@ -44,23 +66,16 @@ int64_t ReadTrainCtx(const std::string& path) {
     const std::string why = capture.Errors();
     throw std::runtime_error(path + " is not a valid GGUF file" + (why.empty() ? "" : ": " + why));
   }
-  int64_t train = 0;
+  GgufFacts f;
   const int64_t arch_id = gguf_find_key(g, "general.architecture");
   if (arch_id >= 0 && gguf_get_kv_type(g, arch_id) == GGUF_TYPE_STRING) {
-    const std::string key = std::string(gguf_get_val_str(g, arch_id)) + ".context_length";
-    const int64_t id = gguf_find_key(g, key.c_str());
-    if (id >= 0) {
-      switch (gguf_get_kv_type(g, id)) {
-        case GGUF_TYPE_UINT32: train = gguf_get_val_u32(g, id); break;
-        case GGUF_TYPE_INT32: train = gguf_get_val_i32(g, id); break;
-        case GGUF_TYPE_UINT64: train = static_cast<int64_t>(gguf_get_val_u64(g, id)); break;
-        case GGUF_TYPE_INT64: train = gguf_get_val_i64(g, id); break;
-        default: break;
-      }
-    }
+    f.arch = gguf_get_val_str(g, arch_id);
+    f.train_ctx = std::max<int64_t>(0, IntValue(g, f.arch + ".context_length"));
+    f.n_layer = std::max<int64_t>(0, IntValue(g, f.arch + ".block_count"));
+    f.pooling = static_cast<int32_t>(IntValue(g, f.arch + ".pooling_type"));
   }
   gguf_free(g);
-  return train;
+  return f;
 }
 
 std::string KnownDevices() {
@@ -117,60 +132,6 @@ std::vector<ggml_backend_dev_t> ResolveDevices(const EngineConfig& cfg, const st
   }
   if (out.size() == rpc.size()) out.insert(out.end(), igpus.begin(), igpus.end());
   return out;
-}
-
-// Layers per device by llama's own rule (llama_model::load_tensors): the last gpu_layers of
-// n_layer+1 go to devices in proportion to tensor_split (default: free memory).
-std::vector<PlacementDesc> ComputePlacement(const EngineConfig& cfg, const std::vector<ggml_backend_dev_t>& devs,
-                                            int32_t n_layer) {
-  ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
-  std::vector<ggml_backend_dev_t> used = devs;
-  if (cfg.split_mode == LLAMA_SPLIT_MODE_NONE && !used.empty()) used = {devs[static_cast<size_t>(cfg.main_gpu)]};
-  const int32_t n_gpu = cfg.gpu_layers < 0 ? n_layer + 1 : cfg.gpu_layers;
-  const int32_t start = std::max(n_layer + 1 - n_gpu, 0);
-  const int32_t act = used.empty() ? 0 : std::min(n_gpu, n_layer + 1);
-  std::vector<float> splits(used.size(), 0.0f);
-  const bool all_zero = cfg.split_mode == LLAMA_SPLIT_MODE_NONE ||
-                        std::all_of(cfg.tensor_split.begin(), cfg.tensor_split.end(), [](float x) { return x == 0.0f; });
-  for (size_t i = 0; i < used.size(); ++i) {
-    if (all_zero) {
-      size_t free = 0, total = 0;
-      ggml_backend_dev_memory(used[i], &free, &total);
-      if (free == 0 && total == 0 && cpu) ggml_backend_dev_memory(cpu, &free, &total);
-      splits[i] = static_cast<float>(free);
-    } else {
-      splits[i] = i < cfg.tensor_split.size() ? cfg.tensor_split[i] : 0.0f;
-    }
-  }
-  float sum = 0;
-  for (auto& s : splits) { sum += s; s = sum; }
-  for (auto& s : splits) s = sum > 0 ? s / sum : 1.0f;
-
-  std::vector<int32_t> layers(used.size() + 1, 0);  // last = CPU
-  for (int32_t il = 0; il < n_layer; ++il) {
-    if (il < start || il - start >= act) {
-      layers.back()++;
-      continue;
-    }
-    const size_t d = std::upper_bound(splits.begin(), splits.end(), float(il - start) / act) - splits.begin();
-    layers[std::min(d, used.size() - 1)]++;
-  }
-  std::vector<PlacementDesc> out;
-  for (size_t i = 0; i <= used.size(); ++i) {
-    ggml_backend_dev_t dev = i < used.size() ? used[i] : cpu;
-    if (!dev || (i == used.size() && layers[i] == 0 && !used.empty())) continue;
-    const DeviceDesc d = DescribeDevice(dev);
-    out.push_back({d.name, layers[i], d.memory_free, d.memory_total});
-  }
-  return out;
-}
-
-const char* KvTypeName(ggml_type t) {
-  switch (t) {
-    case GGML_TYPE_Q8_0: return "q8_0";
-    case GGML_TYPE_Q4_0: return "q4_0";
-    default: return "f16";
-  }
 }
 
 void FillInfo(LoadedModel& m, const EngineConfig& cfg, int32_t ctx, bool flash_attn) {
@@ -239,12 +200,6 @@ void CollectBuffers(const std::vector<std::string>& lines, std::vector<BufferDes
   }
 }
 
-std::string MetaString(const llama_model* model, const std::string& key) {
-  char buf[256];
-  const int32_t n = llama_model_meta_val_str(model, key.c_str(), buf, sizeof buf);
-  return n < 0 ? std::string() : std::string(buf, static_cast<size_t>(std::min<int32_t>(n, sizeof buf - 1)));
-}
-
 // Encoder architectures read a whole input at once and make embeddings, never text.
 bool IsEncoderArch(const std::string& arch) {
   static const char* kEncoders[] = {"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3",
@@ -253,10 +208,9 @@ bool IsEncoderArch(const std::string& arch) {
 }
 
 // Whether the engine makes embeddings with this model, and with which pooling (llama's enum).
-bool WantsEmbeddings(const EngineConfig& cfg, const llama_model* model, enum llama_pooling_type* pooling) {
-  const std::string arch = MetaString(model, "general.architecture");
-  const std::string declared = MetaString(model, arch + ".pooling_type");
-  *pooling = declared.empty() ? LLAMA_POOLING_TYPE_UNSPECIFIED : static_cast<enum llama_pooling_type>(std::atoi(declared.c_str()));
+bool WantsEmbeddings(const EngineConfig& cfg, const GgufFacts& facts, enum llama_pooling_type* pooling) {
+  const std::string& arch = facts.arch;
+  *pooling = facts.pooling < 0 ? LLAMA_POOLING_TYPE_UNSPECIFIED : static_cast<enum llama_pooling_type>(facts.pooling);
   const bool pooled = *pooling != LLAMA_POOLING_TYPE_UNSPECIFIED && *pooling != LLAMA_POOLING_TYPE_NONE;
   if (cfg.embeddings == 0) {
     if (IsEncoderArch(arch)) throw std::runtime_error("embeddings 'off': the " + arch + " architecture only makes embeddings");
@@ -351,6 +305,48 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
   Warmup(m.draft_ctx, m.draft_model);
 }
 
+// The llama parameters `cfg` asks for, on `devs`: what the fitter adjusts and the load uses.
+void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding, enum llama_pooling_type pooling,
+                const std::vector<ggml_backend_dev_t>& devs, int32_t ctx, ModelParams& p) {
+  p.devs = devs;
+  p.dev_list = devs;
+  p.dev_list.push_back(nullptr);
+  p.split.assign(llama_max_devices(), 0.0f);
+  std::copy(cfg.tensor_split.begin(), cfg.tensor_split.end(), p.split.begin());
+  p.overrides.assign(llama_max_tensor_buft_overrides(), llama_model_tensor_buft_override{nullptr, nullptr});
+  p.train_ctx = facts.train_ctx;
+  p.n_layer = static_cast<int32_t>(facts.n_layer);
+
+  p.mp = llama_model_default_params();
+  p.mp.devices = p.dev_list.data();
+  p.mp.n_gpu_layers = cfg.gpu_layers;
+  p.mp.split_mode = cfg.split_mode;
+  p.mp.main_gpu = cfg.main_gpu;
+  p.mp.tensor_split = p.split.data();
+  p.mp.use_extra_bufts = cfg.cpu_repack;
+
+  p.cp = llama_context_default_params();
+  const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
+  p.cp.n_ctx = static_cast<uint32_t>(ctx) * static_cast<uint32_t>(cfg.slots);  // 0: the fitter chooses
+  p.cp.n_seq_max = static_cast<uint32_t>(cfg.slots);
+  p.cp.kv_unified = false;
+  p.cp.n_batch = static_cast<uint32_t>(cfg.batch);
+  p.cp.n_ubatch = static_cast<uint32_t>(cfg.ubatch > 0 ? cfg.ubatch : std::min(cfg.batch, 512));
+  p.cp.n_threads = cfg.threads > 0 ? cfg.threads : hw;
+  p.cp.n_threads_batch = cfg.threads_batch > 0 ? cfg.threads_batch : p.cp.n_threads;
+  p.cp.type_k = cfg.kv_type;
+  p.cp.type_v = cfg.kv_type;
+  p.cp.flash_attn_type = cfg.flash_attn;
+  p.cp.no_perf = false;
+  p.cp.op_offload = cfg.op_offload;
+  if (embedding) {
+    // An input is read in one step (encoders need it in one ubatch); pooled vectors come out.
+    p.cp.embeddings = true;
+    p.cp.pooling_type = pooling;
+    p.cp.n_ubatch = p.cp.n_batch;
+  }
+}
+
 }  // namespace
 
 DeviceDesc DescribeDevice(ggml_backend_dev_t dev) {
@@ -367,21 +363,35 @@ DeviceDesc DescribeDevice(ggml_backend_dev_t dev) {
   return d;
 }
 
-LoadedModel LoadModel(const EngineConfig& cfg) {
+FitReport FitModel(const EngineConfig& cfg, bool search) {
+  ModelParams p;
+  EngineConfig fitting = cfg;
+  fitting.fit = 1;
+  PrepareParams(fitting, p);
+  return FitModelParams(fitting, p, search);
+}
+
+void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* backends) {
   CheckModelFile(cfg.model);
-  const int64_t train = ReadTrainCtx(cfg.model);
-  const int32_t ctx = cfg.ctx > 0 ? cfg.ctx : static_cast<int32_t>(train > 0 ? std::min<int64_t>(4096, train) : 4096);
-  if (train > 0 && ctx > train) {
-    throw std::runtime_error("ctx " + std::to_string(ctx) + " is over the model's training context (" +
+  const GgufFacts facts = ReadGgufFacts(cfg.model);
+  const int64_t train = facts.train_ctx;
+  if (train > 0 && cfg.ctx > train) {
+    throw std::runtime_error("ctx " + std::to_string(cfg.ctx) + " is over the model's training context (" +
                              std::to_string(train) + " tokens)");
   }
   if (cfg.kv_type != GGML_TYPE_F16 && cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_DISABLED) {
     throw std::runtime_error(std::string("kvType ") + KvTypeName(cfg.kv_type) +
                              " needs flash attention (flashAttn 'auto' or 'on')");
   }
+  enum llama_pooling_type pooling = LLAMA_POOLING_TYPE_UNSPECIFIED;
+  const bool embedding = WantsEmbeddings(cfg, facts, &pooling);
+  if (embedding && (cfg.spec.ngram || !cfg.spec.draft_model.empty())) {
+    throw std::runtime_error("speculative decoding is for text models; this one makes embeddings");
+  }
 
   InstallLlamaLog();
-  const BackendLoadReport backends = LoadBackends(cfg.backends);
+  const BackendLoadReport loaded = LoadBackends(cfg.backends);
+  if (backends) *backends = loaded;
   const std::vector<ggml_backend_dev_t> rpc = AddRpcServers(cfg.rpc);
   const std::vector<ggml_backend_dev_t> devs = ResolveDevices(cfg, rpc);
   if (cfg.split_mode == LLAMA_SPLIT_MODE_NONE && !devs.empty() && cfg.main_gpu >= static_cast<int32_t>(devs.size())) {
@@ -392,69 +402,47 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     throw std::runtime_error("tensorSplit has " + std::to_string(cfg.tensor_split.size()) + " entries for " +
                              std::to_string(devs.size()) + " offload devices");
   }
+  // 'auto' fits when the model goes to an offload device.
+  p.fit = cfg.fit == 1 || (cfg.fit == -1 && !devs.empty() && cfg.gpu_layers != 0);
+  // Without the fitter, no context given means min(4096, training context); with it, the fitter chooses.
+  const int32_t ctx = cfg.ctx > 0 ? cfg.ctx : p.fit ? 0 : static_cast<int32_t>(train > 0 ? std::min<int64_t>(4096, train) : 4096);
+  MakeParams(cfg, facts, embedding, pooling, devs, ctx, p);
+}
 
-  std::vector<ggml_backend_dev_t> dev_list = devs;
-  dev_list.push_back(nullptr);
-  std::vector<float> split(llama_max_devices(), 0.0f);
-  std::copy(cfg.tensor_split.begin(), cfg.tensor_split.end(), split.begin());
-
-  llama_model_params mp = llama_model_default_params();
-  mp.devices = dev_list.data();
-  mp.n_gpu_layers = cfg.gpu_layers;
-  mp.split_mode = cfg.split_mode;
-  mp.main_gpu = cfg.main_gpu;
-  mp.tensor_split = split.data();
-  mp.use_extra_bufts = cfg.cpu_repack;
+LoadedModel LoadModel(const EngineConfig& cfg) {
+  ModelParams p;
+  BackendLoadReport backends;
+  PrepareParams(cfg, p, &backends);
+  // The draft model loads on the asked placement (the fitter's tensor split and overrides are the target's).
+  std::vector<float> draft_split = p.split;
+  llama_model_params draft_mp = p.mp;
+  draft_mp.tensor_split = draft_split.data();
+  FitReport fit;
+  if (p.fit) {
+    fit = FitModelParams(cfg, p, true);
+    if (fit.status == "does_not_fit") throw std::runtime_error(cfg.model + " " + DescribeNoFit(fit));
+  }
+  const int32_t ctx = static_cast<int32_t>(p.cp.n_ctx / static_cast<uint32_t>(cfg.slots));
 
   LoadedModel m;
   std::vector<BufferDesc> buffers;
   {
     LlamaLogCapture capture;
-    m.model = llama_model_load_from_file(cfg.model.c_str(), mp);
+    m.model = llama_model_load_from_file(cfg.model.c_str(), p.mp);
     if (!m.model) {
       const std::string why = capture.Errors();
       throw std::runtime_error("failed to load model " + cfg.model + (why.empty() ? "" : ": " + why));
     }
     CollectBuffers(capture.Lines(), buffers);
   }
-  const std::vector<PlacementDesc> placement = ComputePlacement(cfg, devs, llama_model_n_layer(m.model));
-  enum llama_pooling_type pooling = LLAMA_POOLING_TYPE_UNSPECIFIED;
-  bool embedding = false;
-  try {
-    embedding = WantsEmbeddings(cfg, m.model, &pooling);
-    if (embedding && (cfg.spec.ngram || !cfg.spec.draft_model.empty())) {
-      throw std::runtime_error("speculative decoding is for text models; this one makes embeddings");
-    }
-  } catch (...) {
-    llama_model_free(m.model);
-    m.model = nullptr;
-    throw;
-  }
+  PlacementAsk ask{cfg.split_mode, cfg.main_gpu, p.mp.n_gpu_layers, p.split};
+  const std::vector<PlacementDesc> placement = ComputePlacement(ask, p.devs, llama_model_n_layer(m.model));
+  const bool embedding = p.cp.embeddings;
 
-  llama_context_params cp = llama_context_default_params();
-  const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
-  cp.n_ctx = static_cast<uint32_t>(ctx) * static_cast<uint32_t>(cfg.slots);
-  cp.n_seq_max = static_cast<uint32_t>(cfg.slots);
-  cp.kv_unified = false;
-  cp.n_batch = static_cast<uint32_t>(cfg.batch);
-  cp.n_ubatch = static_cast<uint32_t>(cfg.ubatch > 0 ? cfg.ubatch : std::min(cfg.batch, 512));
-  cp.n_threads = cfg.threads > 0 ? cfg.threads : hw;
-  cp.n_threads_batch = cfg.threads_batch > 0 ? cfg.threads_batch : cp.n_threads;
-  cp.type_k = cfg.kv_type;
-  cp.type_v = cfg.kv_type;
-  cp.flash_attn_type = cfg.flash_attn;
-  cp.no_perf = false;
-  cp.op_offload = cfg.op_offload;
-  if (embedding) {
-    // An input is read in one step (encoders need it in one ubatch); pooled vectors come out.
-    cp.embeddings = true;
-    cp.pooling_type = pooling;
-    cp.n_ubatch = cp.n_batch;
-  }
   bool flash_attn = cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_ENABLED;
   {
     LlamaLogCapture capture;
-    m.ctx = llama_init_from_model(m.model, cp);
+    m.ctx = llama_init_from_model(m.model, p.cp);
     if (!m.ctx) {
       const std::string why = capture.Errors();
       llama_model_free(m.model);
@@ -467,17 +455,17 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     }
     CollectBuffers(capture.Lines(), buffers);
   }
-  m.pools = AttachCpuThreadpools(m.ctx, cp.n_threads, cp.n_threads_batch);
+  m.pools = AttachCpuThreadpools(m.ctx, p.cp.n_threads, p.cp.n_threads_batch);
   Warmup(m.ctx, m.model);
   if (!cfg.spec.draft_model.empty()) {
     try {
-      LoadDraft(cfg, mp, cp, m);
+      LoadDraft(cfg, draft_mp, p.cp, m);
     } catch (...) {
       FreeLoadedModel(m);
       throw;
     }
   }
-  m.devices = devs;
+  m.devices = p.devs;
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
   FillInfo(m, cfg, ctx, flash_attn);
   m.info.placement = placement;
@@ -486,7 +474,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.op_offload = cfg.op_offload;
   m.info.buffers = std::move(buffers);
   m.info.embedding = embedding;
-  m.info.pooling = embedding ? PoolingName(pooling) : "";
+  m.info.pooling = embedding ? PoolingName(p.cp.pooling_type) : "";
   m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
   if (embedding && pooling == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
   m.info.spec_ngram = cfg.spec.ngram;
@@ -497,9 +485,10 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     m.info.draft_model = buf;
   }
   m.info.batch = cfg.batch;
-  const bool cpu_only = devs.empty() || cfg.gpu_layers == 0;
+  const bool cpu_only = p.devs.empty() || p.mp.n_gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;
+  m.info.fit = std::move(fit);
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include "cpu_threadpool.h"
 #include "engine_options.h"
 #include "llama.h"
+#include "memory_fit.h"
 
 namespace strata {
 
@@ -23,7 +24,17 @@ struct LoadedModel {
 // Throws std::runtime_error with a message that names the problem (missing file, not a
 // GGUF, ctx over the training context, unknown device with the known ones listed,
 // unreachable RPC server, llama's own load error).
+// With cfg.fit, the parameters are first fitted to free memory (memory_fit.h); a plan that does
+// not fit throws with the changes that would (ModelInfo.fit holds the report of one that does).
 LoadedModel LoadModel(const EngineConfig& cfg);
+
+// Checks the file and the options, loads the backends and resolves the devices as LoadModel does,
+// and fills `p` with the parameters it would load with (before any fitting).
+void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* backends = nullptr);
+
+// What LoadModel's fit would decide now, without loading (fitModel in addon.d.ts); search false
+// measures the asked parameters as they are (what the model pool budgets with).
+FitReport FitModel(const EngineConfig& cfg, bool search);
 
 void FreeLoadedModel(LoadedModel& m);
 

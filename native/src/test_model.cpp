@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -36,13 +38,15 @@ struct Shape {
 };
 
 // tiny: seconds to make, a few MB plus the vocab's embedding. 0.5b: Qwen2-0.5B's shapes
-// (head dim 64, tied output) as a performance stand-in. Embedding models: embed-bert is a
+// (head dim 64, tied output) as a performance stand-in; 7b: Qwen2.5-7B's (head dim 128, 4 KV heads,
+// untied output; ~4.2 GB in q4_0), the stand-in for a GPU's chat model. Embedding models: embed-bert is a
 // BERT-architecture encoder (bge-micro-like, mean pooling; use a WordPiece vocab such as
 // bert-bge), embed-causal a decoder with last-token pooling (Qwen3-Embedding-like), rerank-bert
 // the encoder with a classification head on its CLS token (bge-reranker-like, pooling 'rank').
 const Shape kShapes[] = {
     {"tiny", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-5f},
     {"0.5b", 896, 24, 14, 2, 4864, 32768, true, 1000000.0f, 1e-6f},
+    {"7b", 3584, 28, 28, 4, 18944, 32768, false, 1000000.0f, 1e-6f},
     {"embed-bert", 128, 3, 4, 4, 512, 512, true, 0.0f, 1e-12f, "bert", "mean"},
     {"embed-causal", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-6f, "llama", "last"},
     {"rerank-bert", 128, 3, 4, 4, 512, 512, true, 0.0f, 1e-12f, "bert", "rank"},
@@ -76,7 +80,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy' or 'copy-0.5b', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy' or 'copy-0.5b', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -310,15 +314,17 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   return out;
 }
 
-// Generates one tensor in row chunks and writes it converted to its type, padded to `alignment`.
-void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment, const std::string & out, bool copy) {
+// One tensor's bytes in its type: generated and converted in row chunks (so no f32 copy of a large
+// tensor exists). Each tensor has its own random stream (seeded by its name), so tensors can be
+// made in any order or at once and the file is the same.
+std::vector<uint8_t> GenerateTensor(const TensorPlan & t, uint64_t seed, bool copy) {
   Rng rng(seed ^ Fnv1a(t.name));
   const float amplitude = t.std * std::sqrt(3.0f);  // uniform [-a, a] has std a/sqrt(3)
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / t.ne0);
   const size_t row_bytes = ggml_row_size(t.type, t.ne0);
   std::vector<float> src(static_cast<size_t>(rows_per_chunk * t.ne0));
-  std::vector<uint8_t> dst(static_cast<size_t>(rows_per_chunk) * row_bytes);
-  size_t written = 0;
+  std::vector<uint8_t> out(static_cast<size_t>(t.ne1) * row_bytes);
+  size_t at = 0;
   for (int64_t row = 0; row < t.ne1; row += rows_per_chunk) {
     const int64_t rows = std::min(rows_per_chunk, t.ne1 - row);
     const size_t n = static_cast<size_t>(rows * t.ne0);
@@ -327,24 +333,49 @@ void WriteTensor(FILE * f, const TensorPlan & t, uint64_t seed, size_t alignment
     } else {
       for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
     }
-    const void * data = src.data();
-    size_t bytes = n * sizeof(float);
-    if (t.type == GGML_TYPE_F16) {
-      ggml_fp32_to_fp16_row(src.data(), reinterpret_cast<ggml_fp16_t *>(dst.data()), static_cast<int64_t>(n));
-      data = dst.data();
-      bytes = n * sizeof(ggml_fp16_t);
-    } else if (t.type != GGML_TYPE_F32) {
-      bytes = ggml_quantize_chunk(t.type, src.data(), dst.data(), 0, rows, t.ne0, nullptr);
-      data = dst.data();
+    uint8_t * dst = out.data() + at;
+    if (t.type == GGML_TYPE_F32) {
+      std::memcpy(dst, src.data(), n * sizeof(float));
+      at += n * sizeof(float);
+    } else if (t.type == GGML_TYPE_F16) {
+      ggml_fp32_to_fp16_row(src.data(), reinterpret_cast<ggml_fp16_t *>(dst), static_cast<int64_t>(n));
+      at += n * sizeof(ggml_fp16_t);
+    } else {
+      at += ggml_quantize_chunk(t.type, src.data(), dst, 0, rows, t.ne0, nullptr);
     }
-    if (fwrite(data, 1, bytes, f) != bytes) throw std::runtime_error("cannot write " + out + ": " + std::strerror(errno));
-    written += bytes;
   }
+  out.resize(at);
+  return out;
+}
+
+void WriteBytes(FILE * f, const void * data, size_t bytes, const std::string & out) {
+  if (bytes > 0 && fwrite(data, 1, bytes, f) != bytes) throw std::runtime_error("cannot write " + out + ": " + std::strerror(errno));
+}
+
+// Generates the tensors on up to one thread per core, a window of them at a time (bounded in bytes
+// so a 7B model never sits in RAM), and writes them in plan order, each padded to `alignment`.
+void WriteTensors(FILE * f, const std::vector<TensorPlan> & plan, uint64_t seed, size_t alignment, const std::string & out, bool copy) {
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  constexpr size_t kWindowBytes = size_t{1} << 30;
+  std::vector<std::future<std::vector<uint8_t>>> made(plan.size());
+  size_t launched = 0, in_flight = 0;
+  auto bytes_of = [&](size_t i) { return static_cast<size_t>(plan[i].ne1) * ggml_row_size(plan[i].type, plan[i].ne0); };
   static const uint8_t zeros[64] = {};
-  for (size_t pad = GGML_PAD(written, alignment) - written; pad > 0;) {
-    const size_t chunk = std::min(pad, sizeof(zeros));
-    if (fwrite(zeros, 1, chunk, f) != chunk) throw std::runtime_error("cannot write " + out + ": " + std::strerror(errno));
-    pad -= chunk;
+  for (size_t i = 0; i < plan.size(); i++) {
+    // Always at least the tensor written next; more while the window has room.
+    while (launched < plan.size() && (launched == i || (launched - i < threads && in_flight + bytes_of(launched) <= kWindowBytes))) {
+      in_flight += bytes_of(launched);
+      made[launched] = std::async(std::launch::async, GenerateTensor, std::cref(plan[launched]), seed, copy);
+      launched++;
+    }
+    const std::vector<uint8_t> bytes = made[i].get();
+    in_flight -= bytes_of(i);
+    WriteBytes(f, bytes.data(), bytes.size(), out);
+    for (size_t pad = GGML_PAD(bytes.size(), alignment) - bytes.size(); pad > 0;) {
+      const size_t chunk = std::min(pad, sizeof(zeros));
+      WriteBytes(f, zeros, chunk, out);
+      pad -= chunk;
+    }
   }
 }
 
@@ -437,7 +468,7 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
   try {
     if (!gguf_write_to_file_ptr(meta.get(), f, /*only_meta =*/ true)) throw std::runtime_error("cannot write " + spec.out);
     const size_t alignment = gguf_get_alignment(meta.get());
-    for (const TensorPlan & t : plan) WriteTensor(f, t, spec.seed, alignment, spec.out, shape.copy);
+    WriteTensors(f, plan, spec.seed, alignment, spec.out, shape.copy);
     if (std::fflush(f) != 0 || std::ferror(f)) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
     const long size = std::ftell(f);
     result.bytes = size > 0 ? static_cast<uint64_t>(size) : 0;

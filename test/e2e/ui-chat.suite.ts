@@ -15,7 +15,7 @@ const S = {
   session: 'session is saved and listed in Sessions',
   kv: 'KV cache tab shows the conversation held in a slot',
   trace: 'Trace tab shows the request waterfall on a time axis',
-  devices: 'Devices tab names the CPU and says its memory use is not reported',
+  devices: 'Devices tab names the CPU, says its memory use is not reported, and shows the fit to memory (plan, KV per slot, what stays free)',
   httpSession: 'a session saved through the HTTP API is restored with its messages, rendered as markdown',
   copy: 'Copy on a code block puts the code on the clipboard',
   insert: 'Insert on a code block puts the code at the editor\'s cursor',
@@ -154,6 +154,14 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     const row = await waitForValue('the CPU in the Devices table', async () => (await tableRows(devices.getByRole('table', { name: 'Devices' }))).find((r) => r[0] === 'CPU'), 20_000);
     if (!row[1] || row[1] === '–' || row[2] !== 'cpu') throw new Error(`the CPU row lacks its description or type: ${row.join(' | ')}`);
     if (!/RAM \(use not reported\)/.test(row[5] ?? '')) throw new Error(`the CPU's memory reads ${JSON.stringify(row[5])}`);
+    // strata.fit 'on': the plan llama.cpp's fitter measured for the CPU, its KV cache per slot and what stays free.
+    if (!/\d(\.\d)? [KMG]iB$/.test(row[6] ?? '') || !/[KMG]iB$/.test(row[7] ?? '') || !/[KMG]iB$/.test(row[8] ?? '')) {
+      throw new Error(`the CPU row lacks the fit's plan / KV per slot / free after: ${row.join(' | ')}`);
+    }
+    const fit = devices.getByLabel('Fit of replica 0');
+    const text = await waitForValue('the fit to memory below the table', async () => ((await fit.count()) ? await fit.innerText() : undefined), 20_000);
+    if (!/fits\s+replica 0: \d+ layers on the CPU · ctx 512 × 2 slots · f16 KV/.test(text)) throw new Error(`the fit reads ${JSON.stringify(text)}`);
+    console.log(`        ${row.slice(5).join(' | ')}; ${text.replace(/\s+/g, ' ')}`);
     await wb.screenshot('15-devices');
   }, { needs: [STEP.ready] });
 

@@ -27,6 +27,8 @@ export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel:
     'strata.slots': 2,
     'strata.contextSize': 512,
     'strata.cacheMiB': 64,
+    // The fit to memory also on the CPU, so the Devices tab shows its plan on this GPU-less machine.
+    'strata.fit': 'on',
     'strata.inlineCompletion.enabled': true,
     'strata.inlineCompletion.debounceMs': 50,
     'strata.inlineCompletion.maxLines': 2,

@@ -54,7 +54,7 @@ export function traceEntry(over: Partial<TraceEntry> & Pick<TraceEntry, 'id' | '
 }
 
 export function replicaDevices(over: Partial<ReplicaDevicesBody> & Pick<ReplicaDevicesBody, 'replica'>): ReplicaDevicesBody {
-  return { state: 'ready', epoch: 1, pid: 1, devices: [], placement: [], cpu: null, op_offload: null, buffers: [], backends: null, ...over };
+  return { state: 'ready', epoch: 1, pid: 1, devices: [], placement: [], cpu: null, op_offload: null, buffers: [], backends: null, fit: null, ...over };
 }
 
 export function devicesBody(data: ReplicaDevicesBody[]): DevicesBody {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatChunkAssembler } from '../../extension/client/chatStream.js';
 import { normalizeBaseUrl, StrataApiError, StrataClient, type ChatEvent } from '../../extension/client/client.js';
 import { ContractError } from '../../contract/check.js';
-import { parseDevices } from '../../contract/devices.js';
+import { parseDevices, parseDevicesAndFit } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseSessions } from '../../contract/sessions.js';
 import { parseTraces } from '../../contract/traces.js';
@@ -102,11 +102,40 @@ describe('normalize', () => {
       replicaDevices({ replica: 1, state: 'starting', devices: [], placement: [{ device: 'CUDA0', layers: 12, memory_free: 1, memory_total: 2 }] }),
     ]));
     expect(d).toEqual([
-      { name: 'CPU', description: 'AMD', type: 'cpu', replica: 0, memoryFree: 10, memoryTotal: 20, layers: 24 },
-      { name: 'CUDA0', description: '', type: '', replica: 1, memoryFree: 1, memoryTotal: 2, layers: 12 },
+      { name: 'CPU', description: 'AMD', type: 'cpu', replica: 0, memoryFree: 10, memoryTotal: 20, layers: 24, planned: null },
+      { name: 'CUDA0', description: '', type: '', replica: 1, memoryFree: 1, memoryTotal: 2, layers: 12, planned: null },
     ]);
     const s = parseSessions({ object: 'list', data: [sessionMeta({ name: 'work', model: { name: 'tiny', file: 'tiny.gguf', identity: 'x' }, tokens: 40, bytes: 900, created: '2025-01-02T03:04:05.000Z', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], message_count: 2 })] });
     expect(s).toEqual([{ name: 'work', tokens: 40, bytes: 900, model: 'tiny', savedAt: Date.UTC(2025, 0, 2, 3, 4, 5), path: null, messages: 2 }]);
+  });
+  it('reads a replica\'s fit: what the plan puts on each device, KV per slot, what stays free, and what would fit', () => {
+    const MiB = 2 ** 20;
+    const use = (device: string, layers: number, free: number, model: number, context: number, compute: number) =>
+      ({ device, layers, free: free * MiB, total: 2048 * MiB, model: model * MiB, context: context * MiB, compute: compute * MiB });
+    const body = devicesBody([replicaDevices({
+      replica: 0,
+      devices: [
+        { name: 'Vulkan0', description: 'llvmpipe', type: 'gpu', backend: 'Vulkan', memory_free: 2048 * MiB, memory_total: 2048 * MiB },
+        { name: 'CPU', description: 'AMD', type: 'cpu', backend: 'CPU', memory_free: 8192 * MiB, memory_total: 8192 * MiB },
+      ],
+      placement: [{ device: 'Vulkan0', layers: 19, memory_free: 2048 * MiB, memory_total: 2048 * MiB }, { device: 'CPU', layers: 5, memory_free: 1, memory_total: 1 }],
+      fit: {
+        status: 'adjusted', gpu_layers: 19, n_layer: 24, ctx: 32768, slots: 4, kv_type: 'f16', margin_bytes: 256 * MiB,
+        devices: [use('Vulkan0', 19, 2048, 512, 1152, 41)], host: use('Host', 5, 6000, 430, 384, 1860),
+        changes: ['gpuLayers 25 -> 19 (of 25; the rest on the CPU)'], reason: null,
+        suggestions: [{ change: 'slots 2', slots: 2, ctx: 32768, kv_type: 'f16', gpu_layers: 25 }, { change: 'kvType q8_0', slots: 4, ctx: 32768, kv_type: 'q8_0', gpu_layers: 25 }],
+      },
+    })]);
+    const { devices, fit } = parseDevicesAndFit(body);
+    expect(devices[0]!.planned).toEqual({ bytes: 1705 * MiB, kvPerSlot: 288 * MiB, margin: 343 * MiB });
+    expect(devices[1]!.planned).toEqual({ bytes: 2674 * MiB, kvPerSlot: 96 * MiB, margin: (6000 - 2674) * MiB });
+    expect(fit).toEqual([{
+      replica: 0, status: 'adjusted', summary: '19 of 25 layers on Vulkan0 · ctx 32768 × 4 slots · f16 KV',
+      changes: ['gpuLayers 25 -> 19 (of 25; the rest on the CPU)'], reason: null, suggestions: ['slots 2', 'KV q8_0'],
+    }]);
+    expect(parseDevicesAndFit(devicesBody([replicaDevices({ replica: 0 })])).fit).toEqual([]);
+    const bad = devicesBody([replicaDevices({ replica: 0, fit: { ...body.data[0]!.fit!, status: 'squeezed' as never } })]);
+    expect(() => parseDevicesAndFit(bad)).toThrow(/data\.0\.fit\.status/);
   });
   it('normalises base URLs', () => {
     expect(normalizeBaseUrl('http://h:1/v1/')).toBe('http://h:1');

@@ -14,7 +14,7 @@ const metrics = (requests: number): Metrics => ({
 /** A client that answers like the server; chat streams are driven by the test through `gate`. */
 function fakeClient() {
   const ctx = { value: 4096 };
-  let devices = [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0 as number | null, memoryFree: 1 as number | null, memoryTotal: 2 as number | null, layers: 4 as number | null }];
+  let devices = [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0 as number | null, memoryFree: 1 as number | null, memoryTotal: 2 as number | null, layers: 4 as number | null, planned: null }];
   const setDevices = (d: typeof devices) => { devices = d; };
   const saved = new Map<string, SessionInfo & { msgs: ChatRequest['messages'] }>();
   const calls: string[] = [];
@@ -41,7 +41,7 @@ function fakeClient() {
       return { name, messages: s.msgs, tokens: s.tokens };
     },
     async deleteSession(name) { if (!saved.delete(name)) throw new Error(`no session named '${name}'`); },
-    async devices() { calls.push('devices'); return devices; },
+    async devicesAndFit() { calls.push('devices'); return { devices, fit: [] }; },
     async traces() { calls.push('traces'); return { requests: [], steps: [] }; },
     async tokenize(text: string) { return text.split(/\s+/).filter(Boolean).map((_, i) => i); },
     async models() { return [{ id: 'tiny', contextLength: ctx.value, maxOutputTokens: null, toolCalling: false }]; },
@@ -168,7 +168,7 @@ describe('PanelHub', () => {
   it('says the server is not running instead of failing', async () => {
     const { view, posted } = setup(false);
     await view.receive({ type: 'tab', tab: 'devices' });
-    expect(ofType(posted, 'devices')[0]).toEqual({ type: 'devices', devices: [], error: 'the Strata server is not running' });
+    expect(ofType(posted, 'devices')[0]).toEqual({ type: 'devices', devices: [], fit: [], error: 'the Strata server is not running' });
     await view.receive({ type: 'sessionDelete', name: 'x' });
     expect(ofType(posted, 'notice')[0]!.text).toBe('Start the Strata server first.');
   });
@@ -249,7 +249,7 @@ describe('PanelHub', () => {
   it('keeps device descriptions across an engine restart and forgets the figures of a stopped server', async () => {
     const { hub, view, posted, fc } = setup();
     await view.receive({ type: 'tab', tab: 'devices' });
-    fc.setDevices([{ name: 'CPU', description: '', type: '', replica: 0, memoryFree: null, memoryTotal: null, layers: 4 }]);
+    fc.setDevices([{ name: 'CPU', description: '', type: '', replica: 0, memoryFree: null, memoryTotal: null, layers: 4, planned: null }]);
     await view.receive({ type: 'refresh', tab: 'devices' });
     expect(ofType(posted, 'devices').at(-1)!.devices[0]).toMatchObject({ name: 'CPU', description: 'cpu', type: 'cpu' });
     hub.serverChanged({ state: 'ready', busy: false, mode: 'managed', model: 'tiny', url: 'http://x', message: null });

@@ -25,13 +25,25 @@ describe('serve arguments from settings', () => {
     };
     const args = buildServeArgs(s, 9);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 9 --model /m/qwen-coder.gguf --model /m/llama-instruct.gguf '
-      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
+      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
     expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder' });
     // The server reads those arguments as the same three models under the same names.
     const parsed = parseArgs(args.slice(1));
     const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
     expect(cfg.models.map((m) => [m.name, m.path])).toEqual(servedModels(s).models.map((m) => [m.name, m.path]));
     expect(cfg.preload).toEqual(['all']);
+    expect(cfg.models.filter((m) => m.pinned).map((m) => m.name)).toEqual(['qwen-coder']);
+  });
+
+  it('pins the completion model when several are served (unless told not to) and passes --fit unless auto', () => {
+    const s = { ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf', completionModel: '/m/coder.gguf' };
+    expect(buildServeArgs(s, 1).join(' ')).toContain('--preload all --pin coder ');
+    expect(buildServeArgs({ ...s, pinCompletionModel: false }, 1)).not.toContain('--pin');
+    // One model: nothing to pin it against; a completion model named but not served here: nothing to pin.
+    expect(buildServeArgs({ ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf' }, 1)).not.toContain('--pin');
+    expect(buildServeArgs({ ...s, completionModel: 'remote-name', embeddingModel: '/m/e.gguf' }, 1)).not.toContain('--pin');
+    expect(buildServeArgs(s, 1)).not.toContain('--fit');
+    expect(buildServeArgs({ ...s, fit: 'off' }, 1).join(' ')).toContain('--fit off');
   });
 
   it('a model setting that names the modelPath file, or is empty, is the one model; a name is sent as it is', () => {
@@ -59,6 +71,11 @@ describe('classifyExit', () => {
     expect(classifyExit(['listen EADDRINUSE 127.0.0.1:80'], 1, null, 80).kind).toBe('portInUse');
     expect(classifyExit(['error: model file /x.gguf does not exist'], 1, null, 1).kind).toBe('modelMissing');
     expect(classifyExit(['ggml_backend_cuda_buffer_type_alloc_buffer: cudaMalloc failed: out of memory'], 1, null, 1).kind).toBe('outOfMemory');
+    // The fit refuses a plan before anything is allocated, naming the changes that would fit: in settings' words.
+    const fit = classifyExit(['2026-12-01T23:05:57.282Z error m: the engine could not load /m/m.gguf: /m/m.gguf does not fit in memory: CUDA0 needs 9000 MiB of its 8000 MiB free; it would fit with slots 2, ctx 2048, kvType q8_0 or gpuLayers 20'], 1, null, 1);
+    expect(fit).toMatchObject({ kind: 'outOfMemory', retry: false });
+    expect(fit.message).toContain('CUDA0 needs 9000 MiB of its 8000 MiB free');
+    expect(fit.advice).toBe('It would fit with strata.slots 2, or strata.contextSize 2048, or strata.kvType q8_0, or 20 GPU layers (the rest on the CPU).');
     expect(classifyExit(['strata: --slots must be an integer in [1, 256], got \'0\''], 2, null, 1).kind).toBe('badSettings');
     const crash = classifyExit(['loading', 'GGML_ASSERT(x) failed'], null, 'SIGABRT', 1);
     expect(crash).toEqual({ kind: 'crashed', retry: true, message: 'the server was killed by SIGABRT: GGML_ASSERT(x) failed' });

@@ -71,4 +71,27 @@ describe('serving several models', () => {
     expect(cfg).toMatchObject({ preload: ['all'], modelsMax: 1, modelsRamMib: 2048, modelIdleS: 600 });
     expect(fromArgv([]).models).toEqual([]);
   });
+
+  it('pins models by --pin or a config entry\'s "pin": true, and refuses a pin naming no served model', () => {
+    const file = JSON.stringify({ models: [{ name: 'chat', path: '/m/chat.gguf', pin: true }, { name: 'b', pin: false }] });
+    const cfg = fromArgv(['--config', '/c.json', '--model', 'coder=/m/qwen.gguf', '--model', '/m/b.gguf', '--pin', 'coder'], { readFile: () => file });
+    expect(cfg.models.map((m) => [m.name, m.pinned === true])).toEqual([['coder', true], ['b', false], ['chat', true]]);
+    expect(() => fromArgv(['--model', '/m/a.gguf', '--pin', 'zz'])).toThrowError(/--pin: no model is named 'zz' \(served: a\)/);
+    const bad = () => fromArgv(['--config', '/c.json', '--model', '/m/a.gguf'], { readFile: () => JSON.stringify({ models: [{ name: 'a', pin: 'yes' }] }) });
+    expect(bad).toThrowError(/models\[0\].pin: expected true or false/);
+  });
+
+  it('fits to memory by default where a model goes to a GPU (auto), with the margin and least context asked; off passes nothing', () => {
+    const auto = fromArgv(['--model', '/m/a.gguf']);
+    expect(auto).toMatchObject({ fit: 'auto', fitMarginMib: 1024, fitCtx: 4096 });
+    expect(engineConfigFor(auto, '/m/a.gguf', 0)).toMatchObject({ fit: 'auto', fitMarginMiB: 1024, fitCtxMin: 4096 });
+    expect(engineConfigFor(auto, '/m/a.gguf', 0, [], { Vulkan0: 5 })).toMatchObject({ fitReserved: { Vulkan0: 5 } });
+    const on = fromArgv(['--model', '/m/a.gguf', '--fit', 'on', '--fit-margin-mib', '256', '--fit-ctx', '2048']);
+    expect(engineConfigFor(on, '/m/a.gguf', 0)).toMatchObject({ fit: true, fitMarginMiB: 256, fitCtxMin: 2048 });
+    const off = engineConfigFor(fromArgv(['--model', '/m/a.gguf', '--fit', 'off']), '/m/a.gguf', 0);
+    expect([off.fit, off.fitMarginMiB, off.fitCtxMin, off.fitReserved]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(() => fromArgv(['--fit', 'maybe'])).toThrowError(/--fit: must be one of auto, on, off/);
+    const perModel = fromArgv(['--config', '/c.json', '--model', 'a=/m/a.gguf'], { readFile: () => JSON.stringify({ models: [{ name: 'a', fit: 'off' }] }) });
+    expect(engineConfigFor(modelConfig(perModel, perModel.models[0]!), '/m/a.gguf', 0).fit).toBeUndefined();
+  });
 });

@@ -175,7 +175,7 @@ describe('chat with context, regenerate and edit', () => {
     expect(s.turns.at(-1)!.stats).toBe('~11 tok · 5.0 tok/s · stopped');
     const metrics = { state: 'idle', queued: 0, admitting: 0, running: 1, finishing: 0, slots: [], requests: [], totals: {}, cache: { parked: 0, bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0 }, engines: [], staleFrames: 0 };
     const server = { state: 'ready' as const, busy: false, mode: 'managed' as const, model: 'tiny', url: 'http://x', message: null };
-    s = apply(s, { type: 'server', server }, { type: 'metrics', metrics, at: 1 }, { type: 'devices', devices: [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0, memoryFree: null, memoryTotal: 8, layers: 4 }], error: null });
+    s = apply(s, { type: 'server', server }, { type: 'metrics', metrics, at: 1 }, { type: 'devices', devices: [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0, memoryFree: null, memoryTotal: 8, layers: 4, planned: null }], fit: [], error: null });
     expect(activeRequests(s)).toBe(1);
     s = apply(s, { type: 'server', server: { ...server, state: 'stopped', model: null, url: null } });
     expect([s.metrics, s.devices, s.traces]).toEqual([null, [], null]);
@@ -196,17 +196,17 @@ describe('served models in the panel', () => {
   it('reads the /metrics models section through the contract and lists several models in the header', () => {
     const body = metricsBody({
       models: {
-        max_loaded: 2, ram_budget: 8 * 2 ** 30, idle_unload_ms: 0,
+        max_loaded: 2, ram_budget: 8 * 2 ** 30, idle_unload_ms: 0, device_margin: 2 ** 30,
         data: [
-          { name: 'coder', state: 'loaded', role: 'completion', file: 'coder.gguf', memory_estimate: 2 ** 30, last_used: '2025-01-02T03:04:05.000Z', requests_in_flight: 1, requests_total: 7, loads: 1, unloads: 0, loading_ms: null, error: null },
-          { name: 'chat', state: 'loading', role: 'chat', file: 'chat.gguf', memory_estimate: 2 ** 31, last_used: null, requests_in_flight: 0, requests_total: 0, loads: 0, unloads: 0, loading_ms: 120, error: null },
+          { name: 'coder', state: 'loaded', role: 'completion', file: 'coder.gguf', pinned: true, memory_estimate: 2 ** 30, device_memory: { CUDA0: 3 * 2 ** 30 }, last_used: '2025-01-02T03:04:05.000Z', requests_in_flight: 1, requests_total: 7, loads: 1, unloads: 0, loading_ms: null, error: null },
+          { name: 'chat', state: 'loading', role: 'chat', file: 'chat.gguf', pinned: false, memory_estimate: 2 ** 31, device_memory: {}, last_used: null, requests_in_flight: 0, requests_total: 0, loads: 0, unloads: 0, loading_ms: 120, error: null },
         ],
       },
     });
     const m = parseMetrics(body);
     expect(m.models).toEqual([
-      { name: 'coder', state: 'loaded', role: 'completion', memoryBytes: 2 ** 30, lastUsed: Date.UTC(2025, 0, 2, 3, 4, 5), inFlight: 1, requests: 7, error: null },
-      { name: 'chat', state: 'loading', role: 'chat', memoryBytes: 2 ** 31, lastUsed: null, inFlight: 0, requests: 0, error: null },
+      { name: 'coder', state: 'loaded', role: 'completion', pinned: true, memoryBytes: 2 ** 30, deviceMemory: { CUDA0: 3 * 2 ** 30 }, lastUsed: Date.UTC(2025, 0, 2, 3, 4, 5), inFlight: 1, requests: 7, error: null },
+      { name: 'chat', state: 'loading', role: 'chat', pinned: false, memoryBytes: 2 ** 31, deviceMemory: {}, lastUsed: null, inFlight: 0, requests: 0, error: null },
     ]);
     expect(modelSummary(m.models!)!.map((x) => `${x.name} ${x.state}`)).toEqual(['coder loaded', 'chat loading']);
     expect(modelSummary(m.models!.slice(0, 1))).toBeNull(); // one model: the header's model name says it all

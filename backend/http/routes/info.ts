@@ -1,5 +1,6 @@
 // GET /health and /v1/devices: whether the server is ready and where its engines run.
-import type { DevicesBody, ReplicaDevicesBody } from '../../../contract/devices.js';
+import type { DevicesBody, FitBody, ReplicaDevicesBody } from '../../../contract/devices.js';
+import type { FitDeviceUse, FitReport } from '../../../native/lib/addon.js';
 import { suggestBackend } from '../../gpu-backends/readiness.js';
 import type { AppContext } from '../app-context.js';
 import { sendJson } from '../respond.js';
@@ -38,6 +39,18 @@ export function health(app: AppContext, { res }: RouteContext): void {
   });
 }
 
+const fitDevice = (d: FitDeviceUse): FitBody['host'] => ({
+  device: d.device, layers: d.layers, free: d.free, total: d.total, model: d.model, context: d.context, compute: d.compute,
+});
+
+function fitBody(f: FitReport): FitBody {
+  return {
+    status: f.status, gpu_layers: f.gpuLayers, n_layer: f.nLayer, ctx: f.ctx, slots: f.slots, kv_type: f.kvType, margin_bytes: f.marginBytes,
+    devices: f.devices.map(fitDevice), host: fitDevice(f.host), changes: f.changes, reason: f.reason,
+    suggestions: f.suggestions.map((s) => ({ change: s.change, slots: s.slots, ctx: s.ctx, kv_type: s.kvType, gpu_layers: s.gpuLayers })),
+  };
+}
+
 export async function devices(app: AppContext, { res }: RouteContext): Promise<void> {
   // Each replica's body and the devices it answered (for the backend suggestion, not sent).
   const data = await Promise.all(app.engines.map(async (e) => {
@@ -56,6 +69,7 @@ export async function devices(app: AppContext, { res }: RouteContext): Promise<v
       // Where llama.cpp put the weights, the KV cache and the compute buffers.
       buffers: e.info?.buffers ?? [],
       backends: e.info ? { loaded: e.info.backends.loaded, failed: e.info.backends.failed } : null,
+      fit: e.info?.fit ? fitBody(e.info.fit) : null,
     };
     return { body, live };
   }));

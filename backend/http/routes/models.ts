@@ -56,7 +56,7 @@ export async function modelUnload(app: AppContext, { req, res }: RouteContext): 
 export function modelsMetrics(app: AppContext): ModelsMetricsBody {
   const b = app.models.budget();
   return {
-    max_loaded: b.maxLoaded, ram_budget: b.ramBudget, idle_unload_ms: b.idleUnloadMs,
+    max_loaded: b.maxLoaded, ram_budget: b.ramBudget, idle_unload_ms: b.idleUnloadMs, device_margin: b.deviceMargin,
     data: app.models.rows().map(({ app: _app, default: _default, ...row }) => ({ ...row, file: basename(row.file) })),
   };
 }

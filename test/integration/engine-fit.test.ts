@@ -1,0 +1,53 @@
+// The fit to memory on the CPU (llama.cpp's fitter compiled into the addon): what it measures with
+// the no-alloc load is what the real load allocates (weights, KV cache, compute buffers), it
+// chooses the context when none is given (the training context when it fits), fitModel says the
+// same as the load without loading, and bad fit options are refused naming the field.
+import { describe, expect, it } from 'vitest';
+import { loadAddon } from '../../backend/addon/loader.js';
+import { ensureTestModel } from '../helpers/models.js';
+import { bufferUse, closeTo, fitUse } from '../helpers/fit-buffers.js';
+import { EngineDriver } from './engine-driver.js';
+
+const base = { threads: 2, slots: 2, devices: [] as string[], parkBudgetMiB: 0, freeRamFloorMiB: 0 };
+
+describe('fit to memory on the CPU', () => {
+  it('measures what the load then allocates, and fitModel says the same without loading', async () => {
+    const model = await ensureTestModel({ vocab: 'starcoder' });
+    const eng = await EngineDriver.load({ model, ...base, ctx: 512, fit: true });
+    try {
+      const { fit, buffers } = eng.engine.info;
+      expect(fit).toMatchObject({ status: 'fits', gpuLayers: 0, nLayer: 4, ctx: 512, slots: 2, kvType: 'f16', devices: [], reason: null, suggestions: [] });
+      expect(fit!.host).toMatchObject({ device: 'Host', layers: 4 });
+      expect(buffers.length).toBeGreaterThan(0);
+      const measured = fitUse(fit!.host);
+      const allocated = bufferUse(eng.engine.info, 'Host', []);
+      expect(closeTo(measured, allocated), `${JSON.stringify(measured)} vs ${JSON.stringify(allocated)}`).toBe(true);
+      expect(measured.context).toBeGreaterThan(0);
+      const alone = await loadAddon().fitModel({ model, ...base, ctx: 512 });
+      expect(fitUse(alone.host)).toEqual(measured);
+    } finally {
+      await eng.close();
+    }
+  });
+
+  it('chooses the context per slot when none is given: the training context when it fits, said in the changes', async () => {
+    const model = await ensureTestModel({ vocab: 'starcoder' });
+    const r = await loadAddon().fitModel({ model, ...base });
+    expect(r).toMatchObject({ status: 'fits', ctx: 4096, slots: 2 });
+    expect(r.changes).toEqual(['ctx 4096 per slot (the training context)']);
+    // The asked plan (what the model pool budgets): an automatic context is measured at fitCtxMin.
+    const asked = await loadAddon().fitModel({ model, ...base, fitCtxMin: 1024 }, { asked: true });
+    expect(asked).toMatchObject({ ctx: 1024, changes: [] });
+    expect(asked.host.context).toBe(r.host.context / 4);
+  });
+
+  it('refuses bad fit options, naming them', async () => {
+    const model = await ensureTestModel({ vocab: 'starcoder' });
+    const fitModel = loadAddon().fitModel;
+    await expect(fitModel({ model, fit: 'maybe' as never })).rejects.toThrow(/fit must be true, false or 'auto'/);
+    await expect(fitModel({ model, fitMarginMiB: -1 })).rejects.toThrow(/fitMarginMiB/);
+    await expect(fitModel({ model, fitCtxMin: 3 })).rejects.toThrow(/fitCtxMin/);
+    await expect(fitModel({ model, fitReserved: { Vulkan0: 'a lot' as never } })).rejects.toThrow(/fitReserved\.Vulkan0/);
+    await expect(fitModel({ model: '/nonexistent.gguf' })).rejects.toThrow(/model file not found/);
+  });
+});
