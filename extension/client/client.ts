@@ -6,9 +6,10 @@ import { parseDevices, parseGpuSuggestion, type GpuBackendsBody } from '../../co
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
-import { arr, errorMessage, obj, parseHealth, parseInfill, parseModels } from './normalize.js';
+import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
+import { parseNextEditResponse, type NextEditRequestBody } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../backend/net/sse-decoder.js';
-import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, ModelEntry } from './types.js';
+import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
 import type { DeviceMemory } from '../../contract/devices.js';
@@ -54,7 +55,7 @@ export interface ClientOptions {
   /** Limit for requests that do not stream (ms). */
   timeoutMs?: number;
   /** The `model` chat and infill requests send (a server with several models routes by it). */
-  models?: { completion?: string; chat?: string };
+  models?: { completion?: string; chat?: string; nextEdit?: string };
 }
 
 /** "http://h:p/v1/" and "http://h:p" both mean the server root. */
@@ -117,32 +118,12 @@ export class StrataClient {
     try {
       const res = await this.send('POST', '/v1/chat/completions', body, signal, true);
       if (!res.ok) throw await apiError(res);
-      if (!res.body) throw new StrataApiError('the server sent no response body', res.status);
-      const sse = new SseDecoder();
       const chunks = new ChatChunkAssembler();
-      const reader = res.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          const payloads = (done ? sse.end() : sse.feed(value)).map((e) => e.data);
-          for (const p of payloads) {
-            if (p.trim() === '[DONE]') {
-              yield* chunks.end();
-              return;
-            }
-            let parsed: unknown;
-            try { parsed = JSON.parse(p); } catch { throw new StrataApiError(`the server sent a stream event that is not JSON: ${p.slice(0, 80)}`, res.status); }
-            const events = chunks.push(parsed); // throws on an error event before any thinking is shown
-            const thinking = reasoningOf(parsed);
-            if (thinking) yield { type: 'reasoning', text: thinking };
-            yield* events;
-          }
-          if (done) break;
-        }
-      } finally {
-        reader.releaseLock();
-        // Ends the connection when the consumer stops early (cancel) so the server frees the slot.
-        void res.body.cancel().catch(() => undefined);
+      for await (const parsed of sseJson(res)) {
+        const events = chunks.push(parsed); // throws on an error event before any thinking is shown
+        const thinking = reasoningOf(parsed);
+        if (thinking) yield { type: 'reasoning', text: thinking };
+        yield* events;
       }
       yield* chunks.end();
     } finally {
@@ -153,20 +134,60 @@ export class StrataClient {
   async infill(req: InfillRequest, signal: AbortSignal): Promise<InfillResult> {
     this.activity?.begin('infill');
     try {
-      const body = {
-        ...(this.useModels.completion !== undefined ? { model: this.useModels.completion } : {}),
-        input_prefix: req.prefix,
-        input_suffix: req.suffix,
-        input_extra: req.extra,
-        max_tokens: req.maxTokens,
-        t_max_predict_ms: req.maxPredictMs,
-        ...(req.supersedeKey !== undefined ? { supersede_key: req.supersedeKey } : {}),
-        stream: false,
-      };
-      return parseInfill(await this.json('POST', '/v1/infill', body, signal, true));
+      return parseInfill(await this.json('POST', '/v1/infill', this.infillBody(req, false), signal, true));
     } finally {
       this.activity?.end('infill');
     }
+  }
+
+  /**
+   * A streamed infill of `req.n` candidates (one request: the server decodes them side by side on
+   * one prompt), as pieces per candidate and each one's end, so the first finished can show at once.
+   */
+  async *infillStream(req: InfillRequest, signal: AbortSignal): AsyncGenerator<InfillStreamEvent> {
+    this.activity?.begin('infill');
+    try {
+      const res = await this.send('POST', '/v1/infill', this.infillBody(req, true), signal, true);
+      if (!res.ok) throw await apiError(res);
+      for await (const parsed of sseJson(res)) {
+        const err = errorMessage(parsed);
+        if (err !== null) throw new StrataApiError(err, res.status, str(obj(obj(parsed).error), 'code'));
+        yield* parseInfillChunk(parsed);
+      }
+    } finally {
+      this.activity?.end('infill');
+    }
+  }
+
+  /** POST /v1/edits/next: the editable region rewritten as the model expects the user's next edit. */
+  async nextEdit(req: Omit<NextEditRequestBody, 'model'>, signal: AbortSignal): Promise<NextEditResult> {
+    this.activity?.begin('infill');
+    try {
+      const body: NextEditRequestBody = { ...(this.useModels.nextEdit !== undefined ? { model: this.useModels.nextEdit } : {}), ...req };
+      const r = parseNextEditResponse(await this.json('POST', '/v1/edits/next', body, signal, true));
+      const details = r.usage.completion_tokens_details;
+      return {
+        region: r.region, finishReason: r.finish_reason, completionTokens: r.usage.completion_tokens,
+        acceptedPredictionTokens: details?.accepted_prediction_tokens ?? null,
+        rejectedPredictionTokens: details?.rejected_prediction_tokens ?? null,
+      };
+    } finally {
+      this.activity?.end('infill');
+    }
+  }
+
+  private infillBody(req: InfillRequest, stream: boolean): Record<string, unknown> {
+    return {
+      ...(this.useModels.completion !== undefined ? { model: this.useModels.completion } : {}),
+      input_prefix: req.prefix,
+      input_suffix: req.suffix,
+      input_extra: req.extra,
+      max_tokens: req.maxTokens,
+      t_max_predict_ms: req.maxPredictMs,
+      ...(req.supersedeKey !== undefined ? { supersede_key: req.supersedeKey } : {}),
+      ...(req.n !== undefined && req.n > 1 ? { n: req.n } : {}),
+      stream,
+    };
   }
 
   async tokenize(text: string, signal?: AbortSignal): Promise<number[]> {
@@ -230,6 +251,29 @@ export class StrataClient {
       const why = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs / 1000} s` : cause ?? c?.message ?? (err as Error).message;
       throw new StrataApiError(`cannot reach the Strata server at ${this.baseUrl} (${why})`, 0, cause ?? null);
     }
+  }
+}
+
+/** The JSON events of a server-sent-event response, up to `data: [DONE]`; closes the connection when the reader stops early. */
+async function* sseJson(res: Response): AsyncGenerator<unknown> {
+  if (!res.body) throw new StrataApiError('the server sent no response body', res.status);
+  const sse = new SseDecoder();
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      for (const e of done ? sse.end() : sse.feed(value)) {
+        if (e.data.trim() === '[DONE]') return;
+        let parsed: unknown;
+        try { parsed = JSON.parse(e.data); } catch { throw new StrataApiError(`the server sent a stream event that is not JSON: ${e.data.slice(0, 80)}`, res.status); }
+        yield parsed;
+      }
+      if (done) return;
+    }
+  } finally {
+    reader.releaseLock();
+    // Ends the connection when the consumer stops early (cancel) so the server frees the slot.
+    void res.body.cancel().catch(() => undefined);
   }
 }
 

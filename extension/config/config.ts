@@ -6,7 +6,7 @@ export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
+export const SERVER_KEYS = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -30,6 +30,7 @@ export function readServerSettings(): ServerSettings {
     completionModel: expandHome(c.get<string>('completionModel', '').trim()),
     chatModel: expandHome(c.get<string>('chatModel', '').trim()),
     embeddingModel: expandHome(c.get<string>('embeddingModel', '').trim()),
+    nextEditModel: expandHome(c.get<string>('nextEditModel', '').trim()),
   };
 }
 
@@ -54,6 +55,8 @@ export interface CompletionSettings {
   enabled: boolean;
   debounceMs: number;
   maxLines: number;
+  /** Candidates asked for in one request (VS Code cycles them with Alt+] / Alt+[). */
+  candidates: number;
 }
 
 export function completionSettings(): CompletionSettings {
@@ -62,7 +65,32 @@ export function completionSettings(): CompletionSettings {
     enabled: c.get<boolean>('inlineCompletion.enabled', true),
     debounceMs: Math.max(0, c.get<number>('inlineCompletion.debounceMs', 150)),
     maxLines: Math.max(1, c.get<number>('inlineCompletion.maxLines', 8)),
+    candidates: clampInt(c.get<number>('inlineCompletion.candidates', 1), 1, 8),
   };
+}
+
+export interface NextEditSettings {
+  enabled: boolean;
+  /** Language ids without next-edit suggestions. */
+  disabledLanguages: string[];
+  /** Lines of the editable region around the last edit. */
+  regionLines: number;
+  /** Wait after an edit before asking (ms). */
+  delayMs: number;
+}
+
+export function nextEditSettings(): NextEditSettings {
+  const c = cfg();
+  return {
+    enabled: c.get<boolean>('nextEdit.enabled', false),
+    disabledLanguages: c.get<string[]>('nextEdit.disabledLanguages', []).filter((l) => typeof l === 'string'),
+    regionLines: clampInt(c.get<number>('nextEdit.regionLines', 24), 4, 200),
+    delayMs: Math.max(0, c.get<number>('nextEdit.delayMs', 300)),
+  };
+}
+
+function clampInt(v: number, min: number, max: number): number {
+  return Number.isFinite(v) ? Math.max(min, Math.min(max, Math.round(v))) : min;
 }
 
 let selfChanges = 0;

@@ -23,16 +23,21 @@ export interface ServerSettings {
   /** Chat's model (panel, @strata, inline edits, the language model provider). */
   chatModel: string;
   embeddingModel: string;
+  /** Next-edit suggestions' model, a GGUF path or a served name; '' = the completion model. */
+  nextEditModel: string;
 }
 
 export const DEFAULT_SETTINGS: ServerSettings = {
   modelPath: '', port: 0, slots: 4, contextSize: 4096, kvType: 'f16', cacheMiB: 2048,
   devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
-  completionModel: '', chatModel: '', embeddingModel: '',
+  completionModel: '', chatModel: '', embeddingModel: '', nextEditModel: '',
 };
 
-export type ModelUse = 'completion' | 'chat' | 'embedding';
-const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding'];
+export type ModelUse = 'completion' | 'chat' | 'embedding' | 'nextEdit';
+/** In this order: next edit falls back to the completion model, so that comes first. */
+const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'nextEdit'];
+const settingOf = (s: ServerSettings, use: ModelUse): string =>
+  ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, nextEdit: s.nextEditModel })[use].trim();
 
 /** A model setting that names a file (else it names a model the server serves). */
 export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
@@ -52,15 +57,16 @@ export function servedModels(s: ServerSettings): ServedModels {
     if (known) return known.name;
     const base = baseName(path);
     // Two files with one base name: the later one is served under its use's name.
-    const name = models.some((m) => m.name === base) && use ? `${use}-${base}` : base;
+    const name = models.some((m) => m.name === base) && use ? `${use === 'nextEdit' ? 'next-edit' : use}-${base}` : base;
     models.push({ name, path });
     return name;
   };
   const main = s.modelPath ? add(s.modelPath, null) : undefined;
   const names = {} as ServedModels['names'];
   for (const use of USES) {
-    const v = ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel })[use].trim();
-    names[use] = v === '' ? main : isModelFile(v) ? add(v, use) : v;
+    const v = settingOf(s, use);
+    const fallback = use === 'nextEdit' ? names.completion : main;
+    names[use] = v === '' ? fallback : isModelFile(v) ? add(v, use) : v;
   }
   return { models, names };
 }
@@ -103,8 +109,11 @@ export function requestModels(s: ServerSettings, mode: 'managed' | 'remote'): Pa
     for (const use of USES) if (names[use] !== undefined) out[use] = names[use];
     return out;
   }
-  const values = { completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel };
-  for (const use of USES) if (values[use] && !isModelFile(values[use])) out[use] = values[use];
+  for (const use of USES) {
+    const v = settingOf(s, use);
+    if (v && !isModelFile(v)) out[use] = v;
+  }
+  if (out.nextEdit === undefined && !settingOf(s, 'nextEdit') && out.completion !== undefined) out.nextEdit = out.completion;
   return out;
 }
 
