@@ -35,7 +35,8 @@ export function reasoningOf(chunk: unknown): string {
 }
 
 export class StrataApiError extends Error {
-  constructor(message: string, readonly status: number, readonly code: string | null = null) {
+  /** `param`: the request field the server named as wrong, when it did. */
+  constructor(message: string, readonly status: number, readonly code: string | null = null, readonly param: string | null = null) {
     super(message);
     this.name = 'StrataApiError';
   }
@@ -288,7 +289,8 @@ async function apiError(res: Response): Promise<StrataApiError> {
   let body: unknown = null;
   try { body = JSON.parse(text); } catch { /* plain text error */ }
   const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  const param = (body as { error?: { param?: unknown } } | null)?.error?.param;
   const msg = errorMessage(body) ?? (text.trim().slice(0, 200) || res.statusText);
   const hint = res.status === 401 || res.status === 403 ? ' (check the Strata API key: run "Strata: Set API Key" or the strata.apiKey setting)' : '';
-  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null);
+  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null, typeof param === 'string' ? param : null);
 }

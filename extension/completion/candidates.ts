@@ -2,6 +2,7 @@
 // index, the order they finished in (the first finished shows at once, as fast as a single one
 // would), and the list VS Code cycles with Alt+] / Alt+[ once all are in: trimmed, without
 // empty or repeated ones. Pure: the stream's events come in, candidates go out.
+import { StrataApiError } from '../client/client.js';
 import type { InfillStreamEvent } from '../client/types.js';
 
 export class CandidateCollector {
@@ -40,4 +41,9 @@ export function uniqueCandidates(texts: readonly string[]): string[] {
   const out: string[] = [];
   for (const t of texts) if (t.trim() && !out.includes(t)) out.push(t);
   return out;
+}
+
+/** The server refused `n` (a Strata server before candidates, or another server): ask for one from now on. */
+export function refusesCandidates(err: unknown): err is StrataApiError {
+  return err instanceof StrataApiError && err.status === 400 && err.param === 'n';
 }

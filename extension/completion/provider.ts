@@ -6,6 +6,7 @@ import type { ServerConnection } from '../server/connection.js';
 import { completionSettings } from '../config/config.js';
 import { CompletionCache } from './cache.js';
 import { CandidateRequests } from './candidateRequests.js';
+import { refusesCandidates } from './candidates.js';
 import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';
 import { LatestOnlyScheduler } from './debounce.js';
 import type { CompletionGate } from './pause.js';
@@ -120,7 +121,7 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
           noFim = true;
           log.warn(`inline completions paused: ${err.message}`);
           void vscode.window.showInformationMessage(`Strata: inline completions need a code model with fill-in-the-middle tokens. ${err.message}`);
-        } else if (n > 1 && err instanceof StrataApiError && err.status === 400 && /\bn\b/.test(err.message)) {
+        } else if (n > 1 && refusesCandidates(err)) {
           singleOnly = true;
           log.warn(`the server takes one completion candidate per request (${err.message}); asking for one from now on`);
         } else {
