@@ -1,98 +1,110 @@
-// POST /v1/edits/next: the next edit the user is about to make, as a rewrite of the editable region
-// around the cursor. The extension (extension/next-edit/) sends what the server needs to build the
-// model's prompt in its trained format (Zeta, Instinct) or a generic one: the excerpt of the file
-// with the region and the cursor in it, and the recent edits as unified diffs. The answer is the
-// region rewritten; the extension diffs it against the region itself. The server uses the region as
-// the speculative prediction, so an answer that mostly repeats it costs few decoding steps.
-// This file is the extension's proposal of the shape until the server's route lands.
+// POST /v1/edits/next: the next edit the user is about to make, as a rewrite of an editable region
+// around their last edit. The request (the wire JSON the extension sends), the answer the server
+// builds (backend/http/routes/next-edit.ts), and the answer's runtime check at the extension's
+// edge (parseNextEditBody). The server lays the prompt out in the model family's trained format
+// (backend/next-edit/formats.ts) and drafts the answer from the region itself (a prediction).
 import * as z from 'zod/mini';
 import { checkBody } from './check.js';
 
-/** One recent edit: a unified diff of one file, hunks only (`@@ -a,b +c,d @@` and its lines). */
-export interface NextEditEventBody {
-  /** The file as the user sees it (workspace-relative). */
-  path: string;
+/** How the prompt is laid out: Zed's Zeta, Continue's Instinct, or a generic instruction (any chat model). */
+export type NextEditFormat = 'zeta' | 'instinct' | 'generic';
+export const NEXT_EDIT_FORMATS: readonly NextEditFormat[] = ['zeta', 'instinct', 'generic'];
+
+/** One recent edit: a small unified diff of one file (hunks: `@@` headers, ' ', '-', '+' lines; no ---/+++ header). */
+export interface NextEditEvent {
+  file: string;
   diff: string;
 }
 
-export interface NextEditRequestBody {
+/** Other code the model may use (an open file's excerpt). */
+export interface NextEditSnippet {
+  file: string;
+  text: string;
+}
+
+export interface NextEditRequest {
+  /** Served model (several served: routes by it); absent: the completion role's model. */
   model?: string;
-  /** The edited file, workspace-relative. */
-  path: string;
-  /** VS Code's language id (e.g. "python"); prompt formats may name the language. */
+  /** The document's path as the model should see it (relative to the workspace). */
+  file: string;
+  /** VS Code's language id (the generic format names it). */
   language?: string;
-  /** Whole lines of the file around the region (joined by \n, with their line ends). */
-  excerpt: string;
-  /** 0-based line in the file of the excerpt's first line (0: the excerpt starts the file). */
-  excerpt_start_line: number;
-  /** The editable region: character offsets into `excerpt`, [start, end), on line starts. */
-  region: { start: number; end: number };
-  /** The cursor: a character offset into `excerpt`, inside the region. */
-  cursor: number;
-  /** Recent edits, oldest first: this file's and other open files'. */
-  edits: NextEditEventBody[];
-  /** A newer request with the same key supersedes this one in the server (the document). */
-  supersede_key?: string;
-  max_tokens?: number;
-}
-
-/** Predicted outputs' counters, OpenAI's `usage.completion_tokens_details`. */
-export interface PredictionTokensBody {
-  accepted_prediction_tokens: number;
-  rejected_prediction_tokens: number;
-}
-
-export interface NextEditResponseBody {
-  id: string;
-  object: 'edit.next';
-  model: string;
-  /** The region rewritten (equal to the region when the model proposes nothing). */
+  /** The editable region's current text, whole lines, with the user's last edits in it. */
   region: string;
-  /** stop: the model ended the region; length: max_tokens cut it (the extension drops it). */
+  /** The cursor as a UTF-16 offset into `region`; absent or null when it is outside the region. */
+  cursor?: number | null;
+  /** Lines of the document above and below the region (the excerpt around it, shown but not rewritten). */
+  before?: string;
+  after?: string;
+  /** `before` starts at the document's first line (Zeta marks it). */
+  start_of_file?: boolean;
+  /** Recent edits, oldest first. */
+  edits?: NextEditEvent[];
+  /** Excerpts of other files. */
+  context?: NextEditSnippet[];
+  /** Prompt layout; default 'auto': by the model's name (zeta, instinct), else 'generic'. */
+  format?: NextEditFormat | 'auto';
+  /** Default: the region's size and some room to grow, within the context. */
+  max_tokens?: number;
+  /** Default 0 (greedy): an edit proposal should be the model's best guess. */
+  temperature?: number;
+  /** Latest wins: a newer next-edit request with the same key (the document's URI) ends this one (409 superseded). */
+  supersede_key?: string;
+}
+
+/** Why the answer is what it is. */
+export type NextEditOutcome =
+  /** The model rewrote the region: `region` is the proposal. */
+  | 'edited'
+  /** The model gave the region back as it was: nothing to propose. */
+  | 'unchanged'
+  /** The answer had no region in the format's markers (or was cut off before its end): nothing to propose. */
+  | 'unparsed';
+
+export interface NextEditBody {
+  id: string;
+  object: 'next_edit';
+  created: number;
+  model: string;
+  format: NextEditFormat;
+  outcome: NextEditOutcome;
+  /** The rewritten region (outcome 'edited'); the request's region otherwise. */
+  region: string;
+  /** The model's answer as it wrote it. */
+  text: string;
   finish_reason: 'stop' | 'length';
   usage: {
     prompt_tokens: number;
     completion_tokens: number;
     total_tokens: number;
-    completion_tokens_details?: PredictionTokensBody;
+    prompt_tokens_details: { cached_tokens: number };
+    /** The region was the draft: answer tokens that followed it, and its tokens verified and thrown away. */
+    completion_tokens_details: { accepted_prediction_tokens: number; rejected_prediction_tokens: number };
   };
+  /** llama-server's timings (prompt and decode ms, tokens per second, draft_n). */
+  timings: Record<string, number | null>;
 }
 
-const count = z.number();
-const nextEditResponse: z.ZodMiniType<NextEditResponseBody> = z.object({
+const num = z.number();
+export const nextEditBodySchema: z.ZodMiniType<NextEditBody> = z.object({
   id: z.string(),
-  object: z.literal('edit.next'),
+  object: z.literal('next_edit'),
+  created: num,
   model: z.string(),
+  format: z.enum(['zeta', 'instinct', 'generic']),
+  outcome: z.enum(['edited', 'unchanged', 'unparsed']),
   region: z.string(),
+  text: z.string(),
   finish_reason: z.enum(['stop', 'length']),
   usage: z.object({
-    prompt_tokens: count, completion_tokens: count, total_tokens: count,
-    completion_tokens_details: z.optional(z.object({ accepted_prediction_tokens: count, rejected_prediction_tokens: count })),
+    prompt_tokens: num, completion_tokens: num, total_tokens: num,
+    prompt_tokens_details: z.object({ cached_tokens: num }),
+    completion_tokens_details: z.object({ accepted_prediction_tokens: num, rejected_prediction_tokens: num }),
   }),
+  timings: z.record(z.string(), z.nullable(num)),
 });
 
-export function parseNextEditResponse(raw: unknown): NextEditResponseBody {
-  return checkBody(nextEditResponse, raw, 'POST /v1/edits/next');
-}
-
-const nextEditRequest: z.ZodMiniType<NextEditRequestBody> = z.object({
-  model: z.optional(z.string()),
-  path: z.string(),
-  language: z.optional(z.string()),
-  excerpt: z.string(),
-  excerpt_start_line: z.number(),
-  region: z.object({ start: z.number(), end: z.number() }),
-  cursor: z.number(),
-  edits: z.array(z.object({ path: z.string(), diff: z.string() })),
-  supersede_key: z.optional(z.string()),
-  max_tokens: z.optional(z.number()),
-});
-
-/** The request as a server (or a scripted one in tests) reads it: the shape, then the offsets' order. */
-export function parseNextEditRequest(raw: unknown): NextEditRequestBody {
-  const body = checkBody(nextEditRequest, raw, 'POST /v1/edits/next request');
-  const { start, end } = body.region;
-  if (!(start >= 0 && start <= end && end <= body.excerpt.length)) throw new Error(`region ${start}..${end} is not inside the excerpt (${body.excerpt.length} characters)`);
-  if (!(body.cursor >= start && body.cursor <= end)) throw new Error(`cursor ${body.cursor} is not inside the region ${start}..${end}`);
-  return body;
+/** The server's answer as the contract's type, or a ContractError naming the first wrong field. */
+export function parseNextEditBody(raw: unknown): NextEditBody {
+  return checkBody(nextEditBodySchema, raw, 'POST /v1/edits/next');
 }

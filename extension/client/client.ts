@@ -7,7 +7,7 @@ import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
-import { parseNextEditResponse, type NextEditRequestBody } from '../../contract/next-edit.js';
+import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../backend/net/sse-decoder.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
@@ -161,16 +161,16 @@ export class StrataClient {
   }
 
   /** POST /v1/edits/next: the editable region rewritten as the model expects the user's next edit. */
-  async nextEdit(req: Omit<NextEditRequestBody, 'model'>, signal: AbortSignal): Promise<NextEditResult> {
+  async nextEdit(req: Omit<NextEditRequest, 'model'>, signal: AbortSignal): Promise<NextEditResult> {
     this.activity?.begin('infill');
     try {
-      const body: NextEditRequestBody = { ...(this.useModels.nextEdit !== undefined ? { model: this.useModels.nextEdit } : {}), ...req };
-      const r = parseNextEditResponse(await this.json('POST', '/v1/edits/next', body, signal, true));
+      const body: NextEditRequest = { ...(this.useModels.nextEdit !== undefined ? { model: this.useModels.nextEdit } : {}), ...req };
+      const r = parseNextEditBody(await this.json('POST', '/v1/edits/next', body, signal, true));
       const details = r.usage.completion_tokens_details;
       return {
-        region: r.region, finishReason: r.finish_reason, completionTokens: r.usage.completion_tokens,
-        acceptedPredictionTokens: details?.accepted_prediction_tokens ?? null,
-        rejectedPredictionTokens: details?.rejected_prediction_tokens ?? null,
+        region: r.region, outcome: r.outcome, finishReason: r.finish_reason, completionTokens: r.usage.completion_tokens,
+        acceptedPredictionTokens: details.accepted_prediction_tokens,
+        rejectedPredictionTokens: details.rejected_prediction_tokens,
       };
     } finally {
       this.activity?.end('infill');

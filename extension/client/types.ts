@@ -73,11 +73,13 @@ export interface InfillResult {
 
 /** What a next-edit answer says (POST /v1/edits/next). */
 export interface NextEditResult {
-  /** The region rewritten. */
+  /** The region rewritten (outcome 'edited'), else the region as sent. */
   region: string;
+  /** edited: a proposal; unchanged: the model left the region as it was; unparsed: its answer could not be read. */
+  outcome: 'edited' | 'unchanged' | 'unparsed';
   finishReason: 'stop' | 'length';
   completionTokens: number;
-  /** Predicted outputs' counts, when the server reports them. */
-  acceptedPredictionTokens: number | null;
-  rejectedPredictionTokens: number | null;
+  /** Predicted outputs: answer tokens that followed the region (the draft), and draft tokens thrown away. */
+  acceptedPredictionTokens: number;
+  rejectedPredictionTokens: number;
 }

@@ -91,13 +91,13 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
     const limits = { ...DEFAULT_LIMITS, regionLines: settings.regionLines };
     const plan = () => {
       const editor = editorOf(key);
-      // The key is the document's: a newer request for it replaces this one in the server too.
-      return editor ? planRequest(view(doc), editor.selection.active, history, limits, `next-edit ${key}`) : undefined;
+      // The key is the document: a newer request for it replaces this one in the server too.
+      return editor ? planRequest(view(doc), editor.selection.active, history, limits, key) : undefined;
     };
     requester.ask(client, settings.delayMs, plan, () => doc.version).then((outcome) => {
       if (outcome.kind !== 'proposal') return void log.debug(`next edit: ${outcome.kind}`);
       const r = outcome.result;
-      log.debug(`next edit: ${outcome.hunks.length} hunk(s), ${r.completionTokens} tokens${r.acceptedPredictionTokens !== null ? `, ${r.acceptedPredictionTokens} of them from the prediction` : ''}`);
+      log.debug(`next edit: ${outcome.hunks.length} hunk(s), ${r.completionTokens} tokens, ${r.acceptedPredictionTokens} drafted from the region and accepted, ${r.rejectedPredictionTokens} rejected`);
       dismiss();
       proposal = new Proposal(key, outcome.hunks);
       render();

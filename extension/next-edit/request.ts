@@ -1,6 +1,6 @@
 // What one next-edit request sends: the region around the cursor and the edit being made, the
 // excerpt around it, and the recent edits of this and other files. Pure: the document is a view.
-import type { NextEditRequestBody } from '../../contract/next-edit.js';
+import type { NextEditRequest } from '../../contract/next-edit.js';
 import { chooseRegion, type Region } from './region.js';
 import type { EditHistory } from './editHistory.js';
 
@@ -28,7 +28,7 @@ export interface RequestLimits {
 export const DEFAULT_LIMITS: Omit<RequestLimits, 'regionLines'> = { contextLines: 24, maxExcerptChars: 12_000, maxEvents: 8, maxEventTokens: 1500 };
 
 export interface NextEditPlan {
-  body: Omit<NextEditRequestBody, 'model'>;
+  body: Omit<NextEditRequest, 'model'>;
   region: Region;
   /** The document's version the request was made from (an answer for another is stale). */
   version: number;
@@ -47,17 +47,16 @@ export function planRequest(doc: DocumentView, cursor: { line: number; character
     regionLines: limits.regionLines, contextLines: limits.contextLines, maxExcerptChars: limits.maxExcerptChars,
   });
   if (!region) return undefined;
-  const edits = history.recent({ maxEvents: limits.maxEvents, maxTokens: limits.maxEventTokens }).map((e) => ({ path: e.path, diff: e.diff }));
+  const edits = history.recent({ maxEvents: limits.maxEvents, maxTokens: limits.maxEventTokens }).map((e) => ({ file: e.path, diff: e.diff }));
   if (!edits.length) return undefined;
-  const regionChars = region.end - region.start;
+  const x = region.excerpt;
   return {
+    // No max_tokens: the server sizes it from the region (its prediction) and room to grow.
     body: {
-      path: doc.path, language: doc.languageId,
-      excerpt: region.excerpt, excerpt_start_line: region.excerptStartLine,
-      region: { start: region.start, end: region.end }, cursor: region.cursor,
+      file: doc.path, language: doc.languageId,
+      before: x.slice(0, region.start), region: x.slice(region.start, region.end), after: x.slice(region.end),
+      cursor: region.cursor - region.start, start_of_file: region.excerptStartLine === 0,
       edits, supersede_key: supersedeKey,
-      // The answer is the region again with a few changes: room for it to grow by half.
-      max_tokens: Math.min(4096, Math.ceil(regionChars / 2) + 64),
     },
     region, version: doc.version, cursor, regionEndsLine: region.endLine < doc.lineCount,
   };

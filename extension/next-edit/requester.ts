@@ -2,6 +2,7 @@
 // wait again), send one request at a time (a newer edit aborts the one in flight, and its
 // supersede_key drops it inside the server too), and keep only an answer for the document as it
 // still is. No vscode: the client and the document come in as interfaces.
+import { StrataApiError } from '../client/client.js';
 import type { NextEditResult } from '../client/types.js';
 import { LatestOnlyScheduler } from '../completion/debounce.js';
 import { diffRegion, orderHunks, type Hunk } from './hunks.js';
@@ -13,7 +14,7 @@ export interface NextEditClient {
 
 export type NextEditOutcome =
   | { kind: 'proposal'; hunks: Hunk[]; plan: NextEditPlan; result: NextEditResult }
-  /** superseded: a newer edit came; stale: the document changed meanwhile; nothing: the answer changes nothing; cut: max_tokens cut it. */
+  /** superseded: a newer edit came; stale: the document changed meanwhile; nothing: the answer changes nothing (or could not be read); cut: max_tokens cut it. */
   | { kind: 'superseded' | 'stale' | 'nothing' | 'cut' | 'skipped' };
 
 export class NextEditRequester {
@@ -33,12 +34,14 @@ export class NextEditRequester {
     try {
       result = await client.nextEdit(p.body, signal);
     } catch (err) {
-      if (signal.aborted) return { kind: 'superseded' };
+      // 409: the server ended it for a newer request with the same key (another window's, say).
+      if (signal.aborted || (err instanceof StrataApiError && err.status === 409)) return { kind: 'superseded' };
       throw err;
     }
     if (signal.aborted) return { kind: 'superseded' };
     if (version() !== p.version) return { kind: 'stale' };
     if (result.finishReason === 'length') return { kind: 'cut' };
+    if (result.outcome !== 'edited') return { kind: 'nothing' };
     const hunks = orderHunks(diffRegion(p.region.lines, p.region.startLine, result.region, p.regionEndsLine), p.cursor.line);
     return hunks.length ? { kind: 'proposal', hunks, plan: p, result } : { kind: 'nothing' };
   }

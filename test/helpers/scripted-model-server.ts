@@ -5,7 +5,28 @@
 // (/health, /v1/models, /metrics as 404) and keeps every request it read, checked against the
 // contract. Used by the unit tests and by the e2e runner (which starts it beside VS Code).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { parseNextEditRequest, type NextEditRequestBody, type NextEditResponseBody } from '../../contract/next-edit.js';
+import * as z from 'zod/mini';
+import { checkBody } from '../../contract/check.js';
+import type { NextEditBody, NextEditRequest } from '../../contract/next-edit.js';
+
+const nextEditRequest: z.ZodMiniType<NextEditRequest> = z.object({
+  model: z.optional(z.string()), file: z.string(), language: z.optional(z.string()), region: z.string(),
+  cursor: z.optional(z.nullable(z.number())), before: z.optional(z.string()), after: z.optional(z.string()),
+  start_of_file: z.optional(z.boolean()),
+  edits: z.optional(z.array(z.object({ file: z.string(), diff: z.string() }))),
+  context: z.optional(z.array(z.object({ file: z.string(), text: z.string() }))),
+  format: z.optional(z.enum(['zeta', 'instinct', 'generic', 'auto'])), max_tokens: z.optional(z.number()),
+  temperature: z.optional(z.number()), supersede_key: z.optional(z.string()),
+});
+
+/** A request as the scripted server reads it: the contract's shape, and the cursor inside the region. */
+export function checkNextEditRequest(raw: unknown): NextEditRequest {
+  const body = checkBody(nextEditRequest, raw, 'POST /v1/edits/next request');
+  if (body.cursor !== undefined && body.cursor !== null && !(body.cursor >= 0 && body.cursor <= body.region.length)) {
+    throw new Error(`cursor ${body.cursor} is not inside the region (${body.region.length} characters)`);
+  }
+  return body;
+}
 
 /** The word a unified diff's first changed line pair renamed: [old, new], or undefined. */
 export function renamedWord(diff: string): [string, string] | undefined {
@@ -23,9 +44,9 @@ export function renamedWord(diff: string): [string, string] | undefined {
 }
 
 /** The scripted next-edit model: the region with the last edit's rename applied everywhere in it. */
-export function renameAnswer(body: NextEditRequestBody): string {
-  const region = body.excerpt.slice(body.region.start, body.region.end);
-  const last = body.edits[body.edits.length - 1];
+export function renameAnswer(body: NextEditRequest): string {
+  const region = body.region;
+  const last = body.edits?.[body.edits.length - 1];
   const rename = last && renamedWord(last.diff);
   if (!rename) return region;
   return region.replace(new RegExp(`\\b${rename[0]}\\b`, 'g'), rename[1]);
@@ -51,7 +72,7 @@ export class ScriptedModelServer {
   constructor(private readonly script: {
     /** The infill answer for a request (undefined: an empty completion). */
     infill?: (body: Record<string, unknown>) => InfillScript | undefined;
-    nextEdit?: (body: NextEditRequestBody) => string;
+    nextEdit?: (body: NextEditRequest) => string;
     /** Infill refuses n > 1 as a Strata server without candidates does (400 naming `n`). */
     refuseN?: boolean;
     /** Next-edit answers wait for this before they are sent (to test superseding). */
@@ -109,17 +130,22 @@ export class ScriptedModelServer {
     if (path === '/health') return json(200, { status: 'ok', model: 'scripted' });
     if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] });
     if (path === '/v1/edits/next' && this.script.nextEdit) {
-      let parsed: NextEditRequestBody;
+      let parsed: NextEditRequest;
       try {
-        parsed = parseNextEditRequest(body);
+        parsed = checkNextEditRequest(body);
       } catch (err) {
         return json(400, { error: { message: (err as Error).message, type: 'invalid_request_error', code: 'invalid_request', param: null } });
       }
       await this.script.holdNextEdit?.();
       const region = this.script.nextEdit(parsed);
-      const answer: NextEditResponseBody = {
-        id: `ne-${this.requests.length}`, object: 'edit.next', model: 'scripted', region, finish_reason: 'stop',
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      const answer: NextEditBody = {
+        id: `nextedit-${this.requests.length}`, object: 'next_edit', created: Math.floor(Date.now() / 1000), model: 'scripted',
+        format: 'generic', outcome: region === parsed.region ? 'unchanged' : 'edited', region, text: region, finish_reason: 'stop',
+        usage: {
+          prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 0 },
+          completion_tokens_details: { accepted_prediction_tokens: 4, rejected_prediction_tokens: 1 },
+        },
+        timings: {},
       };
       if (!res.destroyed) json(200, answer);
       return;

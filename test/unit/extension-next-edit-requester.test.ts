@@ -4,11 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrataApiError, StrataClient } from '../../extension/client/client.js';
 import type { NextEditResult } from '../../extension/client/types.js';
-import { parseNextEditRequest } from '../../contract/next-edit.js';
 import { EditHistory } from '../../extension/next-edit/editHistory.js';
 import { planRequest, DEFAULT_LIMITS, type DocumentView } from '../../extension/next-edit/request.js';
 import { NextEditRequester, type NextEditClient } from '../../extension/next-edit/requester.js';
-import { renameAnswer, renamedWord, ScriptedModelServer } from '../helpers/scripted-model-server.js';
+import { checkNextEditRequest, renameAnswer, renamedWord, ScriptedModelServer } from '../helpers/scripted-model-server.js';
 
 const SRC = 'import math\n\ndef area(width, height):\n    """Area of a rectangle."""\n    return width * height\n\n\ndef show(width, height):\n    print(area(width, height))\n';
 
@@ -38,16 +37,19 @@ describe('next-edit requests against a scripted server', () => {
     const d = editedDoc(history);
     d.edit(2, 9, 14, 'w'); // def area(w, height):
     const cursor = { line: 2, character: 10 };
-    const out = await new NextEditRequester().ask(client, 0, () => planRequest(d.view(), cursor, history, limits, 'next-edit file:///w/geo.py'), d.version);
+    const out = await new NextEditRequester().ask(client, 0, () => planRequest(d.view(), cursor, history, limits, 'file:///w/geo.py'), d.version);
     const sent = server.of('/v1/edits/next').at(-1)!.body;
-    const body = parseNextEditRequest(sent);
+    const body = checkNextEditRequest(sent);
     expect(sent.model).toBe('zeta');
-    expect(body.path).toBe('geo.py');
-    expect(body.supersede_key).toBe('next-edit file:///w/geo.py');
-    expect(body.excerpt).toBe(SRC.replace('area(width', 'area(w'));
-    expect(body.excerpt.slice(body.cursor, body.cursor + 9)).toBe(', height)');
-    expect(body.edits).toEqual([{ path: 'geo.py', diff: '@@ -1,5 +1,5 @@\n import math\n \n-def area(width, height):\n+def area(w, height):\n     """Area of a rectangle."""\n     return width * height' }]);
-    expect(renamedWord(body.edits[0]!.diff)).toEqual(['width', 'w']);
+    expect(body.file).toBe('geo.py');
+    expect(body.language).toBe('python');
+    expect(body.supersede_key).toBe('file:///w/geo.py');
+    // The whole (short) file: before + region + after, the region 24 lines at most around the cursor.
+    expect(`${body.before}${body.region}${body.after}`).toBe(SRC.replace('area(width', 'area(w'));
+    expect(body.start_of_file).toBe(true);
+    expect(body.region.slice(body.cursor!, body.cursor! + 9)).toBe(', height)');
+    expect(body.edits).toEqual([{ file: 'geo.py', diff: '@@ -1,5 +1,5 @@\n import math\n \n-def area(width, height):\n+def area(w, height):\n     """Area of a rectangle."""\n     return width * height' }]);
+    expect(renamedWord(body.edits![0]!.diff)).toEqual(['width', 'w']);
     expect(out.kind).toBe('proposal');
     if (out.kind !== 'proposal') return;
     expect(out.hunks).toEqual([
@@ -116,15 +118,18 @@ describe('next-edit requests against a scripted server', () => {
 
 describe('NextEditRequester outcomes', () => {
   const fake = (result: Partial<NextEditResult>): NextEditClient => ({
-    nextEdit: async (req) => ({ region: req.excerpt.slice(req.region.start, req.region.end), finishReason: 'stop', completionTokens: 1, acceptedPredictionTokens: null, rejectedPredictionTokens: null, ...result }),
+    nextEdit: async (req) => ({ region: req.region, outcome: 'unchanged', finishReason: 'stop', completionTokens: 1, acceptedPredictionTokens: 1, rejectedPredictionTokens: 0, ...result }),
   });
-  it('an answer equal to the region is nothing; one cut by max_tokens is not offered', async () => {
+  it('an answer equal to the region or unreadable is nothing; one cut by max_tokens is not offered', async () => {
     const history = new EditHistory();
     const d = editedDoc(history);
     d.edit(2, 9, 14, 'w');
     const plan = () => planRequest(d.view(), { line: 2, character: 10 }, history, limits, 'k');
     expect(await new NextEditRequester().ask(fake({}), 0, plan, d.version)).toEqual({ kind: 'nothing' });
-    expect(await new NextEditRequester().ask(fake({ finishReason: 'length', region: 'x' }), 0, plan, d.version)).toEqual({ kind: 'cut' });
+    expect(await new NextEditRequester().ask(fake({ outcome: 'unparsed' }), 0, plan, d.version)).toEqual({ kind: 'nothing' });
+    expect(await new NextEditRequester().ask(fake({ outcome: 'edited', finishReason: 'length', region: 'x' }), 0, plan, d.version)).toEqual({ kind: 'cut' });
+    const superseded: NextEditClient = { nextEdit: async () => { throw new StrataApiError('superseded by a newer request', 409, 'superseded'); } };
+    expect(await new NextEditRequester().ask(superseded, 0, plan, d.version)).toEqual({ kind: 'superseded' });
     expect(await new NextEditRequester().ask(fake({}), 0, () => undefined, d.version)).toEqual({ kind: 'skipped' });
   });
 });
