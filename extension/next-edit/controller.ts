@@ -52,21 +52,34 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
     const e = vscode.window.activeTextEditor;
     return e && e.document.uri.toString() === key ? e : undefined;
   };
-  const setVisible = (on: boolean): void => { void vscode.commands.executeCommand('setContext', VISIBLE_KEY, on); };
+  // The key is set before the diff is drawn: setContext runs through the command service, which can
+  // answer after later drawing calls, so a Tab pressed on a diff just drawn would be VS Code's indent.
+  let keyOn: Promise<unknown> = Promise.resolve();
+  let keyValue: boolean | undefined;
+  const setVisible = (on: boolean): Promise<unknown> => {
+    if (keyValue !== on) {
+      keyValue = on;
+      keyOn = Promise.resolve(vscode.commands.executeCommand('setContext', VISIBLE_KEY, on));
+    }
+    return keyOn;
+  };
 
-  const dismiss = (): void => {
+  const dismiss = (why: string): void => {
+    if (proposal) log.debug(`next edit dismissed: ${why}`);
     proposal?.dismiss();
     proposal = undefined;
     ghost = undefined;
     decorations.clear();
-    setVisible(false);
+    void setVisible(false);
   };
 
   /** Shows the proposal's current hunk (or ends it when none is left or the text moved under it). */
   const render = (): void => {
     const h = proposal?.current;
     const editor = proposal && editorOf(proposal.documentKey);
-    if (!h || !editor || !stillApplies(h, editor.document.lineCount, (i) => editor.document.lineAt(i).text)) return dismiss();
+    if (!h) return dismiss('no hunk left');
+    if (!editor) return dismiss('its editor is not the active one');
+    if (!stillApplies(h, editor.document.lineCount, (i) => editor.document.lineAt(i).text)) return dismiss('the text under it changed');
     const doc = editor.document;
     const cursor = editor.selection.active;
     const inserted = editor.selection.isEmpty ? insertionAtCursor(h, cursor, (i) => doc.lineAt(i).text) : undefined;
@@ -74,13 +87,17 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
       // The completion provider shows it as ghost text; Tab there is VS Code's own accept.
       ghost = { uri: doc.uri.toString(), version: doc.version, line: cursor.line, character: cursor.character, text: inserted };
       decorations.clear();
-      setVisible(false);
+      void setVisible(false);
       void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
       return;
     }
     ghost = undefined;
-    decorations.show(editor, h, proposal!.isAt(cursor.line), proposal!.remaining);
-    setVisible(true);
+    const shown = proposal!;
+    void setVisible(true).then(() => {
+      // Still the hunk to show (no dismiss or accept meanwhile): draw it where the cursor is now.
+      if (proposal !== shown || shown.current !== h || keyValue !== true) return;
+      decorations.show(editor, h, shown.isAt(editor.selection.active.line), shown.remaining);
+    });
   };
 
   const schedule = (doc: vscode.TextDocument): void => {
@@ -98,7 +115,7 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
       if (outcome.kind !== 'proposal') return void log.debug(`next edit: ${outcome.kind}`);
       const r = outcome.result;
       log.debug(`next edit: ${outcome.hunks.length} hunk(s), ${r.completionTokens} tokens, ${r.acceptedPredictionTokens} drafted from the region and accepted, ${r.rejectedPredictionTokens} rejected`);
-      dismiss();
+      dismiss('a newer proposal');
       proposal = new Proposal(key, outcome.hunks);
       render();
     }, (err: unknown) => {
@@ -111,7 +128,7 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
 
   const accept = async (editor: vscode.TextEditor, h: Hunk): Promise<void> => {
     const doc = editor.document;
-    if (!stillApplies(h, doc.lineCount, (i) => doc.lineAt(i).text)) return dismiss();
+    if (!stillApplies(h, doc.lineCount, (i) => doc.lineAt(i).text)) return dismiss('the text under it changed');
     const e = hunkEdit(h, doc.lineCount, (i) => doc.lineAt(i).text.length, doc.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n');
     applying = true;
     let ok = false;
@@ -121,18 +138,18 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
     } finally {
       applying = false;
     }
-    if (!ok || !proposal) return dismiss();
+    if (!ok || !proposal) return dismiss('the edit was not applied');
     const next = proposal.accepted();
     if (next) return render();
-    dismiss();
+    dismiss('all accepted');
     schedule(doc); // the accepted edit may lead to the next one
   };
 
   const tab = async (): Promise<void> => {
     const editor = proposal && editorOf(proposal.documentKey);
-    if (!proposal || !editor) return dismiss();
+    if (!proposal || !editor) return dismiss('Tab outside its editor');
     const action = proposal.tab(editor.selection.active.line);
-    if (!action) return dismiss();
+    if (!action) return dismiss('nothing to offer');
     if (action.kind === 'accept') return accept(editor, action.hunk);
     const h = proposal.current!;
     const line = jumpLine(h);
@@ -146,7 +163,7 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
     decorations,
     { dispose: () => requester.cancel() },
     vscode.commands.registerCommand('strata.nextEdit.tab', tab),
-    vscode.commands.registerCommand('strata.nextEdit.dismiss', () => { requester.cancel(); dismiss(); }),
+    vscode.commands.registerCommand('strata.nextEdit.dismiss', () => { requester.cancel(); dismiss('Esc'); }),
     vscode.workspace.onDidOpenTextDocument(track),
     vscode.workspace.onDidCloseTextDocument((d) => history.forget(d.uri.toString())),
     vscode.workspace.onDidChangeTextDocument((e) => {
@@ -164,28 +181,28 @@ export function registerNextEdit(context: vscode.ExtensionContext, server: Serve
         // The ghost text was accepted (Tab, VS Code's own): on to the next hunk.
         ghost = undefined;
         if (proposal.accepted()) return render();
-        dismiss();
-      } else dismiss();
+        dismiss('all accepted');
+      } else dismiss('the user edited');
       const undoing = e.reason === vscode.TextDocumentChangeReason.Undo || e.reason === vscode.TextDocumentChangeReason.Redo;
       if (!undoing && editorOf(key)) schedule(e.document);
     }),
     vscode.window.onDidChangeTextEditorSelection((e) => {
       if (proposal && !ghost && e.textEditor.document.uri.toString() === proposal.documentKey) render();
     }),
-    vscode.window.onDidChangeActiveTextEditor(() => { requester.cancel(); dismiss(); }),
-    gate.onChange(() => { if (gate.reason() !== null) { requester.cancel(); dismiss(); } }),
+    vscode.window.onDidChangeActiveTextEditor(() => { requester.cancel(); dismiss('another editor'); }),
+    gate.onChange(() => { if (gate.reason() !== null) { requester.cancel(); dismiss('completions paused'); } }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('strata.nextEdit') && !nextEditSettings().enabled) { requester.cancel(); dismiss(); }
+      if (e.affectsConfiguration('strata.nextEdit') && !nextEditSettings().enabled) { requester.cancel(); dismiss('turned off'); }
     }),
     server.onDidChange((s) => {
       if (s.state === 'ready') return;
       requester.cancel();
-      dismiss();
+      dismiss(`the server is ${s.state}`);
       unsupported = false;
     }),
   );
   for (const d of vscode.workspace.textDocuments) track(d);
-  setVisible(false);
+  void setVisible(false);
 
   return {
     itemsAt: (doc, pos) => {
