@@ -6,6 +6,7 @@
 // Everything else is real: VS Code, the extension, its HTTP client, the keys.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { NextEditRequest } from '../../contract/next-edit.js';
 import { renameAnswer, ScriptedModelServer } from '../helpers/scripted-model-server.js';
 import { plainSpaces, waitForValue } from './lib/workbench.js';
 import type { UiContext } from './ui.suite.js';
@@ -17,6 +18,7 @@ const S = {
   accept: 'next edit: Tab accepts it (the file holds the change) and the next hunk is offered',
   undo: 'next edit: Ctrl+Z takes back exactly the accepted hunk',
   dismiss: 'next edit: Esc dismisses a proposal and leaves the file as it was',
+  ghost: 'next edit: a proposal at the cursor shows as ghost text; Tab takes it, Ctrl+Z takes it back',
   candidates: 'completion candidates: the first of 3 shows while the others are still coming; Alt+] shows another, one request in all',
 };
 
@@ -24,22 +26,34 @@ const GUTTER_ICON = 'next-edit.svg';
 const RENAME_FILE = 'e2e_rename.py';
 const RENAME_SRC = 'def area(width, height):\n    return width * height\n\n\ndef show(width, height):\n    print(area(width, height))\n';
 const RENAMED = RENAME_SRC.replace('area(width', 'area(w');
+const GHOST_FILE = 'e2e_ghost.py';
 const CANDIDATE_FILE = 'e2e_candidates.py';
 const CANDIDATES = [' a * b', ' a + b', ' a * b'];
 
+/** The scripted model for the ghost file: `total = price` at the cursor becomes `total = price + tax`. */
+function finishSum(b: NextEditRequest): string {
+  const at = b.cursor ?? 0;
+  const line = b.region.slice(0, at).split('\n').pop()!;
+  return line.endsWith('total = price') ? `${b.region.slice(0, at)} + tax${b.region.slice(at)}` : b.region;
+}
+
 export async function nextEditSteps({ t, wb, workspace }: UiContext): Promise<void> {
   const scripted = new ScriptedModelServer({
-    nextEdit: renameAnswer,
+    // In the ghost file the scripted model finishes a sum at the cursor; elsewhere a rename.
+    nextEdit: (b) => (b.file === GHOST_FILE ? finishSum(b) : renameAnswer(b)),
     // Candidates only after "return" in the candidates file; an empty completion everywhere else.
     infill: (b) => (String(b.input_prefix).endsWith('def mul(a, b):\n    return') ? { candidates: CANDIDATES, holdOthers: true } : undefined),
   });
   const url = await scripted.start();
   const file = join(workspace, RENAME_FILE);
   /** Saves and waits until the file on disk is `want` (a save takes a moment to land). */
-  const savedAs = async (want: string, what: string): Promise<void> => {
-    await wb.page.keyboard.press('Control+S');
+  const savedAs = async (want: string, what: string, path = file): Promise<void> => {
     let last = '';
-    await waitForValue(what, async () => ((last = readFileSync(file, 'utf8')) === want ? true : undefined), 10_000)
+    // Saved again until it holds: an edit the extension applies (an accept) can land after a save.
+    await waitForValue(what, async () => {
+      await wb.page.keyboard.press('Control+S');
+      return (last = readFileSync(path, 'utf8')) === want ? true : undefined;
+    }, 10_000)
       .catch(() => { throw new Error(`${what}: the saved file is ${JSON.stringify(last)}, want ${JSON.stringify(want)}`); });
   };
   const decorations = () => wb.editorDecorations(GUTTER_ICON);
@@ -71,6 +85,7 @@ export async function nextEditSteps({ t, wb, workspace }: UiContext): Promise<vo
         return wb.waitForStatusBar(/Strata: ready · scripted/, 15_000).catch(() => undefined);
       }, 60_000, 1000);
       await wb.clearNotifications();
+      if (process.env.STRATA_E2E_KEYS_TRACE) await wb.runCommand('Developer: Toggle Keyboard Shortcuts Troubleshooting');
     }, { timeoutMs: 90_000 });
 
     await t.step(S.proposed, async () => {
@@ -140,6 +155,23 @@ export async function nextEditSteps({ t, wb, workspace }: UiContext): Promise<vo
       await wb.page.keyboard.press('Tab');
       await savedAs(dismissed.replace('height\n\n', 'height\n    \n'), 'line 3 indented by Tab');
     }, { needs: [S.connect, S.proposed] });
+
+    await t.step(S.ghost, async () => {
+      const ghostFile = join(workspace, GHOST_FILE);
+      writeFileSync(ghostFile, 'price = 2\ntax = 1\n');
+      await wb.openFile(GHOST_FILE);
+      await wb.focusEditorEnd();
+      await wb.page.keyboard.type('total = price', { delay: 30 });
+      await waitForValue('the next edit as ghost text at the cursor', async () => ((await wb.inlineGhostText()).trim() === '+ tax' ? true : undefined), 30_000);
+      const d = await decorations();
+      if (d.struck.length || d.gutterIcons) throw new Error(`a proposal at the cursor is drawn as a diff too: ${JSON.stringify(d)}`);
+      await wb.screenshot('48-next-edit-ghost');
+      await wb.page.keyboard.press('Tab');
+      await savedAs('price = 2\ntax = 1\ntotal = price + tax', 'the ghost text taken by Tab', ghostFile);
+      await wb.page.keyboard.press('Control+Z');
+      await savedAs('price = 2\ntax = 1\ntotal = price', 'the file after Ctrl+Z', ghostFile);
+      await wb.screenshot('49-next-edit-ghost-undone');
+    }, { needs: [S.connect], timeoutMs: 90_000 });
 
     await t.step(S.candidates, async () => {
       const letGo = scripted.holdCandidates();

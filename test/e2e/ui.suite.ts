@@ -53,7 +53,7 @@ export const STEP = {
 };
 
 /** The files the steps open, made before the workbench indexes the folder (Quick Open finds them at once). */
-const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_candidates.py'];
+const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py'];
 
 /** The areas in run order; STRATA_E2E_AREAS=next-edit,... runs only those (while working on one). */
 const AREAS = ['startup', 'chat', 'completion', 'server', 'next-edit'] as const;

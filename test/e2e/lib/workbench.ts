@@ -45,7 +45,7 @@ export class Workbench {
     const consoleLog = join(outDir, `browser-${name}.log`);
     mkdirSync(outDir, { recursive: true });
     page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') appendFileSync(consoleLog, `[${m.type()}] ${m.text()}\n`);
+      if (m.type() === 'error' || m.type() === 'warning' || process.env.STRATA_E2E_CONSOLE === 'all') appendFileSync(consoleLog, `[${m.type()}] ${m.text()}\n`);
     });
     page.on('pageerror', (e) => appendFileSync(consoleLog, `[pageerror] ${e.message}\n`));
     const wb = new Workbench(page, outDir);
