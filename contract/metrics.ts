@@ -206,7 +206,7 @@ const historySchema: z.ZodMiniType<HistoryEntry> = z.object({
 export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   model: z.nullable(z.object({
     id: z.string(), demo: z.boolean(), ctx: num, slots: num,
-    embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last']), dimensions: num })),
+    embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last', 'rank']), dimensions: num })),
     speculative: z.object({ ngram: z.boolean(), draftModel: z.nullable(z.string()), draftMax: num }),
   })),
   uptime_s: num,

@@ -5,7 +5,7 @@
 import * as z from 'zod/mini';
 import { checkBody } from './check.js';
 
-export type ModelRole = 'completion' | 'chat' | 'embedding';
+export type ModelRole = 'completion' | 'chat' | 'embedding' | 'rerank';
 export type ModelState = 'loaded' | 'loading' | 'unloaded' | 'failed';
 
 /** What a loaded model's engine reported (today's /v1/models meta); a model not loaded has only `file`. */
@@ -24,7 +24,7 @@ export interface LoadedModelMeta {
   fim: boolean;
   chat_template: string;
   tool_format: string;
-  embedding: { pooling: 'mean' | 'cls' | 'last'; dimensions: number } | null;
+  embedding: { pooling: 'mean' | 'cls' | 'last' | 'rank'; dimensions: number } | null;
   speculative: { ngram: boolean; draftModel: string | null; draftMax: number };
 }
 
@@ -89,7 +89,7 @@ export interface ModelsMetricsBody {
 // --- runtime checks ------------------------------------------------------------------------
 
 const num = z.number();
-const role = z.nullable(z.enum(['completion', 'chat', 'embedding']));
+const role = z.nullable(z.enum(['completion', 'chat', 'embedding', 'rerank']));
 const state = z.enum(['loaded', 'loading', 'unloaded', 'failed']);
 
 const meta = z.union([
@@ -97,7 +97,7 @@ const meta = z.union([
     file: z.string(), demo: z.boolean(), architecture: z.string(), params: num, size: num, n_ctx: num, n_ctx_train: num,
     n_vocab: num, slots: num, kv_type: z.string(), flash_attn: z.boolean(), fim: z.boolean(), chat_template: z.string(),
     tool_format: z.string(),
-    embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last']), dimensions: num })),
+    embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last', 'rank']), dimensions: num })),
     speculative: z.object({ ngram: z.boolean(), draftModel: z.nullable(z.string()), draftMax: num }),
   }),
   z.object({ file: z.string(), loading: z.boolean() }),

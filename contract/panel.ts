@@ -8,8 +8,8 @@ import type { ChatMessage, Timings, Usage } from './chat.js';
 import { sessionNameProblem } from './session-name.js';
 import type { BenchView } from './bench.js';
 
-export type TabId = 'chat' | 'sessions' | 'kv' | 'trace' | 'devices' | 'bench';
-export const TAB_IDS: readonly TabId[] = ['chat', 'sessions', 'kv', 'trace', 'devices', 'bench'];
+export type TabId = 'chat' | 'sessions' | 'kv' | 'trace' | 'devices' | 'bench' | 'index';
+export const TAB_IDS: readonly TabId[] = ['chat', 'sessions', 'kv', 'trace', 'devices', 'bench', 'index'];
 
 export type ServerStateKind = 'stopped' | 'starting' | 'ready' | 'failed';
 
@@ -45,10 +45,10 @@ export interface ChatEndInfo {
   partial?: { tokens: number; ms: number } | null;
 }
 
-/** A piece of editor context attached to a chat message (a selection or a whole file). */
+/** A piece of editor context attached to a chat message (a selection, a whole file, or a chunk the codebase index found). */
 export interface ContextItem {
   id: string;
-  kind: 'selection' | 'file';
+  kind: 'selection' | 'file' | 'codebase';
   /** Workspace-relative path (the file name for files outside the workspace). */
   path: string;
   /** 1-based line range; null for a whole file. */
@@ -60,6 +60,52 @@ export interface ContextItem {
   /** Set when `text` is the start of a longer source: how many lines that had. */
   cutFrom?: number;
 }
+
+/** The codebase index as the Index tab shows it. */
+export interface IndexView {
+  enabled: boolean;
+  phase: 'idle' | 'scanning' | 'chunking' | 'embedding';
+  paused: boolean;
+  filesDone: number;
+  filesTotal: number;
+  chunksDone: number;
+  chunksTotal: number;
+  etaSeconds: number | null;
+  /** Why the last pass stopped short, or what is missing (no embedding model). */
+  message: string | null;
+  files: number;
+  chunks: number;
+  vectors: number;
+  /** The store's size on disk. */
+  bytes: number;
+  /** The embedding model's identity the vectors were made with; null: none (full text only). */
+  model: string | null;
+  reranker: string | null;
+  /** When the last pass ended (ms since the epoch). */
+  lastUpdated: number | null;
+}
+
+/** One search hit with every stage's score (why it was chosen). */
+export interface IndexHitView {
+  path: string;
+  startLine: number;
+  endLine: number;
+  text: string;
+  fullText: { score: number; rank: number } | null;
+  vector: { score: number; rank: number } | null;
+  fused: number;
+  rerank: number | null;
+}
+
+export interface IndexSearchView {
+  query: string;
+  hits: IndexHitView[];
+  stages: Array<'fullText' | 'vector' | 'rerank'>;
+  ms: number;
+  error: string | null;
+}
+
+export type IndexAction = 'rebuild' | 'pause' | 'resume' | 'cancel';
 
 /** Extension -> webview. */
 export type ToWebview =
@@ -83,6 +129,10 @@ export type ToWebview =
   /** Answer to an `estimate` request: the prompt's size before sending, and what would be trimmed. */
   | { type: 'estimate'; id: number; tokens: number | null; budget: number | null; note: string | null; error: string | null }
   | { type: 'showTab'; tab: TabId }
+  | { type: 'index'; index: IndexView }
+  | { type: 'indexSearch'; result: IndexSearchView }
+  /** The context a sent question went with (codebase chunks an @codebase question added). */
+  | { type: 'chatContext'; chatId: string; context: ContextItem[] }
   | { type: 'notice'; level: 'info' | 'error'; text: string };
 
 export type PanelCommand = 'start' | 'stop' | 'restart' | 'selectModel' | 'showLog' | 'runBench';
@@ -97,6 +147,10 @@ export type FromWebview =
   | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
   /** Attach editor context: the active selection, the active file, or a file the user picks. */
   | { type: 'contextRequest'; what: 'selection' | 'file' | 'pick' }
+  /** Attach the codebase index's best chunks for this query (the draft). */
+  | { type: 'codebaseRequest'; query: string }
+  | { type: 'indexSearch'; query: string }
+  | { type: 'indexAction'; action: IndexAction }
   | { type: 'copy'; text: string }
   | { type: 'insertCode'; code: string }
   | { type: 'applyCode'; code: string; language: string | null }
@@ -111,6 +165,7 @@ export type FromWebview =
 const FROM_TYPES = new Set([
   'ready', 'tab', 'chatSend', 'chatStop', 'estimate', 'contextRequest', 'copy', 'insertCode', 'applyCode',
   'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command',
+  'codebaseRequest', 'indexSearch', 'indexAction',
 ]);
 /** Largest text a panel message may carry (a pasted file, a long answer). */
 const MAX_TEXT = 2_000_000;
@@ -126,7 +181,7 @@ function isContext(v: unknown): v is ContextItem[] {
   return Array.isArray(v) && v.length <= 32 && v.every((c) => {
     const o = c as ContextItem;
     const range = o?.range;
-    return !!o && typeof o.id === 'string' && (o.kind === 'selection' || o.kind === 'file') && typeof o.path === 'string' && isText(o.text)
+    return !!o && typeof o.id === 'string' && (o.kind === 'selection' || o.kind === 'file' || o.kind === 'codebase') && typeof o.path === 'string' && isText(o.text)
       && (o.language === null || typeof o.language === 'string') && (o.tokens === null || typeof o.tokens === 'number')
       && (range === null || (!!range && Number.isInteger(range.startLine) && Number.isInteger(range.endLine) && range.startLine >= 1 && range.endLine >= range.startLine));
   });
@@ -170,6 +225,10 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
       return checkName(m.name, raw);
     case 'sessionRestore': case 'sessionDelete': case 'sessionReveal':
       return checkName(m.name, raw);
+    case 'codebaseRequest': case 'indexSearch':
+      return typeof m.query === 'string' && m.query.length <= 10_000 ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `${m.type} needs a query` };
+    case 'indexAction':
+      return ['rebuild', 'pause', 'resume', 'cancel'].includes(m.action as string) ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `unknown index action ${String(m.action)}` };
     case 'command':
       return COMMANDS.has(m.command as PanelCommand) ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `unknown command ${String(m.command)}` };
     default:

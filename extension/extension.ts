@@ -12,6 +12,7 @@ import { registerServerCommands } from './commands/serverCommands.js';
 import { registerGpuBackendCommand } from './commands/gpuBackendCommand.js';
 import { registerSessionCommands } from './commands/sessionCommands.js';
 import { LastEditor } from './context/editorContext.js';
+import { registerCodebase } from './codebase/registerCodebase.js';
 import { registerCompletionControls } from './completion/controls.js';
 import { registerInlineCompletions } from './completion/provider.js';
 import { CompletionStats } from './completion/stats.js';
@@ -51,14 +52,19 @@ export function activate(context: vscode.ExtensionContext): void {
   registerStatusMenu(context, server, gate);
 
   const edit = registerInlineEdit(context, server);
+  const codebase = registerCodebase(context, server, activity, log);
   let bench: BenchController | undefined;
-  const panel = registerPanel(context, server, feed, log, { conversations, clearBench: async () => bench?.clear(), lastEditor, edit });
+  const panel = registerPanel(context, server, feed, log, {
+    conversations, clearBench: async () => bench?.clear(), lastEditor, edit,
+    codebase: codebase.search ? { view: codebase.view, search: codebase.search, searchView: (q) => codebase.service!.searchView(q), action: codebase.action } : undefined,
+  });
+  context.subscriptions.push(codebase.onChange((v) => panel.hub.indexChanged(v)));
   bench = registerBenchmark(context, server, log, (v) => panel.hub.benchChanged(v), () => { panel.open(); panel.hub.showTab('bench'); });
   panel.hub.benchChanged(bench.view());
   registerSessionCommands(context, server, panel.hub, conversations, () => panel.open());
 
   registerChatModelProvider(context, server);
-  registerChatParticipant(context, server, conversations);
+  registerChatParticipant(context, server, conversations, codebase.search);
 
   const statsChanged = throttled(500, () => { panel.hub.completionStatsChanged(stats.view()); status.refresh(); });
   const nextEdit = registerNextEdit(context, server, gate, log);

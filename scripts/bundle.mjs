@@ -31,4 +31,13 @@ for (const { in: entry, out, ...opts } of entries) {
 const codicons = join(root, 'node_modules', '@vscode', 'codicons', 'dist');
 mkdirSync(join(root, 'dist', 'codicons'), { recursive: true });
 for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(join(codicons, f), join(root, 'dist', 'codicons', f));
+// The codebase index's WebAssembly: SQLite (beside extension.cjs, where its loader looks) and the
+// tree-sitter runtime with the grammars the chunker uses (extension/codebase/syntax.ts GRAMMARS).
+copyFileSync(join(root, 'node_modules', 'node-sqlite3-wasm', 'dist', 'node-sqlite3-wasm.wasm'), join(root, 'dist', 'node-sqlite3-wasm.wasm'));
+const treeSitter = join(root, 'node_modules', '@vscode', 'tree-sitter-wasm', 'wasm');
+mkdirSync(join(root, 'dist', 'tree-sitter'), { recursive: true });
+for (const g of ['typescript', 'tsx', 'javascript', 'python', 'go', 'rust', 'java', 'c-sharp', 'ruby', 'php', 'bash', 'css', 'cpp']) {
+  copyFileSync(join(treeSitter, `tree-sitter-${g}.wasm`), join(root, 'dist', 'tree-sitter', `tree-sitter-${g}.wasm`));
+}
+copyFileSync(join(treeSitter, 'tree-sitter.wasm'), join(root, 'dist', 'tree-sitter', 'tree-sitter.wasm'));
 if (watch) console.log('watch mode is not supported; rerun npm run build');

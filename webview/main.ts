@@ -11,6 +11,7 @@ import { renderKv } from './tabs/kvcache.js';
 import { renderTrace } from './tabs/trace.js';
 import { renderDevices } from './tabs/devices.js';
 import { renderBench } from './tabs/bench.js';
+import { renderIndex } from './tabs/index.js';
 
 interface VsCodeApi {
   postMessage(msg: FromWebview): void;
@@ -20,7 +21,7 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
-const TAB_LABELS: Record<TabId, string> = { chat: 'Chat', sessions: 'Sessions', kv: 'KV cache', trace: 'Trace', devices: 'Devices', bench: 'Bench' };
+const TAB_LABELS: Record<TabId, string> = { chat: 'Chat', sessions: 'Sessions', kv: 'KV cache', trace: 'Trace', devices: 'Devices', bench: 'Bench', index: 'Index' };
 
 let state: ViewState = initialState(vscode.getState());
 const post = (m: FromWebview): void => vscode.postMessage(m);
@@ -80,6 +81,7 @@ function keys(s: ViewState): Record<string, unknown[]> {
     trace: [s.traces, s.tracesError, s.selectedTrace, s.completion, `${reqs?.length}:${reqs?.at(-1)?.id}`],
     devices: [s.devices, s.devicesError, JSON.stringify(s.metrics?.engines ?? [])],
     bench: [s.bench, s.benchFigure],
+    index: [s.index, s.indexSearch],
     notice: [s.notice],
   };
 }
@@ -124,6 +126,8 @@ function render(): void {
       case 'trace': replaceKeepingFocus(panel, renderTrace(state, (id) => setState({ ...state, selectedTrace: id }), post)); break;
       case 'devices': replaceKeepingFocus(panel, renderDevices(state)); break;
       case 'bench': replaceKeepingFocus(panel, renderBench(state, post, (id) => setState({ ...state, benchFigure: id }))); break;
+      // The query is kept without a redraw (typing must not rebuild the tab under the caret).
+      case 'index': replaceKeepingFocus(panel, renderIndex(state, post, (q) => { state = { ...state, indexQuery: q }; })); break;
     }
   }
   drawn = k;

@@ -5,7 +5,7 @@ import type { Traces } from '../contract/traces.js';
 import type { DeviceMemory } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
 import type { ChatMessage } from '../contract/chat.js';
-import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
+import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 
 export interface ChatTurn {
@@ -57,6 +57,10 @@ export interface ViewState extends PersistedState {
   bench: BenchView | null;
   notice: { level: 'info' | 'error'; text: string } | null;
   estimate: Estimate | null;
+  /** The codebase index (Index tab) and the last search there. */
+  index: IndexView | null;
+  indexSearch: IndexSearchView | null;
+  indexQuery: string;
 }
 
 const MAX_TURNS = 200;
@@ -78,6 +82,7 @@ export function initialState(saved: unknown): ViewState {
     benchFigure: typeof p.benchFigure === 'string' ? p.benchFigure : null,
     server: null, metrics: null, metricsAt: null, sessions: [], sessionsError: null, devices: [], devicesError: null,
     traces: null, tracesError: null, completion: null, bench: null, notice: null, estimate: null,
+    index: null, indexSearch: null, indexQuery: '',
   };
 }
 
@@ -165,6 +170,15 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'estimate':
       return s.estimate === null || msg.id >= s.estimate.id ? { ...s, estimate: { id: msg.id, tokens: msg.tokens, budget: msg.budget, note: msg.note, error: msg.error } } : s;
     case 'showTab': return { ...s, tab: msg.tab };
+    case 'index': return { ...s, index: msg.index };
+    case 'indexSearch': return { ...s, indexSearch: msg.result };
+    case 'chatContext': {
+      const i = questionIndex(s.turns, msg.chatId);
+      if (i < 0) return s;
+      const turns = s.turns.slice();
+      turns[i] = { ...turns[i]!, context: msg.context };
+      return { ...s, turns };
+    }
     case 'notice': return { ...s, notice: { level: msg.level, text: msg.text } };
   }
 }

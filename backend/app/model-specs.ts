@@ -4,22 +4,14 @@
 // name: its alias, else the file's base name without .gguf.
 import { basename, join } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
-import { ConfigError, convert, placeDevices, type Kind } from './config-values.js';
+import { ConfigError, convert, placeDevices } from './config-values.js';
+import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
 
-/** The serve settings one model may set for itself; the others are the server's. */
-export interface ModelSettings {
-  ctx?: number;
-  slots?: number;
-  batch?: number;
-  threads?: number;
-  kvType?: 'f16' | 'q8_0' | 'q4_0';
-  flashAttn?: 'auto' | 'on' | 'off';
-  cacheMib?: number;
-  gpuLayers?: number;
-  replicas?: number;
+/** The serve settings one model may set for itself (serve-options.ts `perModel`); the others are the server's. */
+export type ModelSettings = { [K in Exclude<PerModelKey, 'devices'>]?: NonNullable<ServeOptionValues[K]> } & {
+  /** From the entry's `devices`, split over its replicas. */
   deviceGroups?: string[][];
-  embeddings?: 'auto' | 'on' | 'off';
-}
+};
 
 export interface ModelSpec {
   /** What requests name in `model`. */
@@ -30,14 +22,7 @@ export interface ModelSpec {
   settings: ModelSettings;
 }
 
-/** Per-model setting: the serve flag it mirrors (its kind comes from the serve option table). */
-const PER_MODEL: ReadonlyArray<{ flag: string; key: keyof ModelSettings | 'devices' }> = [
-  { flag: 'ctx', key: 'ctx' }, { flag: 'slots', key: 'slots' }, { flag: 'batch', key: 'batch' }, { flag: 'threads', key: 'threads' },
-  { flag: 'kv-type', key: 'kvType' }, { flag: 'flash-attn', key: 'flashAttn' }, { flag: 'cache-mib', key: 'cacheMib' },
-  { flag: 'gpu-layers', key: 'gpuLayers' }, { flag: 'replicas', key: 'replicas' }, { flag: 'devices', key: 'devices' },
-  { flag: 'embeddings', key: 'embeddings' },
-];
-const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding'];
+const ROLES: readonly ModelRole[] = ['completion', 'chat', 'embedding', 'rerank'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export const modelNameOf = (path: string): string => basename(path).replace(/\.gguf$/i, '');
@@ -51,8 +36,6 @@ export interface ModelSources {
   /** Where the section came from, for messages. */
   sectionWhere: string;
   listDir: (dir: string) => string[];
-  /** A serve flag's kind (the section's values are checked as the flags are). */
-  kindOf: (flag: string) => Kind;
 }
 
 export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
@@ -82,30 +65,30 @@ export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
   }
   if (src.section !== undefined) {
     if (!Array.isArray(src.section)) throw new ConfigError(`${src.sectionWhere}: "models" must be an array of {name?, path?, role?, ctx?, ...}`);
-    src.section.forEach((entry: unknown, i) => sectionEntry(src, specs, add, entry, `${src.sectionWhere}: models[${i}]`));
+    src.section.forEach((entry: unknown, i) => sectionEntry(specs, add, entry, `${src.sectionWhere}: models[${i}]`));
   }
   return specs;
 }
 
 function sectionEntry(
-  src: ModelSources, specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string,
+  specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string,
 ): void {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${where}: expected an object`);
   const e = entry as Record<string, unknown>;
-  const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-  const known = new Set(['name', 'path', 'role', ...PER_MODEL.flatMap((o) => [o.flag, camel(o.flag)])]);
+  const known = new Set(['name', 'path', 'role', ...PER_MODEL_KEYS.flatMap((k) => [flagOf(k), k])]);
   for (const k of Object.keys(e)) if (!known.has(k)) throw new ConfigError(`${where}: unknown setting '${k}'`);
   const name = e.name === undefined ? null : convert(e.name, { t: 'string' }, `${where}.name`) as string;
   const path = e.path === undefined ? null : convert(e.path, { t: 'string' }, `${where}.path`) as string;
   const role = e.role === undefined ? null : convert(e.role, { t: 'enum', values: ROLES }, `${where}.role`) as ModelRole;
   const settings: ModelSettings = {};
   let devices: string | null = null;
-  for (const o of PER_MODEL) {
-    const raw = e[o.flag] ?? e[camel(o.flag)];
+  for (const key of PER_MODEL_KEYS) {
+    const raw = e[flagOf(key)] ?? e[key];
     if (raw === undefined) continue;
-    const v = convert(raw, src.kindOf(o.flag), `${where}.${o.flag}`);
-    if (o.key === 'devices') devices = v as string;
-    else (settings as Record<string, unknown>)[o.key] = v;
+    // Checked as the serve option is (its kind in the one table).
+    const v = convert(raw, (SERVE_OPTIONS[key] as ServeOption).kind, `${where}.${flagOf(key)}`);
+    if (key === 'devices') devices = v as string;
+    else (settings as Record<string, unknown>)[key] = v;
   }
   if (devices !== null) {
     const placed = placeDevices(devices, settings.replicas ?? 1, settings.replicas !== undefined, `${where}.devices`, `${where}.replicas`);

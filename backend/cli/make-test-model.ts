@@ -7,13 +7,15 @@ import { VocabNotFoundError } from '../models/vocab.js';
 import { optInt, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
-const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|embed-bert|embed-causal|copy|copy-0.5b]
+const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
             (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
   --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny);
             embed-bert: a BERT encoder embedding model (mean pooling; use a WordPiece vocab: bert-bge);
             embed-causal: a decoder embedding model with last-token pooling (Qwen3-Embedding-like);
+            rerank-bert: a BERT encoder reranker (a classification head on CLS, pooling rank; bge-reranker-like),
+            served at /v1/rerank;
             copy, copy-0.5b: hand-set weights whose greedy answer copies its context (an induction head),
             the speculative-decoding workload; copy-0.5b decodes at a 0.5B model's speed
   --pooling the pooling written to the GGUF (embedding shapes' default, or makes a text shape an embedding model)

@@ -2,52 +2,41 @@
 // (process-client.ts) runs the native engine in a child process (engine host) so that a
 // llama.cpp abort costs only that replica's in-flight requests.
 import type { EngineState } from '../../contract/metrics.js';
-import type {
-  DeviceInfo, EmbedRequest, EngineErrorCode, EngineOptions, EngineSnapshot, FinishReason, GenerateRequest, GrammarSpec, ModelInfo,
-  PromptSegment, RequestTrace, SessionResult, StepTrace, TokenLogprob,
-} from '../../native/lib/addon.js';
+import type { EmbedRequest, EngineErrorCode, EngineEvent, EngineOptions, FinishReason, GenerateRequest, ModelInfo } from '../../native/lib/addon.js';
+import type { EngineCalls } from './calls.js';
 
 export type EngineConfig = Omit<EngineOptions, 'onEvents'>;
-
-export interface TokenizePartsOptions { window?: { index: number; budget: number }; addSpecial?: boolean }
-
-/** tokenizeParts' answer: each text's tokens, in order, and the window when one was asked for. */
-export interface TokenizedParts { tokens: number[][]; window: number[] | null }
 
 /** What a caller submits: the engine request without its id (the client assigns ids). */
 export type GenerateInput = Omit<GenerateRequest, 'id'>;
 /** An embedding request without its id. */
 export type EmbedInput = Omit<EmbedRequest, 'id' | 'inputs'> & { inputs: number[][] };
 
-/** Events of one request, in order; exactly one 'done' ends every request. */
-export type RequestEvent =
-  | { type: 'admitted'; slot: number; promptTokens: number; reused: number; restored: boolean }
-  | { type: 'progress'; read: number; total: number }
-  /** handedAtMs: when the engine thread handed this step over (monotonic ms, see EngineOptions.onEvents); absent when unknown. */
-  | {
-      type: 'tokens'; ids: number[]; text: string; handedAtMs?: number;
-      /** Which choice of an n > 1 request (absent: 0). */
-      choice?: number;
-      /** One per id when the request asked for logprobs. */
-      logprobs?: TokenLogprob[];
-    }
-  /** Embedding models: the vector of input `index` (normalised unless asked otherwise). */
-  | { type: 'embedding'; index: number; vector: Float32Array }
-  | {
-      type: 'done'; finish: FinishReason; error?: string;
-      /** true when the engine process died or was unavailable (callers answer 503). */
-      engineDied?: boolean;
-      promptTokens: number; reused: number; promptMs: number | null; decodeMs: number | null;
-      generated: number; text: string;
-      /** The stop string that ended it, when one did (n = 1). */
-      stopString?: string;
-      /** Speculative tokens verified / accepted (0 without speculation). */
-      drafted?: number; accepted?: number;
-      /** n > 1: each choice's end, by index. */
-      choices?: Array<{ finish: FinishReason; generated: number; text: string }>;
-    };
+/** An engine event of one type, without the engine-level id (its request is known). */
+type RequestEventOf<T extends EngineEvent['type']> = Omit<Extract<EngineEvent, { type: T }>, 'id'>;
 
-export type DoneEvent = Extract<RequestEvent, { type: 'done' }>;
+/**
+ * A request's 'done': the engine's (EngineEvent, addon.d.ts) and the one this side makes when the
+ * engine never got there or died (synthesizedDone).
+ */
+export type DoneEvent = Omit<RequestEventOf<'done'>, 'promptMs' | 'decodeMs'> & {
+  /** null for a phase the request never reached (the engine says 0), and in a 'done' made here. */
+  promptMs: number | null; decodeMs: number | null;
+  /** true when the engine process died or was unavailable (callers answer 503). */
+  engineDied?: boolean;
+};
+
+/**
+ * Events of one request, in order; exactly one 'done' ends every request. The engine's events
+ * (EngineEvent, addon.d.ts) as they are, without their id, plus what this side adds.
+ */
+export type RequestEvent =
+  | RequestEventOf<'admitted'>
+  | RequestEventOf<'progress'>
+  /** handedAtMs: when the engine thread handed this step over (monotonic ms, see EngineOptions.onEvents); absent when unknown. */
+  | (RequestEventOf<'tokens'> & { handedAtMs?: number })
+  | RequestEventOf<'embedding'>
+  | DoneEvent;
 
 /** How a request ends without the engine's own 'done' (it never got there, or the engine is gone). */
 export interface LocalEnd {
@@ -95,7 +84,7 @@ export interface EngineRequest {
 /**
  * Why an engine call failed: the engine's own code (EngineErrorCode, native/src/engine_error.h),
  * or 'engine_unavailable' when no engine could take or finish the call (starting, restarting,
- * dead, closed). The server maps these to HTTP statuses in one table (api/engine-errors.ts).
+ * dead, closed). The server maps these to HTTP statuses in one table (validation/engine-errors.ts).
  */
 export type CallErrorCode = EngineErrorCode | 'engine_unavailable';
 
@@ -116,7 +105,8 @@ export interface EngineStatus {
   staleFrames: number;
 }
 
-export interface EngineClient {
+/** One engine (a replica): its lifecycle, its requests, and every call of CallSpecs (calls.ts) as a method. */
+export interface EngineClient extends EngineCalls {
   readonly replica: number;
   /** Model info of the current epoch; null until the first start succeeds. */
   readonly info: ModelInfo | null;
@@ -130,25 +120,6 @@ export interface EngineClient {
   generate(input: GenerateInput, sink?: RequestSink): EngineRequest;
   /** Submits an embedding request (embedding models): an 'embedding' event per input, then 'done'. */
   embed(input: EmbedInput, sink?: RequestSink): EngineRequest;
-  /** GBNF for JSON schemas (llama.cpp's converter) or a GBNF check, on the engine (see Engine.buildGrammar). */
-  buildGrammar(spec: GrammarSpec): Promise<string>;
-  tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]>;
-  /** Special tokens parsed in the chat template's segments, never in plain (client) ones (addon.d.ts). */
-  tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]>;
-  /**
-   * Client texts in one call, special tokens never parsed (and added only with `addSpecial`: the
-   * vocabulary's BOS/CLS/SEP, for embedding inputs); with `window` the tokens of texts[index]'s prefix
-   * window within `budget` (infill/prefix-window.ts). An infill or embedding request's whole
-   * tokenization is one round trip to the engine host.
-   */
-  tokenizeParts(texts: string[], opts?: TokenizePartsOptions): Promise<TokenizedParts>;
-  detokenize(tokens: number[]): Promise<string>;
-  /** `meta`: the server's description of the session, stored in the file beside the state. */
-  saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<SessionResult>;
-  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: number[]; meta: string }>;
-  snapshot(): Promise<EngineSnapshot>;
-  traces(): Promise<{ steps: StepTrace[]; requests: RequestTrace[] }>;
-  devices(): Promise<DeviceInfo[]>;
   /** Subscribe to state changes (ready, dead, restarted with a new epoch). Returns an unsubscribe. */
   onStatus(listener: (s: EngineStatus) => void): () => void;
   /** Stops the engine (in-flight requests end with 'cancel') and the process. */

@@ -6,8 +6,9 @@ import type { Engine } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
 import { QueuedWriter } from '../log/queued-writer.js';
 import type { EngineErrorCode } from '../../native/lib/addon.js';
-import { windowPrefix } from '../infill/prefix-window.js';
-import { ENGINE_ERROR_CODES, parseCommand, submitRequestProblem, type CallCommand, type Command, type HostMessage } from './protocol.js';
+import { ENGINE_ERROR_CODES } from './calls.js';
+import { runCall } from './host-calls.js';
+import { parseCommand, submitRequestProblem, type Command, type HostMessage } from './protocol.js';
 
 // --- logging: queued and written asynchronously, so a slow reader never blocks the engine ---
 
@@ -117,31 +118,6 @@ async function init(config: Extract<Command, { kind: 'init' }>['config']): Promi
   }
 }
 
-async function runCall(e: Engine, cmd: CallCommand): Promise<unknown> {
-  switch (cmd.kind) {
-    case 'tokenize': return Array.from(e.tokenize(cmd.text, cmd.addSpecial, cmd.parseSpecial));
-    case 'tokenizeSegments': return Array.from(e.tokenizeSegments(cmd.segments, cmd.addSpecial));
-    case 'tokenizeParts': {
-      const plain = (s: string): number[] => (s === '' ? [] : Array.from(e.tokenize(s, false, false)));
-      const tokens = cmd.addSpecial ? cmd.texts.map((s) => Array.from(e.tokenize(s, true, false))) : cmd.texts.map(plain);
-      const w = cmd.window;
-      const window = w ? await windowPrefix(cmd.texts[w.index] ?? '', tokens[w.index] ?? [], w.budget, plain) : null;
-      return { tokens, window };
-    }
-    // Special tokens as their text (like llama-server): templates need bos/eos text.
-    case 'detokenize': return e.detokenize(cmd.tokens, false, true);
-    case 'saveSession': return e.saveSession(cmd.path, cmd.tokens, cmd.identity, cmd.meta);
-    case 'loadSession': {
-      const r = await e.loadSession(cmd.path, cmd.identity);
-      return { ...r, tokenIds: Array.from(r.tokenIds) };
-    }
-    case 'snapshot': return e.snapshot();
-    case 'traces': return e.traces();
-    case 'devices': return e.devices();
-    case 'buildGrammar': return e.buildGrammar(cmd.spec);
-  }
-}
-
 function handle(cmd: Command): void {
   switch (cmd.kind) {
     case 'init':
@@ -173,7 +149,7 @@ function handle(cmd: Command): void {
       return;
     default: {
       const e = engine;
-      const done = e ? Promise.resolve().then(() => runCall(e, cmd)) : Promise.reject(Object.assign(new Error('engine is not loaded'), { code: 'engine_closed' }));
+      const done = e ? runCall(e, cmd) : Promise.reject(Object.assign(new Error('engine is not loaded'), { code: 'engine_closed' }));
       done.then(
         (value) => send({ kind: 'result', epoch, call: cmd.call, value }),
         (err: unknown) => send({ kind: 'callError', epoch, call: cmd.call, error: message(err), code: codeOf(err) }),

@@ -8,18 +8,17 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GrammarSpec, ModelInfo, PromptSegment } from '../../native/lib/addon.js';
+import type { ModelInfo } from '../../native/lib/addon.js';
 import { modelSummary } from '../models/summary.js';
 import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
+import { callsOver, type CallArgs, type CallName, type CallResult, type EngineCalls } from './calls.js';
 import {
   EngineCallError, type EmbedInput, type EngineClient, type EngineConfig, type EngineRequest, type EngineStatus, type GenerateInput,
-  type RequestSink, type TokenizePartsOptions,
+  type RequestSink,
 } from './client.js';
 import type { EngineState } from '../../contract/metrics.js';
-import {
-  parseHostMessage, type CallArgs, type CallName, type CallResult, type Command, type HostMessage,
-} from './protocol.js';
+import { parseHostMessage, type CallCommand, type CallCommandOf, type Command, type HostMessage } from './protocol.js';
 import { EngineRequestRouter } from './request-router.js';
 
 export interface ProcessEngineClientOptions {
@@ -29,10 +28,10 @@ export interface ProcessEngineClientOptions {
   hostScript?: string;
   /** Default process.execPath. Under Electron pass ELECTRON_RUN_AS_NODE=1 in our env: it is passed through. */
   nodePath?: string;
-  /** Model load limit (default 300 s). */
-  readyTimeoutMs?: number;
-  /** Kill an engine that sends nothing for this long while it has work (default 60 s); every message restarts the clock. */
-  silenceTimeoutMs?: number;
+  /** Model load limit: the server's --engine-ready-timeout-ms (serve-options.ts), the one default. */
+  readyTimeoutMs: number;
+  /** Kill an engine that sends nothing for this long while it has work (--engine-silence-timeout-ms); every message restarts the clock. */
+  silenceTimeoutMs: number;
   /** Back-off between restarts after a crash: min, doubling up to max (default 500 ms .. 30 s). */
   restart?: {
     minDelayMs: number; maxDelayMs: number;
@@ -79,6 +78,8 @@ const TERM_GRACE_MS = 2000;
 /** 'close' follows 'exit' once the child's pipes are drained; this bounds the wait. */
 const CLOSE_AFTER_EXIT_MS = 2000;
 
+// The call methods (EngineCalls) are made from the CallSpecs table in the constructor (callsOver), one per entry.
+interface ProcessEngineClient extends EngineCalls {}
 class ProcessEngineClient implements EngineClient {
   readonly replica: number;
   private readonly hostScript: string;
@@ -106,10 +107,11 @@ class ProcessEngineClient implements EngineClient {
   constructor(private readonly opts: ProcessEngineClientOptions) {
     this.replica = opts.replica;
     this.hostScript = opts.hostScript ?? join(packageRoot, 'dist', 'engine-host.mjs');
-    this.readyTimeoutMs = opts.readyTimeoutMs ?? 300_000;
-    this.silenceTimeoutMs = opts.silenceTimeoutMs ?? 60_000;
+    this.readyTimeoutMs = opts.readyTimeoutMs;
+    this.silenceTimeoutMs = opts.silenceTimeoutMs;
     this.restartPolicy = { minDelayMs: 500, maxDelayMs: 30_000, healthyMs: 60_000, maxCrashes: 5, ...opts.restart };
     this.log = opts.log ?? (() => {});
+    Object.assign(this, callsOver((name, args) => this.call(name, args)));
   }
 
   get info(): ModelInfo | null { return this.modelInfo; }
@@ -166,8 +168,6 @@ class ProcessEngineClient implements EngineClient {
     return this.open(input, sink, (epoch, id) => ({ kind: 'embed', epoch, id, request: input }));
   }
 
-  buildGrammar(spec: GrammarSpec): Promise<string> { return this.call('buildGrammar', { spec }); }
-
   /** Opens a request in the table and sends the command that starts it on the engine. */
   private open(input: GenerateInput | EmbedInput, sink: RequestSink | undefined, command: (epoch: number, id: number) => Command): EngineRequest {
     const inc = this.current;
@@ -182,26 +182,6 @@ class ProcessEngineClient implements EngineClient {
     this.watchSilence(false);
     return req;
   }
-
-  tokenize(text: string, addSpecial?: boolean, parseSpecial?: boolean): Promise<number[]> {
-    return this.call('tokenize', { text, addSpecial, parseSpecial });
-  }
-  tokenizeSegments(segments: PromptSegment[], addSpecial: boolean): Promise<number[]> {
-    return this.call('tokenizeSegments', { segments, addSpecial });
-  }
-  tokenizeParts(texts: string[], opts: TokenizePartsOptions = {}): Promise<CallResult<'tokenizeParts'>> {
-    return this.call('tokenizeParts', { texts, ...opts });
-  }
-  detokenize(tokens: number[]): Promise<string> { return this.call('detokenize', { tokens }); }
-  saveSession(path: string, tokens: number[], identity: string, meta: string): Promise<CallResult<'saveSession'>> {
-    return this.call('saveSession', { path, tokens, identity, meta });
-  }
-  loadSession(path: string, identity: string): Promise<CallResult<'loadSession'>> {
-    return this.call('loadSession', { path, identity });
-  }
-  snapshot(): Promise<CallResult<'snapshot'>> { return this.call('snapshot', {}); }
-  traces(): Promise<CallResult<'traces'>> { return this.call('traces', {}); }
-  devices(): Promise<CallResult<'devices'>> { return this.call('devices', {}); }
 
   close(): Promise<void> {
     this.closing ??= this.shutdown();
@@ -388,13 +368,15 @@ class ProcessEngineClient implements EngineClient {
 
   // --- calls, silence, helpers -------------------------------------------------------------
 
+  /** Every call method's transport (callsOver): one command, settled by its reply or by the engine's end. */
   private call<K extends CallName>(kind: K, args: CallArgs<K>): Promise<CallResult<K>> {
     const inc = this.current;
     if (this.state !== 'ready' || !inc) return Promise.reject(new EngineCallError(`${kind}: ${this.unavailable()}`, 'engine_unavailable'));
     const call = this.nextCall++;
     return new Promise<CallResult<K>>((resolve, reject) => {
       inc.calls.set(call, { kind, resolve: resolve as (v: unknown) => void, reject });
-      const error = this.send(inc, { kind, epoch: inc.epoch, call, ...args } as Command);
+      const cmd: CallCommandOf<K> = { kind, epoch: inc.epoch, call, args };
+      const error = this.send(inc, cmd as CallCommand);
       if (error) {
         inc.calls.delete(call);
         reject(new EngineCallError(`${kind}: ${error}`, 'engine_unavailable'));

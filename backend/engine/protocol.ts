@@ -9,35 +9,13 @@
 // Every message carries the engine epoch (1 for the first process a client starts, +1 for
 // each start); request-scoped messages carry the engine-level request id, call replies the
 // call id. The receiver drops what is not addressed to its epoch.
-import type {
-  DeviceInfo, EngineErrorCode, EngineEvent, EngineSnapshot, GrammarSpec, ModelInfo, PromptSegment, RequestTrace, SessionResult, StepTrace,
-} from '../../native/lib/addon.js';
-import type { EmbedInput, EngineConfig, GenerateInput, TokenizedParts } from './client.js';
+import type { EngineErrorCode, EngineEvent, ModelInfo } from '../../native/lib/addon.js';
+import { CALL_NAMES, ENGINE_ERROR_CODES, type CallArgs, type CallName } from './calls.js';
+import type { EmbedInput, EngineConfig, GenerateInput } from './client.js';
 
-/** The codes a callError may carry (the engine's own; the host says 'failed' for anything else). */
-export const ENGINE_ERROR_CODES: readonly EngineErrorCode[] = [
-  'failed', 'io_error', 'no_space', 'session_unreadable', 'session_model_mismatch', 'conversation_not_found',
-  'park_unavailable', 'engine_closed',
-];
-
-/** Calls: one request, one reply (`result` or `callError`) with the same call id. */
-export interface CallSpecs {
-  tokenize: { args: { text: string; addSpecial?: boolean; parseSpecial?: boolean }; result: number[] };
-  tokenizeSegments: { args: { segments: PromptSegment[]; addSpecial: boolean }; result: number[] };
-  /** Many plain texts in one call (no special tokens added or parsed), and optionally the prefix window of one. */
-  tokenizeParts: { args: { texts: string[]; window?: { index: number; budget: number }; addSpecial?: boolean }; result: TokenizedParts };
-  detokenize: { args: { tokens: number[] }; result: string };
-  saveSession: { args: { path: string; tokens: number[]; identity: string; meta: string }; result: SessionResult };
-  loadSession: { args: { path: string; identity: string }; result: SessionResult & { tokenIds: number[]; meta: string } };
-  snapshot: { args: Record<never, never>; result: EngineSnapshot };
-  traces: { args: Record<never, never>; result: { steps: StepTrace[]; requests: RequestTrace[] } };
-  devices: { args: Record<never, never>; result: DeviceInfo[] };
-  buildGrammar: { args: { spec: GrammarSpec }; result: string };
-}
-export type CallName = keyof CallSpecs;
-export type CallArgs<K extends CallName> = CallSpecs[K]['args'];
-export type CallResult<K extends CallName> = CallSpecs[K]['result'];
-export type CallCommand = { [K in CallName]: { kind: K; epoch: number; call: number } & CallArgs<K> }[CallName];
+/** One call of CALL_SPECS (calls.ts): its arguments as the method took them. The reply: `result` or `callError`, same call id. */
+export type CallCommand = { [K in CallName]: CallCommandOf<K> }[CallName];
+export interface CallCommandOf<K extends CallName> { kind: K; epoch: number; call: number; args: CallArgs<K> }
 
 /** Server -> engine host. */
 export type Command =
@@ -68,9 +46,6 @@ export type HostMessage =
   | { kind: 'callError'; epoch: number; call: number; error: string; code: EngineErrorCode }
   /** The host is about to exit because of an error it could not handle. */
   | { kind: 'fatal'; epoch: number; error: string };
-
-export const CALL_NAMES: readonly CallName[] =
-  ['tokenize', 'tokenizeSegments', 'tokenizeParts', 'detokenize', 'saveSession', 'loadSession', 'snapshot', 'traces', 'devices', 'buildGrammar'];
 
 export class ProtocolError extends Error {
   override name = 'ProtocolError';
@@ -172,6 +147,7 @@ export function parseCommand(raw: unknown): Command {
       break;
     default:
       needPosInt(m, 'call', m.kind);
+      need(Array.isArray(m.args), `${m.kind} message: 'args' must be an array`);
   }
   return m as unknown as Command;
 }

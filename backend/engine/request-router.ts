@@ -151,39 +151,33 @@ export class EngineRequestRouter {
     return n;
   }
 
-  /** Engine event -> the request's event, keeping the per-request figures a local end needs. */
+  /**
+   * Engine event -> the request's event: the same fields without the engine-level id (plus the
+   * step's stamp on 'tokens'), keeping the per-request figures a local end needs.
+   */
   private translate(entry: Entry, ev: EngineEvent, handedAtMs: number | undefined): RequestEvent {
-    switch (ev.type) {
+    const { id: _id, ...fields } = ev;
+    switch (fields.type) {
       case 'admitted':
         entry.admitted = true;
-        entry.promptTokens = ev.promptTokens;
-        entry.reused = ev.reused;
-        return { type: 'admitted', slot: ev.slot, promptTokens: ev.promptTokens, reused: ev.reused, restored: ev.restored };
+        entry.promptTokens = fields.promptTokens;
+        entry.reused = fields.reused;
+        return fields;
       case 'progress':
-        return { type: 'progress', read: ev.read, total: ev.total };
+        return fields;
       case 'tokens':
-        entry.generated += ev.ids.length;
-        return {
-          type: 'tokens', ids: ev.ids, text: ev.text,
-          ...(handedAtMs !== undefined ? { handedAtMs } : {}),
-          ...(ev.choice !== undefined ? { choice: ev.choice } : {}),
-          ...(ev.logprobs !== undefined ? { logprobs: ev.logprobs } : {}),
-        };
+        entry.generated += fields.ids.length;
+        return handedAtMs !== undefined ? { ...fields, handedAtMs } : fields;
       case 'embedding':
         // Embeddings come from the prompt read; a request that got one was admitted.
         entry.admitted = true;
-        return { type: 'embedding', index: ev.index, vector: ev.vector };
+        return fields;
       case 'done':
         // A phase the request never reached has no duration: null, not the engine's 0.
         return {
-          type: 'done', finish: ev.finish, ...(ev.error !== undefined ? { error: ev.error } : {}),
-          promptTokens: ev.promptTokens, reused: ev.reused,
-          promptMs: entry.admitted ? ev.promptMs : null,
-          decodeMs: ev.generated > 0 ? ev.decodeMs : null,
-          generated: ev.generated, text: ev.text,
-          ...(ev.stopString !== undefined ? { stopString: ev.stopString } : {}),
-          ...(ev.drafted ? { drafted: ev.drafted, accepted: ev.accepted } : {}),
-          ...(ev.choices ? { choices: ev.choices } : {}),
+          ...fields,
+          promptMs: entry.admitted ? fields.promptMs : null,
+          decodeMs: fields.generated > 0 ? fields.decodeMs : null,
         };
     }
   }

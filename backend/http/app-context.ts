@@ -24,6 +24,8 @@ export interface RouteSettings {
   /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
   readonly infillDelayMs: number;
   readonly fimOrder: 'auto' | 'psm' | 'spm';
+  /** The model-load limit (--engine-ready-timeout-ms): /health says it while loading, so the extension waits as long. */
+  readonly engineReadyTimeoutMs: number;
 }
 
 export interface AppContext {

@@ -13,7 +13,8 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../validation/errors.js';
 import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
-import type { DoneEvent, EngineClient, RequestEvent, TokenizedParts } from '../engine/client.js';
+import type { TokenizedParts } from '../engine/calls.js';
+import type { DoneEvent, EngineClient, RequestEvent } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestRecord } from '../scheduler/request-ledger.js';
 import type { RequestKind } from '../../contract/metrics.js';

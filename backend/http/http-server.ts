@@ -15,6 +15,7 @@ import { infill } from './routes/infill.js';
 import { countTokens, messages } from './routes/messages.js';
 import { devices, health } from './routes/info.js';
 import { modelLoad, modelsList, modelUnload } from './routes/models.js';
+import { rerank } from './routes/rerank.js';
 import { routedTo } from './model-routing.js';
 import { sessionDelete, sessionGet, sessionRestore, sessionSave, sessionsList } from './routes/sessions.js';
 import { detokenize, tokenize } from './routes/tokens.js';
@@ -27,6 +28,7 @@ export function buildRouter(app: AppContext): Router {
   const chat = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('chat', fn));
   const completion = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('completion', fn));
   const embedding = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('embedding', fn));
+  const reranking = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo('rerank', fn));
   const named = (fn: (app: AppContext, ctx: RouteContext) => Promise<void> | void) => h(routedTo(null, fn));
   return new Router()
     .add({ method: 'GET', pattern: '/health', handler: h(health), public: true })
@@ -40,6 +42,10 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'POST', pattern: '/v1/messages', handler: chat(messages) })
     .add({ method: 'POST', pattern: '/v1/messages/count_tokens', handler: chat(countTokens) })
     .add({ method: 'POST', pattern: '/embeddings', handler: embedding(embeddings) })
+    .add({ method: 'POST', pattern: '/v1/rerank', handler: reranking(rerank) })
+    .add({ method: 'POST', pattern: '/rerank', handler: reranking(rerank) })
+    .add({ method: 'POST', pattern: '/v1/reranking', handler: reranking(rerank) })
+    .add({ method: 'POST', pattern: '/reranking', handler: reranking(rerank) })
     .add({ method: 'POST', pattern: '/v1/infill', handler: completion(infill) })
     .add({ method: 'POST', pattern: '/infill', handler: completion(infill) })
     .add({ method: 'POST', pattern: '/v1/tokenize', handler: named(tokenize) })

@@ -7,7 +7,7 @@ import { loadAddon } from '../addon/loader.js';
 import { strataCacheDir } from './cache-dir.js';
 import { resolveVocabSpec } from './vocab.js';
 
-export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', 'embed-bert', 'embed-causal', 'copy', 'copy-0.5b'];
+export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b'];
 export const TEST_MODEL_QUANTS: readonly TestModelQuant[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 
 export interface StandInOptions {

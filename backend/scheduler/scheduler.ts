@@ -10,9 +10,8 @@
 // header lists each field and the step that writes it). Engine events arrive through the
 // engine request's sink, update the record and go into the request's one buffer (Job.channel),
 // which the route reads; the route states what it knows through its RequestHandle.
-import type { SamplingParams } from '../../native/lib/addon.js';
 import {
-  synthesizedDone, type DoneEvent, type EngineClient, type EngineRequest, type EngineStatus, type RequestEvent,
+  synthesizedDone, type DoneEvent, type EngineClient, type EngineRequest, type EngineStatus, type GenerateInput, type RequestEvent,
 } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
@@ -23,34 +22,23 @@ import { SupersedeIndex } from './supersede.js';
 import type { CancelReason, RequestLedger, RequestRecord } from './request-ledger.js';
 import type { RequestKind } from '../../contract/metrics.js';
 
-export interface GenerationSpec {
+/**
+ * What a route submits: the engine's request (GenerateRequest, native/lib/addon.d.ts, where each
+ * field is documented) with the prompt as an array, without what is set on the way (the id by
+ * the engine client, the priority here), plus what only the server does with it. drive() passes
+ * the engine's fields through as they are.
+ */
+export type GenerationSpec = Omit<GenerateInput, 'prompt' | 'priority'> & {
   prompt: number[];
-  maxTokens: number;
-  sampling?: SamplingParams;
-  stop?: string[];
-  stopTokens?: number[];
-  /** Special/control token ids whose text the engine renders (tool-call markers). */
-  renderTokens?: number[];
-  ignoreEos?: boolean;
-  /** false: the engine reads the whole prompt, reusing no cached KV (llama-server's cache_prompt). */
-  cachePrompt?: boolean;
   /**
    * Latest wins: a newer request with this key cancels the older ones (queued: at once; running:
    * at the next step boundary), and one arriving less than holdMs after the previous one of its
    * key waits holdMs before admission (0 = never held).
    */
   supersede?: { key: string; holdMs: number };
-  /** GBNF every output must match (structured output, forced tool calls). */
-  grammar?: string;
-  /** Log-probabilities per token: 0 the token's own, N also the N most likely. */
-  logprobs?: number;
-  /** Choices: n sequences sharing the prompt's KV; the request holds n slots. */
-  n?: number;
-  /** Speculative draft tokens per step (0 none; default the engine's). */
-  draftMax?: number;
   /** Embedding models: pool these inputs instead of generating (`prompt` is then all of them, for accounting). */
   embed?: { inputs: number[][]; normalize?: boolean };
-}
+};
 
 /** Timers the scheduler uses to release held requests (tests pass fake ones). */
 export interface SchedulerTimers {
@@ -409,21 +397,9 @@ export class Scheduler {
   private drive(job: Job, replica: Replica): void {
     const rec = job.record;
     try {
-      const spec = job.spec;
+      const { supersede: _supersede, embed, ...request } = job.spec;
       const sink = (ev: RequestEvent): void => this.onEngineEvent(job, replica, ev);
-      const req = spec.embed ? replica.client.embed(spec.embed, sink) : replica.client.generate({
-        prompt: spec.prompt, maxTokens: spec.maxTokens, priority: job.priority,
-        ...(spec.sampling ? { sampling: spec.sampling } : {}),
-        ...(spec.stop?.length ? { stop: spec.stop } : {}),
-        ...(spec.stopTokens?.length ? { stopTokens: spec.stopTokens } : {}),
-        ...(spec.renderTokens?.length ? { renderTokens: spec.renderTokens } : {}),
-        ...(spec.ignoreEos ? { ignoreEos: true } : {}),
-        ...(spec.cachePrompt === false ? { cachePrompt: false } : {}),
-        ...(spec.grammar !== undefined ? { grammar: spec.grammar } : {}),
-        ...(spec.logprobs !== undefined ? { logprobs: spec.logprobs } : {}),
-        ...(spec.n !== undefined && spec.n > 1 ? { n: spec.n } : {}),
-        ...(spec.draftMax !== undefined ? { draftMax: spec.draftMax } : {}),
-      }, sink);
+      const req = embed ? replica.client.embed(embed, sink) : replica.client.generate({ ...request, priority: job.priority }, sink);
       job.engineRequest = req;
       if (rec.state !== 'ended') this.table.submitted(rec, req.id, req.epoch);
       if (rec.cancelIntent !== null) req.cancel();

@@ -1,7 +1,7 @@
 // The one table from an engine call's failure code to the HTTP answer (engine/client.ts
 // CallErrorCode: the engine's EngineErrorCode, or engine_unavailable). A message's wording never
 // decides a status: a new code is added to native/src/engine_error.h, native/lib/addon.d.ts,
-// engine/protocol.ts ENGINE_ERROR_CODES, and here (the compiler asks for the row).
+// the code set in engine/calls.ts, and here (the compiler asks for both).
 import { EngineCallError, type CallErrorCode } from '../engine/client.js';
 import { ApiError } from './errors.js';
 

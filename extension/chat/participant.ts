@@ -11,10 +11,11 @@ import { sessionNameAdvice } from '../../contract/session-name.js';
 import { conversationFromHistory, type RestoredMeta, type TurnLike } from './history.js';
 import { ContextPlanner } from '../context/planner.js';
 import { referenceItems } from '../context/references.js';
+import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebaseContext.js';
 
 export const PARTICIPANT_ID = 'strata.chat';
 
-export function registerChatParticipant(context: vscode.ExtensionContext, server: ServerConnection, conversations: ConversationStore): void {
+export function registerChatParticipant(context: vscode.ExtensionContext, server: ServerConnection, conversations: ConversationStore, codebase?: CodebaseSearch): void {
   const planner = new ContextPlanner();
   context.subscriptions.push(server.onDidChange((s) => { if (s.state !== 'ready') planner.reset(); }));
   const handler: vscode.ChatRequestHandler = async (request, chatContext, stream, token) => {
@@ -62,6 +63,12 @@ export function registerChatParticipant(context: vscode.ExtensionContext, server
       if (!name) { stream.markdown('Ask a question, or use /save, /restore, /sessions, /stats.'); return {}; }
       // #file, #selection and other references go along as context, fitted like the panel chat's.
       const refs = await referenceItems(request.references ?? []);
+      // #codebase: the codebase index's best chunks go along too, each a reference in the answer.
+      if (mentionsCodebase(request.prompt)) {
+        const found = await codebaseContext(codebase, request.prompt);
+        if (typeof found === 'string') refs.skipped.push(`#codebase (${found})`);
+        else refs.items.push(...found);
+      }
       const plan = await planner.plan(client, [...conversation, { role: 'user' as const, content: request.prompt }], refs.items);
       for (const uri of refs.uris) stream.reference(uri);
       if (plan.error) return { errorDetails: { message: `Strata: ${plan.error}` } };

@@ -56,7 +56,7 @@ export interface ClientOptions {
   /** Limit for requests that do not stream (ms). */
   timeoutMs?: number;
   /** The `model` chat and infill requests send (a server with several models routes by it). */
-  models?: { completion?: string; chat?: string; nextEdit?: string };
+  models?: { completion?: string; chat?: string; embedding?: string; rerank?: string; nextEdit?: string };
 }
 
 /** "http://h:p/v1/" and "http://h:p" both mean the server root. */
@@ -191,6 +191,41 @@ export class StrataClient {
     };
   }
 
+  /** The model embedding and rerank requests name (strata.embeddingModel / strata.rerankModel); undefined: not set. */
+  modelFor(use: 'embedding' | 'rerank'): string | undefined {
+    return this.useModels[use];
+  }
+
+  /** Unit vectors for each text, in order (base64 floats on the wire: a quarter of JSON's size). */
+  async embeddings(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const model = this.useModels.embedding;
+    const o = obj(await this.json('POST', '/v1/embeddings', { input: texts, encoding_format: 'base64', ...(model ? { model } : {}) }, signal, true));
+    const data = arr(o.data).map(obj);
+    if (data.length !== texts.length) throw new StrataApiError(`the server answered ${data.length} embeddings for ${texts.length} inputs`, 200);
+    const out: Float32Array[] = new Array(texts.length);
+    for (const d of data) {
+      const i = Number(d.index);
+      const e = d.embedding;
+      const v = typeof e === 'string' ? floatsFromBase64(e) : Array.isArray(e) ? Float32Array.from(e as number[]) : null;
+      if (!v || !Number.isInteger(i) || i < 0 || i >= texts.length) throw new StrataApiError('the server answered /v1/embeddings with an entry that is not a vector', 200);
+      out[i] = v;
+    }
+    return out;
+  }
+
+  /** The reranker's score of each document against the query, in the documents' order. */
+  async rerank(query: string, documents: string[], signal?: AbortSignal): Promise<number[]> {
+    const model = this.useModels.rerank;
+    const o = obj(await this.json('POST', '/v1/rerank', { query, documents, top_n: documents.length, ...(model ? { model } : {}) }, signal, true));
+    const scores: number[] = new Array(documents.length).fill(NaN);
+    for (const r of arr(o.results).map(obj)) {
+      const i = Number(r.index);
+      if (Number.isInteger(i) && i >= 0 && i < documents.length) scores[i] = Number(r.relevance_score);
+    }
+    if (scores.some((x) => !Number.isFinite(x))) throw new StrataApiError('the server answered /v1/rerank without a score for every document', 200);
+    return scores;
+  }
+
   async tokenize(text: string, signal?: AbortSignal): Promise<number[]> {
     const o = await this.json('POST', '/v1/tokenize', { content: text }, signal);
     const tokens = (o as { tokens?: unknown }).tokens;
@@ -276,6 +311,13 @@ async function* sseJson(res: Response): AsyncGenerator<unknown> {
     // Ends the connection when the consumer stops early (cancel) so the server frees the slot.
     void res.body.cancel().catch(() => undefined);
   }
+}
+
+function floatsFromBase64(b64: string): Float32Array {
+  const buf = Buffer.from(b64, 'base64');
+  const v = new Float32Array(buf.length >> 2);
+  for (let i = 0; i < v.length; i++) v[i] = buf.readFloatLE(i * 4);
+  return v;
 }
 
 async function readJson(res: Response): Promise<unknown> {

@@ -49,7 +49,10 @@ export function parseHealth(status: number, body: unknown): Health {
   const s = str(o, 'status');
   const state: Health['status'] = status === 200 && (s === null || s === 'ok') ? 'ok'
     : s === 'failed' ? 'failed' : status === 503 || s === 'loading' ? 'loading' : 'error';
-  return { status: state, model: str(o, 'model', 'model_name'), slots: num(o, 'slots', 'n_slots'), reason: str(o, 'reason') };
+  return {
+    status: state, model: str(o, 'model', 'model_name'), slots: num(o, 'slots', 'n_slots'), reason: str(o, 'reason'),
+    loadTimeoutMs: num(o, 'load_timeout_ms'),
+  };
 }
 
 export function parseModels(body: unknown): ModelEntry[] {

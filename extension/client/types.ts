@@ -10,6 +10,8 @@ export interface Health {
   slots: number | null;
   /** Why it is not ok, when the server says. */
   reason: string | null;
+  /** While loading: how long the server lets a model load (its --engine-ready-timeout-ms), when it says. */
+  loadTimeoutMs: number | null;
 }
 
 export interface ModelEntry {

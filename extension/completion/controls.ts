@@ -2,12 +2,12 @@
 // resume, and ask now (Alt+\). The pause state lives where it belongs: the workspace's own state,
 // the `strata.inlineCompletion.disabledLanguages` setting, and a snooze time in global state.
 import * as vscode from 'vscode';
-import { SECTION } from '../config/config.js';
+import { SECTION, setting } from '../config/config.js';
 import { CompletionGate, type PauseState } from './pause.js';
 
 const WORKSPACE_KEY = 'strata.completions.pausedWorkspace';
 const SNOOZE_KEY = 'strata.completions.snoozeUntil';
-const LANGUAGES = 'inlineCompletion.disabledLanguages';
+const LANGUAGES = 'inlineCompletion.disabledLanguages' as const;
 /** Context key for when-clauses: automatic completions are paused or snoozed. */
 const PAUSED_KEY = 'strata.completionsPaused';
 
@@ -15,14 +15,14 @@ export function registerCompletionControls(context: vscode.ExtensionContext): Co
   const gate = new CompletionGate({
     get: (): PauseState => ({
       workspace: context.workspaceState.get<boolean>(WORKSPACE_KEY, false),
-      languages: vscode.workspace.getConfiguration(SECTION).get<string[]>(LANGUAGES, []).filter((l) => typeof l === 'string'),
+      languages: (setting(LANGUAGES) as string[]).filter((l) => typeof l === 'string'),
       snoozeUntil: context.globalState.get<number | null>(SNOOZE_KEY, null),
     }),
     set: async (s) => {
       await context.workspaceState.update(WORKSPACE_KEY, s.workspace || undefined);
       await context.globalState.update(SNOOZE_KEY, s.snoozeUntil ?? undefined);
       const cfg = vscode.workspace.getConfiguration(SECTION);
-      const now = cfg.get<string[]>(LANGUAGES, []);
+      const now = setting(LANGUAGES) as string[];
       if (JSON.stringify(now) !== JSON.stringify(s.languages)) await cfg.update(LANGUAGES, s.languages.length ? s.languages : undefined, vscode.ConfigurationTarget.Global);
     },
   });

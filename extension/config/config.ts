@@ -1,54 +1,62 @@
 // Reads the strata.* settings into typed values. The only place that knows the setting names.
 import * as vscode from 'vscode';
 import { parseNumberList, parseStringList, type ServerSettings, type SplitMode } from './server-settings.js';
+import { settingDefault, type SettingName, type SettingValue } from './settings-schema.js';
 
 export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
 }
 
+/** A setting's value; its default is package.json's (settings-schema.ts), never restated here. */
+export function setting<N extends SettingName>(name: N): SettingValue<N> {
+  return cfg().get<SettingValue<N>>(name, settingDefault(name));
+}
+
 export function readServerSettings(): ServerSettings {
-  const c = cfg();
-  const split = c.get<string>('splitMode', '');
+  const split = setting('splitMode');
+  // A list setting may also be written as a JSON array in settings.json.
+  const listSetting = (name: 'devices' | 'tensorSplit' | 'rpcServers'): string | string[] => setting(name) as string | string[];
   return {
-    modelPath: expandHome(c.get<string>('modelPath', '').trim()),
-    port: c.get<number>('port', 0),
-    slots: c.get<number>('slots', 4),
-    contextSize: c.get<number>('contextSize', 4096),
-    kvType: c.get<string>('kvType', 'f16'),
-    cacheMiB: c.get<number>('cacheMiB', 2048),
-    devices: parseStringList(c.get<string | string[]>('devices', '')),
+    modelPath: expandHome(setting('modelPath').trim()),
+    port: setting('port'),
+    slots: setting('slots'),
+    contextSize: setting('contextSize'),
+    kvType: setting('kvType'),
+    cacheMiB: setting('cacheMiB'),
+    devices: parseStringList(listSetting('devices')),
     splitMode: (['none', 'layer', 'row'].includes(split) ? split : '') as SplitMode,
-    tensorSplit: parseNumberList(c.get<string | number[]>('tensorSplit', '')),
-    replicas: c.get<number>('replicas', 1),
-    rpcServers: parseStringList(c.get<string | string[]>('rpcServers', '')),
-    completionModel: expandHome(c.get<string>('completionModel', '').trim()),
-    chatModel: expandHome(c.get<string>('chatModel', '').trim()),
-    embeddingModel: expandHome(c.get<string>('embeddingModel', '').trim()),
-    nextEditModel: expandHome(c.get<string>('nextEditModel', '').trim()),
+    tensorSplit: parseNumberList(listSetting('tensorSplit') as string | number[]),
+    replicas: setting('replicas'),
+    rpcServers: parseStringList(listSetting('rpcServers')),
+    completionModel: expandHome(setting('completionModel').trim()),
+    chatModel: expandHome(setting('chatModel').trim()),
+    embeddingModel: expandHome(setting('embeddingModel').trim()),
+    rerankModel: expandHome(setting('rerankModel').trim()),
+    nextEditModel: expandHome(setting('nextEditModel').trim()),
   };
 }
 
 export function serverMode(): 'managed' | 'remote' {
-  return cfg().get<string>('serverMode', 'managed') === 'remote' ? 'remote' : 'managed';
+  return setting('serverMode') === 'remote' ? 'remote' : 'managed';
 }
 
 export function remoteUrl(): string {
-  return cfg().get<string>('remoteUrl', '').trim();
+  return setting('remoteUrl').trim();
 }
 
 export function autoStart(): boolean {
-  return cfg().get<boolean>('autoStart', false);
+  return setting('autoStart');
 }
 
 /** The API key: SecretStorage first, then the (plain-text) setting as a fallback. */
 export async function apiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
-  return (await secrets.get(API_KEY_SECRET)) || cfg().get<string>('apiKey', '').trim() || undefined;
+  return (await secrets.get(API_KEY_SECRET)) || setting('apiKey').trim() || undefined;
 }
 
 export interface CompletionSettings {
@@ -60,12 +68,11 @@ export interface CompletionSettings {
 }
 
 export function completionSettings(): CompletionSettings {
-  const c = cfg();
   return {
-    enabled: c.get<boolean>('inlineCompletion.enabled', true),
-    debounceMs: Math.max(0, c.get<number>('inlineCompletion.debounceMs', 150)),
-    maxLines: Math.max(1, c.get<number>('inlineCompletion.maxLines', 8)),
-    candidates: clampInt(c.get<number>('inlineCompletion.candidates', 1), 1, 8),
+    enabled: setting('inlineCompletion.enabled'),
+    debounceMs: Math.max(0, setting('inlineCompletion.debounceMs')),
+    maxLines: Math.max(1, setting('inlineCompletion.maxLines')),
+    candidates: clampInt(setting('inlineCompletion.candidates'), 1, 8),
   };
 }
 
@@ -80,12 +87,11 @@ export interface NextEditSettings {
 }
 
 export function nextEditSettings(): NextEditSettings {
-  const c = cfg();
   return {
-    enabled: c.get<boolean>('nextEdit.enabled', false),
-    disabledLanguages: c.get<string[]>('nextEdit.disabledLanguages', []).filter((l) => typeof l === 'string'),
-    regionLines: clampInt(c.get<number>('nextEdit.regionLines', 24), 4, 200),
-    delayMs: Math.max(0, c.get<number>('nextEdit.delayMs', 300)),
+    enabled: setting('nextEdit.enabled'),
+    disabledLanguages: (setting('nextEdit.disabledLanguages') as unknown[]).filter((l): l is string => typeof l === 'string'),
+    regionLines: clampInt(setting('nextEdit.regionLines'), 4, 200),
+    delayMs: Math.max(0, setting('nextEdit.delayMs')),
   };
 }
 

@@ -1,5 +1,6 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
+import { settingDefault } from './settings-schema.js';
 
 export type KvType = 'f16' | 'q8_0' | 'q4_0' | 'f32' | 'bf16';
 export type SplitMode = 'none' | 'layer' | 'row' | '';
@@ -23,21 +24,28 @@ export interface ServerSettings {
   /** Chat's model (panel, @strata, inline edits, the language model provider). */
   chatModel: string;
   embeddingModel: string;
+  /** A reranker (pooling rank) for codebase search, served at /v1/rerank. */
+  rerankModel: string;
   /** Next-edit suggestions' model, a GGUF path or a served name; '' = the completion model. */
   nextEditModel: string;
 }
 
+/** The settings as package.json's defaults make them (settings-schema.ts). */
 export const DEFAULT_SETTINGS: ServerSettings = {
-  modelPath: '', port: 0, slots: 4, contextSize: 4096, kvType: 'f16', cacheMiB: 2048,
-  devices: [], splitMode: '', tensorSplit: [], replicas: 1, rpcServers: [],
-  completionModel: '', chatModel: '', embeddingModel: '', nextEditModel: '',
+  modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: settingDefault('slots'),
+  contextSize: settingDefault('contextSize'), kvType: settingDefault('kvType'), cacheMiB: settingDefault('cacheMiB'),
+  devices: parseStringList(settingDefault('devices')), splitMode: settingDefault('splitMode') as SplitMode,
+  tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
+  rpcServers: parseStringList(settingDefault('rpcServers')),
+  completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
+  rerankModel: settingDefault('rerankModel'), nextEditModel: settingDefault('nextEditModel'),
 };
 
-export type ModelUse = 'completion' | 'chat' | 'embedding' | 'nextEdit';
+export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank' | 'nextEdit';
 /** In this order: next edit falls back to the completion model, so that comes first. */
-const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'nextEdit'];
+const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'rerank', 'nextEdit'];
 const settingOf = (s: ServerSettings, use: ModelUse): string =>
-  ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, nextEdit: s.nextEditModel })[use].trim();
+  ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel, nextEdit: s.nextEditModel })[use].trim();
 
 /** A model setting that names a file (else it names a model the server serves). */
 export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
@@ -65,7 +73,8 @@ export function servedModels(s: ServerSettings): ServedModels {
   const names = {} as ServedModels['names'];
   for (const use of USES) {
     const v = settingOf(s, use);
-    const fallback = use === 'nextEdit' ? names.completion : main;
+    // A reranker is never the main model (a text or embedding model cannot rerank); next edit falls back to completion's.
+    const fallback = use === 'rerank' ? undefined : use === 'nextEdit' ? names.completion : main;
     names[use] = v === '' ? fallback : isModelFile(v) ? add(v, use) : v;
   }
   return { models, names };

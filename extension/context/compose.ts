@@ -20,7 +20,7 @@ type Composable = Pick<ContextItem, 'path' | 'range' | 'language' | 'text' | 'ki
 
 export function contextBlock(item: Composable): string {
   const fence = fenceFor(item.text);
-  const what = item.kind === 'selection' ? 'Selected code from' : 'File';
+  const what = item.kind === 'selection' ? 'Selected code from' : item.kind === 'codebase' ? 'From the codebase' : 'File';
   const cut = item.cutFrom ? ` (of ${item.cutFrom} lines; cut to fit the context)` : '';
   return `${what} ${contextLabel(item.path, item.range)}${cut}:\n${fence}${item.language ?? ''}\n${item.text}\n${fence}`;
 }

@@ -7,7 +7,8 @@ import type { DeviceMemory } from '../../contract/devices.js';
 import type { Metrics } from '../../contract/metrics.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import { ContextPlanner, estimateTokens } from '../context/planner.js';
-import type { CompletionStatsView, ContextItem, FromWebview, PanelCommand, ServerView, TabId, ToWebview } from '../../contract/panel.js';
+import type { CompletionStatsView, ContextItem, FromWebview, IndexAction, IndexSearchView, IndexView, PanelCommand, ServerView, TabId, ToWebview } from '../../contract/panel.js';
+import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebaseContext.js';
 import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
@@ -25,6 +26,14 @@ export interface PanelEditor {
   context(what: 'selection' | 'file' | 'pick'): Promise<ContextItem | string | null>;
 }
 
+/** The codebase index as the panel uses it (Index tab, @codebase); absent when it is off. */
+export interface PanelCodebase {
+  view(): IndexView;
+  search: CodebaseSearch;
+  searchView(query: string): Promise<IndexSearchView>;
+  action(a: IndexAction): void;
+}
+
 export interface PanelDeps {
   /** The client when the server is ready. */
   client(): PanelClient | undefined;
@@ -38,6 +47,7 @@ export interface PanelDeps {
   visibilityChanged(anyVisible: boolean): void;
   log(message: string): void;
   editor: PanelEditor;
+  codebase?: PanelCodebase | undefined;
 }
 
 export interface PanelSink {
@@ -154,6 +164,10 @@ export class PanelHub {
     this.broadcast({ type: 'bench', bench });
   }
 
+  indexChanged(index: IndexView): void {
+    this.broadcast({ type: 'index', index });
+  }
+
   showTab(tab: TabId): void {
     this.broadcast({ type: 'showTab', tab });
   }
@@ -263,7 +277,20 @@ export class PanelHub {
         await this.deps.clearBench();
         return;
       case 'chatSend':
-        return this.chats.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
+        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []));
+      case 'codebaseRequest':
+        return this.editorAction(view, async () => {
+          const got = await codebaseContext(this.deps.codebase?.search, msg.query);
+          if (typeof got === 'string') return got;
+          for (const item of got) view.sink.post({ type: 'contextAdd', item: await this.counted(item) });
+          return null;
+        });
+      case 'indexSearch':
+        if (this.deps.codebase) view.sink.post({ type: 'indexSearch', result: await this.deps.codebase.searchView(msg.query) });
+        return;
+      case 'indexAction':
+        this.deps.codebase?.action(msg.action);
+        return;
       case 'chatStop':
         this.chats.stop(msg.chatId);
         return;
@@ -310,12 +337,34 @@ export class PanelHub {
     }
   }
 
+  /**
+   * A question that says @codebase goes with the index's best chunks (after what the user
+   * attached); the views are told so its turn shows them. Nothing found: a notice, the question as it is.
+   */
+  private async withCodebase(view: View, chatId: string, question: string, context: ContextItem[]): Promise<ContextItem[]> {
+    if (!mentionsCodebase(question) || context.some((c) => c.kind === 'codebase')) return context;
+    try {
+      const got = await codebaseContext(this.deps.codebase?.search, question);
+      if (typeof got === 'string') {
+        view.sink.post({ type: 'notice', level: 'info', text: got });
+        return context;
+      }
+      const all = [...context, ...(await Promise.all(got.map((c) => this.counted(c))))];
+      this.broadcast({ type: 'chatContext', chatId, context: all });
+      return all;
+    } catch (err) {
+      view.sink.post({ type: 'notice', level: 'error', text: `codebase search failed: ${(err as Error).message}` });
+      return context;
+    }
+  }
+
   /** A view (re)opened: everything it needs to draw, including chats that ran while it was gone. */
   private replay(view: View): void {
     if (this.server) view.sink.post({ type: 'server', server: this.server });
     if (this.metrics) view.sink.post({ type: 'metrics', metrics: this.metrics.metrics, at: this.metrics.at });
     if (this.completion) view.sink.post({ type: 'completionStats', stats: this.completion });
     if (this.bench) view.sink.post({ type: 'bench', bench: this.bench });
+    if (this.deps.codebase) view.sink.post({ type: 'index', index: this.deps.codebase.view() });
     for (const m of this.chats.replay()) view.sink.post(m);
   }
 

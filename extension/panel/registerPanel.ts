@@ -7,6 +7,7 @@ import type { MetricsFeed } from '../status/metricsFeed.js';
 import type { PanelCommand } from '../../contract/panel.js';
 import { fileContext, selectionContext, type LastEditor } from '../context/editorContext.js';
 import type { InlineEditHandle } from '../edit/inlineEdit.js';
+import type { PanelCodebase } from './hub.js';
 import { PanelHub } from './hub.js';
 import { panelEditor } from './panelEditor.js';
 import { PanelViews, SIDEBAR_VIEW_ID } from './panelViews.js';
@@ -26,6 +27,7 @@ export interface PanelOptions {
   clearBench: () => Promise<void>;
   lastEditor: LastEditor;
   edit: InlineEditHandle;
+  codebase?: PanelCodebase | undefined;
 }
 
 export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, opts: PanelOptions): PanelHandle {
@@ -47,6 +49,7 @@ export function registerPanel(context: vscode.ExtensionContext, server: ServerCo
     visibilityChanged: (v) => feed.setPanelVisible(v),
     log: (m) => log.debug(m),
     editor: panelEditor(opts.lastEditor, opts.edit),
+    codebase: opts.codebase,
   });
   const views = new PanelViews(context.extensionUri, hub);
   /** Attaches context to the chat the user looked at last; with no chat open, the sidebar's opens. */

@@ -30,8 +30,15 @@ export interface SupervisorOptions {
   /** 0 = pick a free port for every start. */
   port: number;
   healthIntervalMs: number;
-  /** Limit for the model to load (a large model can take minutes). */
+  /**
+   * Limit for a start while the server has not said how long its load may take (not answering, or
+   * a server that does not report it). Ours reports its own limit while loading (/health
+   * `load_timeout_ms`, its --engine-ready-timeout-ms), and then that limit plus loadMarginMs
+   * applies instead: the extension never cuts a load the server still allows.
+   */
   startTimeoutMs: number;
+  /** Beyond the server's own load limit: the work before an engine's load starts (CPU probes, session sweep). */
+  loadMarginMs: number;
   /** Delay before restart n (the last entry repeats). */
   backoffMs: number[];
   /** Consecutive failures after which it stops trying. */
@@ -44,7 +51,7 @@ export interface SupervisorOptions {
 }
 
 export const DEFAULT_SUPERVISOR_OPTIONS: SupervisorOptions = {
-  port: 0, healthIntervalMs: 250, startTimeoutMs: 10 * 60_000, backoffMs: [1000, 2000, 5000, 10_000, 30_000],
+  port: 0, healthIntervalMs: 250, startTimeoutMs: 10 * 60_000, loadMarginMs: 2 * 60_000, backoffMs: [1000, 2000, 5000, 10_000, 30_000],
   maxFailures: 5, stableMs: 60_000, killGraceMs: 3000, tailLines: 40,
 };
 
@@ -157,6 +164,7 @@ export class Supervisor {
     });
     this.set({ kind: 'starting', port, pid: child.pid, attempt });
     const started = this.deps.clock.now();
+    let limitMs = this.opts.startTimeoutMs;
     const poll = async (): Promise<void> => {
       if (gen !== this.generation || this.child !== child || !this.childAlive) return;
       try {
@@ -174,9 +182,13 @@ export class Supervisor {
           await this.killChild(child);
           return;
         }
+        if (h.status === 'loading' && h.loadTimeoutMs !== null && limitMs === this.opts.startTimeoutMs) {
+          // The server's own limit governs from its first answer on.
+          limitMs = this.deps.clock.now() - started + h.loadTimeoutMs + this.opts.loadMarginMs;
+        }
       } catch { /* not listening yet */ }
-      if (this.deps.clock.now() - started >= this.opts.startTimeoutMs) {
-        const secs = Math.round(this.opts.startTimeoutMs / 1000);
+      if (this.deps.clock.now() - started >= limitMs) {
+        const secs = Math.round(limitMs / 1000);
         this.failure = { kind: 'healthTimeout', retry: false, message: `the server did not become healthy within ${secs} s` };
         await this.killChild(child);
         return;

@@ -306,8 +306,17 @@ export interface ModelInfo {
    * the compute buffers live.
    */
   buffers: Array<{ kind: 'model' | 'kv' | 'compute' | 'output'; buffer: string; mib: number }>;
-  /** Embedding models: how vectors are pooled and their size; null for text models. */
-  embedding: { pooling: 'mean' | 'cls' | 'last'; dimensions: number } | null;
+  /**
+   * Embedding models: how vectors are pooled and their size; null for text models. Rerankers
+   * (pooling 'rank', a classification head) put out `dimensions` scores per input, not normalised.
+   */
+  embedding: { pooling: 'mean' | 'cls' | 'last' | 'rank'; dimensions: number } | null;
+  /**
+   * Rerankers: how a query and a document become one input, as llama-server lays it out: the GGUF's
+   * "rerank" template with {query} and {document} replaced, else prefix + query + separator +
+   * document + suffix (special tokens from the vocabulary's add-BOS/EOS/SEP flags). null otherwise.
+   */
+  rerank: { template: string | null; prefix: number[]; separator: number[]; suffix: number[] } | null;
   /** Speculative decoding as loaded (draftMax 0: off). */
   speculative: { ngram: boolean; draftModel: string | null; draftMax: number };
 }
@@ -427,10 +436,11 @@ export declare function listDevices(rpc?: string[]): DeviceInfo[];
 export declare function rpcServe(host: string, port: number, threads: number): void;
 /**
  * tiny, 0.5b: llama-architecture text models; embed-bert (BERT encoder, mean pooling), embed-causal (decoder,
- * last-token pooling): embedding models; copy, copy-0.5b: hand-set weights whose greedy continuation copies the
+ * last-token pooling): embedding models; rerank-bert (BERT encoder with a classification head, pooling 'rank',
+ * bge-reranker-like: one score per query-document pair); copy, copy-0.5b: hand-set weights whose greedy continuation copies the
  * context (copy-0.5b at Qwen2-0.5B's size and speed).
  */
-export type TestModelShape = 'tiny' | '0.5b' | 'embed-bert' | 'embed-causal' | 'copy' | 'copy-0.5b';
+export type TestModelShape = 'tiny' | '0.5b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

@@ -1,6 +1,7 @@
 // Embedding models: each step packs waiting inputs (of one request or many, in arrival order)
 // into one batch, one sequence per input, whole inputs only (an encoder reads an input at once);
-// llama pools each sequence by the model's pooling type and the engine normalises the vectors.
+// llama pools each sequence by the model's pooling type and the engine normalises the vectors
+// (rerankers: pooling 'rank', the classifier's scores as they are).
 // Engine thread only.
 #include <algorithm>
 #include <chrono>
@@ -58,7 +59,7 @@ bool Engine::StepEmbeddings() {
     EngineEvent& e = NewEvent(EventType::Embedding, r.id);
     e.index = static_cast<int32_t>(it.index);
     e.vector.assign(v, v + info_.n_embd);
-    if (r.normalize) {
+    if (r.normalize && info_.pooling != "rank") {  // a reranker's output is a score, not a direction
       double sum = 0;
       for (float x : e.vector) sum += static_cast<double>(x) * x;
       const double norm = std::sqrt(sum);

@@ -189,6 +189,21 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   } else {
     o.Set("embedding", env.Null());
   }
+  if (m.embedding && m.pooling == "rank") {
+    auto tokens = [&](const std::vector<llama_token>& v) {
+      Napi::Array a = Napi::Array::New(env, v.size());
+      for (size_t i = 0; i < v.size(); ++i) a.Set(static_cast<uint32_t>(i), v[i]);
+      return a;
+    };
+    Napi::Object r = Napi::Object::New(env);
+    r.Set("template", m.rerank_template.empty() ? env.Null() : Napi::String::New(env, m.rerank_template));
+    r.Set("prefix", tokens(m.rerank_prefix));
+    r.Set("separator", tokens(m.rerank_separator));
+    r.Set("suffix", tokens(m.rerank_suffix));
+    o.Set("rerank", r);
+  } else {
+    o.Set("rerank", env.Null());
+  }
   Napi::Object spec = Napi::Object::New(env);
   spec.Set("ngram", m.spec_ngram);
   spec.Set("draftModel", m.draft_model.empty() ? env.Null() : Napi::String::New(env, m.draft_model));

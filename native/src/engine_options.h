@@ -100,8 +100,14 @@ struct ModelInfo {
   std::vector<BufferDesc> buffers;
   // Embedding models: the context makes pooled embeddings, not text (see EngineConfig.embeddings).
   bool embedding = false;
-  std::string pooling;       // "mean", "cls", "last" (embedding models)
-  int32_t n_embd = 0;        // embedding size
+  std::string pooling;       // "mean", "cls", "last", "rank" (embedding models; rank: rerankers)
+  int32_t n_embd = 0;        // embedding size (rank: the classifier's outputs, n_cls_out)
+  // Rerankers: how a query-document pair becomes one input, as llama-server lays it out
+  // (tools/server format_prompt_rerank): the GGUF's "rerank" template with {query} and {document}
+  // when it has one, else prefix + query + separator + document + suffix, from the vocabulary's
+  // add-BOS/EOS/SEP flags.
+  std::string rerank_template;
+  std::vector<llama_token> rerank_prefix, rerank_separator, rerank_suffix;
   // Speculative decoding as loaded: the draft model's description ("" = none), n-gram on/off.
   std::string draft_model;
   bool spec_ngram = false;

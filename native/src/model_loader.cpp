@@ -263,9 +263,6 @@ bool WantsEmbeddings(const EngineConfig& cfg, const llama_model* model, enum lla
     return false;
   }
   const bool on = cfg.embeddings == 1 || pooled || IsEncoderArch(arch);
-  if (on && *pooling == LLAMA_POOLING_TYPE_RANK) {
-    throw std::runtime_error("this is a reranking model (pooling 'rank'); reranking is not supported");
-  }
   if (on && !pooled) *pooling = LLAMA_POOLING_TYPE_MEAN;  // a model that declares none: mean, like llama-server
   return on;
 }
@@ -275,8 +272,24 @@ const char* PoolingName(enum llama_pooling_type p) {
     case LLAMA_POOLING_TYPE_MEAN: return "mean";
     case LLAMA_POOLING_TYPE_CLS: return "cls";
     case LLAMA_POOLING_TYPE_LAST: return "last";
+    case LLAMA_POOLING_TYPE_RANK: return "rank";
     default: return "none";
   }
+}
+
+// Rerankers put out one score per classifier label (llama_get_embeddings_seq gives n_cls_out
+// floats); a pair is laid out as llama-server's format_prompt_rerank does.
+void FillRerankLayout(const llama_model* model, ModelInfo& info) {
+  info.n_embd = static_cast<int32_t>(llama_model_n_cls_out(model));
+  const char* tmpl = llama_model_chat_template(model, "rerank");
+  info.rerank_template = tmpl ? tmpl : "";
+  const llama_vocab* vocab = llama_model_get_vocab(model);
+  llama_token eos = llama_vocab_eos(vocab);
+  if (eos == LLAMA_TOKEN_NULL) eos = llama_vocab_sep(vocab);
+  if (llama_vocab_get_add_bos(vocab)) info.rerank_prefix.push_back(llama_vocab_bos(vocab));
+  if (llama_vocab_get_add_eos(vocab)) info.rerank_separator.push_back(eos);
+  if (llama_vocab_get_add_sep(vocab)) info.rerank_separator.push_back(llama_vocab_sep(vocab));
+  if (llama_vocab_get_add_eos(vocab)) info.rerank_suffix.push_back(eos);
 }
 
 // The draft model must tokenize exactly as the target: same size and the same text per token.
@@ -475,6 +488,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.embedding = embedding;
   m.info.pooling = embedding ? PoolingName(pooling) : "";
   m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
+  if (embedding && pooling == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
   m.info.spec_ngram = cfg.spec.ngram;
   m.info.draft_max = cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
   if (m.draft_model) {

@@ -38,12 +38,14 @@ struct Shape {
 // tiny: seconds to make, a few MB plus the vocab's embedding. 0.5b: Qwen2-0.5B's shapes
 // (head dim 64, tied output) as a performance stand-in. Embedding models: embed-bert is a
 // BERT-architecture encoder (bge-micro-like, mean pooling; use a WordPiece vocab such as
-// bert-bge), embed-causal a decoder with last-token pooling (Qwen3-Embedding-like).
+// bert-bge), embed-causal a decoder with last-token pooling (Qwen3-Embedding-like), rerank-bert
+// the encoder with a classification head on its CLS token (bge-reranker-like, pooling 'rank').
 const Shape kShapes[] = {
     {"tiny", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-5f},
     {"0.5b", 896, 24, 14, 2, 4864, 32768, true, 1000000.0f, 1e-6f},
     {"embed-bert", 128, 3, 4, 4, 512, 512, true, 0.0f, 1e-12f, "bert", "mean"},
     {"embed-causal", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-6f, "llama", "last"},
+    {"rerank-bert", 128, 3, 4, 4, 512, 512, true, 0.0f, 1e-12f, "bert", "rank"},
     // copy: a decoder whose greedy continuation copies its context (an induction head, hand-set);
     // copy-0.5b: the same in Qwen2-0.5B's size (zero layers beyond two), the speculative decoding
     // workload on weights that are not trained. Heads of 128, one KV head.
@@ -55,7 +57,8 @@ int PoolingId(const std::string & name) {
   if (name == "mean") return LLAMA_POOLING_TYPE_MEAN;
   if (name == "cls") return LLAMA_POOLING_TYPE_CLS;
   if (name == "last") return LLAMA_POOLING_TYPE_LAST;
-  throw std::invalid_argument("pooling must be 'mean', 'cls' or 'last', got '" + name + "'");
+  if (name == "rank") return LLAMA_POOLING_TYPE_RANK;
+  throw std::invalid_argument("pooling must be 'mean', 'cls', 'last' or 'rank', got '" + name + "'");
 }
 
 struct Quant {
@@ -73,7 +76,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', 'embed-bert', 'embed-causal', 'copy' or 'copy-0.5b', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy' or 'copy-0.5b', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -153,6 +156,13 @@ std::vector<TensorPlan> PlanBertTensors(const Shape & s, ggml_type wtype, int64_
     plan.push_back({p + "ffn_down.weight", s.n_ff, s.n_embd, wtype, w.down});
     plan.push_back({p + "layer_output_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
     plan.push_back({p + "layer_output_norm.bias", s.n_embd, 1, GGML_TYPE_F32, 0});
+  }
+  // Rerankers: RoBERTa's classification head over the CLS token (dense + tanh, then one score).
+  if (std::string(s.pooling) == "rank") {
+    plan.push_back({"cls.weight", s.n_embd, s.n_embd, wtype, w.up});
+    plan.push_back({"cls.bias", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({"cls.output.weight", s.n_embd, 1, GGML_TYPE_F32, w.down});
+    plan.push_back({"cls.output.bias", 1, 1, GGML_TYPE_F32, 0});
   }
   return plan;
 }

@@ -79,14 +79,13 @@ export async function nextEditSteps({ t, wb, workspace }: UiContext): Promise<vo
         'strata.nextEdit.enabled': true, 'strata.nextEdit.delayMs': 150,
         'strata.inlineCompletion.candidates': 3,
       }, null, 2));
-      // The settings file is read by VS Code's watcher; the restart picks them up.
-      await waitForValue('remote mode in the settings', async () => {
-        await wb.runCommand('Strata: Restart Server').catch(() => wb.runCommand('Strata: Start Server'));
-        return wb.waitForStatusBar(/Strata: ready · scripted/, 15_000).catch(() => undefined);
-      }, 60_000, 1000);
+      // VS Code's watcher reads the file; the extension then offers to restart with it.
+      const toast = await wb.waitForNotification(/Strata server settings changed/, 60_000);
+      await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
+      await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);
       await wb.clearNotifications();
       if (process.env.STRATA_E2E_KEYS_TRACE) await wb.runCommand('Developer: Toggle Keyboard Shortcuts Troubleshooting');
-    }, { timeoutMs: 90_000 });
+    }, { timeoutMs: 180_000 });
 
     await t.step(S.proposed, async () => {
       writeFileSync(file, RENAME_SRC);

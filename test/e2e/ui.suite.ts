@@ -11,15 +11,18 @@ import type { StepRunner } from './lib/steps.js';
 import type { Workbench } from './lib/workbench.js';
 import { chatSteps } from './ui-chat.suite.js';
 import { completionSteps } from './ui-completion.suite.js';
+import { indexSteps } from './ui-index.suite.js';
 import { nextEditSteps } from './ui-next-edit.suite.js';
 import { serverSteps, startupSteps } from './ui-server.suite.js';
 
 export { STRATA_EXTENSION_ID };
 
 /** User settings for the run: the test model, auto-start, and a small server (2 cores). */
-export function STRATA_SETTINGS_FOR(modelPath: string): Record<string, unknown> {
+export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel: string; rerankModel: string }): Record<string, unknown> {
   return {
     'strata.modelPath': modelPath,
+    // The codebase index's models (ui-index.suite.ts): vectors and reranking beside full text.
+    ...(index ? { 'strata.embeddingModel': index.embeddingModel, 'strata.rerankModel': index.rerankModel } : {}),
     'strata.serverMode': 'managed',
     'strata.autoStart': true,
     'strata.slots': 2,
@@ -56,7 +59,7 @@ export const STEP = {
 const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py'];
 
 /** The areas in run order; STRATA_E2E_AREAS=next-edit,... runs only those (while working on one). */
-const AREAS = ['startup', 'chat', 'completion', 'server', 'next-edit'] as const;
+const AREAS = ['startup', 'chat', 'completion', 'index', 'server', 'next-edit'] as const;
 
 export function prepareWorkspace(workspace: string): void {
   for (const f of FILES) if (!existsSync(join(workspace, f))) writeFileSync(join(workspace, f), '\n');
@@ -76,7 +79,7 @@ export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string): 
   const unknown = only?.filter((a) => !(AREAS as readonly string[]).includes(a)) ?? [];
   if (unknown.length) throw new Error(`STRATA_E2E_AREAS names no area ${unknown.join(', ')} (areas: ${AREAS.join(', ')})`);
   const steps: Record<(typeof AREAS)[number], (c: UiContext) => Promise<void>> = {
-    startup: startupSteps, chat: chatSteps, completion: completionSteps, server: serverSteps,
+    startup: startupSteps, chat: chatSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
     // Last: it switches the extension to a scripted server in remote mode.
     'next-edit': nextEditSteps,
   };

@@ -3,8 +3,9 @@
 // the real contract: exactly one 'done' per request, engine death ends in-flight requests
 // with engineDied, a new epoch on restart. Integration tests use the real engine instead.
 import type { ModelInfo } from '../../native/lib/addon.js';
+import type { TokenizePartsOptions } from '../../backend/engine/calls.js';
 import type {
-  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink, TokenizePartsOptions,
+  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
 } from '../../backend/engine/client.js';
 import { windowPrefix } from '../../backend/infill/prefix-window.js';
 import { Channel } from '../../backend/scheduler/channel.js';
@@ -216,6 +217,6 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, flashAttn: false,
     cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
-    embedding: null, speculative: { ngram: false, draftModel: null, draftMax: 0 },
+    embedding: null, rerank: null, speculative: { ngram: false, draftModel: null, draftMax: 0 },
   };
 }

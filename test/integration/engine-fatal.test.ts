@@ -8,6 +8,7 @@ import { loadAddon } from '../../backend/addon/loader.js';
 import type { EngineStatus, RequestEvent } from '../../backend/engine/client.js';
 import { createProcessEngineClient } from '../../backend/engine/process-client.js';
 import { ensureTestModel } from '../helpers/models.js';
+import { SERVE_ENGINE_TIMEOUTS } from '../helpers/engine-timeouts.js';
 
 const HOOK = 'STRATA_TEST_ENGINE_THROW';
 const REASON = /out of memory on the engine thread \(std::bad_alloc\)/;
@@ -44,7 +45,7 @@ describe('an exception on the engine thread', () => {
     const logs: string[] = [];
     process.env[HOOK] = 'bad_alloc';
     const client = createProcessEngineClient({
-      replica: 0, config: { model, slots: 2, threads: 2 }, restart: { minDelayMs: 50, maxDelayMs: 200 },
+      replica: 0, config: { model, slots: 2, threads: 2 }, restart: { minDelayMs: 50, maxDelayMs: 200 }, ...SERVE_ENGINE_TIMEOUTS,
       log: (line) => logs.push(line),
     });
     try {

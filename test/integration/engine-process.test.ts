@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent } from '../../backend/engine/client.js';
 import { createProcessEngineClient, injectFrameForTest } from '../../backend/engine/process-client.js';
 import { ensureTestModel } from '../helpers/models.js';
+import { SERVE_ENGINE_TIMEOUTS } from '../helpers/engine-timeouts.js';
 
 type Done = Extract<RequestEvent, { type: 'done' }>;
 
@@ -21,7 +22,7 @@ function client(over: Partial<Parameters<typeof createProcessEngineClient>[0]['c
     replica: 0,
     // Small batches make the prompt take several steps, so "mid-prompt" is a real phase.
     config: { model, slots: 2, batch: 32, threads: 2, ...over },
-    restart: { minDelayMs: 50, maxDelayMs: 1000 },
+    restart: { minDelayMs: 50, maxDelayMs: 1000 }, ...SERVE_ENGINE_TIMEOUTS,
     log: (line) => logs.push(line),
   });
   clients.push(c);
@@ -204,7 +205,7 @@ describe('engine process (real engine, tiny model)', () => {
 
 describe('engine process load errors', () => {
   it('a bad model path makes start() reject with the engine\'s load error', async () => {
-    const bad = createProcessEngineClient({ replica: 1, config: { model: join(tmpdir(), 'no-such-model.gguf') }, log: (l) => logs.push(l) });
+    const bad = createProcessEngineClient({ replica: 1, config: { model: join(tmpdir(), 'no-such-model.gguf') }, ...SERVE_ENGINE_TIMEOUTS, log: (l) => logs.push(l) });
     clients.push(bad);
     const err = await bad.start().then(() => null, (e: unknown) => e as Error);
     expect(err).toBeInstanceOf(Error);

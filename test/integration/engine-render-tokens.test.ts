@@ -16,6 +16,7 @@ import { resolveVocabSpec } from '../../backend/models/vocab.js';
 import { loadAddon } from '../../backend/addon/loader.js';
 import { toolMarkerTokenIds } from '../../backend/served-model/model-view.js';
 import { EngineDriver } from './engine-driver.js';
+import { SERVE_ENGINE_TIMEOUTS } from '../helpers/engine-timeouts.js';
 
 const PYTHON_TAG = '<|python_tag|>';
 const RESERVED_5 = 128010; // <|reserved_special_token_5|> in Llama 3.0, <|python_tag|> in 3.1
@@ -134,7 +135,7 @@ describe('renderTokens through the engine host process', () => {
   let c: EngineClient;
 
   beforeAll(async () => {
-    c = createProcessEngineClient({ replica: 0, config: { model, slots: 1, ctx: 256, threads: 2 }, log: () => {} });
+    c = createProcessEngineClient({ replica: 0, config: { model, slots: 1, ctx: 256, threads: 2 }, ...SERVE_ENGINE_TIMEOUTS, log: () => {} });
     await c.start();
   });
   afterAll(async () => { await c?.close(); });

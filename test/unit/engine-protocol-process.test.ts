@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent } from '../../backend/engine/client.js';
 import { createProcessEngineClient, injectFrameForTest, type ProcessEngineClientOptions } from '../../backend/engine/process-client.js';
 import { packageRoot } from '../../backend/addon/loader.js';
+import { SERVE_ENGINE_TIMEOUTS } from '../helpers/engine-timeouts.js';
 
 // A deterministic engine: admits a request in its first step, then one token per step
 // (id derived from the prompt), done at maxTokens. Prompt [666, ...] never gets a step (a hung
@@ -110,7 +111,7 @@ afterEach(async () => {
 
 function client(over: Partial<ProcessEngineClientOptions> = {}, logs: string[] = []): EngineClient {
   const c = createProcessEngineClient({
-    replica: 0, config: { model: 'scripted.gguf' }, restart: { minDelayMs: 20, maxDelayMs: 200 },
+    replica: 0, config: { model: 'scripted.gguf' }, restart: { minDelayMs: 20, maxDelayMs: 200 }, ...SERVE_ENGINE_TIMEOUTS,
     log: (line) => logs.push(line), ...over,
   });
   clients.push(c);

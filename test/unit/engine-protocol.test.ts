@@ -1,7 +1,8 @@
 // The engine host protocol's validators: well-formed messages pass unchanged, malformed ones
 // are refused with an error that names the problem.
 import { describe, expect, it } from 'vitest';
-import { CALL_NAMES, ProtocolError, parseCommand, parseHostMessage } from '../../backend/engine/protocol.js';
+import { CALL_NAMES } from '../../backend/engine/calls.js';
+import { ProtocolError, parseCommand, parseHostMessage } from '../../backend/engine/protocol.js';
 
 describe('parseHostMessage', () => {
   it('accepts every host message kind and returns it unchanged', () => {
@@ -54,7 +55,8 @@ describe('parseCommand', () => {
       { kind: 'submit', epoch: 1, id: 2, request: { prompt: new Int32Array([1, 2]), maxTokens: 4 } },
       { kind: 'cancel', epoch: 1, id: 1 },
       { kind: 'close', epoch: 1 },
-      ...CALL_NAMES.map((kind, i) => ({ kind, epoch: 1, call: i + 1 })),
+      ...CALL_NAMES.map((kind, i) => ({ kind, epoch: 1, call: i + 1, args: [] })),
+      { kind: 'tokenize', epoch: 1, call: 99, args: ['hello', false, true] },
     ];
     for (const c of cmds) expect(parseCommand(c)).toBe(c);
   });
@@ -65,6 +67,7 @@ describe('parseCommand', () => {
     [{ kind: 'submit', epoch: 1, id: 1 }, /'request' must be an object/],
     [{ kind: 'cancel', epoch: 2, id: '3' }, /cancel message: 'id' must be a positive integer, got "3"/],
     [{ kind: 'tokenize', epoch: 1, text: 'x' }, /tokenize message: 'call'/],
+    [{ kind: 'tokenize', epoch: 1, call: 1, text: 'x' }, /tokenize message: 'args' must be an array/],
     [{ kind: 'shutdown', epoch: 1 }, /unknown kind "shutdown"/],
     [{ kind: 'close' }, /'epoch'/],
   ])('refuses %j', (raw, message) => {

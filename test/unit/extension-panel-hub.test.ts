@@ -49,7 +49,7 @@ function fakeClient() {
   return { client, calls, release: () => release(), ctx, setDevices };
 }
 
-function setup(ready = true) {
+function setup(ready = true, codebase?: PanelDeps['codebase']) {
   const fc = fakeClient();
   const commands: PanelCommand[] = [];
   const revealed: Array<[string, string | null]> = [];
@@ -70,6 +70,7 @@ function setup(ready = true) {
       apply: async (c, l) => { editorCalls.push(`apply:${l}:${c}`); return null; },
       context: async (what) => { editorCalls.push(`context:${what}`); return picked.next; },
     },
+    codebase,
   };
   const hub = new PanelHub(deps);
   const posted: ToWebview[] = [];
@@ -258,5 +259,56 @@ describe('PanelHub', () => {
     await hub.attach({ post: (m) => again.push(m) }, true).receive({ type: 'ready', tab: 'chat' });
     expect(ofType(again, 'metrics')).toEqual([]);
     expect(ofType(again, 'server')[0]!.server.state).toBe('stopped');
+  });
+});
+
+describe('the codebase index in the panel', () => {
+  const hit = (path: string, text: string) => ({
+    chunk: { id: 1, path, startLine: 3, endLine: 5, hash: 'h', text }, fullText: { score: -2, rank: 1 }, vector: null, fused: 1 / 61, rerank: null,
+  });
+  const codebase = (queries: string[]): NonNullable<PanelDeps['codebase']> => ({
+    view: () => ({ enabled: true, phase: 'idle', paused: false, filesDone: 0, filesTotal: 0, chunksDone: 0, chunksTotal: 0, etaSeconds: null, message: null, files: 2, chunks: 3, vectors: 0, bytes: 10, model: null, reranker: null, lastUpdated: 1 }),
+    search: async (q) => { queries.push(q); return { hits: q.includes('nothing') ? [] : [hit('src/a.ts', 'export function add() {}')], stages: ['fullText'], ms: 1 }; },
+    searchView: async (q) => ({ query: q, hits: [], stages: ['fullText'], ms: 1, error: null }),
+    action: (a) => { queries.push(`action:${a}`); },
+  });
+
+  it('@codebase in a question adds the chunks as context (counted), shown on the turn, sent with the question', async () => {
+    const queries: string[] = [];
+    const { view, posted, fc } = setup(true, codebase(queries));
+    await view.receive({ type: 'ready', tab: 'chat' });
+    expect(ofType(posted, 'index')[0]!.index.files).toBe(2);
+    fc.release();
+    await view.receive({ type: 'chatSend', chatId: 'c1', name: '', messages: [{ role: 'user', content: '@codebase where is add defined?' }] });
+    expect(queries).toEqual(['where is add defined?']);
+    const ctx = ofType(posted, 'chatContext')[0]!;
+    expect(ctx.chatId).toBe('c1');
+    expect(ctx.context).toMatchObject([{ kind: 'codebase', path: 'src/a.ts', range: { startLine: 3, endLine: 5 }, language: 'ts', tokens: 4 }]);
+    const sent = ofType(posted, 'chatSent')[0]!.content;
+    expect(sent).toContain('From the codebase src/a.ts (lines 3-5):');
+    expect(sent).toContain('export function add() {}');
+    expect(fc.calls.some((c) => c.startsWith('chat:') && c.includes('export function add'))).toBe(true);
+  });
+
+  it('nothing found: a notice, and the question goes as it is; the attach menu entry adds chips; search and actions reach the index', async () => {
+    const queries: string[] = [];
+    const { view, posted } = setup(true, codebase(queries));
+    await view.receive({ type: 'codebaseRequest', query: '@codebase nothing here' });
+    expect(ofType(posted, 'notice').at(-1)!.text).toMatch(/found nothing/);
+    await view.receive({ type: 'codebaseRequest', query: 'add' });
+    expect(ofType(posted, 'contextAdd').map((m) => m.item.path)).toEqual(['src/a.ts']);
+    await view.receive({ type: 'indexSearch', query: 'add' });
+    expect(ofType(posted, 'indexSearch')[0]!.result.query).toBe('add');
+    await view.receive({ type: 'indexAction', action: 'pause' });
+    await view.receive({ type: 'indexAction', action: 'explode' });
+    expect(queries.filter((q) => q.startsWith('action:'))).toEqual(['action:pause']);
+  });
+
+  it('without an index, @codebase says so and the question is sent unchanged', async () => {
+    const { view, posted, fc } = setup(true);
+    fc.release();
+    await view.receive({ type: 'chatSend', chatId: 'c2', name: '', messages: [{ role: 'user', content: '#codebase hi' }] });
+    expect(ofType(posted, 'notice').at(-1)!.text).toMatch(/index is off/);
+    expect(ofType(posted, 'chatSent')[0]!.content).toBe('#codebase hi');
   });
 });

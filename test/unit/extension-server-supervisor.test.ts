@@ -28,6 +28,8 @@ class FakeProcess implements ProcessHandle {
 function world(opts: Partial<SupervisorOptions> = {}, exitOnTerm = true) {
   const procs: FakeProcess[] = [];
   const health = new Map<number, Health['status'] | 'down'>();
+  /** What a loading server says of its own load limit (null: nothing, like a server that does not report it). */
+  const server = { loadTimeoutMs: null as number | null };
   let nextPort = 5000;
   const states: SupervisorState[] = [];
   const sup = new Supervisor({
@@ -41,12 +43,13 @@ function world(opts: Partial<SupervisorOptions> = {}, exitOnTerm = true) {
     probe: async (port) => {
       const h = health.get(port);
       if (!h || h === 'down') throw new Error('ECONNREFUSED');
-      return { status: h, model: h === 'ok' ? 'tiny.gguf' : null, slots: 2, reason: h === 'failed' ? 'engine (replica 0) stopped restarting after 5 engine deaths in a row' : null };
+      return { status: h, model: h === 'ok' ? 'tiny.gguf' : null, slots: 2, reason: h === 'failed' ? 'engine (replica 0) stopped restarting after 5 engine deaths in a row' : null,
+        loadTimeoutMs: h === 'loading' ? server.loadTimeoutMs : null };
     },
     clock: { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
   }, { healthIntervalMs: 100, backoffMs: [1000, 2000, 4000], maxFailures: 3, stableMs: 10_000, killGraceMs: 500, startTimeoutMs: 5000, ...opts });
   sup.onState((s) => states.push(s));
-  return { sup, procs, health, states, kinds: () => states.map((s) => s.kind) };
+  return { sup, procs, health, server, states, kinds: () => states.map((s) => s.kind) };
 }
 
 describe('Supervisor', () => {
@@ -190,6 +193,35 @@ describe('Supervisor', () => {
     expect(await outcome).toBe('the server did not become healthy within 2 s');
     expect(w.procs[0]!.signals).toEqual(['SIGTERM']);
     expect(w.sup.current).toMatchObject({ kind: 'failed', failure: { kind: 'healthTimeout' } });
+  });
+
+  it('waits as long as the server lets a model load, then as long again as the margin, and no longer', async () => {
+    const w = world({ startTimeoutMs: 2000, loadMarginMs: 1000 });
+    w.server.loadTimeoutMs = 9000;
+    const outcome = w.sup.start().catch((e: Error) => e.message);
+    await vi.advanceTimersByTimeAsync(0);
+    w.health.set(5000, 'loading');
+    await vi.advanceTimersByTimeAsync(9500); // past the extension's own 2 s, within the server's 9 s + 1 s
+    expect(w.sup.current.kind).toBe('starting');
+    expect(w.procs[0]!.signals).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await outcome).toBe('the server did not become healthy within 10 s');
+    expect(w.procs[0]!.signals).toEqual(['SIGTERM']);
+    expect(w.sup.current).toMatchObject({ kind: 'failed', failure: { kind: 'healthTimeout' } });
+  });
+
+  it('a large model that loads within the server\'s limit becomes ready', async () => {
+    const w = world({ startTimeoutMs: 2000, loadMarginMs: 1000 });
+    w.server.loadTimeoutMs = 9000;
+    let ready = false;
+    void w.sup.start().then(() => { ready = true; });
+    await vi.advanceTimersByTimeAsync(0);
+    w.health.set(5000, 'loading');
+    await vi.advanceTimersByTimeAsync(8000);
+    w.health.set(5000, 'ok');
+    await vi.advanceTimersByTimeAsync(200);
+    expect(ready).toBe(true);
+    expect(w.sup.current).toMatchObject({ kind: 'ready', port: 5000 });
   });
 
   it('stop during start cancels it and rejects the waiting start', async () => {

@@ -85,7 +85,7 @@ describe('HTTP server with scripted engines', () => {
     const h = await start({}, {}, false);
     const before = await raw(h.port, 'GET', '/health');
     expect(before.status).toBe(503);
-    expect(JSON.parse(before.body)).toEqual({ status: 'loading' });
+    expect(JSON.parse(before.body)).toEqual({ status: 'loading', load_timeout_ms: 900000 });
     await h.server.startEngines();
     const after = await raw(h.port, 'GET', '/health');
     expect(after.status).toBe(200);

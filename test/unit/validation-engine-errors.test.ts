@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ENGINE_ERROR_STATUS, engineCallApiError } from '../../backend/validation/engine-errors.js';
 import { EngineCallError } from '../../backend/engine/client.js';
-import { ENGINE_ERROR_CODES } from '../../backend/engine/protocol.js';
+import { ENGINE_ERROR_CODES } from '../../backend/engine/calls.js';
 
 describe('engine call failures as HTTP answers', () => {
   it('follow the code, never the wording of the message', () => {

@@ -25,12 +25,12 @@ function chipLabel(c: ContextItem): string {
 }
 
 function chipTitle(c: ContextItem): string {
-  return `${c.kind === 'selection' ? 'Selection from' : 'File'} ${c.path}${c.tokens !== null ? `, ${c.tokens} tokens` : ''}${c.cutFrom ? ` (first ${c.text.split('\n').length} of ${c.cutFrom} lines)` : ''}`;
+  return `${c.kind === 'selection' ? 'Selection from' : c.kind === 'codebase' ? 'From the codebase index:' : 'File'} ${c.path}${c.tokens !== null ? `, ${c.tokens} tokens` : ''}${c.cutFrom ? ` (first ${c.text.split('\n').length} of ${c.cutFrom} lines)` : ''}`;
 }
 
 function chip(c: ContextItem, onRemove: (() => void) | null): HTMLElement {
   return h('span', { class: 'ctx-chip', title: chipTitle(c), role: 'listitem', 'aria-label': `${chipTitle(c)}` },
-    icon(c.kind === 'selection' ? 'list-selection' : 'file'),
+    icon(c.kind === 'selection' ? 'list-selection' : c.kind === 'codebase' ? 'database' : 'file'),
     h('span', { class: 'ctx-name' }, chipLabel(c)),
     c.tokens !== null ? h('span', { class: 'muted' }, `${c.tokens} tok`) : null,
     onRemove ? iconButton('close', `Remove ${c.path} from the message`, onRemove, { class: 'chip-x' }) : null);
@@ -93,7 +93,16 @@ export class ChatTab {
           host.post({ type: 'contextRequest', what });
         });
         return item;
-      }));
+      }),
+      // The codebase index's best chunks for what the message box says now (also: @codebase in the message).
+      ((): HTMLElement => {
+        const item = h('button', { type: 'button', role: 'menuitem' }, icon('database'), h('span', {}, 'Codebase'));
+        item.addEventListener('click', () => {
+          this.addMenu.hidden = true;
+          host.post({ type: 'codebaseRequest', query: host.state().draft });
+        });
+        return item;
+      })());
     const add = iconButton('mention', 'Add context (selection or file)', () => { this.addMenu.hidden = !this.addMenu.hidden; }, { 'aria-haspopup': 'menu' });
     this.el = h('div', { class: 'chat' },
       h('div', { class: 'row chat-head' }, this.name, this.save, fresh),

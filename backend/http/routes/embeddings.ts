@@ -22,6 +22,9 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
   if (!emb) {
     throw new ApiError(400, `the model '${model.id}' makes text, not embeddings (its GGUF declares no pooling type); serve an embedding model`, { param: 'model', code: 'model_not_embedding' });
   }
+  if (emb.pooling === 'rank') {
+    throw new ApiError(400, `the model '${model.id}' is a reranker (pooling 'rank'): it scores query-document pairs at /v1/rerank, it makes no embeddings`, { param: 'model', code: 'model_not_embedding' });
+  }
   if (body.dimensions !== null && body.dimensions !== emb.dimensions) {
     throw new ApiError(400, `dimensions: the model '${model.id}' makes ${emb.dimensions}-dimensional embeddings and cannot shorten them to ${body.dimensions}`, { param: 'dimensions', code: 'unsupported_value' });
   }

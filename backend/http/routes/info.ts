@@ -13,7 +13,11 @@ export function health(app: AppContext, { res }: RouteContext): void {
     sendJson(res, 200, { status: 'ok', model: null, models_loaded: 0, queued: 0 });
     return;
   }
-  if (!model || app.scheduler.isLoading()) { sendJson(res, 503, { status: 'loading' }, { 'Retry-After': '1' }); return; }
+  if (!model || app.scheduler.isLoading()) {
+    // How long a load may take here: a supervisor (the extension) waits that long, never less.
+    sendJson(res, 503, { status: 'loading', load_timeout_ms: app.config.engineReadyTimeoutMs }, { 'Retry-After': '1' });
+    return;
+  }
   const why = app.scheduler.unavailableReason();
   if (why) {
     // Every engine gave up after a crash loop: a retry will not help, so no Retry-After.

@@ -17,3 +17,12 @@ export async function resolveTestModel(env: E2eEnv): Promise<string> {
   process.env.STRATA_ADDON ??= join(env.repoRoot, 'native', 'build', 'strata.node');
   return ensureTestModel({ vocab: 'starcoder', shape: 'tiny' });
 }
+
+/** The embedding model and the reranker the UI run also serves (the codebase index's vectors and rerank). */
+export async function resolveIndexModels(env: E2eEnv): Promise<{ embeddingModel: string; rerankModel: string }> {
+  process.env.STRATA_ADDON ??= join(env.repoRoot, 'native', 'build', 'strata.node');
+  return {
+    embeddingModel: await ensureTestModel({ vocab: 'bert-bge', shape: 'embed-bert' }),
+    rerankModel: await ensureTestModel({ vocab: 'bert-bge', shape: 'rerank-bert' }),
+  };
+}

@@ -1,0 +1,199 @@
+// The one table of `strata serve` options. Each entry is one setting: its name (the key in
+// ServerConfig; --kebab-name on the command line, STRATA_KEBAB_NAME in the environment, either
+// spelling in the --config file), its kind (type and range), its default and its help. Parsing
+// (config.ts), --help, the config file's keys, the per-model keys of the config's "models"
+// section (model-specs.ts) and the README's option table (scripts/readme-tables.mjs, checked by
+// test/unit/readme-tables.test.ts) are all read from it.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Kind } from './config-values.js';
+
+/** The value a kind converts to (config-values.ts convert). */
+export type KindValue<K extends Kind> =
+  K extends { t: 'int' | 'number' } ? number
+  : K extends { t: 'enum'; values: readonly (infer V)[] } ? V
+  : K extends { t: 'string' } ? string
+  : K extends { t: 'list' } ? string[]
+  : K extends { t: 'numlist' } ? number[]
+  : K extends { t: 'bool' } ? boolean
+  : never;
+
+export interface ServeOption<K extends Kind = Kind, D = unknown> {
+  kind: K;
+  /** null: unset, the engine (or the named code) decides; a function: computed from the environment. */
+  default: D | ((env: NodeJS.ProcessEnv) => D);
+  help: string;
+  /** What the default means where its value does not say it (null defaults, computed ones). */
+  defaultText?: string;
+  /** Also a key of one model's entry in the config's "models" section (its value for that model alone). */
+  perModel?: true;
+}
+
+/** One entry; its type keeps `perModel` so that PerModelKey can pick the per-model keys. */
+function option<K extends Kind, D extends KindValue<K> | null, M extends { defaultText?: string; perModel?: true } = object>(
+  kind: K, dflt: D | ((env: NodeJS.ProcessEnv) => D), help: string, more?: M,
+): ServeOption<K, D> & M {
+  return { kind, default: dflt, help, ...more } as ServeOption<K, D> & M;
+}
+
+const int = (min: number, max: number) => ({ t: 'int', min, max }) as const;
+const num = (min: number, max: number) => ({ t: 'number', min, max }) as const;
+const oneOf = <const V extends readonly string[]>(...values: V) => ({ t: 'enum', values }) as const;
+const str = { t: 'string' } as const;
+const list = { t: 'list' } as const;
+const numlist = { t: 'numlist' } as const;
+const bool = { t: 'bool' } as const;
+const ENGINE = { defaultText: "the engine's" };
+
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', 'sessions');
+  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  return join(base, 'strata', 'sessions');
+}
+
+/** Every `strata serve` option, in --help order. */
+export const SERVE_OPTIONS = {
+  /** The default (first) model's file; null: the demo model. Every value of a repeated --model is a model (config.ts). */
+  model: option(str, null, 'GGUF model file, or NAME=FILE to serve it as NAME; repeat to serve several (the first is the default)', { defaultText: 'a random-weight demo model' }),
+  modelsDir: option(str, null, 'serve every *.gguf in this folder too (each under its base name)'),
+  /** Models loaded at start: names, 'all' or 'none' (null: the default model). */
+  preload: option(list, null, 'models loaded at start: names, all or none; the others load on first use', { defaultText: 'the first model' }),
+  /** Models loaded at most at once (null: no count limit). */
+  modelsMax: option(int(1, 1024), null, 'models loaded at most at once; the least recently used idle one unloads first', { defaultText: 'no limit' }),
+  /** Host RAM budget for loaded models, MiB (null: 80% of the RAM free at start). */
+  modelsRamMib: option(int(1, 1 << 30), null, 'host RAM for loaded models, MiB (file size + KV for ctx x slots each)', { defaultText: '80% of the RAM free at start' }),
+  /** Idle models unload after this many seconds (0 = never). */
+  modelIdleS: option(int(0, 31_536_000), 0, 'unload a model idle this many seconds (0 = never)'),
+  host: option(str, '127.0.0.1', 'address to listen on (others than loopback need --api-key)'),
+  port: option(int(0, 65535), 8080, 'port (0 = any free port)'),
+  slots: option(int(1, 256), 4, 'concurrent requests per engine', { perModel: true }),
+  ctx: option(int(16, 1 << 24), null, 'context tokens per slot', { ...ENGINE, perModel: true }),
+  batch: option(int(1, 1 << 16), null, 'token budget per engine step', { ...ENGINE, perModel: true }),
+  /** Prompt tokens per step beside decoding sequences (null: the engine's, 64 on CPU, the batch with offload). */
+  decodePromptBudget: option(int(1, 1 << 16), null, 'prompt tokens per step while others decode', { defaultText: "the engine's: 64 on CPU, the whole batch with GPU offload" }),
+  threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
+  kvType: option(oneOf('f16', 'q8_0', 'q4_0'), null, 'KV cache type', { ...ENGINE, perModel: true }),
+  flashAttn: option(oneOf('auto', 'on', 'off'), null, 'flash attention', { ...ENGINE, perModel: true }),
+  cacheMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
+  replicas: option(int(1, 64), 1, 'engine processes (with --devices groups: one per group)', { perModel: true }),
+  /** Device names, comma-separated, "/" between replicas; resolved into replicas and ServerConfig.deviceGroups. */
+  devices: option(str, null, 'devices, comma-separated; "/" separates replicas (CUDA0,CUDA1/CUDA2,CUDA3)', { defaultText: "the engine's placement", perModel: true }),
+  splitMode: option(oneOf('none', 'layer', 'row'), null, 'multi-device split', ENGINE),
+  tensorSplit: option(numlist, null, 'proportions per device (3,1)', ENGINE),
+  rpc: option(list, null, 'ggml RPC servers host:port,... (trusted networks only)', { defaultText: 'none' }),
+  gpuLayers: option(int(-1, 100000), null, 'layers on GPU devices (-1 = all)', { ...ENGINE, perModel: true }),
+  /** ggml CPU variant ('auto': the best one that passes its probe). */
+  cpuVariant: option(str, 'auto', 'ggml CPU variant: auto (best that passes its probe) or a name from `strata devices` (haswell, zen4, …)'),
+  /** Weight repacking into ggml's extra CPU buffer types (AMX, wider SIMD): on, off, or auto (probed). */
+  cpuRepack: option(oneOf('auto', 'on', 'off'), 'auto', 'repack weights for AMX / wider SIMD kernels (auto: on unless its probe fails)'),
+  /** ggml's op offload with partial GPU offload (null: the engine's, on). */
+  opOffload: option(oneOf('on', 'off'), null, 'with layers left on the CPU, run their matmuls on the GPU for 32+ token steps (off: batched == solo exactly)', { defaultText: "the engine's (on)" }),
+  /** Required on every route but /health when set (Bearer or x-api-key). */
+  apiKey: option(str, null, 'API key clients must send', { defaultText: 'none' }),
+  sessionsDir: option(str, defaultSessionsDir, 'folder for saved sessions', { defaultText: '$XDG_DATA_HOME/strata/sessions (~/.local/share/…)' }),
+  logFormat: option(oneOf('text', 'json'), 'text', 'log line format'),
+  logLevel: option(oneOf('debug', 'info', 'warn', 'error'), 'info', 'least level logged'),
+  bodyLimitMib: option(int(1, 4096), 32, 'largest request body, MiB'),
+  writeStallMs: option(int(0, 3_600_000), 30_000, 'a client that reads nothing this long is disconnected'),
+  /** A streaming client whose oldest unread output is older than this is disconnected (0 = off). */
+  slowReaderMs: option(int(0, 3_600_000), 10_000, 'a streaming client this far behind (age of its oldest unread output) is disconnected and its slot freed (0 = off)'),
+  keepAliveMs: option(int(0, 3_600_000), 10_000, 'SSE keep-alive period while waiting'),
+  maxQueued: option(int(1, 1_000_000), 512, 'requests allowed to wait'),
+  /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
+  infillDelayMs: option(int(0, 10_000), 200, 'an infill arriving less than this after the previous one of its supersede_key (a keystroke burst) waits this long before admission, so the next keystroke can replace it for free (0 = off)'),
+  /** FIM prompt order: auto (SPM where the model family was trained with it), psm, spm. */
+  fimOrder: option(oneOf('auto', 'psm', 'spm'), 'auto', 'infill prompt order: spm puts the suffix first so keystrokes reuse its KV (auto: spm for StarCoder, CodeLlama and CodeGemma models, trained with it; psm otherwise)'),
+  /** The one model-load limit: every engine client gets it, /health reports it while loading (the extension waits that long). */
+  engineReadyTimeoutMs: option(int(1000, 86_400_000), 900_000, 'model load limit per engine start, ms'),
+  /** Exit when this process ends (the extension passes its own pid, so a killed VS Code leaves no server). */
+  parentPid: option(int(1, 2 ** 31 - 1), null, 'exit when the process with this pid ends', { defaultText: 'none' }),
+  engineSilenceTimeoutMs: option(int(1000, 86_400_000), 300_000, 'an engine silent this long while busy is restarted, ms'),
+  /** Speculative decoding: prompt-lookup (n-gram) drafts. */
+  specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false"),
+  /** Speculative decoding: a draft model with the model's vocabulary. */
+  draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary)', { defaultText: 'none' }),
+  draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', ENGINE),
+  draftMin: option(int(1, 256), null, 'no shorter draft than this', ENGINE),
+  draftPMin: option(num(0, 1), null, 'draft model: stop a draft at a token below this probability', ENGINE),
+  /** Embeddings: auto (the GGUF says), on, off. */
+  embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
+};
+
+export type ServeOptionKey = keyof typeof SERVE_OPTIONS;
+
+/** Each option's value: its kind's type, or null where its default is null (unset). */
+export type ServeOptionValues = {
+  -readonly [K in ServeOptionKey]: (typeof SERVE_OPTIONS)[K] extends ServeOption<infer Kd, infer D>
+    ? KindValue<Kd> | (null extends D ? null : never) : never;
+};
+
+/** The options one model's entry in the config's "models" section may set. */
+export type PerModelKey = {
+  [K in ServeOptionKey]: (typeof SERVE_OPTIONS)[K] extends { perModel: true } ? K : never;
+}[ServeOptionKey];
+
+export const SERVE_OPTION_KEYS = Object.keys(SERVE_OPTIONS) as ServeOptionKey[];
+export const PER_MODEL_KEYS = SERVE_OPTION_KEYS.filter((k) => (SERVE_OPTIONS[k] as ServeOption).perModel) as PerModelKey[];
+
+/** --flag-name of a key (modelsRamMib -> models-ram-mib). */
+export const flagOf = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+/** STRATA_FLAG_NAME of a key. */
+export const envOf = (key: string): string => `STRATA_${flagOf(key).toUpperCase().replace(/-/g, '_')}`;
+
+/** An option's default value in this environment. */
+export function defaultOf<K extends ServeOptionKey>(key: K, env: NodeJS.ProcessEnv = process.env): ServeOptionValues[K] {
+  const d = (SERVE_OPTIONS[key] as ServeOption).default;
+  return (typeof d === 'function' ? d(env) : d) as ServeOptionValues[K];
+}
+
+/** --config: read before the others (from the flag or STRATA_CONFIG, never from the file itself). */
+export const CONFIG_OPTION = { flag: 'config', env: 'STRATA_CONFIG', help: 'JSON file with any of the settings above (keys: flag names or camelCase)' };
+
+/** How the default reads in --help and the README. */
+export function defaultText(key: ServeOptionKey): string {
+  const o = SERVE_OPTIONS[key] as ServeOption;
+  if (o.defaultText !== undefined) return o.defaultText;
+  return typeof o.default === 'function' || o.default === null ? 'none' : String(o.default);
+}
+
+function kindText(kind: Kind): string {
+  switch (kind.t) {
+    case 'int': return `integer ${kind.min}..${kind.max}`;
+    case 'number': return `number ${kind.min}..${kind.max}`;
+    case 'enum': return kind.values.join(' | ');
+    case 'string': return 'text';
+    case 'list': return 'comma-separated list';
+    case 'numlist': return 'comma-separated numbers';
+    case 'bool': return 'true or false';
+  }
+}
+
+/** `strata serve --help`. */
+export function serveHelp(): string {
+  const lines = ['usage: strata serve [options]', '', 'options (also STRATA_<NAME> env vars and a JSON --config FILE; flags > env > config > defaults):'];
+  for (const key of SERVE_OPTION_KEYS) {
+    const o = SERVE_OPTIONS[key] as ServeOption;
+    // Enum options show what they accept, so nobody has to guess (or read the source).
+    const values = o.kind.t === 'enum' ? ` (one of: ${o.kind.values.join(', ')})` : '';
+    lines.push(`  --${flagOf(key).padEnd(26)} ${o.help}; default: ${defaultText(key)}${values}`);
+  }
+  lines.push(`  --${CONFIG_OPTION.flag.padEnd(26)} ${CONFIG_OPTION.help} (also ${CONFIG_OPTION.env})`);
+  return lines.join('\n');
+}
+
+/** Where the README's option table sits (scripts/readme-tables.mjs writes it, a test checks it). */
+export const README_MARKERS = { start: '<!-- serve-options: generated from backend/app/serve-options.ts by scripts/readme-tables.mjs -->', end: '<!-- /serve-options -->' };
+
+/** The README's option table (between README_MARKERS). */
+export function serveOptionsMarkdown(): string {
+  const cell = (s: string): string => s.replace(/\|/g, '\\|');
+  const rows = ['| flag | environment | config key | value | default | meaning |', '|---|---|---|---|---|---|'];
+  for (const key of SERVE_OPTION_KEYS) {
+    const o = SERVE_OPTIONS[key] as ServeOption;
+    const keys = flagOf(key) === key ? `\`${key}\`` : `\`${flagOf(key)}\`, \`${key}\``;
+    const meaning = o.perModel ? `${o.help} (also per model)` : o.help;
+    rows.push(`| \`--${flagOf(key)}\` | \`${envOf(key)}\` | ${keys} | ${cell(kindText(o.kind))} | ${cell(defaultText(key))} | ${cell(meaning)} |`);
+  }
+  rows.push(`| \`--${CONFIG_OPTION.flag}\` | \`${CONFIG_OPTION.env}\` | | file path | none | ${CONFIG_OPTION.help} |`);
+  return rows.join('\n');
+}

@@ -1,0 +1,243 @@
+// npm run bench:codebase [-- options]: the codebase index measured against real servers.
+//   1. Indexing a source tree (default: the pinned llama.cpp source npm install fetched) through a
+//      real `strata serve` on an embedding model: files, chunks, wall time, chunks/s, store size.
+//   2. Strata's /v1/embeddings vs llama-server's on the same model and texts (--vs-llama-server).
+//   3. Chat TTFT p50/p95 idle vs while indexing runs, on one server serving both models.
+//   4. Search latency p50/p95 at --search-chunks chunks (hybrid + rerank of the top 50), store size.
+//   5. Full-text recall@10: queries made of the comment above known C/C++ functions; a hit is the
+//      chunk holding the function's first line.
+// Random-weight generated models by default (--embedding-model, --rerank-model, --chat-model take
+// real GGUFs): their vectors and rerank scores are noise, so only timings, sizes and full-text
+// recall mean something with them.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ServerProcess } from '../backend/bench-compare/launch.js';
+import { percentile } from '../backend/bench/stats.js';
+import { ensureModel } from '../backend/models/stand-in.js';
+import { freePort } from '../backend/net/free-port.js';
+import { Indexer, type Embedder } from '../extension/codebase/indexer.js';
+import { searchIndex } from '../extension/codebase/search.js';
+import { IndexStore, type NewChunk } from '../extension/codebase/store.js';
+import { SyntaxParsers } from '../extension/codebase/syntax.js';
+import { VectorIndex } from '../extension/codebase/vectorIndex.js';
+import { DEFAULT_EXCLUDES, readText, walk } from '../extension/codebase/walker.js';
+import { DEFAULT_CHUNK_OPTIONS } from '../extension/codebase/chunker.js';
+
+interface Opts {
+  root: string; files: number; embeddingModel: string | null; rerankModel: string | null; chatModel: string | null;
+  vsLlamaServer: boolean; searchChunks: number; queries: number; chatRequests: number; threads: number;
+}
+
+const USAGE = `npm run bench:codebase -- [--root DIR] [--files N] [--search-chunks N] [--queries N] [--chat-requests N]
+    [--embedding-model M.gguf] [--rerank-model R.gguf] [--chat-model C.gguf] [--threads T] [--vs-llama-server]
+  --root            tree to index (default: the pinned llama.cpp source under ~/.cache/strata/src)
+  --files N         index at most N files of it (default all; a smoke run: 60)
+  --search-chunks N chunks in the search-latency store (default 50000)`;
+
+function parse(argv: string[]): Opts {
+  const get = (k: string): string | undefined => { const i = argv.indexOf(`--${k}`); return i >= 0 ? argv[i + 1] : undefined; };
+  const num = (k: string, d: number): number => { const v = get(k); return v === undefined ? d : Number(v); };
+  return {
+    root: get('root') ?? pinnedSource(),
+    files: num('files', Infinity), searchChunks: num('search-chunks', 50_000), queries: num('queries', 40), chatRequests: num('chat-requests', 20),
+    embeddingModel: get('embedding-model') ?? null, rerankModel: get('rerank-model') ?? null, chatModel: get('chat-model') ?? null,
+    vsLlamaServer: argv.includes('--vs-llama-server'), threads: num('threads', 2),
+  };
+}
+
+/** The llama.cpp tree npm install fetched (~/.cache/strata/src/llama.cpp-<commit>-p<patches>). */
+function pinnedSource(): string {
+  const src = join(process.env.STRATA_CACHE_DIR ?? join(homedir(), '.cache', 'strata'), 'src');
+  const dir = existsSync(src) ? readdirSync(src).find((d) => d.startsWith('llama.cpp-') && existsSync(join(src, d, '.strata-ready'))) : undefined;
+  return dir ? join(src, dir) : join(src, 'llama.cpp-(not fetched)');
+}
+
+const log = (m: string): void => { process.stderr.write(`[codebase] ${m}\n`); };
+
+async function post(url: string, path: string, body: unknown): Promise<any> {
+  const r = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const j = await r.json();
+  if (!r.ok) throw Object.assign(new Error(`${path} ${r.status}: ${JSON.stringify(j).slice(0, 200)}`), { status: r.status, code: j?.error?.code ?? null });
+  return j;
+}
+
+function embedderFor(url: string, model: string): Embedder {
+  return {
+    identity: model,
+    embed: async (texts) => (await post(url, '/v1/embeddings', { model, input: texts })).data.map((d: { embedding: number[] }) => Float32Array.from(d.embedding)),
+  };
+}
+
+async function serve(name: string, models: Array<[string, string]>, threads: number, dir: string): Promise<{ url: string; proc: ServerProcess }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const args = [join(process.cwd(), 'dist', 'strata.mjs'), 'serve', '--port', String(port), '--threads', String(threads), '--slots', '4', '--ctx', '512', '--batch', '2048'];
+  for (const [n, p] of models) args.push('--model', `${n}=${p}`);
+  if (models.length > 1) args.push('--preload', 'all');
+  const proc = await ServerProcess.start({ name, command: process.execPath, args, url, logFile: join(dir, `${name}.log`) });
+  return { url, proc };
+}
+
+function ratioLine(label: string, a: number, b: number, unit: string): string {
+  return `${label}: ${a.toFixed(1)} vs ${b.toFixed(1)} ${unit} (ratio ${(a / b).toFixed(3)})`;
+}
+
+export async function main(argv: string[], repo: string): Promise<number> {
+  if (argv.includes('--help')) { process.stdout.write(`${USAGE}\n`); return 0; }
+  const o = parse(argv);
+  if (!existsSync(o.root)) throw new Error(`--root ${o.root} does not exist (run npm install, or pass --root)`);
+  const work = mkdtempSync(join(tmpdir(), 'strata-bench-codebase-'));
+  const out: string[] = [];
+  const procs: ServerProcess[] = [];
+  try {
+    const embedModel = o.embeddingModel ?? await ensureModel({ vocab: 'bert-bge', shape: 'embed-bert', quant: 'q8_0', seed: 1 });
+    const rerankModel = o.rerankModel ?? await ensureModel({ vocab: 'bert-bge', shape: 'rerank-bert', quant: 'q8_0', seed: 1 });
+    const chatModel = o.chatModel ?? await ensureModel({ vocab: 'qwen2', shape: 'tiny', quant: 'q8_0', seed: 1 });
+    const srv = await serve('strata', [['chat', chatModel], ['embed', embedModel], ['rerank', rerankModel]], o.threads, work);
+    procs.push(srv.proc);
+    log(`server ${srv.url}: chat ${chatModel}, embeddings ${embedModel}, reranker ${rerankModel}`);
+
+    // 1. Index the tree (a copy of its first --files files when limited).
+    const store = IndexStore.open(join(work, 'index.sqlite'));
+    const vectors = new VectorIndex();
+    const parsers = new SyntaxParsers(join(repo, 'node_modules', '@vscode', 'tree-sitter-wasm', 'wasm'));
+    const walked = await walk(o.root, { exclude: [...DEFAULT_EXCLUDES], maxFileBytes: 1 << 20 });
+    const limit = Number.isFinite(o.files) ? walked.files.slice(0, o.files).map((f) => f.path) : null;
+    const exclude = limit ? [...DEFAULT_EXCLUDES, ...walked.files.slice(o.files).map((f) => f.path)] : [...DEFAULT_EXCLUDES];
+    const embedder = embedderFor(srv.url, 'embed');
+    let indexing = true;
+    const indexer = new Indexer([{ name: 'root', path: o.root }], store, vectors, parsers, {
+      embedder: async () => embedder, foreground: async () => {}, onProgress: () => {}, log,
+    }, { walk: { exclude, maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 32 });
+
+    // 3 (idle half): chat TTFT before indexing.
+    const ttft = async (n: number): Promise<number[]> => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        const r = await fetch(`${srv.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'chat', stream: true, max_tokens: 4, temperature: 0, messages: [{ role: 'user', content: `question ${i}: what does the index do?` }] }) });
+        const reader = r.body!.getReader();
+        let first = -1;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          if (first < 0 && new TextDecoder().decode(value).includes('"content"')) first = performance.now() - t0;
+        }
+        out.push(first);
+      }
+      return out;
+    };
+    const idle = await ttft(o.chatRequests);
+    const t0 = performance.now();
+    const run = indexer.sync().finally(() => { indexing = false; });
+    const busy: number[] = [];
+    // 3 (busy half): the same requests while the index embeds (only those that started during it count).
+    while (indexing && busy.length < o.chatRequests) {
+      const [x] = await ttft(1);
+      if (indexing) busy.push(x!);
+    }
+    await run;
+    const wall = (performance.now() - t0) / 1000;
+    const st = store.stats();
+    out.push(`indexing ${o.root}${limit ? ` (first ${limit.length} files)` : ''}: ${st.files} files, ${st.chunks} chunks, ${st.vectors} vectors, ${wall.toFixed(1)} s, ${(st.vectors / wall).toFixed(1)} chunks/s embedded, store ${(st.bytes / 2 ** 20).toFixed(1)} MiB`);
+    out.push(`chat TTFT idle p50 ${percentile(idle, 50).toFixed(0)} ms p95 ${percentile(idle, 95).toFixed(0)} ms; while indexing (${busy.length} requests) p50 ${busy.length ? percentile(busy, 50).toFixed(0) : '–'} ms p95 ${busy.length ? percentile(busy, 95).toFixed(0) : '–'} ms${busy.length ? ` (p95 ratio ${(percentile(busy, 95) / percentile(idle, 95)).toFixed(2)}, target <= 1.2)` : ''}`);
+
+    // 5. Full-text recall@10 on comments above C/C++ function definitions.
+    const queries: Array<{ path: string; line: number; q: string }> = [];
+    for (const path of [...store.files().keys()].filter((p) => /\.(c|cpp|h)$/.test(p))) {
+      const text = await readText(join(o.root, path), 1 << 20);
+      if (!text) continue;
+      const lines = text.split('\n');
+      lines.forEach((l, i) => {
+        const m = /^(?:static\s+)?[\w:<>*&\s]+?\b(\w{6,})\s*\([^;]*$/.exec(l);
+        const c = /^\s*\/\/\s*(.{20,})$/.exec(lines[i - 1] ?? '');
+        if (m && c && queries.length < o.queries * 4) queries.push({ path, line: i + 1, q: `${c[1]} ${m[1]}` });
+      });
+    }
+    const picked = queries.filter((_, i) => i % 4 === 0).slice(0, o.queries);
+    let found = 0;
+    for (const q of picked) {
+      const r = await searchIndex({ store, vectors, embed: null, rerank: null }, q.q, { limit: 10, candidates: 50, rerankTop: 0 });
+      if (r.hits.some((h) => h.chunk.path === q.path && h.chunk.startLine <= q.line && h.chunk.endLine >= q.line)) found++;
+    }
+    out.push(`full-text recall@10: ${found}/${picked.length} (${picked.length ? ((100 * found) / picked.length).toFixed(1) : '–'}%) on queries of a function's comment and name`);
+    store.close();
+
+    // 4. Search latency at --search-chunks chunks: the tree's chunks repeated, vectors of the model's size.
+    const big = IndexStore.open(join(work, 'search.sqlite'));
+    const bigVectors = new VectorIndex();
+    const src = IndexStore.open(join(work, 'index.sqlite'));
+    const sample = [...src.files().keys()];
+    src.close();
+    const dims = vectors.dimensions || 128;
+    let made = 0;
+    for (let round = 0; made < o.searchChunks; round++) {
+      for (const path of sample) {
+        if (made >= o.searchChunks) break;
+        const text = await readText(join(o.root, path), 1 << 20);
+        if (!text) continue;
+        const lines = text.split('\n');
+        const chunks: NewChunk[] = [];
+        for (let i = 0; i < lines.length && made + chunks.length < o.searchChunks; i += 30) {
+          const t = `${lines.slice(i, i + 30).join('\n')}\n// copy ${round}`;
+          chunks.push({ startLine: i + 1, endLine: Math.min(lines.length, i + 30), text: t, hash: `${round}:${path}:${i}`, kind: 'window' });
+        }
+        big.transaction(() => big.putFile({ path: `${round}/${path}`, size: 1, mtimeMs: 1, hash: path }, chunks));
+        const vs = chunks.map((c) => { const v = Float32Array.from({ length: dims }, () => Math.random() - 0.5); const n = Math.hypot(...v); return { hash: c.hash, vector: v.map((x) => x / n) }; });
+        big.transaction(() => big.putVectors(vs));
+        bigVectors.add(vs);
+        made += chunks.length;
+      }
+      if (!sample.length) break;
+    }
+    const rerank = async (q: string, docs: string[]): Promise<number[]> => {
+      const r = await post(srv.url, '/v1/rerank', { model: 'rerank', query: q, documents: docs });
+      const s: number[] = new Array(docs.length);
+      for (const x of r.results) s[x.index] = x.relevance_score;
+      return s;
+    };
+    const lat: number[] = [];
+    const latNoRerank: number[] = [];
+    const latencyQueries = picked.length ? picked : [{ q: 'llama_decode batch tokens' }, { q: 'ggml_backend load device' }, { q: 'kv cache sequence remove' }];
+    for (const q of latencyQueries.slice(0, 20)) {
+      let a = performance.now();
+      await searchIndex({ store: big, vectors: bigVectors, embed: embedder.embed, rerank: null }, q.q);
+      latNoRerank.push(performance.now() - a);
+      a = performance.now();
+      await searchIndex({ store: big, vectors: bigVectors, embed: embedder.embed, rerank }, q.q);
+      lat.push(performance.now() - a);
+    }
+    const bs = big.stats();
+    out.push(`search at ${bs.chunks} chunks (${dims}-d vectors): hybrid p50 ${percentile(latNoRerank, 50).toFixed(0)} ms p95 ${percentile(latNoRerank, 95).toFixed(0)} ms; + rerank of the top 50 p50 ${percentile(lat, 50).toFixed(0)} ms p95 ${percentile(lat, 95).toFixed(0)} ms; store ${(bs.bytes / 2 ** 20).toFixed(1)} MiB`);
+    big.close();
+    parsers.dispose();
+
+    // 2. Embedding throughput: Strata vs llama-server, the same texts and batches, alternating.
+    if (o.vsLlamaServer) {
+      const bin = execFileSync(process.execPath, [join(repo, 'scripts', 'build-native.mjs'), '--target', 'llama-server'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+      const port = await freePort();
+      const lurl = `http://127.0.0.1:${port}`;
+      const lsrv = await ServerProcess.start({ name: 'llama-server', command: bin, url: lurl, logFile: join(work, 'llama-server.log'),
+        args: ['-m', embedModel, '--embedding', '--port', String(port), '-t', String(o.threads), '-np', '4', '-c', '2048', '-b', '2048', '-ub', '2048'] });
+      procs.push(lsrv);
+      const texts = readFileSync(join(o.root, 'include', 'llama.h'), 'utf8').split('\n\n').filter((x) => x.trim()).slice(0, 256);
+      const rate = async (url: string): Promise<number> => {
+        const a = performance.now();
+        for (let i = 0; i < texts.length; i += 32) await post(url, '/v1/embeddings', { model: 'embed', input: texts.slice(i, i + 32) });
+        return texts.length / ((performance.now() - a) / 1000);
+      };
+      const ours: number[] = [];
+      const theirs: number[] = [];
+      for (let r = 0; r < 3; r++) { ours.push(await rate(srv.url)); theirs.push(await rate(lurl)); }
+      out.push(ratioLine('embeddings, Strata vs llama-server (texts/s, median of 3 alternating)', percentile(ours, 50), percentile(theirs, 50), 'texts/s'));
+    }
+  } finally {
+    await Promise.allSettled(procs.map((p) => p.stop(5000)));
+    rmSync(work, { recursive: true, force: true });
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  return 0;
+}
