@@ -19,6 +19,7 @@ import { CompletionStats } from './completion/stats.js';
 import { autoStart } from './config/config.js';
 import { registerInlineEdit } from './edit/inlineEdit.js';
 import { registerChatModelProvider } from './lm/provider.js';
+import { registerNextEdit } from './next-edit/controller.js';
 import { registerSelectModel } from './models/selectModel.js';
 import { registerPanel } from './panel/registerPanel.js';
 import { FileConversationStore } from './sessions/conversationMemory.js';
@@ -66,7 +67,8 @@ export function activate(context: vscode.ExtensionContext): void {
   registerChatParticipant(context, server, conversations, codebase.search);
 
   const statsChanged = throttled(500, () => { panel.hub.completionStatsChanged(stats.view()); status.refresh(); });
-  registerInlineCompletions(context, server, stats, gate, statsChanged, log);
+  const nextEdit = registerNextEdit(context, server, gate, log);
+  registerInlineCompletions(context, server, stats, gate, statsChanged, log, nextEdit.itemsAt);
   panel.hub.completionStatsChanged(stats.view());
 
   if (autoStart()) void server.start().catch((err: Error) => log.info(`auto-start did not start the server: ${err.message}`));

@@ -6,9 +6,10 @@ import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, typ
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
-import { arr, errorMessage, obj, parseHealth, parseInfill, parseModels } from './normalize.js';
+import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
+import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../backend/net/sse-decoder.js';
-import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, ModelEntry } from './types.js';
+import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
 import type { DeviceMemory } from '../../contract/devices.js';
@@ -34,7 +35,8 @@ export function reasoningOf(chunk: unknown): string {
 }
 
 export class StrataApiError extends Error {
-  constructor(message: string, readonly status: number, readonly code: string | null = null) {
+  /** `param`: the request field the server named as wrong, when it did. */
+  constructor(message: string, readonly status: number, readonly code: string | null = null, readonly param: string | null = null) {
     super(message);
     this.name = 'StrataApiError';
   }
@@ -54,7 +56,7 @@ export interface ClientOptions {
   /** Limit for requests that do not stream (ms). */
   timeoutMs?: number;
   /** The `model` chat and infill requests send (a server with several models routes by it). */
-  models?: { completion?: string; chat?: string; embedding?: string; rerank?: string };
+  models?: { completion?: string; chat?: string; embedding?: string; rerank?: string; nextEdit?: string };
 }
 
 /** "http://h:p/v1/" and "http://h:p" both mean the server root. */
@@ -117,32 +119,12 @@ export class StrataClient {
     try {
       const res = await this.send('POST', '/v1/chat/completions', body, signal, true);
       if (!res.ok) throw await apiError(res);
-      if (!res.body) throw new StrataApiError('the server sent no response body', res.status);
-      const sse = new SseDecoder();
       const chunks = new ChatChunkAssembler();
-      const reader = res.body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          const payloads = (done ? sse.end() : sse.feed(value)).map((e) => e.data);
-          for (const p of payloads) {
-            if (p.trim() === '[DONE]') {
-              yield* chunks.end();
-              return;
-            }
-            let parsed: unknown;
-            try { parsed = JSON.parse(p); } catch { throw new StrataApiError(`the server sent a stream event that is not JSON: ${p.slice(0, 80)}`, res.status); }
-            const events = chunks.push(parsed); // throws on an error event before any thinking is shown
-            const thinking = reasoningOf(parsed);
-            if (thinking) yield { type: 'reasoning', text: thinking };
-            yield* events;
-          }
-          if (done) break;
-        }
-      } finally {
-        reader.releaseLock();
-        // Ends the connection when the consumer stops early (cancel) so the server frees the slot.
-        void res.body.cancel().catch(() => undefined);
+      for await (const parsed of sseJson(res)) {
+        const events = chunks.push(parsed); // throws on an error event before any thinking is shown
+        const thinking = reasoningOf(parsed);
+        if (thinking) yield { type: 'reasoning', text: thinking };
+        yield* events;
       }
       yield* chunks.end();
     } finally {
@@ -153,20 +135,60 @@ export class StrataClient {
   async infill(req: InfillRequest, signal: AbortSignal): Promise<InfillResult> {
     this.activity?.begin('infill');
     try {
-      const body = {
-        ...(this.useModels.completion !== undefined ? { model: this.useModels.completion } : {}),
-        input_prefix: req.prefix,
-        input_suffix: req.suffix,
-        input_extra: req.extra,
-        max_tokens: req.maxTokens,
-        t_max_predict_ms: req.maxPredictMs,
-        ...(req.supersedeKey !== undefined ? { supersede_key: req.supersedeKey } : {}),
-        stream: false,
-      };
-      return parseInfill(await this.json('POST', '/v1/infill', body, signal, true));
+      return parseInfill(await this.json('POST', '/v1/infill', this.infillBody(req, false), signal, true));
     } finally {
       this.activity?.end('infill');
     }
+  }
+
+  /**
+   * A streamed infill of `req.n` candidates (one request: the server decodes them side by side on
+   * one prompt), as pieces per candidate and each one's end, so the first finished can show at once.
+   */
+  async *infillStream(req: InfillRequest, signal: AbortSignal): AsyncGenerator<InfillStreamEvent> {
+    this.activity?.begin('infill');
+    try {
+      const res = await this.send('POST', '/v1/infill', this.infillBody(req, true), signal, true);
+      if (!res.ok) throw await apiError(res);
+      for await (const parsed of sseJson(res)) {
+        const err = errorMessage(parsed);
+        if (err !== null) throw new StrataApiError(err, res.status, str(obj(obj(parsed).error), 'code'));
+        yield* parseInfillChunk(parsed);
+      }
+    } finally {
+      this.activity?.end('infill');
+    }
+  }
+
+  /** POST /v1/edits/next: the editable region rewritten as the model expects the user's next edit. */
+  async nextEdit(req: Omit<NextEditRequest, 'model'>, signal: AbortSignal): Promise<NextEditResult> {
+    this.activity?.begin('infill');
+    try {
+      const body: NextEditRequest = { ...(this.useModels.nextEdit !== undefined ? { model: this.useModels.nextEdit } : {}), ...req };
+      const r = parseNextEditBody(await this.json('POST', '/v1/edits/next', body, signal, true));
+      const details = r.usage.completion_tokens_details;
+      return {
+        region: r.region, outcome: r.outcome, finishReason: r.finish_reason, completionTokens: r.usage.completion_tokens,
+        acceptedPredictionTokens: details.accepted_prediction_tokens,
+        rejectedPredictionTokens: details.rejected_prediction_tokens,
+      };
+    } finally {
+      this.activity?.end('infill');
+    }
+  }
+
+  private infillBody(req: InfillRequest, stream: boolean): Record<string, unknown> {
+    return {
+      ...(this.useModels.completion !== undefined ? { model: this.useModels.completion } : {}),
+      input_prefix: req.prefix,
+      input_suffix: req.suffix,
+      input_extra: req.extra,
+      max_tokens: req.maxTokens,
+      t_max_predict_ms: req.maxPredictMs,
+      ...(req.supersedeKey !== undefined ? { supersede_key: req.supersedeKey } : {}),
+      ...(req.n !== undefined && req.n > 1 ? { n: req.n } : {}),
+      stream,
+    };
   }
 
   /** The model embedding and rerank requests name (strata.embeddingModel / strata.rerankModel); undefined: not set. */
@@ -272,6 +294,29 @@ export class StrataClient {
   }
 }
 
+/** The JSON events of a server-sent-event response, up to `data: [DONE]`; closes the connection when the reader stops early. */
+async function* sseJson(res: Response): AsyncGenerator<unknown> {
+  if (!res.body) throw new StrataApiError('the server sent no response body', res.status);
+  const sse = new SseDecoder();
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      for (const e of done ? sse.end() : sse.feed(value)) {
+        if (e.data.trim() === '[DONE]') return;
+        let parsed: unknown;
+        try { parsed = JSON.parse(e.data); } catch { throw new StrataApiError(`the server sent a stream event that is not JSON: ${e.data.slice(0, 80)}`, res.status); }
+        yield parsed;
+      }
+      if (done) return;
+    }
+  } finally {
+    reader.releaseLock();
+    // Ends the connection when the consumer stops early (cancel) so the server frees the slot.
+    void res.body.cancel().catch(() => undefined);
+  }
+}
+
 function floatsFromBase64(b64: string): Float32Array {
   const buf = Buffer.from(b64, 'base64');
   const v = new Float32Array(buf.length >> 2);
@@ -290,7 +335,8 @@ async function apiError(res: Response): Promise<StrataApiError> {
   let body: unknown = null;
   try { body = JSON.parse(text); } catch { /* plain text error */ }
   const code = (body as { error?: { code?: unknown } } | null)?.error?.code;
+  const param = (body as { error?: { param?: unknown } } | null)?.error?.param;
   const msg = errorMessage(body) ?? (text.trim().slice(0, 200) || res.statusText);
   const hint = res.status === 401 || res.status === 403 ? ' (check the Strata API key: run "Strata: Set API Key" or the strata.apiKey setting)' : '';
-  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null);
+  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null, typeof param === 'string' ? param : null);
 }

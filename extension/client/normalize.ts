@@ -4,7 +4,7 @@
 // alternative keys are read. Strata's own endpoints (/metrics, /v1/traces, /v1/devices,
 // /v1/sessions) are read strictly through contract/, never here.
 import type { Timings, Usage } from '../../contract/chat.js';
-import type { Health, InfillResult, ModelEntry } from './types.js';
+import type { Health, InfillResult, InfillStreamEvent, ModelEntry } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -97,6 +97,31 @@ export function parseInfill(body: unknown): InfillResult {
     tokensPredicted: num(o, 'tokens_predicted', 'timings.predicted_n'),
     tokensCached: num(o, 'tokens_cached', 'timings.cache_n'),
   };
+}
+
+/**
+ * The candidates' pieces in one streamed infill event: OpenAI's `choices[]` (index, text,
+ * finish_reason); a server that sends only llama-server's `content` has one candidate, index 0.
+ */
+export function parseInfillChunk(chunk: unknown): InfillStreamEvent[] {
+  const o = obj(chunk);
+  const choices = arr(o.choices);
+  const out: InfillStreamEvent[] = [];
+  if (!choices.length) {
+    const text = str(o, 'content');
+    if (text) out.push({ type: 'text', index: 0, text });
+    if (o.stop === true) out.push({ type: 'end', index: 0, finishReason: str(o, 'stop_type') ?? 'stop' });
+    return out;
+  }
+  for (const raw of choices) {
+    const c = obj(raw);
+    const index = num(c, 'index') ?? 0;
+    const text = str(c, 'text');
+    if (text) out.push({ type: 'text', index, text });
+    const finish = str(c, 'finish_reason');
+    if (finish) out.push({ type: 'end', index, finishReason: finish });
+  }
+  return out;
 }
 
 /** The message of an OpenAI-style error body, or null. */

@@ -58,10 +58,30 @@ export interface InfillRequest {
   maxPredictMs: number;
   /** Latest wins: the server drops older requests with the same key (the document's URI). */
   supersedeKey?: string;
+  /** Candidates in one request (the server's `n`: one prompt, its KV shared); 1 when absent. */
+  n?: number;
 }
+
+/** A piece of a streamed infill: text for one candidate, or its end (finish reason). */
+export type InfillStreamEvent =
+  | { type: 'text'; index: number; text: string }
+  | { type: 'end'; index: number; finishReason: string };
 
 export interface InfillResult {
   content: string;
   tokensPredicted: number | null;
   tokensCached: number | null;
+}
+
+/** What a next-edit answer says (POST /v1/edits/next). */
+export interface NextEditResult {
+  /** The region rewritten (outcome 'edited'), else the region as sent. */
+  region: string;
+  /** edited: a proposal; unchanged: the model left the region as it was; unparsed: its answer could not be read. */
+  outcome: 'edited' | 'unchanged' | 'unparsed';
+  finishReason: 'stop' | 'length';
+  completionTokens: number;
+  /** Predicted outputs: answer tokens that followed the region (the draft), and draft tokens thrown away. */
+  acceptedPredictionTokens: number;
+  rejectedPredictionTokens: number;
 }

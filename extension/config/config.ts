@@ -7,7 +7,7 @@ export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -38,6 +38,7 @@ export function readServerSettings(): ServerSettings {
     chatModel: expandHome(setting('chatModel').trim()),
     embeddingModel: expandHome(setting('embeddingModel').trim()),
     rerankModel: expandHome(setting('rerankModel').trim()),
+    nextEditModel: expandHome(setting('nextEditModel').trim()),
     fit: (['auto', 'on', 'off'].includes(setting('fit')) ? setting('fit') : 'auto') as ServerSettings['fit'],
     pinCompletionModel: setting('pinCompletionModel'),
   };
@@ -64,6 +65,8 @@ export interface CompletionSettings {
   enabled: boolean;
   debounceMs: number;
   maxLines: number;
+  /** Candidates asked for in one request (VS Code cycles them with Alt+] / Alt+[). */
+  candidates: number;
 }
 
 export function completionSettings(): CompletionSettings {
@@ -71,7 +74,31 @@ export function completionSettings(): CompletionSettings {
     enabled: setting('inlineCompletion.enabled'),
     debounceMs: Math.max(0, setting('inlineCompletion.debounceMs')),
     maxLines: Math.max(1, setting('inlineCompletion.maxLines')),
+    candidates: clampInt(setting('inlineCompletion.candidates'), 1, 8),
   };
+}
+
+export interface NextEditSettings {
+  enabled: boolean;
+  /** Language ids without next-edit suggestions. */
+  disabledLanguages: string[];
+  /** Lines of the editable region around the last edit. */
+  regionLines: number;
+  /** Wait after an edit before asking (ms). */
+  delayMs: number;
+}
+
+export function nextEditSettings(): NextEditSettings {
+  return {
+    enabled: setting('nextEdit.enabled'),
+    disabledLanguages: (setting('nextEdit.disabledLanguages') as unknown[]).filter((l): l is string => typeof l === 'string'),
+    regionLines: clampInt(setting('nextEdit.regionLines'), 4, 200),
+    delayMs: Math.max(0, setting('nextEdit.delayMs')),
+  };
+}
+
+function clampInt(v: number, min: number, max: number): number {
+  return Number.isFinite(v) ? Math.max(min, Math.min(max, Math.round(v))) : min;
 }
 
 let selfChanges = 0;

@@ -26,6 +26,8 @@ export interface ServerSettings {
   embeddingModel: string;
   /** A reranker (pooling rank) for codebase search, served at /v1/rerank. */
   rerankModel: string;
+  /** Next-edit suggestions' model, a GGUF path or a served name; '' = the completion model. */
+  nextEditModel: string;
   /** Fit models to free device memory (the server's --fit; auto: when a model goes to a GPU). */
   fit: 'auto' | 'on' | 'off';
   /** Keep the completion model loaded whatever else loads (the server's --pin), so completions never wait for a reload. */
@@ -40,12 +42,15 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
   rpcServers: parseStringList(settingDefault('rpcServers')),
   completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
-  rerankModel: settingDefault('rerankModel'),
+  rerankModel: settingDefault('rerankModel'), nextEditModel: settingDefault('nextEditModel'),
   fit: settingDefault('fit') as ServerSettings['fit'], pinCompletionModel: settingDefault('pinCompletionModel'),
 };
 
-export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank';
-const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'rerank'];
+export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank' | 'nextEdit';
+/** In this order: next edit falls back to the completion model, so that comes first. */
+const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'rerank', 'nextEdit'];
+const settingOf = (s: ServerSettings, use: ModelUse): string =>
+  ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel, nextEdit: s.nextEditModel })[use].trim();
 
 /** A model setting that names a file (else it names a model the server serves). */
 export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
@@ -65,16 +70,17 @@ export function servedModels(s: ServerSettings): ServedModels {
     if (known) return known.name;
     const base = baseName(path);
     // Two files with one base name: the later one is served under its use's name.
-    const name = models.some((m) => m.name === base) && use ? `${use}-${base}` : base;
+    const name = models.some((m) => m.name === base) && use ? `${use === 'nextEdit' ? 'next-edit' : use}-${base}` : base;
     models.push({ name, path });
     return name;
   };
   const main = s.modelPath ? add(s.modelPath, null) : undefined;
   const names = {} as ServedModels['names'];
   for (const use of USES) {
-    const v = ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel })[use].trim();
-    // A reranker is never the main model (a text or embedding model cannot rerank).
-    names[use] = v === '' ? (use === 'rerank' ? undefined : main) : isModelFile(v) ? add(v, use) : v;
+    const v = settingOf(s, use);
+    // A reranker is never the main model (a text or embedding model cannot rerank); next edit falls back to completion's.
+    const fallback = use === 'rerank' ? undefined : use === 'nextEdit' ? names.completion : main;
+    names[use] = v === '' ? fallback : isModelFile(v) ? add(v, use) : v;
   }
   return { models, names };
 }
@@ -117,8 +123,11 @@ export function requestModels(s: ServerSettings, mode: 'managed' | 'remote'): Pa
     for (const use of USES) if (names[use] !== undefined) out[use] = names[use];
     return out;
   }
-  const values = { completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel };
-  for (const use of USES) if (values[use] && !isModelFile(values[use])) out[use] = values[use];
+  for (const use of USES) {
+    const v = settingOf(s, use);
+    if (v && !isModelFile(v)) out[use] = v;
+  }
+  if (out.nextEdit === undefined && !settingOf(s, 'nextEdit') && out.completion !== undefined) out.nextEdit = out.completion;
   return out;
 }
 

@@ -7,7 +7,7 @@ export type MenuEntry =
   | { label: string; description?: string; command: string; args?: unknown[] };
 
 export function statusMenuEntries(state: ServerStateKind, paused: string | null, language: string | undefined, languagePaused: boolean): MenuEntry[] {
-  const out: MenuEntry[] = [{ separator: 'Inline completions' }];
+  const out: MenuEntry[] = [{ separator: 'Inline completions and next edits' }];
   // paused: the workspace pause or the snooze (a language pause is languagePaused).
   if (paused) out.push({ label: '$(debug-start) Resume Completions', description: paused, command: 'strata.resumeCompletions' });
   else {

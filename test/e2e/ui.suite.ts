@@ -12,6 +12,7 @@ import type { Workbench } from './lib/workbench.js';
 import { chatSteps } from './ui-chat.suite.js';
 import { completionSteps } from './ui-completion.suite.js';
 import { indexSteps } from './ui-index.suite.js';
+import { nextEditSteps } from './ui-next-edit.suite.js';
 import { serverSteps, startupSteps } from './ui-server.suite.js';
 
 export { STRATA_EXTENSION_ID };
@@ -57,7 +58,10 @@ export const STEP = {
 };
 
 /** The files the steps open, made before the workbench indexes the folder (Quick Open finds them at once). */
-const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py'];
+const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py'];
+
+/** The areas in run order; STRATA_E2E_AREAS=next-edit,... runs only those (while working on one). */
+const AREAS = ['startup', 'chat', 'completion', 'index', 'server', 'next-edit'] as const;
 
 export function prepareWorkspace(workspace: string): void {
   for (const f of FILES) if (!existsSync(join(workspace, f))) writeFileSync(join(workspace, f), '\n');
@@ -73,9 +77,13 @@ export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string): 
       return panelFrame(wb, 'editor', 30_000);
     },
   };
-  await startupSteps(ctx);
-  await chatSteps(ctx);
-  await completionSteps(ctx);
-  await indexSteps(ctx);
-  await serverSteps(ctx);
+  const only = process.env.STRATA_E2E_AREAS?.split(',').map((a) => a.trim()).filter(Boolean);
+  const unknown = only?.filter((a) => !(AREAS as readonly string[]).includes(a)) ?? [];
+  if (unknown.length) throw new Error(`STRATA_E2E_AREAS names no area ${unknown.join(', ')} (areas: ${AREAS.join(', ')})`);
+  const steps: Record<(typeof AREAS)[number], (c: UiContext) => Promise<void>> = {
+    startup: startupSteps, chat: chatSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
+    // Last: it switches the extension to a scripted server in remote mode.
+    'next-edit': nextEditSteps,
+  };
+  for (const area of AREAS) if (!only || only.includes(area)) await steps[area](ctx);
 }

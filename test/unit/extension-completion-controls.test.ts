@@ -54,11 +54,11 @@ describe('the Strata status bar menu', () => {
   const labels = (e: ReturnType<typeof statusMenuEntries>) => e.map((x) => ('separator' in x ? `--${x.separator}` : x.command));
   it('offers pause, language pause, snooze and the server actions that fit the state', () => {
     expect(labels(statusMenuEntries('ready', null, 'python', false))).toEqual([
-      '--Inline completions', 'strata.pauseCompletions', 'strata.pauseCompletionsForLanguage', 'strata.snoozeCompletions', 'strata.triggerCompletion',
+      '--Inline completions and next edits', 'strata.pauseCompletions', 'strata.pauseCompletionsForLanguage', 'strata.snoozeCompletions', 'strata.triggerCompletion',
       '--Server', 'strata.stopServer', 'strata.restartServer', 'strata.selectModel', 'strata.openPanel', 'strata.showLog',
     ]);
     expect(labels(statusMenuEntries('stopped', 'paused for this workspace', undefined, false))).toEqual([
-      '--Inline completions', 'strata.resumeCompletions', 'strata.triggerCompletion', '--Server', 'strata.startServer', 'strata.selectModel', 'strata.openPanel', 'strata.showLog',
+      '--Inline completions and next edits', 'strata.resumeCompletions', 'strata.triggerCompletion', '--Server', 'strata.startServer', 'strata.selectModel', 'strata.openPanel', 'strata.showLog',
     ]);
     const lang = statusMenuEntries('ready', null, 'python', true);
     expect(lang.find((x) => 'command' in x && x.command === 'strata.resumeCompletionsForLanguage')).toMatchObject({ label: '$(debug-start) Resume Completions for python', args: ['python'] });

@@ -26,7 +26,7 @@ describe('serve arguments from settings', () => {
     const args = buildServeArgs(s, 9);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 9 --model /m/qwen-coder.gguf --model /m/llama-instruct.gguf '
       + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
-    expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder' });
+    expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder', nextEdit: 'qwen-coder' });
     // The server reads those arguments as the same three models under the same names.
     const parsed = parseArgs(args.slice(1));
     const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
@@ -49,10 +49,24 @@ describe('serve arguments from settings', () => {
   it('a model setting that names the modelPath file, or is empty, is the one model; a name is sent as it is', () => {
     const one = { ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', chatModel: '/m/a.gguf' };
     expect(buildServeArgs(one, 1).filter((x) => x === '--model' || x === '--preload')).toEqual(['--model']);
-    expect(requestModels(one, 'managed')).toEqual({ completion: 'a', chat: 'a', embedding: 'a' });
+    expect(requestModels(one, 'managed')).toEqual({ completion: 'a', chat: 'a', embedding: 'a', nextEdit: 'a' });
     const remote = { ...DEFAULT_SETTINGS, completionModel: 'qwen2.5-coder:1.5b', chatModel: '/local/file.gguf', embeddingModel: 'nomic-embed' };
-    expect(requestModels(remote, 'remote')).toEqual({ completion: 'qwen2.5-coder:1.5b', embedding: 'nomic-embed' });
+    expect(requestModels(remote, 'remote')).toEqual({ completion: 'qwen2.5-coder:1.5b', embedding: 'nomic-embed', nextEdit: 'qwen2.5-coder:1.5b' });
     expect(requestModels(DEFAULT_SETTINGS, 'managed')).toEqual({});
+  });
+
+  it('next edit uses the completion model unless strata.nextEditModel names a file (served too) or a served model', () => {
+    const base = { ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf', completionModel: '/m/coder.gguf' };
+    expect(requestModels(base, 'managed').nextEdit).toBe('coder');
+    const own = { ...base, nextEditModel: '/z/zeta.gguf' };
+    expect(buildServeArgs(own, 1).join(' ')).toContain('--model /m/chat.gguf --model /m/coder.gguf --model /z/zeta.gguf --preload all');
+    expect(requestModels(own, 'managed')).toEqual({ completion: 'coder', chat: 'chat', embedding: 'chat', nextEdit: 'zeta' });
+    // Same base name as another file: served under next-edit-NAME.
+    const clash = { ...base, nextEditModel: '/other/coder.gguf' };
+    expect(requestModels(clash, 'managed').nextEdit).toBe('next-edit-coder');
+    expect(buildServeArgs(clash, 1)).toContain('next-edit-coder=/other/coder.gguf');
+    expect(requestModels({ ...DEFAULT_SETTINGS, nextEditModel: 'instinct' }, 'remote')).toEqual({ nextEdit: 'instinct' });
+    expect(requestModels({ ...DEFAULT_SETTINGS, nextEditModel: '/local/zeta.gguf', completionModel: 'coder' }, 'remote')).toEqual({ completion: 'coder' });
   });
 
   it('names the settings that are wrong', () => {

@@ -45,7 +45,7 @@ export class Workbench {
     const consoleLog = join(outDir, `browser-${name}.log`);
     mkdirSync(outDir, { recursive: true });
     page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') appendFileSync(consoleLog, `[${m.type()}] ${m.text()}\n`);
+      if (m.type() === 'error' || m.type() === 'warning' || process.env.STRATA_E2E_CONSOLE === 'all') appendFileSync(consoleLog, `[${m.type()}] ${m.text()}\n`);
     });
     page.on('pageerror', (e) => appendFileSync(consoleLog, `[pageerror] ${e.message}\n`));
     const wb = new Workbench(page, outDir);
@@ -238,6 +238,33 @@ export class Workbench {
       const text = plainSpaces(parts.join('\n')).trim();
       return text ? text : undefined;
     }, timeoutMs);
+  }
+
+  /**
+   * What extension decorations draw in the active editor's visible lines: the texts shown beside
+   * the code (before/after attachments, which are CSS content, not text), the text struck through,
+   * and how many gutter icons show `iconName`.
+   */
+  async editorDecorations(iconName: string): Promise<{ shown: string[]; struck: string[]; gutterIcons: number }> {
+    const got = await this.page.evaluate<{ shown: string[]; struck: string[]; gutterIcons: number }>(`(() => {
+      const editor = document.querySelector('.editor-group-container.active .monaco-editor');
+      const shown = [], struck = [];
+      let gutterIcons = 0;
+      if (!editor) return { shown, struck, gutterIcons };
+      const unquote = (c) => c.startsWith('"') ? c.slice(1, -1).replace(/\\\\(.)/g, '$1') : c;
+      for (const el of editor.querySelectorAll('.view-lines span')) {
+        for (const pseudo of ['::before', '::after']) {
+          const c = getComputedStyle(el, pseudo).content;
+          if (c && c !== 'none' && c !== 'normal' && c !== '""') shown.push(unquote(c));
+        }
+        if (el.children.length === 0 && el.textContent && getComputedStyle(el).textDecorationLine.includes('line-through')) struck.push(el.textContent);
+      }
+      for (const el of editor.querySelectorAll('.margin *')) {
+        if (getComputedStyle(el).backgroundImage.includes(${JSON.stringify(iconName)})) gutterIcons++;
+      }
+      return { shown, struck, gutterIcons };
+    })()`);
+    return { shown: got.shown.map(plainSpaces), struck: got.struck.map(plainSpaces), gutterIcons: got.gutterIcons };
   }
 
   /** The visible lines of the active editor. */

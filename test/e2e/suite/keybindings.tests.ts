@@ -1,5 +1,7 @@
 // Extension-host test: the keys Strata contributes take nothing VS Code binds by default, except
-// Shift+Tab, which Strata takes only while ghost text shows (VS Code's default outdents).
+// Shift+Tab, which Strata takes only while ghost text shows (VS Code's default outdents), and Tab
+// and Esc, which Strata takes only while its own next-edit proposal shows as an inline diff (and
+// no ghost text, suggest widget or snippet wants them).
 import * as vscode from 'vscode';
 import { assert, type ExtHostTest } from './runner.js';
 
@@ -17,7 +19,7 @@ async function defaultKeybindings(): Promise<Binding[]> {
 
 export const keybindingTests: ExtHostTest[] = [
   {
-    name: 'Strata\'s keybindings take no key VS Code binds by default (Shift+Tab only while ghost text shows)',
+    name: 'Strata\'s keybindings take no key VS Code binds by default (Shift+Tab only while ghost text shows, Tab and Esc only while a next edit shows)',
     timeoutMs: 60_000,
     fn: async () => {
       const ext = vscode.extensions.getExtension('strata.strata-vscode');
@@ -31,6 +33,13 @@ export const keybindingTests: ExtHostTest[] = [
         if (b.key === 'shift+tab') {
           assert(/inlineSuggestionVisible/.test(b.when ?? '') && /!suggestWidgetVisible/.test(b.when ?? '') && /!inSnippetMode/.test(b.when ?? ''),
             `Shift+Tab is bound without the ghost-text condition: ${b.when}`);
+          continue;
+        }
+        if (b.key === 'tab' || b.key === 'escape') {
+          const when = b.when ?? '';
+          for (const guard of ['strata.nextEditVisible', 'editorTextFocus', '!inlineSuggestionVisible', '!suggestWidgetVisible', '!inSnippetMode']) {
+            assert(when.split('&&').map((w) => w.trim()).includes(guard), `${b.key} is bound to ${b.command} without "${guard}": ${when}`);
+          }
           continue;
         }
         for (const o of taken) clashes.push(`${b.key}: ${b.command} vs VS Code's ${o.command}${o.when ? ` (${o.when})` : ''}`);

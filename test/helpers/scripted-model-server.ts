@@ -1,0 +1,187 @@
+// A scripted OpenAI-compatible server for the editor features whose logic needs sensible model
+// output (random-weight test models answer noise): next-edit answers from a "model" that finishes a
+// rename the last edit began, and streamed infill candidates whose first one finishes while the
+// others wait for the test to let them go. It answers what the extension asks in remote mode
+// (/health, /v1/models, /metrics as 404) and keeps every request it read, checked against the
+// contract. Used by the unit tests and by the e2e runner (which starts it beside VS Code).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import * as z from 'zod/mini';
+import { checkBody } from '../../contract/check.js';
+import type { NextEditBody, NextEditRequest } from '../../contract/next-edit.js';
+
+const nextEditRequest: z.ZodMiniType<NextEditRequest> = z.object({
+  model: z.optional(z.string()), file: z.string(), language: z.optional(z.string()), region: z.string(),
+  cursor: z.optional(z.nullable(z.number())), before: z.optional(z.string()), after: z.optional(z.string()),
+  start_of_file: z.optional(z.boolean()),
+  edits: z.optional(z.array(z.object({ file: z.string(), diff: z.string() }))),
+  context: z.optional(z.array(z.object({ file: z.string(), text: z.string() }))),
+  format: z.optional(z.enum(['zeta', 'instinct', 'generic', 'auto'])), max_tokens: z.optional(z.number()),
+  temperature: z.optional(z.number()), supersede_key: z.optional(z.string()),
+});
+
+/** A request as the scripted server reads it: the contract's shape, and the cursor inside the region. */
+export function checkNextEditRequest(raw: unknown): NextEditRequest {
+  const body = checkBody(nextEditRequest, raw, 'POST /v1/edits/next request');
+  if (body.cursor !== undefined && body.cursor !== null && !(body.cursor >= 0 && body.cursor <= body.region.length)) {
+    throw new Error(`cursor ${body.cursor} is not inside the region (${body.region.length} characters)`);
+  }
+  return body;
+}
+
+/** The word a unified diff's first changed line pair renamed: [old, new], or undefined. */
+export function renamedWord(diff: string): [string, string] | undefined {
+  const lines = diff.split('\n');
+  const removed = lines.filter((l) => l.startsWith('-')).map((l) => l.slice(1));
+  const added = lines.filter((l) => l.startsWith('+')).map((l) => l.slice(1));
+  for (let i = 0; i < Math.min(removed.length, added.length); i++) {
+    const a = removed[i]!.match(/\w+|\W/g) ?? [];
+    const b = added[i]!.match(/\w+|\W/g) ?? [];
+    if (a.length !== b.length) continue;
+    const at = a.findIndex((t, k) => t !== b[k]);
+    if (at >= 0 && /^\w+$/.test(a[at]!) && /^\w+$/.test(b[at]!)) return [a[at]!, b[at]!];
+  }
+  return undefined;
+}
+
+/** The scripted next-edit model: the region with the last edit's rename applied everywhere in it. */
+export function renameAnswer(body: NextEditRequest): string {
+  const region = body.region;
+  const last = body.edits?.[body.edits.length - 1];
+  const rename = last && renamedWord(last.diff);
+  if (!rename) return region;
+  return region.replace(new RegExp(`\\b${rename[0]}\\b`, 'g'), rename[1]);
+}
+
+export interface RecordedRequest { path: string; body: Record<string, unknown>; aborted: boolean }
+
+export interface InfillScript {
+  /** The candidates by index; index 0 finishes first. */
+  candidates: string[];
+  /** The others wait for release() after the first has finished. */
+  holdOthers: boolean;
+}
+
+export class ScriptedModelServer {
+  readonly requests: RecordedRequest[] = [];
+  url = '';
+  private server: Server | undefined;
+  private release: (() => void) | undefined;
+  private released: Promise<void> = Promise.resolve();
+  private readonly waiters: Array<{ path: string; count: number; resolve: () => void }> = [];
+
+  constructor(private readonly script: {
+    /** The infill answer for a request (undefined: an empty completion). */
+    infill?: (body: Record<string, unknown>) => InfillScript | undefined;
+    nextEdit?: (body: NextEditRequest) => string;
+    /** Infill refuses n > 1 as a Strata server without candidates does (400 naming `n`). */
+    refuseN?: boolean;
+    /** Next-edit answers wait for this before they are sent (to test superseding). */
+    holdNextEdit?: () => Promise<void>;
+  } = {}) {}
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    const a = this.server.address();
+    this.url = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+    return this.url;
+  }
+
+  /** From now on infill candidates after the first wait until `let go` is called. */
+  holdCandidates(): () => void {
+    this.released = new Promise<void>((r) => { this.release = r; });
+    return () => this.release?.();
+  }
+
+  /** Resolves once `count` requests to `path` have been read. */
+  waitFor(path: string, count: number): Promise<void> {
+    if (this.requests.filter((r) => r.path === path).length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ path, count, resolve }));
+  }
+
+  of(path: string): RecordedRequest[] {
+    return this.requests.filter((r) => r.path === path);
+  }
+
+  async close(): Promise<void> {
+    this.release?.();
+    this.server?.closeAllConnections();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let text = '';
+    for await (const chunk of req) text += String(chunk);
+    const path = (req.url ?? '').split('?')[0]!;
+    const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+    const rec: RecordedRequest = { path, body, aborted: false };
+    res.on('close', () => { if (!res.writableFinished) rec.aborted = true; });
+    this.requests.push(rec);
+    for (const w of [...this.waiters]) {
+      if (w.path === path && this.of(path).length >= w.count) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+    const json = (status: number, o: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(o));
+    };
+    if (path === '/health') return json(200, { status: 'ok', model: 'scripted' });
+    if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] });
+    if (path === '/v1/edits/next' && this.script.nextEdit) {
+      let parsed: NextEditRequest;
+      try {
+        parsed = checkNextEditRequest(body);
+      } catch (err) {
+        return json(400, { error: { message: (err as Error).message, type: 'invalid_request_error', code: 'invalid_request', param: null } });
+      }
+      await this.script.holdNextEdit?.();
+      const region = this.script.nextEdit(parsed);
+      const answer: NextEditBody = {
+        id: `nextedit-${this.requests.length}`, object: 'next_edit', created: Math.floor(Date.now() / 1000), model: 'scripted',
+        format: 'generic', outcome: region === parsed.region ? 'unchanged' : 'edited', region, text: region, finish_reason: 'stop',
+        usage: {
+          prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 0 },
+          completion_tokens_details: { accepted_prediction_tokens: 4, rejected_prediction_tokens: 1 },
+        },
+        timings: {},
+      };
+      if (!res.destroyed) json(200, answer);
+      return;
+    }
+    if (path === '/v1/infill') return this.infill(body, res);
+    json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'not_found', param: null } });
+  }
+
+  private async infill(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+    const script = this.script.infill?.(body) ?? { candidates: [''], holdOthers: false };
+    const n = typeof body.n === 'number' ? body.n : 1;
+    if (n > 1 && this.script.refuseN) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'n: only 1 is supported on infill', type: 'invalid_request_error', code: 'unsupported_value', param: 'n' } }));
+      return;
+    }
+    const candidates = script.candidates.slice(0, n);
+    if (body.stream !== true) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ content: candidates[0] ?? '', choices: candidates.map((text, index) => ({ index, text, finish_reason: 'stop' })) }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (index: number, text: string, finish: string | null): void => {
+      res.write(`data: ${JSON.stringify({ object: 'text_completion', choices: [{ index, text, finish_reason: finish }] })}\n\n`);
+    };
+    const stream = (index: number): void => {
+      const t = candidates[index] ?? '';
+      const half = Math.ceil(t.length / 2);
+      send(index, t.slice(0, half), null);
+      send(index, t.slice(half), 'stop');
+    };
+    stream(0);
+    if (script.holdOthers) await this.released;
+    if (res.destroyed) return;
+    for (let i = 1; i < candidates.length; i++) stream(i);
+    res.end('data: [DONE]\n\n');
+  }
+}
