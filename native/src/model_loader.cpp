@@ -476,7 +476,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.embedding = embedding;
   m.info.pooling = embedding ? PoolingName(p.cp.pooling_type) : "";
   m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
-  if (embedding && pooling == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
+  if (embedding && p.cp.pooling_type == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
   m.info.spec_ngram = cfg.spec.ngram;
   m.info.draft_max = cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
   if (m.draft_model) {
