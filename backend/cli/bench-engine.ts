@@ -30,7 +30,8 @@ const USAGE = `usage: strata bench-engine [options]              (npm run bench:
   --runs N              runs per side, alternated; medians reported (default 3)
   --cpu-variant NAME    ggml CPU variant (default auto: the probe's pick)
   --cpu-repack on|off   repacked weights for the CPU GEMMs (default on)
-  --vs-addon PATH | --vs-cpu-variant NAME | --vs-cpu-repack on|off
+  --deterministic on|off  batch-invariant CPU math (default off; README, Exactness)
+  --vs-addon PATH | --vs-cpu-variant NAME | --vs-cpu-repack on|off | --vs-deterministic on|off
                         the other side is this engine built or run that way (not llama.cpp)
   --label / --vs-label  names of the two sides in the table
   --json FILE           figures (default test-output/bench/engine-latest.json)
@@ -41,7 +42,7 @@ const USAGE = `usage: strata bench-engine [options]              (npm run bench:
                         --devices A,B, --gpu-layers N, --flash-attn auto|on|off`;
 
 const COMMON = ['workload', 'model', 'threads', 'npl', 'batch', 'runs', 'json', 'help'];
-const THROUGHPUT = [...COMMON, 'pp', 'tg', 'cpu-variant', 'cpu-repack', 'engine-only', 'vs-addon', 'vs-cpu-variant', 'vs-cpu-repack', 'label', 'vs-label'];
+const THROUGHPUT = [...COMMON, 'pp', 'tg', 'cpu-variant', 'cpu-repack', 'deterministic', 'engine-only', 'vs-addon', 'vs-cpu-variant', 'vs-cpu-repack', 'vs-deterministic', 'label', 'vs-label'];
 const EDIT = [...COMMON, 'spec', 'draft-model', 'draft-max', 'lines', 'llama'];
 const EXACT = [...COMMON, 'devices', 'gpu-layers', 'flash-attn', 'sets', 'prompts', 'tokens'];
 
@@ -62,21 +63,23 @@ async function benchEngine(args: ParsedArgs): Promise<number> {
   const ctx = pp + tg + 16;
   const repack = optString(args, 'cpu-repack');
   if (repack !== undefined && repack !== 'on' && repack !== 'off') throw new UsageError('--cpu-repack must be on or off');
+  const det = optString(args, 'deterministic');
+  if (det !== undefined && det !== 'on' && det !== 'off') throw new UsageError('--deterministic must be on or off');
   const measure = {
     model, threads, pp, tg, batch, npl, ctx, slots: maxSlots,
-    cpuVariant: optString(args, 'cpu-variant') ?? 'auto', cpuRepack: repack !== 'off',
+    cpuVariant: optString(args, 'cpu-variant') ?? 'auto', cpuRepack: repack !== 'off', deterministic: det === 'on',
   };
   if (args.options.has('engine-only')) {
     process.stdout.write(`${JSON.stringify(await measureEngine(measure))}\n`);
     return 0;
   }
-  const vs = { addon: optString(args, 'vs-addon'), variant: optString(args, 'vs-cpu-variant'), repack: optString(args, 'vs-cpu-repack') };
-  const versus = vs.addon !== undefined || vs.variant !== undefined || vs.repack !== undefined;
-  const describe = (addon?: string, variant?: string, rep?: string) => [addon ?? 'this build', variant && `variant ${variant}`, rep && `repack ${rep}`].filter(Boolean).join(', ');
-  const ourLabel = versus ? optString(args, 'label') ?? describe(undefined, optString(args, 'cpu-variant'), repack) : 'strata';
-  const theirLabel = versus ? optString(args, 'vs-label') ?? describe(vs.addon, vs.variant ?? optString(args, 'cpu-variant'), vs.repack ?? repack) : 'llama-batched-bench';
+  const vs = { addon: optString(args, 'vs-addon'), variant: optString(args, 'vs-cpu-variant'), repack: optString(args, 'vs-cpu-repack'), det: optString(args, 'vs-deterministic') };
+  const versus = vs.addon !== undefined || vs.variant !== undefined || vs.repack !== undefined || vs.det !== undefined;
+  const describe = (addon?: string, variant?: string, rep?: string, d?: string) => [addon ?? 'this build', variant && `variant ${variant}`, rep && `repack ${rep}`, d && `deterministic ${d}`].filter(Boolean).join(', ');
+  const ourLabel = versus ? optString(args, 'label') ?? describe(undefined, optString(args, 'cpu-variant'), repack, det) : 'strata';
+  const theirLabel = versus ? optString(args, 'vs-label') ?? describe(vs.addon, vs.variant ?? optString(args, 'cpu-variant'), vs.repack ?? repack, vs.det ?? det) : 'llama-batched-bench';
   const theirSide = (): BatchFigures[] => engineInChild(args, vs.addon ?? process.env.STRATA_ADDON, {
-    'cpu-variant': vs.variant ?? optString(args, 'cpu-variant'), 'cpu-repack': vs.repack ?? repack,
+    'cpu-variant': vs.variant ?? optString(args, 'cpu-variant'), 'cpu-repack': vs.repack ?? repack, deterministic: vs.det ?? det,
   });
   const ourSide = (): BatchFigures[] => engineInChild(args, process.env.STRATA_ADDON, {});
   process.stderr.write(`model ${model}\nthreads ${threads}, pp ${pp}, tg ${tg}, batch ${batch}, npl ${npl.join(',')}, runs ${runs}\n`);
@@ -111,7 +114,7 @@ async function benchEngine(args: ParsedArgs): Promise<number> {
   return 0;
 }
 
-const SIDE_OPTIONS = ['vs-addon', 'vs-cpu-variant', 'vs-cpu-repack', 'label', 'vs-label', 'runs', 'json'];
+const SIDE_OPTIONS = ['vs-addon', 'vs-cpu-variant', 'vs-cpu-repack', 'vs-deterministic', 'label', 'vs-label', 'runs', 'json'];
 
 /** One engine measurement in a child process with `addon` (undefined: the default build) and option overrides. */
 function engineInChild(args: ParsedArgs, addon: string | undefined, over: Record<string, string | undefined>): BatchFigures[] {
