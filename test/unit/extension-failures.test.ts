@@ -11,7 +11,7 @@ const REASON = 'engine (replica 0) stopped restarting after 5 engine deaths in a
 
 describe('an engine that gave up', () => {
   it('reads deaths, signal and the last engine error line from /health', () => {
-    expect(parseHealth(503, { status: 'failed', reason: REASON })).toEqual({ status: 'failed', model: null, slots: null, reason: REASON });
+    expect(parseHealth(503, { status: 'failed', reason: REASON })).toEqual({ status: 'failed', model: null, slots: null, reason: REASON, loadTimeoutMs: null });
     expect(parseHealth(503, { status: 'unavailable', reason: 'engine (replica 0) is restarting' }).status).toBe('loading');
     expect(parseEngineFailure(REASON)).toEqual({ deaths: 5, signal: 'SIGSEGV', exitCode: null, lastError: 'ggml_backend_cpu: GGML_ASSERT(ne % 32 == 0) failed' });
     expect(parseEngineFailure('engine (replica 1) stopped restarting after 5 engine deaths in a row; last: engine process exited (code 3) (replica 1, epoch 5, pid 7)'))
