@@ -121,5 +121,5 @@ describe.each([
     expect(failures).toEqual([]);
     // Not vacuous: the prompts give distinct continuations.
     expect(distinct).toBe(ROUNDS);
-  });
+  }, 60_000 + ROUNDS * 30_000);
 });

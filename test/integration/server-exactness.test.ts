@@ -61,5 +61,5 @@ describe('deterministic server: batched == solo, fresh server each round', () =>
       }
     }
     expect(failures).toEqual([]);
-  });
+  }, 60_000 + ROUNDS * 30_000);
 });
