@@ -57,7 +57,7 @@ export interface Totals {
   /** Speculative tokens verified / accepted, over all requests. */
   drafted_tokens: number;
   accepted_tokens: number;
-  /** Moves the table refused (a bug if ever above 0). */
+  /** Moves the ledger refused (a bug if ever above 0). */
   invariant_violations: number;
 }
 

@@ -147,7 +147,7 @@ export class StrataServer {
   /** The route context of the default model (routes naming another model get its own). */
   get app(): AppContext { return this.main.app; }
   get engines(): EngineClient[] { return this.main.engines; }
-  get table(): RequestLedger { return this.main.table; }
+  get ledger(): RequestLedger { return this.main.ledger; }
   get scheduler(): Scheduler { return this.main.scheduler; }
   get model(): ModelView | null { return this.main.model; }
 

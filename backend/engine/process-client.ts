@@ -88,7 +88,7 @@ class ProcessEngineClient implements EngineClient {
   private readonly restartPolicy: { minDelayMs: number; maxDelayMs: number; healthyMs: number; maxCrashes: number };
   private readonly log: (line: string, level: 'info' | 'warn' | 'error') => void;
 
-  private readonly table = new EngineRequestRouter();
+  private readonly router = new EngineRequestRouter();
   private readonly listeners = new Set<(s: EngineStatus) => void>();
   private modelInfo: ModelInfo | null = null;
   private state: EngineState = 'dead';
@@ -121,7 +121,7 @@ class ProcessEngineClient implements EngineClient {
     return {
       replica: this.replica, state: this.state, epoch: this.epoch,
       pid: inc && !inc.ended ? inc.child.pid ?? null : null,
-      restarts: this.restarts, lastError: this.lastError, staleFrames: this.table.staleFrames,
+      restarts: this.restarts, lastError: this.lastError, staleFrames: this.router.staleFrames,
     };
   }
 
@@ -168,17 +168,17 @@ class ProcessEngineClient implements EngineClient {
     return this.open(input, sink, (epoch, id) => ({ kind: 'embed', epoch, id, request: input }));
   }
 
-  /** Opens a request in the table and sends the command that starts it on the engine. */
+  /** Opens a request in the router and sends the command that starts it on the engine. */
   private open(input: GenerateInput | EmbedInput, sink: RequestSink | undefined, command: (epoch: number, id: number) => Command): EngineRequest {
     const inc = this.current;
     if (this.state !== 'ready' || !inc) {
-      return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() }, sink);
+      return this.router.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() }, sink);
     }
-    const req = this.table.open(inc.epoch, input, (id) => {
+    const req = this.router.open(inc.epoch, input, (id) => {
       if (this.current === inc) this.send(inc, { kind: 'cancel', epoch: inc.epoch, id });
     }, sink);
     const error = this.send(inc, command(inc.epoch, req.id));
-    if (error) this.table.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
+    if (error) this.router.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
     this.watchSilence(false);
     return req;
   }
@@ -260,7 +260,7 @@ class ProcessEngineClient implements EngineClient {
       return;
     }
     if (inc !== this.current || inc.ended || msg.epoch !== inc.epoch) {
-      this.table.countStale(msg.kind === 'events' ? msg.events.length : 1);
+      this.router.countStale(msg.kind === 'events' ? msg.events.length : 1);
       return;
     }
     switch (msg.kind) {
@@ -277,15 +277,15 @@ class ProcessEngineClient implements EngineClient {
         this.end(inc, msg.error);
         break;
       case 'events':
-        this.table.deliver(inc.epoch, msg.events, msg.handedAtMs);
+        this.router.deliver(inc.epoch, msg.events, msg.handedAtMs);
         break;
       case 'submitError':
-        if (!this.table.end(msg.id, { finish: 'error', error: msg.error })) this.table.countStale();
+        if (!this.router.end(msg.id, { finish: 'error', error: msg.error })) this.router.countStale();
         break;
       case 'result':
       case 'callError': {
         const pending = inc.calls.get(msg.call);
-        if (!pending) { this.table.countStale(); break; }
+        if (!pending) { this.router.countStale(); break; }
         inc.calls.delete(msg.call);
         if (msg.kind === 'result') pending.resolve(msg.value);
         else pending.reject(new EngineCallError(`${pending.kind}: ${msg.error}`, msg.code));
@@ -314,11 +314,11 @@ class ProcessEngineClient implements EngineClient {
     inc.calls.clear();
     inc.settleStart.reject(new Error(closed ? `engine (replica ${this.replica}) was closed before it was ready` : reason));
     if (closed) {
-      this.table.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` }, inc.epoch);
+      this.router.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` }, inc.epoch);
       this.clearSilence();
       return;
     }
-    const failed = this.table.endAll({ finish: 'error', engineDied: true, error: reason }, inc.epoch);
+    const failed = this.router.endAll({ finish: 'error', engineDied: true, error: reason }, inc.epoch);
     if (this.current !== inc) return;
     this.clearSilence();
     this.lastError = reason;
@@ -362,7 +362,7 @@ class ProcessEngineClient implements EngineClient {
       }
       await inc.gone;
     }
-    this.table.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` });
+    this.router.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` });
     this.clearSilence();
   }
 
@@ -399,14 +399,14 @@ class ProcessEngineClient implements EngineClient {
   /** Arms the silence watchdog while the engine has work; `message`: something arrived, restart the clock. */
   private watchSilence(message: boolean): void {
     const inc = this.current;
-    const busy = inc && !inc.ended && this.state === 'ready' && (this.table.size > 0 || inc.calls.size > 0);
+    const busy = inc && !inc.ended && this.state === 'ready' && (this.router.size > 0 || inc.calls.size > 0);
     if (!busy) { this.clearSilence(); return; }
     if (!this.silenceTimer) {
       this.silenceTimer = setTimeout(() => {
         this.silenceTimer = null;
-        const n = this.table.size + inc.calls.size;
+        const n = this.router.size + inc.calls.size;
         if (this.current === inc && !inc.ended && n > 0) {
-          this.kill(inc, `engine sent nothing for ${this.silenceTimeoutMs} ms with ${this.table.size} requests and ${inc.calls.size} calls in flight`);
+          this.kill(inc, `engine sent nothing for ${this.silenceTimeoutMs} ms with ${this.router.size} requests and ${inc.calls.size} calls in flight`);
         }
       }, this.silenceTimeoutMs);
     } else if (message) {

@@ -15,7 +15,7 @@ import { checkSchemaSupport, requireSupportedSchema, UnsupportedSchemaError } fr
 import { toolCallGrammar, toolCallTriggers, withJsonStyle, type ToolCallRule } from '../grammar/tool-grammar.js';
 import type { GenerationSpec } from '../scheduler/scheduler.js';
 import type { AppContext } from './app-context.js';
-import { requireTokenizer } from './generation.js';
+import { readyEngine } from './generation.js';
 
 /** What tool_choice asks of the answer: call(s) from its first token ('forced'), or allowed from an opener on ('lazy'). */
 export interface ToolCallsAsked {
@@ -86,7 +86,7 @@ async function lazyToolGrammar(app: AppContext, asked: ToolCallsAsked): Promise<
       throw e;
     }
   });
-  const client = requireTokenizer(app);
+  const client = readyEngine(app);
   const spec = (list: ToolSpec[]) => toolCallGrammar(asked.style, { tools: list, several: asked.rule.several }, 'lazy');
   let gbnf: string;
   try {
@@ -131,7 +131,7 @@ function unavailable(e: unknown): ApiError {
 }
 
 async function build(app: AppContext, spec: GrammarSpec, param: string): Promise<string> {
-  const client = requireTokenizer(app);
+  const client = readyEngine(app);
   try {
     return await client.buildGrammar(spec);
   } catch (e) {

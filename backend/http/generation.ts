@@ -43,7 +43,8 @@ export function requireModel(app: AppContext): ModelView {
   return m;
 }
 
-export function requireTokenizer(app: AppContext): EngineClient {
+/** Any ready engine of the model, for the calls that need no slot (tokenize, detokenize, grammar builds); a 503 when none is. */
+export function readyEngine(app: AppContext): EngineClient {
   const c = app.scheduler.anyReadyClient();
   if (!c) throw new ApiError(503, app.scheduler.unavailableReason() ?? 'no engine is ready', { code: 'engine_unavailable' });
   return c;
@@ -51,7 +52,7 @@ export function requireTokenizer(app: AppContext): EngineClient {
 
 /** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
 async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
-  const client = requireTokenizer(app);
+  const client = readyEngine(app);
   try {
     return await tokenize(client);
   } catch (e) {

@@ -1,4 +1,4 @@
-// GET /metrics: the server's state as JSON. `live` comes from the request table (every
+// GET /metrics: the server's state as JSON. `live` comes from the request ledger (every
 // accepted request is in exactly one state there) and the engines' slot snapshots;
 // `requests` is the recent history; a figure an engine never reported is null, never 0.
 import type { EngineSnapshot, ModelInfo } from '../../native/lib/addon.js';
@@ -11,7 +11,7 @@ import type { HistogramSnapshot } from '../../contract/metrics.js';
 import type { ModelsMetricsBody } from '../../contract/models.js';
 
 export interface MetricsSources {
-  table: RequestLedger;
+  ledger: RequestLedger;
   scheduler: Scheduler;
   engines: readonly EngineClient[];
   model: { id: string; info: ModelInfo; demo: boolean } | null;
@@ -131,11 +131,11 @@ export function engineViews(engines: readonly EngineClient[], views: ReplicaView
 
 export async function buildMetrics(src: MetricsSources, opts: { requests?: number } = {}): Promise<MetricsBody> {
   const snaps = await engineSnapshots(src.engines);
-  const live = src.table.liveRecords();
-  const counts = src.table.counts();
+  const live = src.ledger.liveRecords();
+  const counts = src.ledger.counts();
   const slots = slotViews(src.engines, snaps, live);
   const rates = live.filter((r) => r.state === 'running').map((r) => r.rate.perSecond() ?? 0);
-  const history: HistoryEntry[] = src.table.recent(opts.requests ?? 50);
+  const history: HistoryEntry[] = src.ledger.recent(opts.requests ?? 50);
   return {
     model: src.model ? {
       id: src.model.id, demo: src.model.demo, ctx: src.model.info.ctx, slots: src.model.info.slots,
@@ -155,7 +155,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       })),
     },
     requests: history,
-    totals: { ...derivedTotals(src.table.totals), prompt_tokens_computed: promptComputed(snaps) },
+    totals: { ...derivedTotals(src.ledger.totals), prompt_tokens_computed: promptComputed(snaps) },
     conversation_cache: conversationCache(snaps),
     engines: engineViews(src.engines, src.scheduler.views()),
     stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),
