@@ -98,7 +98,7 @@ export class StrataServer {
       : [{ name: modelNameOf(opts.modelPath), path: opts.modelPath, role: null, settings: {} }];
     const several = specs.length > 1;
     const make = opts.engineFactory ?? ((replica: number, ec: EngineConfig, model: string) => createProcessEngineClient({
-      replica, config: ec, readyTimeoutMs: config.engineReadyTimeoutMs, silenceTimeoutMs: config.engineSilenceTimeoutMs,
+      replica, config: ec, model, readyTimeoutMs: config.engineReadyTimeoutMs, silenceTimeoutMs: config.engineSilenceTimeoutMs,
       restart: opts.restart ?? { minDelayMs: 1000, maxDelayMs: 60_000 },
       log: (line, level) => log[level](line, several ? { model, replica } : { replica }),
       ...(cpuPath ? { cpuPath } : {}),

@@ -12,6 +12,7 @@
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../validation/errors.js';
+import { engineCallApiError } from '../validation/engine-errors.js';
 import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
 import type { TokenizedParts } from '../engine/calls.js';
 import type { DoneEvent, EngineClient, RequestEvent } from '../engine/client.js';
@@ -50,13 +51,13 @@ export function readyEngine(app: AppContext): EngineClient {
   return c;
 }
 
-/** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
+/** Tokenizes on a ready engine; a failure is answered by the engine-error table (validation/engine-errors.ts). */
 async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
   const client = readyEngine(app);
   try {
     return await tokenize(client);
   } catch (e) {
-    throw new ApiError(503, `the engine could not tokenize the prompt: ${(e as Error)?.message ?? String(e)}`, { code: 'engine_unavailable' });
+    throw engineCallApiError(e, 'tokenize', 'the engine could not tokenize the prompt');
   }
 }
 
