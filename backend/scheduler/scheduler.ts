@@ -371,6 +371,10 @@ export class Scheduler {
       const head = this.queue.peek();
       if (!head) return; // empty, or only held requests wait
       // The head waits for as many free slots as it has choices (it keeps its place meanwhile).
+      // native/src/engine_admit.cpp (AdmitWaiting) states the same rule for its own queue, on
+      // purpose: that queue serves direct users of the addon (tests, bench-engine) that submit past
+      // the slots; here it is what lets a request with n choices be dispatched only whole, so the
+      // engine's copy never has to wait on the served path.
       const need = slotsOf(head);
       const candidates = this.replicas.filter((r) => r.free() >= need);
       if (candidates.length === 0) return;
