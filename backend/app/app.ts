@@ -188,7 +188,8 @@ export class StrataServer {
       await this.pool.load(first!);
     } catch (e) {
       const spec = this.opts.config.models.find((m) => m.name === first);
-      const message = (e as Error).message.replace(/^the model '[^']*' could not load: /, '');
+      // The load's own error as the pool recorded it (not the 503's wording around it).
+      const message = this.pool.rows().find((r) => r.name === first)?.error ?? (e as Error).message;
       throw new Error(spec || this.pool.several ? `${first}: ${message}` : message);
     }
     for (const name of rest) this.pool.load(name).catch(() => {}); // logged by the pool
