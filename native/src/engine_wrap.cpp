@@ -489,7 +489,7 @@ class EngineLoadWorker : public Napi::AsyncWorker {
 
 Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return js::RejectOnThrow(env, [&]() -> Napi::Value {
     if (!info[0].IsObject()) throw Napi::TypeError::New(env, "Engine.load needs an options object");
     const Napi::Object opts = info[0].As<Napi::Object>();
     EngineConfig cfg = ParseEngineOptions(opts);
@@ -497,15 +497,8 @@ Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
     if (!on_events.IsFunction()) throw Napi::TypeError::New(env, "onEvents must be a function");
     const Napi::Value on_fatal = opts.Get("onFatal");
     if (!on_fatal.IsUndefined() && !on_fatal.IsFunction()) throw Napi::TypeError::New(env, "onFatal must be a function");
-    auto* worker = new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>(), on_fatal);
-    Napi::Promise p = worker->Promise();
-    worker->Queue();
-    return p;
-  } catch (const Napi::Error& e) {
-    auto d = Napi::Promise::Deferred::New(env);
-    d.Reject(e.Value());
-    return d.Promise();
-  }
+    return js::Queued(new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>(), on_fatal));
+  });
 }
 
 }  // namespace

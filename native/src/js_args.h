@@ -20,7 +20,7 @@ constexpr double kMaxSafeInteger = 9007199254740991.0;
 inline std::string Num(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
+  if (v == std::floor(v) && std::fabs(v) <= kMaxSafeInteger) return std::to_string(static_cast<int64_t>(v));
   return std::to_string(v);
 }
 
@@ -91,6 +91,27 @@ T Enum(const Napi::Value& v, const std::string& field, std::initializer_list<std
     names += std::string("'") + p.first + "'";
   }
   RangeErr(v.Env(), field + " must be one of " + names + " (got '" + s + "')");
+}
+
+// An entry point that returns a promise: what `start` throws (a failed argument check) becomes
+// the promise's rejection, as JS expects of an async function, never a synchronous throw.
+template <typename Start>
+Napi::Value RejectOnThrow(Napi::Env env, Start start) {
+  try {
+    return start();
+  } catch (const Napi::Error& e) {
+    auto d = Napi::Promise::Deferred::New(env);
+    d.Reject(e.Value());
+    return d.Promise();
+  }
+}
+
+// Queues an AsyncWorker that settles its own Promise::Deferred and returns that promise.
+template <typename Worker>
+Napi::Promise Queued(Worker* worker) {
+  Napi::Promise p = worker->Promise();
+  worker->Queue();
+  return p;
 }
 
 }  // namespace strata::js
