@@ -14,7 +14,7 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../validation/errors.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
 import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
-import type { TokenizedParts } from '../engine/calls.js';
+import type { CallName, TokenizedParts } from '../engine/calls.js';
 import type { DoneEvent, EngineClient, RequestEvent } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestRecord } from '../scheduler/request-ledger.js';
@@ -51,14 +51,22 @@ export function readyEngine(app: AppContext): EngineClient {
   return c;
 }
 
-/** Tokenizes on a ready engine; a failure is answered by the engine-error table (validation/engine-errors.ts). */
-async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
+/**
+ * Runs engine calls on a ready engine; a failure is answered by the engine-error table
+ * (validation/engine-errors.ts) for `call`, the call the route makes, with `what` saying what failed.
+ */
+export async function onEngine<T>(app: AppContext, call: CallName, what: string, use: (client: EngineClient) => Promise<T>): Promise<T> {
   const client = readyEngine(app);
   try {
-    return await tokenize(client);
+    return await use(client);
   } catch (e) {
-    throw engineCallApiError(e, 'tokenize', 'the engine could not tokenize the prompt');
+    throw engineCallApiError(e, call, what);
   }
+}
+
+/** Tokenizes on a ready engine (onEngine). */
+function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
+  return onEngine(app, 'tokenize', 'the engine could not tokenize the prompt', tokenize);
 }
 
 /** Plain texts' tokens in one engine call, and the prefix window of texts[window.index] (infill). */

@@ -367,6 +367,9 @@ describe('HTTP server with scripted engines', () => {
       expect(r.headers['content-type']).toMatch(/^application\/json/);
       expect(JSON.parse(r.body).error).toMatchObject({ code: 'engine_unavailable', message: expect.stringMatching(/tokenizer crashed/) });
     }
+    // The same failure on /tokenize: the one engine-error table answers it, not a bare 500.
+    const direct = await post('/tokenize', { content: 'x' });
+    expect([direct.status, JSON.parse(direct.body).error.code]).toEqual([503, 'engine_unavailable']);
     fake.tokenize = tokenize;
     // Admitted, then the engine dies before any token: still a status code, not an empty 200.
     const streamed = post('/v1/completions', { prompt: 'abc', stream: true });
