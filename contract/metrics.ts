@@ -6,6 +6,7 @@ import { modelMetricsSchema, type ModelRole, type ModelState, type ModelsMetrics
 import * as z from 'zod/mini';
 import type { ModelInfo } from '../native/lib/addon.js';
 import { checkBody } from './check.js';
+import { engineDeathSchema, type EngineDeathBody } from './health.js';
 
 // --- the server's JSON ---------------------------------------------------------------------
 
@@ -57,7 +58,7 @@ export interface Totals {
   /** Speculative tokens verified / accepted, over all requests. */
   drafted_tokens: number;
   accepted_tokens: number;
-  /** Moves the table refused (a bug if ever above 0). */
+  /** Moves the ledger refused (a bug if ever above 0). */
   invariant_violations: number;
 }
 
@@ -141,6 +142,8 @@ export interface EngineBody {
   pid: number | null;
   restarts: number;
   last_error: string | null;
+  /** Its engine process's last death (contract/health.ts); null while none died. */
+  last_death: EngineDeathBody | null;
   stale_frames: number;
   slots: number | null;
   in_flight: number;
@@ -235,7 +238,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   })),
   engines: z.array(z.object({
     replica: num, state: z.enum(['starting', 'ready', 'dead', 'failed', 'closed']), alive: z.boolean(), epoch: num,
-    pid: nnum, restarts: num, last_error: nstr, stale_frames: num, slots: nnum, in_flight: num, indexed_blocks: num,
+    pid: nnum, restarts: num, last_error: nstr, last_death: z.nullable(engineDeathSchema), stale_frames: num, slots: nnum, in_flight: num, indexed_blocks: num,
     devices: z.array(z.object({ device: z.string(), layers: num, memory_free: num, memory_total: num })),
   })),
   stale_frames: num,

@@ -203,14 +203,6 @@ export function chatCompletionChoices(opts: {
   };
 }
 
-export function chatCompletion(opts: {
-  id: string; model: string; created: number; fingerprint: string; content: string; calls: readonly ToolCall[];
-  finish: ChatFinish; figures: Figures; reasoning?: string;
-}) {
-  const { content, calls, finish, reasoning } = opts;
-  return chatCompletionChoices({ ...opts, choices: [{ content, calls, finish, ...(reasoning !== undefined ? { reasoning } : {}) }] });
-}
-
 export function completionChunk(id: string, model: string, created: number, text: string, finish: 'stop' | 'length' | null,
   index = 0, logprobs: CompletionLogprobs | null = null) {
   return {

@@ -20,7 +20,7 @@ export type { OutputConstraint } from './output-schema.js';
 
 /** Fields every generating request shares. */
 export interface GenerationParams {
-  /** The model name the client asked for (informational; one model is served). */
+  /** The model the client named: http/model-routing.ts picks the served model by it (null: its role's, or the default). */
   model: string | null;
   /** max_completion_tokens, max_tokens or n_predict (>= 1); null = the server's default. */
   maxTokens: number | null;

@@ -19,7 +19,7 @@ function intParam(url: URL, name: string, def: number, max: number): number {
 function sources(app: AppContext) {
   const m = app.model();
   return {
-    table: app.table, scheduler: app.scheduler, engines: app.engines,
+    ledger: app.ledger, scheduler: app.scheduler, engines: app.engines,
     model: m ? { id: m.id, info: m.info, demo: m.demo } : null,
     stopping: app.stopping(), startedAt: app.startedAt, logDropped: app.log.dropped,
     eventToSse: app.traces.eventToSse.snapshot(),
@@ -48,7 +48,7 @@ export async function traceOne(app: AppContext, { res, params }: RouteContext): 
   const m = /^(?:chatcmpl-|cmpl-)?(\d+)$/.exec(params.id ?? '');
   if (!m) throw new ApiError(400, `'${params.id}' is not a request id (a number, or chatcmpl-N / cmpl-N)`, { param: 'id' });
   const id = Number(m[1]);
-  const live = app.table.get(id);
+  const live = app.ledger.get(id);
   if (live) {
     const body: TraceBody = {
       request: {
