@@ -31,6 +31,7 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   }
   if (backendDirs.length > 0) ec.backendDirs = backendDirs;
   if (cfg.opOffload !== null) ec.opOffload = cfg.opOffload === 'on';
+  if (cfg.deterministic) ec.deterministic = true;
   if (cfg.ctx !== null) ec.ctx = cfg.ctx;
   if (cfg.batch !== null) ec.batch = cfg.batch;
   if (cfg.decodePromptBudget !== null) ec.decodePromptBudget = cfg.decodePromptBudget;

@@ -66,6 +66,13 @@ export interface EngineOptions {
    * AMX tiles or wider SIMD layouts. false keeps them as stored (slower prompt reads, no such kernels).
    */
   cpuRepack?: boolean;
+  /**
+   * Batch-invariant CPU math (default false): every matmul row through one kernel whatever the row
+   * count, reference flash attention (no KV split, no query tiling), no repacked weights. Greedy
+   * output is then the same solo, batched, chunked or re-read (README, Exactness), at the cost
+   * measured there. Process-wide: once one engine of a process sets it, the process computes so.
+   */
+  deterministic?: boolean;
   /** Speculative decoding (default off): drafts verified in the same batch as everything else. */
   speculative?: SpeculativeOptions;
   /**
@@ -333,7 +340,8 @@ export interface ModelInfo {
   decodePromptBudget: number;
   flashAttn: boolean;
   /** The CPU path this engine runs: variant (null in a build without variants) and repacking. */
-  cpu: { variant: string | null; repack: boolean };
+  /** deterministic: the batch-invariance bits set in this process (0: off; 7: all, see backends.h). */
+  cpu: { variant: string | null; repack: boolean; deterministic: number };
   /** What the process's backend load did. */
   backends: BackendReport;
   /** EngineOptions.opOffload as used. */

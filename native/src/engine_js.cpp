@@ -96,6 +96,11 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     if (!v.IsBoolean()) TypeErr(env, "cpuRepack must be a boolean");
     c.cpu_repack = v.As<Napi::Boolean>().Value();
   }
+  if (Present(o, "deterministic")) {
+    const Napi::Value v = o.Get("deterministic");
+    if (!v.IsBoolean()) TypeErr(env, "deterministic must be a boolean");
+    c.deterministic = v.As<Napi::Boolean>().Value();
+  }
   if (Present(o, "opOffload")) {
     const Napi::Value v = o.Get("opOffload");
     if (!v.IsBoolean()) TypeErr(env, "opOffload must be a boolean");

@@ -216,6 +216,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   Napi::Object cpu = Napi::Object::New(env);
   cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));
   cpu.Set("repack", m.cpu_repack);
+  cpu.Set("deterministic", m.deterministic);
   o.Set("cpu", cpu);
   o.Set("opOffload", m.op_offload);
   Napi::Array buffers = Napi::Array::New(env, m.buffers.size());
