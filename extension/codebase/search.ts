@@ -16,11 +16,13 @@ export interface SearchOptions {
   limit: number;
   /** Candidates each list contributes before fusion. */
   candidates: number;
-  /** Fused hits the reranker reorders. */
+  /** Fused hits the reranker reorders (0: none). */
   rerankTop: number;
+  /** false: full text only, no query embedding (inline completions: no request to the server). Default true. */
+  vectors?: boolean;
 }
 
-export const DEFAULT_SEARCH: SearchOptions = { limit: 10, candidates: 50, rerankTop: 50 };
+export const DEFAULT_SEARCH: SearchOptions = { limit: 10, candidates: 50, rerankTop: 50, vectors: true };
 
 export interface SearchHit {
   chunk: ChunkRow;
@@ -75,7 +77,7 @@ export async function searchIndex(deps: SearchDeps, query: string, opts: SearchO
 
   const vecById = new Map<number, { score: number; rank: number }>();
   const vecIds: number[] = [];
-  if (deps.embed && deps.vectors.size > 0) {
+  if (deps.embed && deps.vectors.size > 0 && opts.vectors !== false) {
     const [q] = await deps.embed([query], signal);
     if (q) {
       stages.push('vector');
@@ -91,14 +93,15 @@ export async function searchIndex(deps: SearchDeps, query: string, opts: SearchO
     }
   }
   const fused = reciprocalRankFusion([ft.map((r) => r.id), vecIds]);
-  const keep = fused.slice(0, Math.max(opts.limit, deps.rerank ? opts.rerankTop : 0));
+  const rerank = opts.rerankTop > 0 ? deps.rerank : null;
+  const keep = fused.slice(0, Math.max(opts.limit, rerank ? opts.rerankTop : 0));
   const rows = new Map(deps.store.chunks(keep.map((f) => f.key)).map((c) => [c.id, c]));
   let hits: SearchHit[] = keep.filter((f) => rows.has(f.key)).map((f) => ({
     chunk: rows.get(f.key)!, fullText: ftById.get(f.key) ?? null, vector: vecById.get(f.key) ?? null, fused: f.score, rerank: null,
   }));
-  if (deps.rerank && hits.length > 0) {
+  if (rerank && hits.length > 0) {
     const top = hits.slice(0, opts.rerankTop);
-    const scores = await deps.rerank(query, top.map((h) => h.chunk.text), signal);
+    const scores = await rerank(query, top.map((h) => h.chunk.text), signal);
     if (scores.length !== top.length) throw new Error(`the reranker gave ${scores.length} scores for ${top.length} documents`);
     top.forEach((h, i) => { h.rerank = scores[i]!; });
     // Reranked first (best score first, fused order on ties); the rest keep their fused order.

@@ -299,6 +299,18 @@ describe('fusion and rerank order', () => {
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
 
+  it('vectors: false searches the full text only, without embedding the query; rerankTop 0 asks no reranker', async () => {
+    await makeIndexer().sync();
+    embedder.texts = [];
+    let reranked = 0;
+    const r = await searchIndex({ store, vectors, embed: embedder.embed, rerank: async (_q, d) => { reranked++; return d.map(() => 1); } },
+      'scaleVector factor', { limit: 3, candidates: 20, rerankTop: 0, vectors: false });
+    expect(r.stages).toEqual(['fullText']);
+    expect(r.hits[0]!.chunk.text).toContain('scaleVector');
+    expect(embedder.texts).toEqual([]);
+    expect(reranked).toBe(0);
+  });
+
   it('vector search is deterministic and exact: the same query gives the same order, the best is the text itself', () => {
     const v = new VectorIndex();
     const texts = ['alpha beta', 'gamma delta', 'alpha gamma', 'epsilon'];
