@@ -43,9 +43,15 @@ export interface SearchResult {
   ms: number;
 }
 
+/** English function words: they match most chunks, so BM25 must score nearly all of them for little. */
+const STOPWORDS = new Set(['a', 'an', 'and', 'are', 'as', 'at', 'be', 'by', 'for', 'from', 'has', 'have', 'how', 'in', 'is', 'it', 'its',
+  'of', 'on', 'or', 'that', 'the', 'this', 'to', 'was', 'what', 'when', 'where', 'which', 'who', 'why', 'will', 'with', 'does', 'do']);
+
 /**
  * An FTS5 query from free text: each word and identifier (and the parts of snake_case and
  * camelCase ones) as a quoted term, ORed, so BM25 ranks chunks by how many and how rare.
+ * English function words are left out (unless nothing else is left): at 50,000 chunks "the"
+ * alone makes BM25 score most of the index, several times the cost of the rest of the query.
  */
 export function fullTextQuery(text: string): string {
   const terms = new Set<string>();
@@ -55,7 +61,8 @@ export function fullTextQuery(text: string): string {
     terms.add(w.toLowerCase());
     for (const part of w.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[_\s]+/)) if (part.length > 1) terms.add(part.toLowerCase());
   }
-  return [...terms].slice(0, 64).map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+  const content = [...terms].filter((t) => !STOPWORDS.has(t));
+  return (content.length ? content : [...terms]).slice(0, 64).map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
 }
 
 export interface SearchDeps {
