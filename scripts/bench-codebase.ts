@@ -135,17 +135,20 @@ export async function main(argv: string[], repo: string): Promise<number> {
       const out: number[] = [];
       for (let i = 0; i < n; i++) {
         const t0 = performance.now();
-        fg.begin();
-        const r = await fetch(`${srv.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'chat', stream: true, max_tokens: 4, temperature: 0, messages: [{ role: 'user', content: `question ${i}: what does the index do?` }] }) });
-        const reader = r.body!.getReader();
         let first = -1;
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (first < 0 && new TextDecoder().decode(value).includes('"content"')) first = performance.now() - t0;
+        fg.begin();
+        try {
+          const r = await fetch(`${srv.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'chat', stream: true, max_tokens: 4, temperature: 0, messages: [{ role: 'user', content: `question ${i}: what does the index do?` }] }) });
+          const reader = r.body!.getReader();
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            if (first < 0 && new TextDecoder().decode(value).includes('"content"')) first = performance.now() - t0;
+          }
+        } finally {
+          fg.end();
         }
-        fg.end();
         out.push(first);
       }
       return out;
