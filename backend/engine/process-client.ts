@@ -21,6 +21,7 @@ import {
 import { CrashLoop, DEFAULT_CRASH_LOOP, type CrashLoopOptions } from './crash-loop.js';
 import type { EngineState } from '../../contract/metrics.js';
 import { parseHostMessage, type CallCommand, type CallCommandOf, type Command, type HostMessage } from './protocol.js';
+import { BACKGROUND_NICE, lowerPriority } from './priority.js';
 import { EngineRequestRouter } from './request-router.js';
 
 export interface ProcessEngineClientOptions {
@@ -276,6 +277,9 @@ class ProcessEngineClient implements EngineClient {
         inc.phase = 'ready';
         this.crashLoop.ready();
         this.modelInfo = msg.info;
+        // Embedding and rerank engines are background work (priority.ts); once loaded, every engine
+        // thread exists (the CPU thread pool is made with the context).
+        if (msg.info.embedding && inc.child.pid !== undefined) lowerPriority(inc.child.pid, BACKGROUND_NICE);
         this.setState('ready');
         this.log(`engine ready (replica ${this.replica}, epoch ${inc.epoch}): ${modelSummary(msg.info)}`, 'info');
         inc.settleStart.resolve(msg.info);
