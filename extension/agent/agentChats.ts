@@ -6,6 +6,24 @@ import type { AgentDecision, AgentStepView } from '../../contract/agent.js';
 import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
 import type { AgentEvent, AgentLoop } from './loop.js';
 import type { AgentApprovals, ProposedChange } from './types.js';
+import type { ChatMode } from '../../contract/agent.js';
+import type { StrataClient } from '../client/client.js';
+import type { ToolSpec } from '../client/types.js';
+
+export type AgentClient = Pick<StrataClient, 'chatStream' | 'tokenize'>;
+
+/** Agent mode as the panel gets it from registerAgent.ts (VS Code, settings, MCP). */
+export interface AgentProvider {
+  makeLoop(client: AgentClient, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
+  showDiff(change: ProposedChange): Promise<void>;
+  /** The system message agent conversations start with (saved with the session so its KV matches). */
+  system(): string;
+  /** The tools of the last run (saved with the session: the template renders them). */
+  tools(): ToolSpec[];
+  /** The mode a saved session was in. */
+  saveMode(name: string, mode: ChatMode): void;
+  loadMode(name: string): ChatMode | null;
+}
 
 /** What a run needs that only the host knows (VS Code, settings, the server). */
 export interface AgentHost<C> {

@@ -12,8 +12,7 @@ import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../conte
 import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
-import { AgentChats, type AgentHost } from '../agent/agentChats.js';
-import type { ToolSpec } from '../client/types.js';
+import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
 import type { ChatMode } from '../../contract/agent.js';
 
 export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'>;
@@ -52,19 +51,9 @@ export interface PanelDeps {
   editor: PanelEditor;
   codebase?: PanelCodebase | undefined;
   /** Agent mode (absent: the panel offers Ask only). */
-  agent?: PanelAgent | undefined;
+  agent?: AgentProvider | undefined;
 }
 
-/** What the panel needs from Agent mode's host side (extension/agent/registerAgent.ts). */
-export interface PanelAgent extends Pick<AgentHost<PanelClient>, 'makeLoop' | 'showDiff'> {
-  /** The system message agent conversations start with (saved with the session so its KV matches). */
-  system(): string;
-  /** The tools of the last run (saved with the session: the template renders them). */
-  tools(): ToolSpec[];
-  /** The mode a saved session was in. */
-  saveMode(name: string, mode: ChatMode): void;
-  loadMode(name: string): ChatMode | null;
-}
 
 export interface PanelSink {
   post(msg: ToWebview): void;
@@ -367,7 +356,7 @@ export class PanelHub {
             const mode = this.deps.agent?.loadMode(r.name) ?? (r.messages.some((m) => m.role === 'tool' || m.toolCalls?.length) ? 'agent' : 'ask');
             // The agent's system message is the loop's, not the user's: it is added again on the next question.
             const shown = mode === 'agent' && this.deps.agent && r.messages[0]?.role === 'system' && r.messages[0].content === this.deps.agent.system() ? r.messages.slice(1) : r.messages;
-            this.loadChat(r.name, shown, mode);
+            this.loadChat(r.name, shown, mode === 'agent' ? mode : undefined);
             return `Restored session "${r.name}" (${r.messages.length} messages).`;
           }
           return `Restored session "${r.name}" into the server's cache (the server did not send its messages).`;
