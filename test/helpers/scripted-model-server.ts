@@ -167,6 +167,8 @@ export class ScriptedModelServer {
     }
     if (path === '/v1/infill') return this.infill(body, res);
     if (path === '/v1/chat/completions' && this.script.chat) return this.chat(body, res);
+    // A stand-in tokenizer for the chat's prompt planning: a token per 4 characters.
+    if (path === '/v1/tokenize' && this.script.chat) return json(200, { tokens: Array.from({ length: Math.ceil(String(body.content ?? '').length / 4) }, (_, i) => i) });
     json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'not_found', param: null } });
   }
 
