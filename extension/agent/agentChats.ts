@@ -6,6 +6,7 @@ import type { AgentDecision, AgentStepView } from '../../contract/agent.js';
 import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
 import type { AgentEvent, AgentLoop } from './loop.js';
 import type { AgentApprovals, ProposedChange } from './types.js';
+import { wellFormedToolTurns } from './history.js';
 import type { ChatMode } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
 import type { ToolSpec } from '../client/types.js';
@@ -124,7 +125,7 @@ export class AgentChats<C> {
       a.sent = { content: plan.content, note: plan.note };
       this.broadcast({ type: 'chatSent', chatId, content: plan.content, note: plan.note });
       if (plan.error) throw new Error(plan.error);
-      conversation = plan.messages;
+      conversation = wellFormedToolTurns(plan.messages);
       const made = await this.host.makeLoop(client, (e) => this.event(chatId, a, e), this.approvals(chatId, a.ac.signal));
       if (typeof made === 'string') throw new Error(made);
       const withSystem = conversation[0]?.role === 'system' ? conversation : [{ role: 'system' as const, content: made.system }, ...conversation];
