@@ -5,7 +5,7 @@
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
 import type { AgentStepView } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
-import { CHAT_MAX_TOKENS } from '../client/types.js';
+import { CHAT_MAX_TOKENS, type ChatRequest } from '../client/types.js';
 import { boundResult, type TokenCounter } from './budget.js';
 import { isAllowListed } from './commandPolicy.js';
 import { unifiedDiff } from './diffText.js';
@@ -47,6 +47,10 @@ export interface AgentLoopDeps {
   countTokens?: TokenCounter | undefined;
   onEvent(e: AgentEvent): void;
   model?: string | undefined;
+  /** tool_choice per step (1-based); default "auto". A name forces that tool (tests, a forced first step). */
+  toolChoice?: ((step: number) => ChatRequest['toolChoice']) | undefined;
+  /** Answer length cap per step (default CHAT_MAX_TOKENS). */
+  maxTokens?: number | undefined;
 }
 
 const CANCELLED = 'cancelled: the user pressed Stop';
@@ -69,7 +73,7 @@ export class AgentLoop {
         let text = '';
         const calls: ToolCall[] = [];
         for await (const ev of this.deps.client.chatStream({
-          messages: [...messages, ...added], tools: this.deps.tools.specs(), toolChoice: 'auto', maxTokens: CHAT_MAX_TOKENS,
+          messages: [...messages, ...added], tools: this.deps.tools.specs(), toolChoice: this.deps.toolChoice?.(out.steps) ?? 'auto', maxTokens: this.deps.maxTokens ?? CHAT_MAX_TOKENS,
           ...(this.deps.model ? { model: this.deps.model } : {}),
         }, signal)) {
           if (ev.type === 'text') { text += ev.text; textLength += ev.text.length; this.deps.onEvent({ type: 'text', text: ev.text }); }
