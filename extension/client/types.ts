@@ -44,7 +44,8 @@ export interface ChatRequest {
   maxTokens?: number;
   temperature?: number;
   tools?: ToolSpec[];
-  toolChoice?: 'auto' | 'required' | 'none';
+  /** A function's name forces a call of that tool (tool_choice {type: function, function: {name}}). */
+  toolChoice?: 'auto' | 'required' | 'none' | { name: string };
 }
 
 /** One step of a streamed chat answer. */
