@@ -9,6 +9,7 @@ import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './c
 import {
   parseChatLogprobs, parseChoices, parseCompletionLogprobs, parseDraftMax, parseOutputConstraint, type OutputConstraint,
 } from './output-schema.js';
+import { parsePrediction } from './prediction-schema.js';
 import {
   checkArray, checkDepth, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
@@ -45,6 +46,8 @@ export interface GenerationParams {
   constraint: OutputConstraint | null;
   /** Speculative draft tokens per step (speculative.n_max); null = the server's setting. */
   draftMax: number | null;
+  /** OpenAI's predicted output (prediction.content): the answer's draft; null = none (chat and completions). */
+  prediction: string | null;
 }
 
 export interface ChatRequest extends GenerationParams {
@@ -185,6 +188,7 @@ function parseGeneration(obj: Json, route: 'chat' | 'completion' | 'infill'): Ge
     logprobs: route === 'chat' ? parseChatLogprobs(obj) : route === 'completion' ? parseCompletionLogprobs(obj) : null,
     constraint: route === 'infill' ? null : parseOutputConstraint(obj, route === 'chat'),
     draftMax: parseDraftMax(obj),
+    prediction: route === 'infill' ? null : parsePrediction(obj),
   };
 }
 

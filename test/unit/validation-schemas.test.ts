@@ -23,7 +23,7 @@ describe('parseChatRequest', () => {
   it('gives defaults for a minimal request and ignores unknown fields', () => {
     expect(parseChatRequest({ model: 'm', messages: [user], cache_prompt: true, user: 'u', metadata: { x: 1 }, stream_options: null })).toEqual({
       model: 'm', maxTokens: null, stop: [], stream: false, includeUsage: false, sampling: {}, ignoreEos: false,
-      returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null,
+      returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null, prediction: null,
       messages: [{ role: 'user', content: 'Hi' }], tools: [], toolChoice: 'none', parallelToolCalls: true, templateKwargs: {},
       reasoningFormat: 'auto',
     });
