@@ -204,7 +204,7 @@ export interface GenerateRequest {
    * Predicted output (OpenAI's `prediction`): tokens the answer is expected to repeat. They are the
    * speculative draft while the answer follows them, and again from where it rejoins them after a
    * change; the output is the same as without (drafts are verified). draftMax caps the draft per
-   * step (default 16). Empty: none.
+   * step (default 32). Empty: none.
    */
   prediction?: number[];
 }

@@ -9,8 +9,10 @@ namespace {
 // Longest suffix of the answer tried when rejoining the prediction. Longest first: a longer
 // match is less likely to be a common token (a newline, a bracket) in the wrong place.
 constexpr size_t kRejoinMax = 8;
-// A guess that one token was replaced (no rejoin found) drafts this many at most: it is often wrong.
-constexpr size_t kGuessMax = 4;
+// The draft's length adapts: it doubles each time the answer follows it that far and halves at a
+// mismatch, so a prediction that is right costs few steps, one edit costs little, and a prediction
+// that keeps missing (or guessed rejoins) costs little verification.
+constexpr size_t kLimitMin = 2, kLimitMax = 256;
 
 }  // namespace
 
@@ -18,15 +20,19 @@ void PredictionCursor::Follow(llama_token tok) {
   answer_.push_back(tok);
   if (at_ != npos && at_ < tokens_.size() && tokens_[at_] == tok) {
     hint_ = ++at_;
-    guessed_ = false;
+    if (++good_ >= limit_) {
+      limit_ = std::min(2 * limit_, kLimitMax);
+      good_ = 0;
+    }
     return;
   }
+  limit_ = std::max(limit_ / 2, kLimitMin);
+  good_ = 0;
   Resync();
 }
 
 void PredictionCursor::Resync() {
   at_ = npos;
-  guessed_ = false;
   const size_t len = answer_.size();
   for (size_t m = std::min({kRejoinMax, len, tokens_.size()}); m >= 1; --m) {
     const llama_token* suffix = answer_.data() + (len - m);
@@ -51,13 +57,12 @@ void PredictionCursor::Resync() {
   if (guess_from_ != hint_ && hint_ + 1 < tokens_.size()) {
     guess_from_ = hint_;
     at_ = hint_ + 1;
-    guessed_ = true;
   }
 }
 
 std::vector<llama_token> PredictionCursor::Next(int32_t max) const {
   if (at_ == npos || at_ >= tokens_.size() || max <= 0) return {};
-  const size_t n = std::min({tokens_.size() - at_, static_cast<size_t>(max), guessed_ ? kGuessMax : npos});
+  const size_t n = std::min({tokens_.size() - at_, static_cast<size_t>(max), limit_});
   return std::vector<llama_token>(tokens_.begin() + static_cast<std::ptrdiff_t>(at_),
                                   tokens_.begin() + static_cast<std::ptrdiff_t>(at_ + n));
 }

@@ -34,9 +34,11 @@ class PredictionCursor {
   // Just past the prediction token the answer last followed: a rejoin after it is preferred (an
   // unconfirmed rejoin does not move it, so one wrong guess does not skip the real one).
   size_t hint_ = 0;
-  // at_ is a guess (see Resync) made at hint_ == guess_from_; one guess per position.
-  bool guessed_ = false;
+  // The hint_ a replaced-token guess was last made at (see Resync): one guess per position.
   size_t guess_from_ = npos;
+  // Draft length now, and answer tokens that followed the prediction since it last changed.
+  size_t limit_ = 16;  // a first draft of 16, then as above
+  size_t good_ = 0;
 };
 
 }  // namespace strata

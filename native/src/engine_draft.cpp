@@ -15,7 +15,7 @@ namespace {
 
 // Prediction draft tokens per step unless the request sets draftMax: a prediction is usually
 // right for long runs (an edit repeats most of its region), so drafts are longer than a guess's.
-constexpr int32_t kPredictionDraftMax = 16;
+constexpr int32_t kPredictionDraftMax = 32;
 
 // Feeds the cursor the answer tokens it has not read: the answer is the last generated - 1 held
 // tokens, then `pending` (sampled, not yet in the KV).

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePrediction } from '../../backend/validation/prediction-schema.js';
 import { ApiError } from '../../backend/validation/errors.js';
 
-function paramOf(fn: () => unknown): string | undefined {
+function paramOf(fn: () => unknown): string | null | undefined {
   try { fn(); } catch (e) { if (e instanceof ApiError) return e.param; throw e; }
   return undefined;
 }
