@@ -256,8 +256,10 @@ export function doneError(done: DoneEvent): ApiError {
   return new ApiError(500, `the engine failed: ${done.error ?? 'unknown error'}`, { code: 'engine_error' });
 }
 
-export function figuresOf(rec: RequestRecord, done: DoneEvent): Figures {
+/** The answer's figures; `predicted`: the request had a prediction (its counts go into the usage). */
+export function figuresOf(rec: RequestRecord, done: DoneEvent, predicted = false): Figures {
   return {
+    ...(predicted ? { prediction: { accepted: done.predictionAccepted ?? 0, rejected: done.predictionRejected ?? 0 } } : {}),
     promptTokens: done.promptTokens || (rec.promptTokens ?? 0),
     reused: rec.admittedAt !== null || done.finish !== 'error' ? done.reused : null,
     generated: done.generated,

@@ -8,7 +8,7 @@ import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.j
 import type { DerivedTotals, EngineBody, HistoryEntry, LiveState, MetricsBody, SlotView, Totals } from '../../contract/metrics.js';
 import { round2 } from '../scheduler/request-ledger.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
-import type { HistogramSnapshot } from '../../contract/metrics.js';
+import type { HistogramSnapshot, NextEditMetrics } from '../../contract/metrics.js';
 import type { ModelsMetricsBody } from '../../contract/models.js';
 
 export interface MetricsSources {
@@ -25,6 +25,8 @@ export interface MetricsSources {
   slowReaders?: { boundMs: number; cut: number; kernelVisible: boolean | null };
   /** Every served model (built by the models route). */
   models?: ModelsMetricsBody;
+  /** Next-edit requests (backend/next-edit/next-edit-stats.ts). */
+  nextEdit?: NextEditMetrics;
 }
 
 /** Each ready engine's snapshot, or null when it is not ready or does not answer in time. */
@@ -187,6 +189,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       unread_seen: src.slowReaders.kernelVisible === null ? null : src.slowReaders.kernelVisible ? 'kernel' : 'process',
     } : null,
     ...(src.models ? { models: src.models } : {}),
+    ...(src.nextEdit ? { next_edit: src.nextEdit } : {}),
   };
 }
 

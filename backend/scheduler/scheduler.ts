@@ -202,7 +202,7 @@ export class Scheduler {
       agingMs: opts.agingMs ?? 2000, loadTokens: opts.loadTokens ?? 3000, maxQueued: opts.maxQueued ?? 512,
       blockSize: opts.blockSize ?? 64, auditMs: opts.auditMs ?? 1000,
     };
-    this.priorities = { infill: 2, chat: 0, completion: 0, embedding: 1, ...opts.priorities };
+    this.priorities = { infill: 2, next_edit: 2, chat: 0, completion: 0, embedding: 1, ...opts.priorities };
     this.log = opts.log ?? silentLogger;
     this.now = opts.now ?? Date.now;
     this.timers = opts.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms).unref(), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };

@@ -234,6 +234,7 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     }
   }
   if (Present(o, "stopTokens")) r.stop_tokens = ParseTokens(o.Get("stopTokens"), "stopTokens", info.vocab_size, true);
+  if (Present(o, "prediction")) r.prediction = ParseTokens(o.Get("prediction"), "prediction", info.vocab_size, true);
   if (Present(o, "renderTokens")) r.render_tokens = ParseTokens(o.Get("renderTokens"), "renderTokens", info.vocab_size, true);
   if (Present(o, "ignoreEos")) {
     const Napi::Value b = o.Get("ignoreEos");

@@ -5,6 +5,7 @@ import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
 import type { AppContext } from '../app-context.js';
 import { modelsMetrics } from './models.js';
+import { nextEditCounters } from '../../next-edit/next-edit-stats.js';
 import { sendJson, sendText } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -25,6 +26,7 @@ function sources(app: AppContext) {
     eventToSse: app.traces.eventToSse.snapshot(),
     slowReaders: { boundMs: app.readers.boundMs, cut: app.readers.cut, kernelVisible: app.readers.kernelVisible },
     models: modelsMetrics(app),
+    nextEdit: nextEditCounters(app.table).snapshot(),
   };
 }
 
