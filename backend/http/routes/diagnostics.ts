@@ -26,7 +26,7 @@ function sources(app: AppContext) {
     eventToSse: app.traces.eventToSse.snapshot(),
     slowReaders: { boundMs: app.readers.boundMs, cut: app.readers.cut, kernelVisible: app.readers.kernelVisible },
     models: modelsMetrics(app),
-    nextEdit: nextEditCounters(app.table).snapshot(),
+    nextEdit: nextEditCounters(app.ledger).snapshot(),
   };
 }
 

@@ -26,7 +26,7 @@ export async function nextEdit(app: AppContext, { req, res }: RouteContext): Pro
   requireTextModel(model);
   const format = chooseFormat(body.format, [model.id, model.info.metadata['general.name'] ?? '', basename(model.path)]);
   const built = buildNextEditPrompt(format, body);
-  const counters = nextEditCounters(app.table);
+  const counters = nextEditCounters(app.ledger);
   let answered = false;
 
   try {
