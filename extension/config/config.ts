@@ -67,6 +67,8 @@ export interface CompletionSettings {
   maxLines: number;
   /** Candidates asked for in one request (VS Code cycles them with Alt+] / Alt+[). */
   candidates: number;
+  /** The codebase index's chunks for the cursor's identifiers go with each request as input_extra. */
+  codebaseContext: boolean;
 }
 
 export function completionSettings(): CompletionSettings {
@@ -75,6 +77,7 @@ export function completionSettings(): CompletionSettings {
     debounceMs: Math.max(0, setting('inlineCompletion.debounceMs')),
     maxLines: Math.max(1, setting('inlineCompletion.maxLines')),
     candidates: clampInt(setting('inlineCompletion.candidates'), 1, 8),
+    codebaseContext: setting('inlineCompletion.codebaseContext') === true,
   };
 }
 
@@ -94,6 +97,37 @@ export function nextEditSettings(): NextEditSettings {
     disabledLanguages: (setting('nextEdit.disabledLanguages') as unknown[]).filter((l): l is string => typeof l === 'string'),
     regionLines: clampInt(setting('nextEdit.regionLines'), 4, 200),
     delayMs: Math.max(0, setting('nextEdit.delayMs')),
+  };
+}
+
+export interface McpServerConfig { command: string; args: string[]; env: Record<string, string> }
+
+export interface AgentConfig {
+  maxSteps: number;
+  autoApproveReadOnly: boolean;
+  allowedCommands: string[];
+  maxResultTokens: number;
+  /** By name; entries without a command are left out. */
+  mcpServers: Record<string, McpServerConfig>;
+}
+
+export function agentSettings(): AgentConfig {
+  const servers: Record<string, McpServerConfig> = {};
+  for (const [name, raw] of Object.entries((setting('agent.mcpServers') ?? {}) as Record<string, unknown>)) {
+    const o = (raw ?? {}) as { command?: unknown; args?: unknown; env?: unknown };
+    if (typeof o.command !== 'string' || !o.command.trim()) continue;
+    servers[name] = {
+      command: o.command,
+      args: Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === 'string') : [],
+      env: Object.fromEntries(Object.entries((o.env ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string')),
+    };
+  }
+  return {
+    maxSteps: clampInt(setting('agent.maxSteps'), 1, 200),
+    autoApproveReadOnly: setting('agent.autoApproveReadOnly'),
+    allowedCommands: (setting('agent.allowedCommands') as unknown[]).filter((c): c is string => typeof c === 'string'),
+    maxResultTokens: clampInt(setting('agent.maxResultTokens'), 100, 1_000_000),
+    mcpServers: servers,
   };
 }
 

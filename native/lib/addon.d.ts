@@ -207,6 +207,13 @@ export interface GenerateRequest {
   n?: number;
   /** Speculative draft tokens per step for this request: 0 none; default the engine's draftMax. */
   draftMax?: number;
+  /**
+   * Predicted output (OpenAI's `prediction`): tokens the answer is expected to repeat. They are the
+   * speculative draft while the answer follows them, and again from where it rejoins them after a
+   * change; the output is the same as without (drafts are verified). draftMax caps the draft per
+   * step (default 32). Empty: none.
+   */
+  prediction?: number[];
 }
 
 /** Where a lazy grammar starts (GenerateRequest.grammarTriggers); at least one trigger, each 1-256 bytes. */
@@ -266,6 +273,8 @@ export type EngineEvent =
       stopString?: string;
       /** Speculative tokens verified and, of those, accepted (summed over choices; the engine always sets them). */
       drafted?: number; accepted?: number;
+      /** Of the drafted, prediction tokens the answer followed and prediction tokens verified and thrown away (0 without a prediction). */
+      predictionAccepted?: number; predictionRejected?: number;
       /** n > 1: each choice's end (the top-level finish is 'error'/'cancel' if any choice's was, else choice 0's). */
       choices?: Array<{ finish: FinishReason; generated: number; text: string }>;
     };

@@ -91,6 +91,8 @@ Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
         o.Set("text", Napi::String::New(env, e.text));
         o.Set("drafted", e.stats.drafted);
         o.Set("accepted", e.stats.accepted);
+        o.Set("predictionAccepted", e.stats.predicted_accepted);
+        o.Set("predictionRejected", e.stats.predicted - e.stats.predicted_accepted);
         if (!e.choices.empty()) {
           Napi::Array choices = Napi::Array::New(env, e.choices.size());
           for (size_t k = 0; k < e.choices.size(); ++k) {
