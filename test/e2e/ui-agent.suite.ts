@@ -43,6 +43,9 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
   const stepEl = async (tool: string) => (await panel()).locator(`.agent-step:has(.step-tool:text-is("${tool}"))`).last();
   try {
     await t.step(S.connect, async () => {
+      // Switch only once the managed server is up (as after the other areas): a settings change
+      // while it still starts would race its start.
+      await wb.waitForStatusBar(/Strata: ready/, 180_000);
       mkdirSync(join(workspace, '.vscode'), { recursive: true });
       const path = join(workspace, '.vscode', 'settings.json');
       const was = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> : {};
@@ -51,7 +54,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
       await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);
       await wb.clearNotifications();
-    }, { timeoutMs: 180_000 });
+    }, { timeoutMs: 360_000 });
 
     await t.step(S.read, async () => {
       writeFileSync(file, SRC);
