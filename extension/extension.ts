@@ -70,7 +70,9 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const statsChanged = throttled(500, () => { panel.hub.completionStatsChanged(stats.view()); status.refresh(); });
   const nextEdit = registerNextEdit(context, server, gate, log);
-  registerInlineCompletions(context, server, stats, gate, statsChanged, log, nextEdit.itemsAt);
+  const indexSearch = codebase.search;
+  registerInlineCompletions(context, server, stats, gate, statsChanged, log, nextEdit.itemsAt,
+    indexSearch && (async (q) => (await indexSearch(q, { limit: 4, rerankTop: 0, vectors: false })).hits.map((h) => h.chunk)));
   panel.hub.completionStatsChanged(stats.view());
 
   if (autoStart()) void server.start().catch((err: Error) => log.info(`auto-start did not start the server: ${err.message}`));

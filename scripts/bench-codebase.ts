@@ -10,14 +10,14 @@
 // real GGUFs): their vectors and rerank scores are noise, so only timings, sizes and full-text
 // recall mean something with them.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServerProcess } from '../backend/bench-compare/launch.js';
 import { percentile } from '../backend/bench/stats.js';
 import { ensureModel } from '../backend/models/stand-in.js';
 import { freePort } from '../backend/net/free-port.js';
-import { Indexer, type Embedder } from '../extension/codebase/indexer.js';
+import { DEFAULT_INDEXER, Indexer, type Embedder } from '../extension/codebase/indexer.js';
 import { searchIndex } from '../extension/codebase/search.js';
 import { IndexStore, type NewChunk } from '../extension/codebase/store.js';
 import { SyntaxParsers } from '../extension/codebase/syntax.js';
@@ -27,14 +27,15 @@ import { DEFAULT_CHUNK_OPTIONS } from '../extension/codebase/chunker.js';
 
 interface Opts {
   root: string; files: number; embeddingModel: string | null; rerankModel: string | null; chatModel: string | null;
-  vsLlamaServer: boolean; searchChunks: number; queries: number; chatRequests: number; threads: number;
+  vsLlamaServer: boolean; searchChunks: number; queries: number; chatRequests: number; threads: number; embedThreads: number;
 }
 
 const USAGE = `npm run bench:codebase -- [--root DIR] [--files N] [--search-chunks N] [--queries N] [--chat-requests N]
-    [--embedding-model M.gguf] [--rerank-model R.gguf] [--chat-model C.gguf] [--threads T] [--vs-llama-server]
+    [--embedding-model M.gguf] [--rerank-model R.gguf] [--chat-model C.gguf] [--threads T] [--embed-threads E] [--vs-llama-server]
   --root            tree to index (default: the pinned llama.cpp source under ~/.cache/strata/src)
   --files N         index at most N files of it (default all; a smoke run: 60)
-  --search-chunks N chunks in the search-latency store (default 50000)`;
+  --search-chunks N chunks in the search-latency store (default 50000)
+  --threads T       the chat model's CPU threads (default 2); --embed-threads E the embedding and rerank models' (default T)`;
 
 function parse(argv: string[]): Opts {
   const get = (k: string): string | undefined => { const i = argv.indexOf(`--${k}`); return i >= 0 ? argv[i + 1] : undefined; };
@@ -43,7 +44,7 @@ function parse(argv: string[]): Opts {
     root: get('root') ?? pinnedSource(),
     files: num('files', Infinity), searchChunks: num('search-chunks', 50_000), queries: num('queries', 40), chatRequests: num('chat-requests', 20),
     embeddingModel: get('embedding-model') ?? null, rerankModel: get('rerank-model') ?? null, chatModel: get('chat-model') ?? null,
-    vsLlamaServer: argv.includes('--vs-llama-server'), threads: num('threads', 2),
+    vsLlamaServer: argv.includes('--vs-llama-server'), threads: num('threads', 2), embedThreads: num('embed-threads', num('threads', 2)),
   };
 }
 
@@ -59,7 +60,8 @@ const log = (m: string): void => { process.stderr.write(`[codebase] ${m}\n`); };
 async function post(url: string, path: string, body: unknown): Promise<any> {
   const r = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const j = await r.json();
-  if (!r.ok) throw Object.assign(new Error(`${path} ${r.status}: ${JSON.stringify(j).slice(0, 200)}`), { status: r.status, code: j?.error?.code ?? null });
+  // Shaped like the extension's StrataApiError: the indexer reads status, code and param (a too-long input).
+  if (!r.ok) throw Object.assign(new Error(`${path} ${r.status}: ${j?.error?.message ?? JSON.stringify(j).slice(0, 200)}`), { status: r.status, code: j?.error?.code ?? null, param: j?.error?.param ?? null });
   return j;
 }
 
@@ -70,14 +72,25 @@ function embedderFor(url: string, model: string): Embedder {
   };
 }
 
-async function serve(name: string, models: Array<[string, string]>, threads: number, dir: string): Promise<{ url: string; proc: ServerProcess }> {
+/** One `strata serve` for every model (a config file: each model's role and threads). */
+async function serve(name: string, models: Array<{ name: string; path: string; role: string; threads: number }>, dir: string): Promise<{ url: string; proc: ServerProcess }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const args = [join(process.cwd(), 'dist', 'strata.mjs'), 'serve', '--port', String(port), '--threads', String(threads), '--slots', '4', '--ctx', '512', '--batch', '2048'];
-  for (const [n, p] of models) args.push('--model', `${n}=${p}`);
+  const config = join(dir, `${name}.json`);
+  writeFileSync(config, JSON.stringify({ models: models.map((m) => ({ name: m.name, path: m.path, role: m.role, threads: m.threads })) }));
+  const args = [join(process.cwd(), 'dist', 'strata.mjs'), 'serve', '--port', String(port), '--slots', '4', '--ctx', '512', '--batch', '2048', '--config', config];
   if (models.length > 1) args.push('--preload', 'all');
   const proc = await ServerProcess.start({ name, command: process.execPath, args, url, logFile: join(dir, `${name}.log`) });
   return { url, proc };
+}
+
+/** What the extension's ActivityTracker does for the indexer: resolves once no chat is in flight. */
+class Foreground {
+  private inFlight = 0;
+  private waiters: Array<() => void> = [];
+  begin(): void { this.inFlight++; }
+  end(): void { if (--this.inFlight === 0) for (const w of this.waiters.splice(0)) w(); }
+  idle(): Promise<void> { return this.inFlight === 0 ? Promise.resolve() : new Promise((r) => this.waiters.push(r)); }
 }
 
 function ratioLine(label: string, a: number, b: number, unit: string): string {
@@ -95,9 +108,13 @@ export async function main(argv: string[], repo: string): Promise<number> {
     const embedModel = o.embeddingModel ?? await ensureModel({ vocab: 'bert-bge', shape: 'embed-bert', quant: 'q8_0', seed: 1 });
     const rerankModel = o.rerankModel ?? await ensureModel({ vocab: 'bert-bge', shape: 'rerank-bert', quant: 'q8_0', seed: 1 });
     const chatModel = o.chatModel ?? await ensureModel({ vocab: 'qwen2', shape: 'tiny', quant: 'q8_0', seed: 1 });
-    const srv = await serve('strata', [['chat', chatModel], ['embed', embedModel], ['rerank', rerankModel]], o.threads, work);
+    const srv = await serve('strata', [
+      { name: 'chat', path: chatModel, role: 'chat', threads: o.threads },
+      { name: 'embed', path: embedModel, role: 'embedding', threads: o.embedThreads },
+      { name: 'rerank', path: rerankModel, role: 'rerank', threads: o.embedThreads },
+    ], work);
     procs.push(srv.proc);
-    log(`server ${srv.url}: chat ${chatModel}, embeddings ${embedModel}, reranker ${rerankModel}`);
+    log(`server ${srv.url}: chat ${chatModel} (${o.threads} threads), embeddings ${embedModel}, reranker ${rerankModel} (${o.embedThreads} threads each)`);
 
     // 1. Index the tree (a copy of its first --files files when limited).
     const store = IndexStore.open(join(work, 'index.sqlite'));
@@ -108,23 +125,29 @@ export async function main(argv: string[], repo: string): Promise<number> {
     const exclude = limit ? [...DEFAULT_EXCLUDES, ...walked.files.slice(o.files).map((f) => f.path)] : [...DEFAULT_EXCLUDES];
     const embedder = embedderFor(srv.url, 'embed');
     let indexing = true;
+    const fg = new Foreground();
     const indexer = new Indexer([{ name: 'root', path: o.root }], store, vectors, parsers, {
-      embedder: async () => embedder, foreground: async () => {}, onProgress: () => {}, log,
-    }, { walk: { exclude, maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 32 });
+      embedder: async () => embedder, foreground: () => fg.idle(), onProgress: () => {}, log,
+    }, { walk: { exclude, maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: DEFAULT_INDEXER.batch });
 
     // 3 (idle half): chat TTFT before indexing.
     const ttft = async (n: number): Promise<number[]> => {
       const out: number[] = [];
       for (let i = 0; i < n; i++) {
         const t0 = performance.now();
-        const r = await fetch(`${srv.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'chat', stream: true, max_tokens: 4, temperature: 0, messages: [{ role: 'user', content: `question ${i}: what does the index do?` }] }) });
-        const reader = r.body!.getReader();
         let first = -1;
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (first < 0 && new TextDecoder().decode(value).includes('"content"')) first = performance.now() - t0;
+        fg.begin();
+        try {
+          const r = await fetch(`${srv.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ model: 'chat', stream: true, max_tokens: 4, temperature: 0, messages: [{ role: 'user', content: `question ${i}: what does the index do?` }] }) });
+          const reader = r.body!.getReader();
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            if (first < 0 && new TextDecoder().decode(value).includes('"content"')) first = performance.now() - t0;
+          }
+        } finally {
+          fg.end();
         }
         out.push(first);
       }
@@ -221,7 +244,7 @@ export async function main(argv: string[], repo: string): Promise<number> {
       const port = await freePort();
       const lurl = `http://127.0.0.1:${port}`;
       const lsrv = await ServerProcess.start({ name: 'llama-server', command: bin, url: lurl, logFile: join(work, 'llama-server.log'),
-        args: ['-m', embedModel, '--embedding', '--port', String(port), '-t', String(o.threads), '-np', '4', '-c', '2048', '-b', '2048', '-ub', '2048'] });
+        args: ['-m', embedModel, '--embedding', '--port', String(port), '-t', String(o.embedThreads), '-np', '4', '-c', '2048', '-b', '2048', '-ub', '2048'] });
       procs.push(lsrv);
       const texts = readFileSync(join(o.root, 'include', 'llama.h'), 'utf8').split('\n\n').filter((x) => x.trim()).slice(0, 256);
       const rate = async (url: string): Promise<number> => {

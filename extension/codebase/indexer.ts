@@ -278,22 +278,34 @@ export class Indexer {
     }
   }
 
-  /** One request; a text too long for the model is halved until it fits (its vector is of its start). */
+  /**
+   * One request. A text too long for the model is cut (its vector is of its start) and the batch
+   * asked again: the server names the input and its token count before any of it is embedded, so
+   * a refused batch costs only its tokenizing, never one request per text. A refusal that names
+   * no input falls back to one text at a time.
+   */
   private async embedBatch(embedder: Embedder, texts: string[], signal: AbortSignal): Promise<Float32Array[]> {
-    try {
-      return await embedder.embed(texts, signal);
-    } catch (e) {
-      if (!isTooLong(e)) throw e;
+    const work = [...texts];
+    for (let tries = 0; tries < 4 * work.length; tries++) {
+      try {
+        return await embedder.embed(work, signal);
+      } catch (e) {
+        const at = tooLongInput(e, work.length);
+        if (at === null) throw e;
+        if (at < 0) break;
+        work[at] = shorten(work[at]!, e);
+        if (!work[at]) throw e;
+      }
     }
     const out: Float32Array[] = [];
-    for (let t of texts) {
+    for (let t of work) {
       for (let tries = 0; ; tries++) {
         try {
           out.push((await embedder.embed([t], signal))[0]!);
           break;
         } catch (e) {
-          if (!isTooLong(e) || tries >= 6 || t.length < 2) throw e;
-          t = t.slice(0, Math.floor(t.length / 2));
+          if (tooLongInput(e, 1) === null || tries >= 6 || t.length < 2) throw e;
+          t = shorten(t, e);
         }
       }
     }
@@ -301,7 +313,22 @@ export class Indexer {
   }
 }
 
-function isTooLong(e: unknown): boolean {
-  const err = e as { status?: number; code?: string | null };
-  return err?.status === 400 && err.code === 'context_length_exceeded';
+/**
+ * Which input a refusal says is too long: its index (the error's param, `input[i]`, or `input`
+ * for a single one), -1 when too long but unnamed, null for any other error.
+ */
+export function tooLongInput(e: unknown, count: number): number | null {
+  const err = e as { status?: number; code?: string | null; param?: string | null };
+  if (err?.status !== 400 || err.code !== 'context_length_exceeded') return null;
+  if (err.param === 'input' && count === 1) return 0;
+  const m = /^input\[(\d+)\]$/.exec(err.param ?? '');
+  const i = m ? Number(m[1]) : -1;
+  return i < count ? i : -1;
+}
+
+/** The text cut to fit: by the token counts the refusal gives ("is N tokens; ... at most L"), with a margin, else halved. */
+export function shorten(text: string, e: unknown): string {
+  const m = /is (\d+) tokens;.*?at most (\d+)/.exec((e as Error)?.message ?? '');
+  const ratio = m ? (0.9 * Number(m[2])) / Number(m[1]) : 0.5;
+  return text.slice(0, Math.floor(text.length * Math.min(0.9, ratio)));
 }

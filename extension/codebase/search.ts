@@ -16,11 +16,13 @@ export interface SearchOptions {
   limit: number;
   /** Candidates each list contributes before fusion. */
   candidates: number;
-  /** Fused hits the reranker reorders. */
+  /** Fused hits the reranker reorders (0: none). */
   rerankTop: number;
+  /** false: full text only, no query embedding (inline completions: no request to the server). Default true. */
+  vectors?: boolean;
 }
 
-export const DEFAULT_SEARCH: SearchOptions = { limit: 10, candidates: 50, rerankTop: 50 };
+export const DEFAULT_SEARCH: SearchOptions = { limit: 10, candidates: 50, rerankTop: 50, vectors: true };
 
 export interface SearchHit {
   chunk: ChunkRow;
@@ -41,9 +43,15 @@ export interface SearchResult {
   ms: number;
 }
 
+/** English function words: they match most chunks, so BM25 must score nearly all of them for little. */
+const STOPWORDS = new Set(['a', 'an', 'and', 'are', 'as', 'at', 'be', 'by', 'for', 'from', 'has', 'have', 'how', 'in', 'is', 'it', 'its',
+  'of', 'on', 'or', 'that', 'the', 'this', 'to', 'was', 'what', 'when', 'where', 'which', 'who', 'why', 'will', 'with', 'does', 'do']);
+
 /**
  * An FTS5 query from free text: each word and identifier (and the parts of snake_case and
  * camelCase ones) as a quoted term, ORed, so BM25 ranks chunks by how many and how rare.
+ * English function words are left out (unless nothing else is left): at 50,000 chunks "the"
+ * alone makes BM25 score most of the index, several times the cost of the rest of the query.
  */
 export function fullTextQuery(text: string): string {
   const terms = new Set<string>();
@@ -53,7 +61,8 @@ export function fullTextQuery(text: string): string {
     terms.add(w.toLowerCase());
     for (const part of w.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[_\s]+/)) if (part.length > 1) terms.add(part.toLowerCase());
   }
-  return [...terms].slice(0, 64).map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+  const content = [...terms].filter((t) => !STOPWORDS.has(t));
+  return (content.length ? content : [...terms]).slice(0, 64).map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
 }
 
 export interface SearchDeps {
@@ -75,7 +84,7 @@ export async function searchIndex(deps: SearchDeps, query: string, opts: SearchO
 
   const vecById = new Map<number, { score: number; rank: number }>();
   const vecIds: number[] = [];
-  if (deps.embed && deps.vectors.size > 0) {
+  if (deps.embed && deps.vectors.size > 0 && opts.vectors !== false) {
     const [q] = await deps.embed([query], signal);
     if (q) {
       stages.push('vector');
@@ -91,14 +100,15 @@ export async function searchIndex(deps: SearchDeps, query: string, opts: SearchO
     }
   }
   const fused = reciprocalRankFusion([ft.map((r) => r.id), vecIds]);
-  const keep = fused.slice(0, Math.max(opts.limit, deps.rerank ? opts.rerankTop : 0));
+  const rerank = opts.rerankTop > 0 ? deps.rerank : null;
+  const keep = fused.slice(0, Math.max(opts.limit, rerank ? opts.rerankTop : 0));
   const rows = new Map(deps.store.chunks(keep.map((f) => f.key)).map((c) => [c.id, c]));
   let hits: SearchHit[] = keep.filter((f) => rows.has(f.key)).map((f) => ({
     chunk: rows.get(f.key)!, fullText: ftById.get(f.key) ?? null, vector: vecById.get(f.key) ?? null, fused: f.score, rerank: null,
   }));
-  if (deps.rerank && hits.length > 0) {
+  if (rerank && hits.length > 0) {
     const top = hits.slice(0, opts.rerankTop);
-    const scores = await deps.rerank(query, top.map((h) => h.chunk.text), signal);
+    const scores = await rerank(query, top.map((h) => h.chunk.text), signal);
     if (scores.length !== top.length) throw new Error(`the reranker gave ${scores.length} scores for ${top.length} documents`);
     top.forEach((h, i) => { h.rerank = scores[i]!; });
     // Reranked first (best score first, fused order on ties); the rest keep their fused order.

@@ -1,6 +1,6 @@
 // Nearest neighbours over the index's vectors: every vector in one Float32Array, scanned in full
 // (exact, like sqlite-vec's vec0 and LanceDB without an ANN index). At 50K chunks of 384 floats
-// that is 19M multiply-adds, tens of milliseconds, and nothing to tune or rebuild. Vectors are
+// that is 19M multiply-adds, ~30 ms of one core, and nothing to tune or rebuild. Vectors are
 // unit length (the server normalises them), so the dot product is the cosine.
 
 export interface VectorHit { hash: string; score: number }
@@ -70,9 +70,19 @@ export class VectorIndex {
     // A bounded min-heap of (score, slot) would save little at k = 50; a sorted insert is simpler.
     const top: Array<{ i: number; s: number }> = [];
     let floor = -Infinity;
+    const d4 = d - (d % 4);
     for (let i = 0, o = 0; i < n; i++, o += d) {
-      let s = 0;
-      for (let j = 0; j < d; j++) s += data[o + j]! * query[j]!;
+      // Four running sums: the adds do not wait on each other (about half the time of one sum).
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let j = 0;
+      for (; j < d4; j += 4) {
+        s0 += data[o + j]! * query[j]!;
+        s1 += data[o + j + 1]! * query[j + 1]!;
+        s2 += data[o + j + 2]! * query[j + 2]!;
+        s3 += data[o + j + 3]! * query[j + 3]!;
+      }
+      for (; j < d; j++) s0 += data[o + j]! * query[j]!;
+      const s = s0 + s1 + s2 + s3;
       if (top.length >= k && s <= floor) continue;
       let at = top.length;
       while (at > 0 && top[at - 1]!.s < s) at--;

@@ -1,5 +1,7 @@
 // Extra context for infill (input_extra): short chunks of the files the user recently edited or
-// has visible, around the lines that matter (edits, cursors), most recent first, within a budget.
+// has visible, around the lines that matter (edits, cursors), most recent first, within a budget;
+// and, with strata.inlineCompletion.codebaseContext, the codebase index's best chunks for the
+// identifiers just before the cursor (full-text search only: no request to the server).
 
 export interface ChunkSource {
   filename: string;
@@ -74,4 +76,48 @@ export class RecentEdits {
   list(): Array<{ filename: string; lines: number[]; at: number }> {
     return [...this.files].map(([filename, v]) => ({ filename, ...v })).sort((a, b) => b.at - a.at);
   }
+}
+
+/** Words too common in code to say what the cursor is about. */
+const COMMON = new Set(['const', 'let', 'var', 'function', 'return', 'if', 'else', 'for', 'while', 'new', 'this', 'self', 'true', 'false',
+  'null', 'undefined', 'none', 'int', 'void', 'char', 'float', 'double', 'bool', 'auto', 'static', 'struct', 'class', 'def', 'import',
+  'from', 'export', 'public', 'private', 'async', 'await', 'string', 'number', 'the', 'and', 'std', 'size_t', 'unsigned', 'include']);
+
+/**
+ * The index query for the code before the cursor: the distinct identifiers of its last lines,
+ * nearest the cursor first (the call being typed, the names it uses), common keywords left out.
+ */
+export function codebaseQuery(prefix: string, opts: { lines: number; maxTerms: number } = { lines: 12, maxTerms: 12 }): string {
+  const tail = prefix.split('\n').slice(-opts.lines).join('\n');
+  const ids = [...tail.matchAll(/[A-Za-z_][A-Za-z0-9_]{2,}/g)].map((m) => m[0]);
+  const out: string[] = [];
+  for (let i = ids.length - 1; i >= 0 && out.length < opts.maxTerms; i--) {
+    const id = ids[i]!;
+    if (!COMMON.has(id.toLowerCase()) && !out.includes(id)) out.push(id);
+  }
+  return out.join(' ');
+}
+
+export interface IndexHit { path: string; startLine: number; endLine: number; text: string }
+
+/**
+ * Index hits (best first) as infill chunks beside the ones already picked: none overlapping the
+ * window the infill sends, none whose text is already there, within the same budget (the
+ * already picked chunks count towards maxChunks and maxChars). Lines are 1-based in hits.
+ */
+export function indexChunks(hits: readonly IndexHit[], picked: readonly Chunk[], opts: ChunkOptions): Chunk[] {
+  const out: Chunk[] = [];
+  let chars = picked.reduce((n, c) => n + c.text.length, 0);
+  for (const h of hits) {
+    if (picked.length + out.length >= opts.maxChunks) break;
+    const ex = opts.exclude;
+    if (ex && ex.filename === h.path && h.startLine - 1 <= ex.toLine && h.endLine - 1 >= ex.fromLine) continue;
+    const text = h.text.trim();
+    const repeats = (c: Chunk): boolean => { const t = c.text.trim(); return t.includes(text) || (t.length > 0 && text.includes(t)); };
+    if (!text || [...picked, ...out].some(repeats)) continue;
+    if (chars + h.text.length > opts.maxChars) continue;
+    chars += h.text.length;
+    out.push({ filename: h.path, text: h.text });
+  }
+  return out;
 }

@@ -7,7 +7,7 @@ import { completionSettings } from '../config/config.js';
 import { CompletionCache } from './cache.js';
 import { CandidateRequests } from './candidateRequests.js';
 import { refusesCandidates } from './candidates.js';
-import { pickChunks, RecentEdits, type ChunkSource } from './contextChunks.js';
+import { codebaseQuery, indexChunks, pickChunks, RecentEdits, type ChunkSource, type IndexHit } from './contextChunks.js';
 import { LatestOnlyScheduler } from './debounce.js';
 import type { CompletionGate } from './pause.js';
 import type { CompletionStats } from './stats.js';
@@ -27,7 +27,10 @@ const MAX_CONTEXT_FILE_LINES = 20_000;
  */
 export type InlineItemsFirst = (doc: vscode.TextDocument, pos: vscode.Position) => vscode.InlineCompletionItem[] | undefined;
 
-export function registerInlineCompletions(context: vscode.ExtensionContext, server: ServerConnection, stats: CompletionStats, gate: CompletionGate, onStatsChange: () => void, log: vscode.LogOutputChannel, first?: InlineItemsFirst): void {
+/** The codebase index's best chunks for a query (undefined: no index). */
+export type IndexSearch = (query: string) => Promise<IndexHit[]>;
+
+export function registerInlineCompletions(context: vscode.ExtensionContext, server: ServerConnection, stats: CompletionStats, gate: CompletionGate, onStatsChange: () => void, log: vscode.LogOutputChannel, first?: InlineItemsFirst, indexSearch?: IndexSearch): void {
   const cache = new CompletionCache();
   const candidates = new CandidateRequests(cache);
   const scheduler = new LatestOnlyScheduler();
@@ -86,10 +89,17 @@ export function registerInlineCompletions(context: vscode.ExtensionContext, serv
       if (!signal || token.isCancellationRequested) return undefined;
 
       const single = isMidLine(plan.cursor);
-      const extra = pickChunks(contextSources(edits), {
+      const chunkOpts = {
         chunkLines: 32, maxChunks: 4, maxChars: 8000,
         exclude: { filename: vscode.workspace.asRelativePath(doc.uri), fromLine: from + win.fromLine, toLine: from + win.toLine },
-      });
+      };
+      const extra = pickChunks(contextSources(edits), chunkOpts);
+      const query = settings.codebaseContext && indexSearch ? codebaseQuery(plan.prefix) : '';
+      if (query) {
+        const hits = await indexSearch!(query).catch((e: Error) => { log.debug(`codebase context for a completion: ${e.message}`); return []; });
+        if (signal.aborted || token.isCancellationRequested) return undefined;
+        extra.push(...indexChunks(hits, extra, { ...chunkOpts, maxChunks: chunkOpts.maxChunks + 2 }));
+      }
       const req = {
         prefix: plan.prefix, suffix: plan.suffix, extra,
         maxTokens: single ? 64 : Math.min(512, settings.maxLines * 32), maxPredictMs: single ? 1000 : 2500,

@@ -67,6 +67,8 @@ export interface CompletionSettings {
   maxLines: number;
   /** Candidates asked for in one request (VS Code cycles them with Alt+] / Alt+[). */
   candidates: number;
+  /** The codebase index's chunks for the cursor's identifiers go with each request as input_extra. */
+  codebaseContext: boolean;
 }
 
 export function completionSettings(): CompletionSettings {
@@ -75,6 +77,7 @@ export function completionSettings(): CompletionSettings {
     debounceMs: Math.max(0, setting('inlineCompletion.debounceMs')),
     maxLines: Math.max(1, setting('inlineCompletion.maxLines')),
     candidates: clampInt(setting('inlineCompletion.candidates'), 1, 8),
+    codebaseContext: setting('inlineCompletion.codebaseContext') === true,
   };
 }
 

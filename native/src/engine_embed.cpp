@@ -2,6 +2,13 @@
 // into one batch, one sequence per input, whole inputs only (an encoder reads an input at once);
 // llama pools each sequence by the model's pooling type and the engine normalises the vectors
 // (rerankers: pooling 'rank', the classifier's scores as they are).
+//
+// Batch == single: ggml's CPU flash attention reads a ubatch of fewer than 64 tokens with another
+// kernel (F16 queries, one row at a time) than a longer one (F32 tiles), and the two differ by
+// ~1e-3 in a unit vector: a short query embedded alone would not match the same text embedded
+// among chunks. So an encoder's step shorter than that is padded with one more sequence (a free
+// slot's id, masked from the others, its vector dropped), and every input goes through the tiled
+// kernel. (With one slot every step holds one input, so batch == single holds without it.)
 // Engine thread only.
 #include <algorithm>
 #include <chrono>
@@ -12,6 +19,11 @@
 #include "engine.h"
 
 namespace strata {
+
+namespace {
+// GGML_FA_TILE_Q in ggml-cpu/common.h: shorter ubatches take the one-row flash-attention kernel.
+constexpr int32_t kFlashAttnTileTokens = 64;
+}  // namespace
 
 bool Engine::StepEmbeddings() {
   if (embed_waiting_.empty()) return false;
@@ -36,10 +48,24 @@ bool Engine::StepEmbeddings() {
     if (full) break;
   }
   if (items.empty()) return false;
+  int32_t input_tokens = batch_->n_tokens;
+  if (info_.flash_attn && !mem_ && batch_->n_tokens < kFlashAttnTileTokens && kFlashAttnTileTokens <= cfg_.batch && cfg_.slots > 1) {
+    // The pad needs a sequence id of its own: a step that holds every slot's gives its last input back.
+    if (static_cast<int32_t>(items.size()) == cfg_.slots) {
+      Item last = items.back();
+      items.pop_back();
+      batch_->n_tokens -= static_cast<int32_t>(last.req->inputs[last.index].size());
+      --last.req->next;
+    }
+    const int32_t pad_seq = static_cast<int32_t>(items.size());
+    const llama_token pad = items.front().req->inputs[items.front().index].front();
+    input_tokens = batch_->n_tokens;
+    for (int32_t k = input_tokens; k < kFlashAttnTileTokens; ++k) BatchAdd(*batch_, pad, static_cast<llama_pos>(k - input_tokens), pad_seq, true);
+  }
   StepTraceRec tr;
   tr.step = steps_;
   tr.t = now;
-  tr.prompt_tokens = batch_->n_tokens;
+  tr.prompt_tokens = input_tokens;
   tr.sequences = static_cast<int32_t>(items.size());
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t rc = llama_decode(ctx_.get(), *batch_);

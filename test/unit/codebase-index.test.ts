@@ -188,6 +188,39 @@ describe('indexing a folder', () => {
     expect(ix.lastUpdated).not.toBeNull();
   });
 
+  it('a text too long for the model is cut by the token counts the server gives and the batch asked again, not one request per text', async () => {
+    put('src/long.ts', `/** A long comment */\nexport const table = [\n${Array.from({ length: 15 }, (_, i) => `  ${i}, // entry number ${i}`).join('\n')}\n];\n`);
+    const limit = 100; // characters stand in for tokens
+    const requests: string[][] = [];
+    const strict: Embedder = {
+      identity: 'model-a|32',
+      embed: async (texts) => {
+        requests.push([...texts]);
+        const at = texts.findIndex((t) => t.length > limit);
+        if (at >= 0) {
+          throw Object.assign(new Error(`input[${at}] is ${texts[at]!.length} tokens; an input may have at most ${limit} (the context per slot and the batch, --ctx and --batch)`),
+            { status: 400, code: 'context_length_exceeded', param: texts.length === 1 ? 'input' : `input[${at}]` });
+        }
+        return texts.map(bagOfWords);
+      },
+    };
+    await makeIndexer(strict).sync();
+    expect(store.stats().missingVectors).toBe(0);
+    const long = requests.flat().filter((t) => t.startsWith('/** A long comment'));
+    // The refused text went again cut to 90% of what fits, with the rest of its batch; the others once each.
+    expect(long.length).toBeGreaterThanOrEqual(2);
+    expect(long.at(-1)!.length).toBeLessThanOrEqual(limit);
+    expect(long.at(-1)!.length).toBeGreaterThan(limit * 0.8);
+    expect(requests.every((r) => r.length > 1 || requests.length === 1)).toBe(true);
+    const accepted = requests.filter((r) => r.every((t) => t.length <= limit)).flat();
+    expect(new Set(accepted).size).toBe(accepted.length);
+    expect(accepted.length).toBe(store.stats().vectors);
+    // Any other error stops the pass with its message.
+    const broken: Embedder = { identity: 'model-c|32', embed: async () => { throw Object.assign(new Error('the server is down'), { status: 503 }); } };
+    await makeIndexer(broken).sync();
+    expect(progress.at(-1)!.message).toMatch(/the server is down/);
+  });
+
   it('pause holds the embedding between batches; cancel ends the run with what was committed', async () => {
     for (let i = 0; i < 12; i++) put(`gen/f${i}.ts`, fn(`generated${i}`, `Generated function number ${i}`));
     let release!: () => void;
@@ -264,6 +297,18 @@ describe('fusion and rerank order', () => {
     expect(reranked.hits[0]!.chunk.path).toBe('README.md');
     const scores = reranked.hits.map((h) => h.rerank!);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it('vectors: false searches the full text only, without embedding the query; rerankTop 0 asks no reranker', async () => {
+    await makeIndexer().sync();
+    embedder.texts = [];
+    let reranked = 0;
+    const r = await searchIndex({ store, vectors, embed: embedder.embed, rerank: async (_q, d) => { reranked++; return d.map(() => 1); } },
+      'scaleVector factor', { limit: 3, candidates: 20, rerankTop: 0, vectors: false });
+    expect(r.stages).toEqual(['fullText']);
+    expect(r.hits[0]!.chunk.text).toContain('scaleVector');
+    expect(embedder.texts).toEqual([]);
+    expect(reranked).toBe(0);
   });
 
   it('vector search is deterministic and exact: the same query gives the same order, the best is the text itself', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickChunks, RecentEdits } from '../../extension/completion/contextChunks.js';
+import { codebaseQuery, indexChunks, pickChunks, RecentEdits } from '../../extension/completion/contextChunks.js';
 import { CompletionStats } from '../../extension/completion/stats.js';
 
 const file = (n: number, tag: string): string => Array.from({ length: n }, (_, i) => `${tag}${i}`).join('\n');
@@ -32,6 +32,30 @@ describe('pickChunks', () => {
     const small = pickChunks([src], { chunkLines: 4, maxChunks: 10, maxChars: 30 });
     expect(small.reduce((n, c) => n + c.text.length, 0)).toBeLessThanOrEqual(30);
     expect(small.length).toBeGreaterThan(0);
+  });
+});
+
+describe('codebase context (strata.inlineCompletion.codebaseContext)', () => {
+  it('the query is the identifiers before the cursor, nearest first, once each, without keywords', () => {
+    const prefix = 'import { readFile } from "fs";\n\nfunction loadModel(path) {\n  const text = readFile(path);\n  return parseGguf(text, options.vocab';
+    expect(codebaseQuery(prefix)).toBe('vocab options text parseGguf path readFile loadModel');
+    expect(codebaseQuery(prefix, { lines: 1, maxTerms: 2 })).toBe('vocab options');
+    expect(codebaseQuery('  return x;')).toBe('');
+  });
+
+  it('index hits join the picked chunks: not the infill window, no repeats, within the shared budget', () => {
+    const picked = [{ filename: 'a.ts', text: 'a0\na1' }];
+    const hits = [
+      { path: 'cur.ts', startLine: 10, endLine: 14, text: 'inside the window' },
+      { path: 'lib.ts', startLine: 1, endLine: 3, text: 'export function parseGguf() {}' },
+      { path: 'dup.ts', startLine: 1, endLine: 1, text: 'a1' },
+      { path: 'big.ts', startLine: 1, endLine: 1, text: 'x'.repeat(500) },
+      { path: 'cur.ts', startLine: 30, endLine: 31, text: 'below the window' },
+      { path: 'more.ts', startLine: 1, endLine: 1, text: 'one too many' },
+    ];
+    const got = indexChunks(hits, picked, { chunkLines: 32, maxChunks: 3, maxChars: 100, exclude: { filename: 'cur.ts', fromLine: 5, toLine: 20 } });
+    expect(got).toEqual([{ filename: 'lib.ts', text: 'export function parseGguf() {}' }, { filename: 'cur.ts', text: 'below the window' }]);
+    expect(indexChunks(hits, [...picked, ...got], { chunkLines: 32, maxChunks: 3, maxChars: 100 })).toEqual([]);
   });
 });
 
