@@ -188,10 +188,16 @@ export class PanelHub {
     this.broadcast({ type: 'showTab', tab });
   }
 
-  /** Puts a restored conversation into the panels' chat. */
+  /**
+   * Puts a restored conversation into the panels' chat, in the mode it was saved in (else Agent
+   * when it holds tool calls); an agent conversation's system message is the loop's, not shown.
+   */
   loadChat(name: string, messages: ChatMessage[], mode?: ChatMode): void {
-    this.chats.setLast(name, messages);
-    this.broadcast({ type: 'chatLoad', name, messages, ...(mode ? { mode } : {}) });
+    const agent = this.deps.agent;
+    const m = mode ?? agent?.loadMode(name) ?? (messages.some((x) => x.role === 'tool' || x.toolCalls?.length) ? 'agent' : 'ask');
+    const shown = m === 'agent' && agent && messages[0]?.role === 'system' && messages[0].content === agent.system() ? messages.slice(1) : messages;
+    this.chats.setLast(name, shown);
+    this.broadcast({ type: 'chatLoad', name, messages: shown, ...(m === 'agent' ? { mode: m } : {}) });
     this.broadcast({ type: 'showTab', tab: 'chat' });
   }
 
@@ -353,10 +359,7 @@ export class PanelHub {
         return this.sessionAction(view, async (c) => {
           const r = await c.restoreSession(msg.name);
           if (r.messages?.length) {
-            const mode = this.deps.agent?.loadMode(r.name) ?? (r.messages.some((m) => m.role === 'tool' || m.toolCalls?.length) ? 'agent' : 'ask');
-            // The agent's system message is the loop's, not the user's: it is added again on the next question.
-            const shown = mode === 'agent' && this.deps.agent && r.messages[0]?.role === 'system' && r.messages[0].content === this.deps.agent.system() ? r.messages.slice(1) : r.messages;
-            this.loadChat(r.name, shown, mode === 'agent' ? mode : undefined);
+            this.loadChat(r.name, r.messages);
             return `Restored session "${r.name}" (${r.messages.length} messages).`;
           }
           return `Restored session "${r.name}" into the server's cache (the server did not send its messages).`;
