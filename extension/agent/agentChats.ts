@@ -24,6 +24,8 @@ export interface AgentProvider {
   /** The mode a saved session was in. */
   saveMode(name: string, mode: ChatMode): void;
   loadMode(name: string): ChatMode | null;
+  /** A step waits for the user while no panel view is visible. */
+  attention?(what: string): void;
 }
 
 /** What a run needs that only the host knows (VS Code, settings, the server). */

@@ -95,7 +95,13 @@ export class PanelHub {
       },
       makeLoop: (client, onEvent, approvals) => agent.makeLoop(client, onEvent, approvals),
       showDiff: (change) => agent.showDiff(change),
-    }, (m) => this.broadcast(m), (name, messages) => this.chats.setLast(name, messages));
+    }, (m) => {
+      this.broadcast(m);
+      // A step that waits for the user where nobody looks: say so outside the panel.
+      if (m.type === 'agentStep' && m.step.ask && ![...this.views].some((v) => v.visible)) {
+        agent.attention?.(m.step.ask === 'change' ? `the agent proposes a change to ${m.step.proposal?.path ?? 'a file'}` : m.step.ask === 'command' ? `the agent wants to run: ${m.step.command?.text ?? ''}` : `the agent asks to use ${m.step.tool}`);
+      }
+    }, (name, messages) => this.chats.setLast(name, messages));
   }
 
   /** Connects a view; returns its handle (the controller feeds it messages and visibility). */
