@@ -41,6 +41,7 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
     saveMode: (name, mode) => opts.conversations.saveMode?.(name, mode),
     loadMode: (name) => opts.conversations.loadMode?.(name) ?? null,
     showDiff: (change) => diffs.show(change),
+    closeDiff: (change) => diffs.close(change),
     attention: (what) => {
       void vscode.window.showInformationMessage(`Strata: ${what}. It waits for you in the chat.`, 'Open Chat').then((b) => {
         if (b) void vscode.commands.executeCommand('strata.openPanel');

@@ -95,6 +95,7 @@ export class PanelHub {
       },
       makeLoop: (client, onEvent, approvals) => agent.makeLoop(client, onEvent, approvals),
       showDiff: (change) => agent.showDiff(change),
+      closeDiff: async (change) => agent.closeDiff?.(change),
     }, (m) => {
       this.broadcast(m);
       // A step that waits for the user where nobody looks: say so outside the panel.

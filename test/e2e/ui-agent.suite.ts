@@ -92,6 +92,8 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await edit.getByRole('button', { name: `Accept the change to ${AGENT_FILE}` }).click();
       await waitForValue('the accepted change in the file on disk', async () => (readFileSync(file, 'utf8') === EDITED ? true : undefined), 20_000);
       await waitForValue('the step marked accepted', async () => ((await edit.locator('.step-status').innerText()).trim() === 'accepted' ? true : undefined), 10_000);
+      // The decided change's diff editor closes.
+      await waitForValue('the proposal\'s diff editor closed', async () => ((await wb.page.locator('.tabs-container [role="tab"][aria-label*="Strata agent proposal"]').count()) === 0 ? true : undefined), 10_000);
       await wb.screenshot('63-agent-edit-accepted');
     }, { needs: [S.diff], timeoutMs: 60_000 });
 
@@ -112,7 +114,10 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
     }, { needs: [S.accept], timeoutMs: 120_000 });
 
     await t.step(S.undo, async () => {
-      await wb.openFile(AGENT_FILE);
+      // From the Explorer: Quick Open's history also holds the proposal's virtual document of the same name.
+      await wb.page.locator('.explorer-folders-view .monaco-list-row', { hasText: AGENT_FILE }).first().dblclick();
+      await wb.page.locator(`.tabs-container [role="tab"][aria-label^="${AGENT_FILE}"]`).first().waitFor({ timeout: 20_000 });
+      await wb.activeEditor().waitFor({ state: 'visible', timeout: 20_000 });
       await waitForValue('the edited text in the editor', async () => ((await wb.editorText()).includes('return "Hi " + name') ? true : undefined), 10_000);
       await wb.activeEditor().locator('.view-lines').click();
       await wb.page.keyboard.press('Control+Z');
