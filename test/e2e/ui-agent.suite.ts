@@ -84,6 +84,11 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await wb.screenshot('61-agent-edit-proposed');
       await edit.getByRole('button', { name: `Open the change to ${AGENT_FILE} in a diff editor` }).click();
       await wb.page.locator('.tabs-container [role="tab"][aria-label*="Strata agent proposal"]').first().waitFor({ timeout: 20_000 });
+      // Both sides drawn: the file as it is, and the proposal.
+      await waitForValue('the diff editor showing both sides', async () => {
+        const sides = (await wb.page.locator('.editor-group-container.active .monaco-diff-editor .view-lines').allInnerTexts()).map(plainSpaces);
+        return sides.some((t) => t.includes('return "Hello " + name')) && sides.some((t) => t.includes('return "Hi " + name')) ? true : undefined;
+      }, 20_000);
       await wb.screenshot('62-agent-edit-diff-editor');
     }, { needs: [S.read], timeoutMs: 90_000 });
 
