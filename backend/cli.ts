@@ -1,18 +1,7 @@
 #!/usr/bin/env node
 // `strata` command line: one file per subcommand under cli/.
-import { parseArgs, type ParsedArgs } from './args/args.js';
-
-type Command = { summary: string; run: (args: ParsedArgs) => Promise<number | void> };
-
-const commands: Record<string, () => Promise<Command>> = {
-  serve: async () => (await import('./cli/serve.js')).command,
-  'make-test-model': async () => (await import('./cli/make-test-model.js')).command,
-  devices: async () => (await import('./cli/devices.js')).command,
-  backend: async () => (await import('./cli/backend.js')).command,
-  'rpc-server': async () => (await import('./cli/rpc-server.js')).command,
-  bench: async () => (await import('./cli/bench.js')).command,
-  'bench-engine': async () => (await import('./cli/bench-engine.js')).command,
-};
+import { parseArgs } from './args/args.js';
+import { commands } from './cli/commands.js';
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

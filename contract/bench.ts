@@ -89,7 +89,7 @@ export interface BenchSettings {
   requestTimeoutMs: number;
 }
 
-export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations', 'edit'] as const;
+export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations', 'edit', 'nextedit'] as const;
 
 export type ScenarioName = (typeof scenarioNames)[number];
 
@@ -105,6 +105,7 @@ export const SCENARIO_MEASURES: Readonly<Record<ScenarioName, string>> = {
   session: 'a ~1.2K-token conversation saved to disk and restored over HTTP: save/restore ms, continuation TTFT after it',
   conversations: 'users x turns round robin, fewer slots than users: prompt tokens computed vs the minimum, TTFT per turn',
   edit: 'a file in the prompt rewritten by the answer: decode tok/s and speculative drafts accepted',
+  nextedit: 'a 40-line region rewritten with 1, 3 and 10 lines changed: whole-answer ms with the region as prediction vs no drafts',
 };
 
 export interface ServerInfo {

@@ -6,13 +6,14 @@ import { modelMetricsSchema, type ModelRole, type ModelState, type ModelsMetrics
 import * as z from 'zod/mini';
 import type { ModelInfo } from '../native/lib/addon.js';
 import { checkBody } from './check.js';
+import { engineDeathSchema, type EngineDeathBody } from './health.js';
 
 // --- the server's JSON ---------------------------------------------------------------------
 
 /** Where an accepted request is (backend/scheduler/request-ledger.ts moves it). */
 export type RequestState = 'queued' | 'admitting' | 'running' | 'finishing' | 'ended';
 
-export type RequestKind = 'chat' | 'completion' | 'infill' | 'embedding';
+export type RequestKind = 'chat' | 'completion' | 'infill' | 'embedding' | 'next_edit';
 
 /** How a request ended, as history shows it. */
 export type EndReason =
@@ -57,7 +58,7 @@ export interface Totals {
   /** Speculative tokens verified / accepted, over all requests. */
   drafted_tokens: number;
   accepted_tokens: number;
-  /** Moves the table refused (a bug if ever above 0). */
+  /** Moves the ledger refused (a bug if ever above 0). */
   invariant_violations: number;
 }
 
@@ -141,6 +142,8 @@ export interface EngineBody {
   pid: number | null;
   restarts: number;
   last_error: string | null;
+  /** Its engine process's last death (contract/health.ts); null while none died. */
+  last_death: EngineDeathBody | null;
   stale_frames: number;
   slots: number | null;
   in_flight: number;
@@ -181,6 +184,16 @@ export interface MetricsBody {
   slow_readers: { bound_ms: number; cut: number; unread_seen: 'kernel' | 'process' | null } | null;
   /** Every served model: state, memory estimate, last use, requests (the figures above are the default model's). */
   models?: ModelsMetricsBody;
+  /** POST /v1/edits/next since the start (absent from servers without the route). */
+  next_edit?: NextEditMetrics;
+}
+
+/** Next-edit requests by how they ended, and the answers' tokens: all of them, and the region's (the prediction's) accepted and rejected. */
+export interface NextEditMetrics {
+  requests: { edited: number; unchanged: number; unparsed: number; failed: number };
+  completion_tokens: number;
+  accepted_prediction_tokens: number;
+  rejected_prediction_tokens: number;
 }
 
 // --- its runtime check ---------------------------------------------------------------------
@@ -188,7 +201,7 @@ export interface MetricsBody {
 const num = z.number();
 const nnum = z.nullable(z.number());
 const nstr = z.nullable(z.string());
-const requestKind = z.enum(['chat', 'completion', 'infill', 'embedding']);
+const requestKind = z.enum(['chat', 'completion', 'infill', 'embedding', 'next_edit']);
 const requestState = z.enum(['queued', 'admitting', 'running', 'finishing', 'ended']);
 const endReason = z.enum(['stop', 'length', 'tool_calls', 'cancel', 'disconnected', 'shutdown', 'error', 'rejected', 'superseded']);
 
@@ -235,7 +248,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   })),
   engines: z.array(z.object({
     replica: num, state: z.enum(['starting', 'ready', 'dead', 'failed', 'closed']), alive: z.boolean(), epoch: num,
-    pid: nnum, restarts: num, last_error: nstr, stale_frames: num, slots: nnum, in_flight: num, indexed_blocks: num,
+    pid: nnum, restarts: num, last_error: nstr, last_death: z.nullable(engineDeathSchema), stale_frames: num, slots: nnum, in_flight: num, indexed_blocks: num,
     devices: z.array(z.object({ device: z.string(), layers: num, memory_free: num, memory_total: num })),
   })),
   stale_frames: num,
@@ -244,6 +257,10 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   log_lines_dropped: num,
   slow_readers: z.nullable(z.object({ bound_ms: num, cut: num, unread_seen: z.nullable(z.enum(['kernel', 'process'])) })),
   models: z.optional(modelMetricsSchema),
+  next_edit: z.optional(z.object({
+    requests: z.object({ edited: num, unchanged: num, unparsed: num, failed: num }),
+    completion_tokens: num, accepted_prediction_tokens: num, rejected_prediction_tokens: num,
+  })),
 });
 
 // --- what the panel shows ------------------------------------------------------------------

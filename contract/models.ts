@@ -3,7 +3,6 @@
 // backend/http/routes/models.ts) and its runtime checks. The panel lists the models from the
 // /metrics section (metrics.ts's view), which it polls already.
 import * as z from 'zod/mini';
-import { checkBody } from './check.js';
 
 export type ModelRole = 'completion' | 'chat' | 'embedding' | 'rerank';
 export type ModelState = 'loaded' | 'loading' | 'unloaded' | 'failed';
@@ -109,6 +108,7 @@ const meta = z.union([
   z.object({ file: z.string(), loading: z.boolean() }),
 ]);
 
+/** GET /v1/models's check (the extension reads model lists tolerantly, any server's; the server's tests check its answer with this). */
 export const modelsBodySchema: z.ZodMiniType<ModelsBody> = z.object({
   object: z.literal('list'),
   data: z.array(z.object({
@@ -116,11 +116,6 @@ export const modelsBodySchema: z.ZodMiniType<ModelsBody> = z.object({
     default: z.boolean(), file: z.string(), error: z.nullable(z.string()), meta,
   })),
 });
-
-/** GET /v1/models from a Strata server, checked against the contract. */
-export function parseModelsBody(raw: unknown): ModelsBody {
-  return checkBody(modelsBodySchema, raw, 'GET /v1/models');
-}
 
 export const modelMetricsSchema: z.ZodMiniType<ModelsMetricsBody> = z.object({
   max_loaded: z.nullable(num),

@@ -7,6 +7,7 @@ import type { Metrics } from './metrics.js';
 import type { ChatMessage, Timings, Usage } from './chat.js';
 import { sessionNameProblem } from './session-name.js';
 import type { BenchView } from './bench.js';
+import { isChatMode, type AgentDecision, type AgentStepView, type ChatMode } from './agent.js';
 
 export type TabId = 'chat' | 'sessions' | 'kv' | 'trace' | 'devices' | 'bench' | 'index';
 export const TAB_IDS: readonly TabId[] = ['chat', 'sessions', 'kv', 'trace', 'devices', 'bench', 'index'];
@@ -43,6 +44,8 @@ export interface ChatEndInfo {
   cancelled: boolean;
   /** A stopped answer: what arrived before the stop (the server sends no usage then). */
   partial?: { tokens: number; ms: number } | null;
+  /** An Agent-mode answer: the messages it added to the conversation (tool calls and results, the answer). */
+  agent?: { messages: ChatMessage[]; steps: number; note: string | null };
 }
 
 /** A piece of editor context attached to a chat message (a selection, a whole file, or a chunk the codebase index found). */
@@ -122,7 +125,9 @@ export type ToWebview =
   /** Whole text (and thinking, when there is any) so far of an answer (sent when a panel comes back). */
   | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string }
   | { type: 'chatEnd'; chatId: string; end: ChatEndInfo }
-  | { type: 'chatLoad'; name: string; messages: ChatMessage[] }
+  | { type: 'chatLoad'; name: string; messages: ChatMessage[]; mode?: ChatMode }
+  /** A tool step of an Agent-mode answer, new or changed (the same id replaces the earlier one). */
+  | { type: 'agentStep'; chatId: string; step: AgentStepView }
   /** The user message as sent (the question with its context), and what was trimmed to fit. */
   | { type: 'chatSent'; chatId: string; content: string; note: string | null }
   | { type: 'contextAdd'; item: ContextItem }
@@ -142,7 +147,11 @@ export type FromWebview =
   | { type: 'ready'; tab: TabId }
   | { type: 'tab'; tab: TabId }
   /** `messages` ends with the question; `context` is attached to it. */
-  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[] }
+  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[]; mode?: ChatMode }
+  /** The user's answer to what a step of an agent answer asks (Accept / Reject, Run / Skip, Allow / Deny). */
+  | { type: 'agentDecision'; chatId: string; stepId: string; decision: AgentDecision }
+  /** Open a proposed change as a diff editor. */
+  | { type: 'agentShowDiff'; chatId: string; stepId: string }
   | { type: 'chatStop'; chatId: string }
   | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
   /** Attach editor context: the active selection, the active file, or a file the user picks. */
@@ -154,7 +163,7 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   | { type: 'insertCode'; code: string }
   | { type: 'applyCode'; code: string; language: string | null }
-  | { type: 'sessionSave'; name: string; messages: ChatMessage[] }
+  | { type: 'sessionSave'; name: string; messages: ChatMessage[]; mode?: ChatMode }
   | { type: 'sessionRestore'; name: string }
   | { type: 'sessionDelete'; name: string }
   | { type: 'sessionReveal'; name: string }
@@ -165,7 +174,7 @@ export type FromWebview =
 const FROM_TYPES = new Set([
   'ready', 'tab', 'chatSend', 'chatStop', 'estimate', 'contextRequest', 'copy', 'insertCode', 'applyCode',
   'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command',
-  'codebaseRequest', 'indexSearch', 'indexAction',
+  'codebaseRequest', 'indexSearch', 'indexAction', 'agentDecision', 'agentShowDiff',
 ]);
 /** Largest text a panel message may carry (a pasted file, a long answer). */
 const MAX_TEXT = 2_000_000;
@@ -186,9 +195,16 @@ function isContext(v: unknown): v is ContextItem[] {
       && (range === null || (!!range && Number.isInteger(range.startLine) && Number.isInteger(range.endLine) && range.startLine >= 1 && range.endLine >= range.startLine));
   });
 }
+function isToolCalls(v: unknown): boolean {
+  return v === undefined || (Array.isArray(v) && v.length <= 64 && v.every((c) => !!c && typeof c === 'object'
+    && typeof (c as { id?: unknown }).id === 'string' && typeof (c as { name?: unknown }).name === 'string' && isText((c as { arguments?: unknown }).arguments)));
+}
 function isMessages(v: unknown): v is ChatMessage[] {
   return Array.isArray(v) && v.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).content === 'string'
-    && ['system', 'user', 'assistant', 'tool'].includes((m as ChatMessage).role));
+    && ['system', 'user', 'assistant', 'tool'].includes((m as ChatMessage).role)
+    && isToolCalls((m as ChatMessage).toolCalls)
+    && ((m as ChatMessage).toolCallId === undefined || typeof (m as ChatMessage).toolCallId === 'string')
+    && ((m as ChatMessage).name === undefined || typeof (m as ChatMessage).name === 'string'));
 }
 function checkName(name: unknown, raw: unknown): { ok: true; msg: FromWebview } | { ok: false; reason: string } {
   const problem = typeof name === 'string' ? sessionNameProblem(name) : 'must be a string';
@@ -206,6 +222,7 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
     case 'chatSend':
       if (typeof m.chatId !== 'string' || typeof m.name !== 'string') return { ok: false, reason: 'chatSend needs chatId and name' };
       if (m.context !== undefined && !isContext(m.context)) return { ok: false, reason: 'chatSend context is malformed' };
+      if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `chatSend mode must be ask or agent, not ${String(m.mode)}` };
       return isMessages(m.messages) && m.messages.length > 0 && m.messages.at(-1)!.role === 'user' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatSend needs messages ending with the question' };
     case 'estimate':
       return typeof m.id === 'number' && isMessages(m.messages) && m.messages.at(-1)?.role === 'user' && isContext(m.context)
@@ -220,8 +237,14 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
       return isText(m.code) && (m.language === null || typeof m.language === 'string') ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'applyCode needs code and language' };
     case 'chatStop':
       return typeof m.chatId === 'string' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatStop needs chatId' };
+    case 'agentDecision':
+      return typeof m.chatId === 'string' && typeof m.stepId === 'string' && ['allow', 'deny', 'acceptAll'].includes(m.decision as string)
+        ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'agentDecision needs chatId, stepId and a decision (allow, deny, acceptAll)' };
+    case 'agentShowDiff':
+      return typeof m.chatId === 'string' && typeof m.stepId === 'string' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'agentShowDiff needs chatId and stepId' };
     case 'sessionSave':
       if (!isMessages(m.messages) || m.messages.length === 0) return { ok: false, reason: 'there is no conversation to save yet' };
+      if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `sessionSave mode must be ask or agent, not ${String(m.mode)}` };
       return checkName(m.name, raw);
     case 'sessionRestore': case 'sessionDelete': case 'sessionReveal':
       return checkName(m.name, raw);

@@ -7,6 +7,7 @@ import { registerEngineWatch } from './server/engineWatch.js';
 import { ServerManager } from './server/manager.js';
 import type { BenchController } from './bench/benchRunner.js';
 import { registerBenchmark } from './bench/benchRunner.js';
+import { registerAgent } from './agent/registerAgent.js';
 import { registerChatParticipant } from './chat/participant.js';
 import { registerServerCommands } from './commands/serverCommands.js';
 import { registerGpuBackendCommand } from './commands/gpuBackendCommand.js';
@@ -54,8 +55,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const edit = registerInlineEdit(context, server);
   const codebase = registerCodebase(context, server, activity, log);
   let bench: BenchController | undefined;
+  const agent = registerAgent(context, { conversations, log, codebase: codebase.service ? (q, o, s) => codebase.service!.search(q, o, s) : undefined });
   const panel = registerPanel(context, server, feed, log, {
-    conversations, clearBench: async () => bench?.clear(), lastEditor, edit,
+    conversations, clearBench: async () => bench?.clear(), lastEditor, edit, agent,
     codebase: codebase.search ? { view: codebase.view, search: codebase.search, searchView: (q) => codebase.service!.searchView(q), action: codebase.action } : undefined,
   });
   context.subscriptions.push(codebase.onChange((v) => panel.hub.indexChanged(v)));

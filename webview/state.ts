@@ -7,6 +7,8 @@ import type { Metrics } from '../contract/metrics.js';
 import type { ChatMessage } from '../contract/chat.js';
 import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
+import type { AgentStepView, ChatMode } from '../contract/agent.js';
+import { turnMessages, turnsFromMessages, upsertStep } from './agentTurns.js';
 
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';
@@ -25,11 +27,17 @@ export interface ChatTurn {
   pending?: boolean;
   error?: string | null;
   stats?: string | null;
+  /** Agent answers: the tool steps, in order. */
+  steps?: AgentStepView[];
+  /** Agent answers: the messages they added to the conversation (tool calls and results). */
+  agentMessages?: ChatMessage[];
 }
 
 /** What survives the webview being hidden and destroyed (getState/setState). */
 export interface PersistedState {
   tab: TabId;
+  /** Ask or Agent, for this conversation (saved and restored with its session). */
+  mode: ChatMode;
   chatName: string;
   turns: ChatTurn[];
   draft: string;
@@ -76,6 +84,7 @@ export function initialState(saved: unknown): ViewState {
     : [];
   return {
     tab: TAB_IDS.includes(p.tab as TabId) ? (p.tab as TabId) : 'chat',
+    mode: p.mode === 'agent' ? 'agent' : 'ask',
     chatName: typeof p.chatName === 'string' ? p.chatName : '',
     turns,
     draft: typeof p.draft === 'string' ? p.draft : '',
@@ -89,7 +98,7 @@ export function initialState(saved: unknown): ViewState {
 }
 
 export function persisted(s: ViewState): PersistedState {
-  return { tab: s.tab, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
+  return { tab: s.tab, mode: s.mode, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
 }
 
 function updateTurn(s: ViewState, chatId: string, f: (t: ChatTurn) => ChatTurn): ViewState {
@@ -149,14 +158,17 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'chatReasoning': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, reasoning: (t.reasoning ?? '') + msg.text } : t));
     case 'chatSnapshot':
       return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text, ...(msg.reasoning ? { reasoning: msg.reasoning } : {}) } : t));
-    case 'chatEnd':
-      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, pending: false, error: msg.end.error, stats: endStats(msg.end) } : t));
+    case 'chatEnd': {
+      const agent = msg.end.agent;
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? {
+        ...t, pending: false, error: msg.end.error, stats: endStats(msg.end),
+        ...(agent ? { agentMessages: agent.messages, ...(agent.note ? { note: agent.note } : {}) } : {}),
+      } : t));
+    }
+    case 'agentStep':
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, steps: upsertStep(t.steps, msg.step) } : t));
     case 'chatLoad':
-      return {
-        ...s,
-        chatName: msg.name,
-        turns: msg.messages.filter((m) => m.role !== 'tool').map((m) => ({ role: m.role as ChatTurn['role'], content: m.content })),
-      };
+      return { ...s, chatName: msg.name, mode: msg.mode ?? 'ask', turns: turnsFromMessages<ChatTurn>(msg.messages) };
     case 'chatSent': {
       const i = questionIndex(s.turns, msg.chatId);
       if (i < 0) return s;
@@ -201,7 +213,7 @@ export function thinkingView(t: ChatTurn, userOpen?: boolean): ThinkingView | nu
 
 /** The conversation to send or save: finished, error-free turns, answers without their thinking. */
 export function conversation(turns: readonly ChatTurn[]): ChatMessage[] {
-  return turns.filter((t) => !t.pending && !t.error && t.content !== '').map((t) => ({ role: t.role, content: t.content }));
+  return turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length)).flatMap(turnMessages);
 }
 
 export function isStreaming(s: ViewState): boolean {
@@ -220,7 +232,7 @@ function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: C
   const messages = [...conversation(before), { role: 'user' as const, content: text }];
   const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}) };
   const turns = [...before, question, { role: 'assistant' as const, content: '', chatId, pending: true }].slice(-MAX_TURNS);
-  const out: FromWebview = { type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}) };
+  const out: FromWebview = { type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}), ...(s.mode === 'agent' ? { mode: 'agent' as const } : {}) };
   return { state: { ...s, turns, notice: null }, out };
 }
 
@@ -269,6 +281,11 @@ export function estimateRequest(s: ViewState, id: number): FromWebview | null {
   const text = s.draft.trim();
   if (!text && !s.draftContext.length) return null;
   return { type: 'estimate', id, messages: [...conversation(s.turns), { role: 'user', content: text }], context: s.draftContext };
+}
+
+/** Ask / Agent for this conversation (not while an answer runs: it would change what the answer is). */
+export function setMode(s: ViewState, mode: ChatMode): ViewState {
+  return isStreaming(s) || s.mode === mode ? s : { ...s, mode };
 }
 
 export function newChat(s: ViewState): ViewState {

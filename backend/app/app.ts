@@ -98,7 +98,7 @@ export class StrataServer {
       : [{ name: modelNameOf(opts.modelPath), path: opts.modelPath, role: null, settings: {} }];
     const several = specs.length > 1;
     const make = opts.engineFactory ?? ((replica: number, ec: EngineConfig, model: string) => createProcessEngineClient({
-      replica, config: ec, readyTimeoutMs: config.engineReadyTimeoutMs, silenceTimeoutMs: config.engineSilenceTimeoutMs,
+      replica, config: ec, model, readyTimeoutMs: config.engineReadyTimeoutMs, silenceTimeoutMs: config.engineSilenceTimeoutMs,
       restart: opts.restart ?? { minDelayMs: 1000, maxDelayMs: 60_000 },
       log: (line, level) => log[level](line, several ? { model, replica } : { replica }),
       ...(cpuPath ? { cpuPath } : {}),
@@ -147,7 +147,7 @@ export class StrataServer {
   /** The route context of the default model (routes naming another model get its own). */
   get app(): AppContext { return this.main.app; }
   get engines(): EngineClient[] { return this.main.engines; }
-  get table(): RequestLedger { return this.main.table; }
+  get ledger(): RequestLedger { return this.main.ledger; }
   get scheduler(): Scheduler { return this.main.scheduler; }
   get model(): ModelView | null { return this.main.model; }
 
@@ -188,7 +188,8 @@ export class StrataServer {
       await this.pool.load(first!);
     } catch (e) {
       const spec = this.opts.config.models.find((m) => m.name === first);
-      const message = (e as Error).message.replace(/^the model '[^']*' could not load: /, '');
+      // The load's own error as the pool recorded it (not the 503's wording around it).
+      const message = this.pool.rows().find((r) => r.name === first)?.error ?? (e as Error).message;
       throw new Error(spec || this.pool.several ? `${first}: ${message}` : message);
     }
     for (const name of rest) this.pool.load(name).catch(() => {}); // logged by the pool

@@ -31,6 +31,7 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   }
   if (backendDirs.length > 0) ec.backendDirs = backendDirs;
   if (cfg.opOffload !== null) ec.opOffload = cfg.opOffload === 'on';
+  if (cfg.deterministic) ec.deterministic = true;
   if (cfg.ctx !== null) ec.ctx = cfg.ctx;
   if (cfg.batch !== null) ec.batch = cfg.batch;
   if (cfg.decodePromptBudget !== null) ec.decodePromptBudget = cfg.decodePromptBudget;
@@ -84,7 +85,7 @@ export interface RuntimeShared {
 export class ModelRuntime implements PoolRuntime {
   readonly app: AppContext;
   readonly engines: EngineClient[];
-  readonly table: RequestLedger;
+  readonly ledger: RequestLedger;
   readonly scheduler: Scheduler;
   private readonly traces: TraceCollector;
   private view: ModelView | null = null;
@@ -97,19 +98,19 @@ export class ModelRuntime implements PoolRuntime {
     const log = spec && shared.servedName !== null ? shared.log.child({ model: spec.name }) : shared.log;
     this.log = log;
     this.engines = Array.from({ length: config.replicas }, (_, i) => shared.makeEngine(i, engineConfigFor(config, modelPath, i, shared.backendDirs, held), spec?.name ?? modelPath));
-    this.table = new RequestLedger({
+    this.ledger = new RequestLedger({
       historySize: 500, nextId: shared.nextRequestId,
       onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
     });
-    this.scheduler = new Scheduler(this.engines, this.table, { maxQueued: config.maxQueued, log });
-    this.traces = new TraceCollector(this.engines, this.table, { log });
+    this.scheduler = new Scheduler(this.engines, this.ledger, { maxQueued: config.maxQueued, log });
+    this.traces = new TraceCollector(this.engines, this.ledger, { log });
     const sessions = new SessionService(shared.store, { model: () => this.view, scheduler: this.scheduler, log });
     this.app = {
-      config, log, table: this.table, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, readers: shared.readers,
+      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, readers: shared.readers,
       startedAt: shared.startedAt, modelPath, fingerprint: 'strata-0.1.0', models: shared.models,
       model: () => this.view, stopping: shared.stopping, cpuPath: shared.cpuPath, gpuBackends: shared.gpuBackends,
     };
-    this.table.onChange((r) => {
+    this.ledger.onChange((r) => {
       if (r.state !== 'ended' || r.end === 'rejected') return;
       log.info('request', {
         request: r.id, kind: r.kind, finish: r.end ?? undefined, replica: r.replica ?? undefined, slot: r.slot ?? undefined,

@@ -94,6 +94,8 @@ export const SERVE_OPTIONS = {
   cpuRepack: option(oneOf('auto', 'on', 'off'), 'auto', 'repack weights for AMX / wider SIMD kernels (auto: on unless its probe fails)'),
   /** ggml's op offload with partial GPU offload (null: the engine's, on). */
   opOffload: option(oneOf('on', 'off'), null, 'with layers left on the CPU, run their matmuls on the GPU for 32+ token steps (off: batched == solo exactly)', { defaultText: "the engine's (on)" }),
+  /** Batch-invariant CPU math (EngineOptions.deterministic; README, Exactness, has its cost). */
+  deterministic: option(bool, false, 'batch-invariant CPU math: greedy output the same whatever shares the step, how the prompt is chunked, how many threads (cost in README, Exactness)', { perModel: true }),
   /** Required on every route but /health when set (Bearer or x-api-key). */
   apiKey: option(str, null, 'API key clients must send', { defaultText: 'none' }),
   sessionsDir: option(str, defaultSessionsDir, 'folder for saved sessions', { defaultText: '$XDG_DATA_HOME/strata/sessions (~/.local/share/…)' }),

@@ -9,6 +9,8 @@ export async function measureEngine(o: {
   model: string; threads: number; pp: number; tg: number; batch: number; npl: number[]; ctx: number; slots: number;
   /** The CPU path (default: ggml's best variant, repacking on). */
   cpuVariant?: string; cpuRepack?: boolean;
+  /** Batch-invariant CPU math (EngineOptions.deterministic). */
+  deterministic?: boolean;
 }): Promise<BatchFigures[]> {
   const { Engine } = loadAddon();
   const waiters = new Map<number, (e: EngineEvent) => void>();
@@ -16,7 +18,7 @@ export async function measureEngine(o: {
     model: o.model, threads: o.threads, threadsBatch: o.threads, ctx: o.ctx, slots: o.slots,
     // Throughput configuration, as llama-batched-bench: prompt chunks get the whole batch.
     batch: o.batch, ubatch: o.batch, decodePromptBudget: o.batch, parkBudgetMiB: 0,
-    cpuVariant: o.cpuVariant ?? 'auto', cpuRepack: o.cpuRepack ?? true,
+    cpuVariant: o.cpuVariant ?? 'auto', cpuRepack: o.cpuRepack ?? true, deterministic: o.deterministic ?? false,
     onEvents: (events) => { for (const e of events) waiters.get(e.id)?.(e); },
   });
   const results: BatchFigures[] = [];

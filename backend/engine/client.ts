@@ -3,7 +3,7 @@
 // llama.cpp abort costs only that replica's in-flight requests.
 import type { EngineState } from '../../contract/metrics.js';
 import type { EmbedRequest, EngineErrorCode, EngineEvent, EngineOptions, FinishReason, GenerateRequest, ModelInfo } from '../../native/lib/addon.js';
-import type { EngineCalls } from './calls.js';
+import type { CallName, EngineCalls } from './calls.js';
 
 export type EngineConfig = Omit<EngineOptions, 'onEvents'>;
 
@@ -88,10 +88,36 @@ export interface EngineRequest {
  */
 export type CallErrorCode = EngineErrorCode | 'engine_unavailable';
 
-/** A rejected engine call (tokenize, sessions, snapshots...): the message and its code. */
+/**
+ * A rejected engine call (tokenize, sessions, snapshots...): which call, the engine's (or this
+ * side's) words, and the code that decides the HTTP status (validation/engine-errors.ts). The
+ * message is "<call>: <detail>"; a route that quotes the cause alone quotes `detail`, never a
+ * message with its prefix cut off.
+ */
 export class EngineCallError extends Error {
   override readonly name = 'EngineCallError';
-  constructor(message: string, readonly code: CallErrorCode) { super(message); }
+  constructor(readonly call: CallName, readonly detail: string, readonly code: CallErrorCode) { super(`${call}: ${detail}`); }
+}
+
+/**
+ * An engine process's end as this side saw it: the signal or exit code, the last error line, the
+ * deaths in a row (the crash-loop policy's count), the model and its devices. /health and
+ * /metrics send it as contract/health.ts EngineDeathBody.
+ */
+export interface EngineDeath {
+  epoch: number;
+  pid: number | null;
+  signal: string | null;
+  exitCode: number | null;
+  /** The server's reason for ending it, the engine's fatal message or load error, else its last error log line. */
+  lastError: string | null;
+  deathsInRow: number;
+  /** The engine stays down after this death (state 'failed'). */
+  gaveUp: boolean;
+  model: string;
+  devices: string[];
+  /** ms since the epoch. */
+  at: number;
 }
 
 export interface EngineStatus {
@@ -101,6 +127,8 @@ export interface EngineStatus {
   pid: number | null;
   restarts: number;
   lastError: string | null;
+  /** The last time its engine process died (null: never in this client's life). */
+  lastDeath: EngineDeath | null;
   /** Frames dropped because they belonged to an unknown, finished or older-epoch request. */
   staleFrames: number;
 }

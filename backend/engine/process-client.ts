@@ -1,6 +1,7 @@
 // EngineClient over an engine host child process (host.ts): one process per start, each
-// with a new epoch. A crash ends every in-flight request at once with engineDied and starts
-// a new process in the background with back-off.
+// with a new epoch. A crash ends every in-flight request at once with engineDied, is kept as
+// data (status().lastDeath) and starts a new process in the background after the crash-loop
+// policy's delay (crash-loop.ts).
 //
 // Requests while the engine is starting, restarting or down end at once with a 'done'
 // {finish:'error', engineDied:true} that says so (they are not queued): the server answers
@@ -14,9 +15,10 @@ import { packageRoot } from '../addon/loader.js';
 import type { CpuPath } from './cpu-path.js';
 import { callsOver, type CallArgs, type CallName, type CallResult, type EngineCalls } from './calls.js';
 import {
-  EngineCallError, type EmbedInput, type EngineClient, type EngineConfig, type EngineRequest, type EngineStatus, type GenerateInput,
-  type RequestSink,
+  EngineCallError, type EmbedInput, type EngineClient, type EngineConfig, type EngineDeath, type EngineRequest, type EngineStatus,
+  type GenerateInput, type RequestSink,
 } from './client.js';
+import { CrashLoop, DEFAULT_CRASH_LOOP, type CrashLoopOptions } from './crash-loop.js';
 import type { EngineState } from '../../contract/metrics.js';
 import { parseHostMessage, type CallCommand, type CallCommandOf, type Command, type HostMessage } from './protocol.js';
 import { BACKGROUND_NICE, lowerPriority } from './priority.js';
@@ -25,6 +27,8 @@ import { EngineRequestRouter } from './request-router.js';
 export interface ProcessEngineClientOptions {
   replica: number;
   config: EngineConfig;
+  /** The model's name in deaths (the served name); default: the model file's name. */
+  model?: string;
   /** Default: dist/engine-host.mjs under the package root. */
   hostScript?: string;
   /** Default process.execPath. Under Electron pass ELECTRON_RUN_AS_NODE=1 in our env: it is passed through. */
@@ -33,12 +37,14 @@ export interface ProcessEngineClientOptions {
   readyTimeoutMs: number;
   /** Kill an engine that sends nothing for this long while it has work (--engine-silence-timeout-ms); every message restarts the clock. */
   silenceTimeoutMs: number;
-  /** Back-off between restarts after a crash: min, doubling up to max (default 500 ms .. 30 s). */
-  restart?: {
-    minDelayMs: number; maxDelayMs: number;
-    /** ready this long resets the back-off and the crash count (default 60 s) */ healthyMs?: number;
-    /** after this many deaths in a row the engine stays down ('failed') instead of a crash loop (default 5) */ maxCrashes?: number;
-  };
+  /**
+   * The crash-loop policy (crash-loop.ts): back-off between restarts, min doubling up to max
+   * (default 500 ms .. 30 s); a run that served a request, or stayed ready healthyMs (default
+   * 10 s), starts the count over; after maxCrashes deaths in a row (default 5) it stays down.
+   */
+  restart?: Partial<CrashLoopOptions> & { minDelayMs: number; maxDelayMs: number };
+  /** The crash-loop policy's clock (tests). Default Date.now. */
+  now?: () => number;
   /** The CPU path (variant, repacking) every start of this engine uses; resolved before the first start. */
   cpuPath?: () => Promise<CpuPath>;
   /** Engine host stdout/stderr lines and client events. Must not block. Default: dropped. */
@@ -59,7 +65,6 @@ interface Incarnation {
   /** Started by the restart back-off rather than by start(): a failed load schedules another try. */
   auto: boolean;
   ended: boolean;
-  readyAt: number;
   calls: Map<number, PendingCall>;
   /** Why we killed it, or what it said before dying; goes into the error callers see. */
   killReason: string | null;
@@ -86,20 +91,21 @@ class ProcessEngineClient implements EngineClient {
   private readonly hostScript: string;
   private readonly readyTimeoutMs: number;
   private readonly silenceTimeoutMs: number;
-  private readonly restartPolicy: { minDelayMs: number; maxDelayMs: number; healthyMs: number; maxCrashes: number };
+  private readonly crashLoop: CrashLoop;
+  private readonly modelName: string;
   private readonly log: (line: string, level: 'info' | 'warn' | 'error') => void;
 
-  private readonly table = new EngineRequestRouter();
+  private readonly router = new EngineRequestRouter();
   private readonly listeners = new Set<(s: EngineStatus) => void>();
   private modelInfo: ModelInfo | null = null;
   private state: EngineState = 'dead';
   private epoch = 0;
   private restarts = 0;
   private lastError: string | null = null;
+  private lastDeath: EngineDeath | null = null;
   private current: Incarnation | null = null;
   private starting: Promise<ModelInfo> | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
-  private failures = 0;
   private silenceTimer: NodeJS.Timeout | null = null;
   private nextCall = 1;
   private closing: Promise<void> | null = null;
@@ -110,7 +116,8 @@ class ProcessEngineClient implements EngineClient {
     this.hostScript = opts.hostScript ?? join(packageRoot, 'dist', 'engine-host.mjs');
     this.readyTimeoutMs = opts.readyTimeoutMs;
     this.silenceTimeoutMs = opts.silenceTimeoutMs;
-    this.restartPolicy = { minDelayMs: 500, maxDelayMs: 30_000, healthyMs: 60_000, maxCrashes: 5, ...opts.restart };
+    this.crashLoop = new CrashLoop({ ...DEFAULT_CRASH_LOOP, ...opts.restart }, opts.now);
+    this.modelName = opts.model ?? opts.config.model.split(/[\\/]/).pop()!;
     this.log = opts.log ?? (() => {});
     Object.assign(this, callsOver((name, args) => this.call(name, args)));
   }
@@ -122,7 +129,7 @@ class ProcessEngineClient implements EngineClient {
     return {
       replica: this.replica, state: this.state, epoch: this.epoch,
       pid: inc && !inc.ended ? inc.child.pid ?? null : null,
-      restarts: this.restarts, lastError: this.lastError, staleFrames: this.table.staleFrames,
+      restarts: this.restarts, lastError: this.lastError, lastDeath: this.lastDeath, staleFrames: this.router.staleFrames,
     };
   }
 
@@ -136,7 +143,7 @@ class ProcessEngineClient implements EngineClient {
     if (this.state === 'ready' && this.modelInfo) return Promise.resolve(this.modelInfo);
     if (this.starting) return this.starting;
     this.clearRestartTimer();
-    if (this.state === 'failed') this.failures = 0;  // an explicit start after the crash limit tries again
+    if (this.state === 'failed') this.crashLoop.reset();  // an explicit start after the crash limit tries again
     if (this.opts.cpuPath && !this.cpu) return this.resolveCpuThenLaunch();
     return this.launch(false);
   }
@@ -169,17 +176,17 @@ class ProcessEngineClient implements EngineClient {
     return this.open(input, sink, (epoch, id) => ({ kind: 'embed', epoch, id, request: input }));
   }
 
-  /** Opens a request in the table and sends the command that starts it on the engine. */
+  /** Opens a request in the router and sends the command that starts it on the engine. */
   private open(input: GenerateInput | EmbedInput, sink: RequestSink | undefined, command: (epoch: number, id: number) => Command): EngineRequest {
     const inc = this.current;
     if (this.state !== 'ready' || !inc) {
-      return this.table.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() }, sink);
+      return this.router.openEnded(this.epoch, input, { finish: 'error', engineDied: true, error: this.unavailable() }, sink);
     }
-    const req = this.table.open(inc.epoch, input, (id) => {
+    const req = this.router.open(inc.epoch, input, (id) => {
       if (this.current === inc) this.send(inc, { kind: 'cancel', epoch: inc.epoch, id });
     }, sink);
     const error = this.send(inc, command(inc.epoch, req.id));
-    if (error) this.table.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
+    if (error) this.router.end(req.id, { finish: 'error', engineDied: !inc.child.connected, error });
     this.watchSilence(false);
     return req;
   }
@@ -217,7 +224,7 @@ class ProcessEngineClient implements EngineClient {
     let markGone!: () => void;
     const gone = new Promise<void>((resolve) => { markGone = resolve; });
     const inc: Incarnation = {
-      epoch, child, phase: 'loading', auto, ended: false, readyAt: 0, calls: new Map(),
+      epoch, child, phase: 'loading', auto, ended: false, calls: new Map(),
       killReason: null, fatal: null, lastErrorLog: null, exit: null, gone, markGone, settleStart, timers: new Set(),
     };
     this.current = inc;
@@ -261,14 +268,14 @@ class ProcessEngineClient implements EngineClient {
       return;
     }
     if (inc !== this.current || inc.ended || msg.epoch !== inc.epoch) {
-      this.table.countStale(msg.kind === 'events' ? msg.events.length : 1);
+      this.router.countStale(msg.kind === 'events' ? msg.events.length : 1);
       return;
     }
     switch (msg.kind) {
       case 'ready':
         if (this.state === 'closed') break; // close() during the load: end() settles start()
         inc.phase = 'ready';
-        inc.readyAt = Date.now();
+        this.crashLoop.ready();
         this.modelInfo = msg.info;
         // Embedding and rerank engines are background work (priority.ts); once loaded, every engine
         // thread exists (the CPU thread pool is made with the context).
@@ -281,18 +288,19 @@ class ProcessEngineClient implements EngineClient {
         this.end(inc, msg.error);
         break;
       case 'events':
-        this.table.deliver(inc.epoch, msg.events, msg.handedAtMs);
+        this.router.deliver(inc.epoch, msg.events, msg.handedAtMs);
+        if (msg.events.some((e) => e.type === 'done' && (e.finish === 'stop' || e.finish === 'length'))) this.crashLoop.served();
         break;
       case 'submitError':
-        if (!this.table.end(msg.id, { finish: 'error', error: msg.error })) this.table.countStale();
+        if (!this.router.end(msg.id, { finish: 'error', error: msg.error })) this.router.countStale();
         break;
       case 'result':
       case 'callError': {
         const pending = inc.calls.get(msg.call);
-        if (!pending) { this.table.countStale(); break; }
+        if (!pending) { this.router.countStale(); break; }
         inc.calls.delete(msg.call);
         if (msg.kind === 'result') pending.resolve(msg.value);
-        else pending.reject(new EngineCallError(`${pending.kind}: ${msg.error}`, msg.code));
+        else pending.reject(new EngineCallError(pending.kind, msg.error, msg.code));
         break;
       }
       case 'fatal':
@@ -314,38 +322,50 @@ class ProcessEngineClient implements EngineClient {
     const closed = this.state === 'closed';
     const wasReady = inc.phase === 'ready';
     const callError = closed ? `engine (replica ${this.replica}) is closed` : reason;
-    for (const [, call] of inc.calls) call.reject(new EngineCallError(`${call.kind}: ${callError}`, 'engine_unavailable'));
+    for (const [, call] of inc.calls) call.reject(new EngineCallError(call.kind, callError, 'engine_unavailable'));
     inc.calls.clear();
     inc.settleStart.reject(new Error(closed ? `engine (replica ${this.replica}) was closed before it was ready` : reason));
     if (closed) {
-      this.table.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` }, inc.epoch);
+      this.router.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` }, inc.epoch);
       this.clearSilence();
       return;
     }
-    const failed = this.table.endAll({ finish: 'error', engineDied: true, error: reason }, inc.epoch);
+    const failed = this.router.endAll({ finish: 'error', engineDied: true, error: reason }, inc.epoch);
     if (this.current !== inc) return;
     this.clearSilence();
     this.lastError = reason;
     // A first start that fails rejects start() with the reason, and its caller reports it: said once.
     if (wasReady || inc.auto) this.log(`${reason}${failed ? `; ${failed} requests failed` : ''}`, 'error');
+    // A first start that fails is not restarted (start() rejects and its caller decides).
+    const restarts = wasReady || inc.auto;
+    const after = restarts ? this.crashLoop.died() : { deathsInRow: this.crashLoop.peek(), restartInMs: null };
+    const gaveUp = restarts && after.restartInMs === null;
+    this.lastDeath = this.deathOf(inc, reason, after.deathsInRow, gaveUp);
     this.setState('dead');
-    if (wasReady && Date.now() - inc.readyAt >= this.restartPolicy.healthyMs) this.failures = 0;
-    if (!wasReady && !inc.auto) return;
-    if (this.failures + 1 >= this.restartPolicy.maxCrashes) {
+    if (gaveUp) {
       // A model that loads and then kills its engine on every request would loop forever.
-      this.lastError = `stopped restarting after ${this.failures + 1} engine deaths in a row; last: ${reason}`;
+      this.lastError = `stopped restarting after ${after.deathsInRow} engine deaths in a row; last: ${reason}`;
       this.log(`engine (replica ${this.replica}) ${this.lastError}`, 'error');
       this.setState('failed');
       return;
     }
-    this.scheduleRestart();
+    if (after.restartInMs !== null) this.scheduleRestart(after.restartInMs);
   }
 
-  private scheduleRestart(): void {
+  /** What the death of `inc` was, as data (contract/health.ts sends it). */
+  private deathOf(inc: Incarnation, reason: string, deathsInRow: number, gaveUp: boolean): EngineDeath {
+    // Not exited yet (a load error, a spawn failure): the reason is the engine's own words.
+    const lastError = inc.killReason ?? inc.fatal ?? inc.lastErrorLog ?? (inc.exit ? null : reason);
+    const placed = this.modelInfo?.placement.map((p) => p.device) ?? [];
+    return {
+      epoch: inc.epoch, pid: inc.child.pid ?? null, signal: inc.exit?.signal ?? null, exitCode: inc.exit?.code ?? null,
+      lastError, deathsInRow, gaveUp, model: this.modelName,
+      devices: placed.length > 0 ? placed : [...(this.opts.config.devices ?? [])], at: Date.now(),
+    };
+  }
+
+  private scheduleRestart(delay: number): void {
     if (this.state === 'closed' || this.restartTimer) return;
-    const { minDelayMs, maxDelayMs } = this.restartPolicy;
-    const delay = Math.min(maxDelayMs, minDelayMs * 2 ** this.failures);
-    this.failures++;
     this.log(`engine (replica ${this.replica}) restarting in ${delay} ms`, 'warn');
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null;
@@ -366,7 +386,7 @@ class ProcessEngineClient implements EngineClient {
       }
       await inc.gone;
     }
-    this.table.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` });
+    this.router.endAll({ finish: 'cancel', error: `engine (replica ${this.replica}) closed` });
     this.clearSilence();
   }
 
@@ -375,7 +395,7 @@ class ProcessEngineClient implements EngineClient {
   /** Every call method's transport (callsOver): one command, settled by its reply or by the engine's end. */
   private call<K extends CallName>(kind: K, args: CallArgs<K>): Promise<CallResult<K>> {
     const inc = this.current;
-    if (this.state !== 'ready' || !inc) return Promise.reject(new EngineCallError(`${kind}: ${this.unavailable()}`, 'engine_unavailable'));
+    if (this.state !== 'ready' || !inc) return Promise.reject(new EngineCallError(kind, this.unavailable(), 'engine_unavailable'));
     const call = this.nextCall++;
     return new Promise<CallResult<K>>((resolve, reject) => {
       inc.calls.set(call, { kind, resolve: resolve as (v: unknown) => void, reject });
@@ -383,7 +403,7 @@ class ProcessEngineClient implements EngineClient {
       const error = this.send(inc, cmd as CallCommand);
       if (error) {
         inc.calls.delete(call);
-        reject(new EngineCallError(`${kind}: ${error}`, 'engine_unavailable'));
+        reject(new EngineCallError(kind, error, 'engine_unavailable'));
       }
       this.watchSilence(false);
     });
@@ -403,14 +423,14 @@ class ProcessEngineClient implements EngineClient {
   /** Arms the silence watchdog while the engine has work; `message`: something arrived, restart the clock. */
   private watchSilence(message: boolean): void {
     const inc = this.current;
-    const busy = inc && !inc.ended && this.state === 'ready' && (this.table.size > 0 || inc.calls.size > 0);
+    const busy = inc && !inc.ended && this.state === 'ready' && (this.router.size > 0 || inc.calls.size > 0);
     if (!busy) { this.clearSilence(); return; }
     if (!this.silenceTimer) {
       this.silenceTimer = setTimeout(() => {
         this.silenceTimer = null;
-        const n = this.table.size + inc.calls.size;
+        const n = this.router.size + inc.calls.size;
         if (this.current === inc && !inc.ended && n > 0) {
-          this.kill(inc, `engine sent nothing for ${this.silenceTimeoutMs} ms with ${this.table.size} requests and ${inc.calls.size} calls in flight`);
+          this.kill(inc, `engine sent nothing for ${this.silenceTimeoutMs} ms with ${this.router.size} requests and ${inc.calls.size} calls in flight`);
         }
       }, this.silenceTimeoutMs);
     } else if (message) {

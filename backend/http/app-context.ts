@@ -31,7 +31,7 @@ export interface RouteSettings {
 export interface AppContext {
   readonly config: RouteSettings;
   readonly log: Logger;
-  readonly table: RequestLedger;
+  readonly ledger: RequestLedger;
   readonly scheduler: Scheduler;
   readonly engines: readonly EngineClient[];
   readonly traces: TraceCollector;

@@ -11,11 +11,12 @@ import { ApiError } from '../validation/errors.js';
 import type { GenerationParams, OutputConstraint } from '../validation/schemas.js';
 import type { CallStyle, ToolSpec } from '../chat/chat-types.js';
 import { EngineCallError, type EngineClient } from '../engine/client.js';
+import { engineCallApiError } from '../validation/engine-errors.js';
 import { checkSchemaSupport, requireSupportedSchema, UnsupportedSchemaError } from '../grammar/schema-support.js';
 import { toolCallGrammar, toolCallTriggers, withJsonStyle, type ToolCallRule } from '../grammar/tool-grammar.js';
 import type { GenerationSpec } from '../scheduler/scheduler.js';
 import type { AppContext } from './app-context.js';
-import { requireTokenizer } from './generation.js';
+import { readyEngine } from './generation.js';
 
 /** What tool_choice asks of the answer: call(s) from its first token ('forced'), or allowed from an opener on ('lazy'). */
 export interface ToolCallsAsked {
@@ -86,23 +87,22 @@ async function lazyToolGrammar(app: AppContext, asked: ToolCallsAsked): Promise<
       throw e;
     }
   });
-  const client = requireTokenizer(app);
+  const client = readyEngine(app);
   const spec = (list: ToolSpec[]) => toolCallGrammar(asked.style, { tools: list, several: asked.rule.several }, 'lazy');
   let gbnf: string;
   try {
     gbnf = await client.buildGrammar(spec(tools));
   } catch (e) {
-    if (engineGone(e, client)) throw unavailable(e);
+    refusalOrThrow(e, client);
     // The converter refused a schema the keyword check let through: find which, loosen those.
     const refused = await Promise.all(tools.map(async (t) => {
-      try { await client.buildGrammar(spec([t])); return null; } catch (err) { if (engineGone(err, client)) throw unavailable(err); return messageOf(err); }
+      try { await client.buildGrammar(spec([t])); return null; } catch (err) { return refusalOrThrow(err, client).why; }
     }));
     tools = tools.map((t, i) => (refused[i] !== null ? loosen(t, refused[i]!) : t));
     try {
       gbnf = await client.buildGrammar(spec(tools));
     } catch (err) {
-      if (engineGone(err, client)) throw unavailable(err);
-      warnings.push(`tools: ${messageOf(err)}; tool calls are not constrained`);
+      warnings.push(`tools: ${refusalOrThrow(err, client).why}; tool calls are not constrained`);
       return { warnings };
     }
   }
@@ -118,26 +118,30 @@ async function lazyToolGrammar(app: AppContext, asked: ToolCallsAsked): Promise<
   };
 }
 
-function messageOf(e: unknown): string {
-  return ((e as Error)?.message ?? String(e)).replace(/^buildGrammar: /, '');
+/** The engine's words for why a call failed (never a message with its call's name cut off). */
+function detailOf(e: unknown): string {
+  return e instanceof EngineCallError ? e.detail : (e as Error)?.message ?? String(e);
 }
 
-function engineGone(e: unknown, client: EngineClient): boolean {
-  return (e instanceof EngineCallError && (e.code === 'engine_unavailable' || e.code === 'engine_closed')) || client.status().state !== 'ready';
-}
-
-function unavailable(e: unknown): ApiError {
-  return new ApiError(503, `the engine could not build the grammar: ${messageOf(e)}`, { code: 'engine_unavailable' });
+/**
+ * A grammar build's failure as the engine-error table answers it (validation/engine-errors.ts):
+ * a refusal (the converter or the GBNF parser said no: 4xx) is returned for the caller to word;
+ * anything else (the engine is gone, or went away meanwhile) is thrown as the table's answer.
+ */
+function refusalOrThrow(e: unknown, client: EngineClient): { status: number; code: string; why: string } {
+  const cause = client.status().state === 'ready' ? e : new EngineCallError('buildGrammar', detailOf(e), 'engine_unavailable');
+  const answer = engineCallApiError(cause, 'buildGrammar', 'the engine could not build the grammar');
+  if (answer.status >= 500) throw answer;
+  return { status: answer.status, code: answer.code ?? 'unsupported_schema', why: detailOf(e) };
 }
 
 async function build(app: AppContext, spec: GrammarSpec, param: string): Promise<string> {
-  const client = requireTokenizer(app);
+  const client = readyEngine(app);
   try {
     return await client.buildGrammar(spec);
   } catch (e) {
-    // The engine answers a refusal as "buildGrammar: <why>"; an engine that is gone is a 503.
-    if (engineGone(e, client)) throw unavailable(e);
-    throw new ApiError(400, `${param}: ${messageOf(e)}`, { param, code: 'unsupported_schema' });
+    const refusal = refusalOrThrow(e, client);
+    throw new ApiError(refusal.status, `${param}: ${refusal.why}`, { param, code: refusal.code });
   }
 }
 

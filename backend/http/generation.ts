@@ -12,8 +12,9 @@
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
 import { ApiError, toApiError } from '../validation/errors.js';
+import { engineCallApiError } from '../validation/engine-errors.js';
 import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
-import type { TokenizedParts } from '../engine/calls.js';
+import type { CallName, TokenizedParts } from '../engine/calls.js';
 import type { DoneEvent, EngineClient, RequestEvent } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
 import type { RequestRecord } from '../scheduler/request-ledger.js';
@@ -43,20 +44,29 @@ export function requireModel(app: AppContext): ModelView {
   return m;
 }
 
-export function requireTokenizer(app: AppContext): EngineClient {
+/** Any ready engine of the model, for the calls that need no slot (tokenize, detokenize, grammar builds); a 503 when none is. */
+export function readyEngine(app: AppContext): EngineClient {
   const c = app.scheduler.anyReadyClient();
   if (!c) throw new ApiError(503, app.scheduler.unavailableReason() ?? 'no engine is ready', { code: 'engine_unavailable' });
   return c;
 }
 
-/** Tokenizes on a ready engine; an engine that fails meanwhile is a 503, not a 500. */
-async function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
-  const client = requireTokenizer(app);
+/**
+ * Runs engine calls on a ready engine; a failure is answered by the engine-error table
+ * (validation/engine-errors.ts) for `call`, the call the route makes, with `what` saying what failed.
+ */
+export async function onEngine<T>(app: AppContext, call: CallName, what: string, use: (client: EngineClient) => Promise<T>): Promise<T> {
+  const client = readyEngine(app);
   try {
-    return await tokenize(client);
+    return await use(client);
   } catch (e) {
-    throw new ApiError(503, `the engine could not tokenize the prompt: ${(e as Error)?.message ?? String(e)}`, { code: 'engine_unavailable' });
+    throw engineCallApiError(e, call, what);
   }
+}
+
+/** Tokenizes on a ready engine (onEngine). */
+function onTokenizer<T>(app: AppContext, tokenize: (client: EngineClient) => Promise<T>): Promise<T> {
+  return onEngine(app, 'tokenize', 'the engine could not tokenize the prompt', tokenize);
 }
 
 /** Plain texts' tokens in one engine call, and the prefix window of texts[window.index] (infill). */
@@ -246,8 +256,10 @@ export function doneError(done: DoneEvent): ApiError {
   return new ApiError(500, `the engine failed: ${done.error ?? 'unknown error'}`, { code: 'engine_error' });
 }
 
-export function figuresOf(rec: RequestRecord, done: DoneEvent): Figures {
+/** The answer's figures; `predicted`: the request had a prediction (its counts go into the usage). */
+export function figuresOf(rec: RequestRecord, done: DoneEvent, predicted = false): Figures {
   return {
+    ...(predicted ? { prediction: { accepted: done.predictionAccepted ?? 0, rejected: done.predictionRejected ?? 0 } } : {}),
     promptTokens: done.promptTokens || (rec.promptTokens ?? 0),
     reused: rec.admittedAt !== null || done.finish !== 'error' ? done.reused : null,
     generated: done.generated,

@@ -12,6 +12,7 @@ import { completions } from './routes/completions.js';
 import { embeddings } from './routes/embeddings.js';
 import { metricsJson, metricsPrometheus, traceOne, tracesList } from './routes/diagnostics.js';
 import { infill } from './routes/infill.js';
+import { nextEdit } from './routes/next-edit.js';
 import { countTokens, messages } from './routes/messages.js';
 import { devices, health } from './routes/info.js';
 import { modelLoad, modelsList, modelUnload } from './routes/models.js';
@@ -48,6 +49,7 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'POST', pattern: '/reranking', handler: reranking(rerank) })
     .add({ method: 'POST', pattern: '/v1/infill', handler: completion(infill) })
     .add({ method: 'POST', pattern: '/infill', handler: completion(infill) })
+    .add({ method: 'POST', pattern: '/v1/edits/next', handler: completion(nextEdit) })
     .add({ method: 'POST', pattern: '/v1/tokenize', handler: named(tokenize) })
     .add({ method: 'POST', pattern: '/tokenize', handler: named(tokenize) })
     .add({ method: 'POST', pattern: '/v1/detokenize', handler: named(detokenize) })

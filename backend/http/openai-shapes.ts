@@ -10,6 +10,8 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
+  /** With a prediction (OpenAI's predicted outputs): its tokens the answer followed, and those verified and thrown away. */
+  completion_tokens_details?: { accepted_prediction_tokens: number; rejected_prediction_tokens: number };
 }
 
 /** llama-server's `timings`; a figure the engine did not report stays null. */
@@ -41,6 +43,8 @@ export interface Figures {
   accepted?: number;
   /** Timings' warnings (absent or empty: none). */
   warnings?: string[];
+  /** The request's prediction: its tokens accepted and rejected (absent: the request had none). */
+  prediction?: { accepted: number; rejected: number };
 }
 
 export function usageOf(f: Figures): Usage {
@@ -49,6 +53,9 @@ export function usageOf(f: Figures): Usage {
     completion_tokens: f.generated,
     total_tokens: f.promptTokens + f.generated,
     prompt_tokens_details: { cached_tokens: f.reused ?? 0 },
+    ...(f.prediction ? {
+      completion_tokens_details: { accepted_prediction_tokens: f.prediction.accepted, rejected_prediction_tokens: f.prediction.rejected },
+    } : {}),
   };
 }
 
@@ -201,14 +208,6 @@ export function chatCompletionChoices(opts: {
     usage: usageOf(opts.figures),
     timings: timingsOf(opts.figures),
   };
-}
-
-export function chatCompletion(opts: {
-  id: string; model: string; created: number; fingerprint: string; content: string; calls: readonly ToolCall[];
-  finish: ChatFinish; figures: Figures; reasoning?: string;
-}) {
-  const { content, calls, finish, reasoning } = opts;
-  return chatCompletionChoices({ ...opts, choices: [{ content, calls, finish, ...(reasoning !== undefined ? { reasoning } : {}) }] });
 }
 
 export function completionChunk(id: string, model: string, created: number, text: string, finish: 'stop' | 'length' | null,

@@ -1,17 +1,18 @@
-// GET /metrics: the server's state as JSON. `live` comes from the request table (every
+// GET /metrics: the server's state as JSON. `live` comes from the request ledger (every
 // accepted request is in exactly one state there) and the engines' slot snapshots;
 // `requests` is the recent history; a figure an engine never reported is null, never 0.
 import type { EngineSnapshot, ModelInfo } from '../../native/lib/addon.js';
-import type { EngineClient, EngineStatus } from '../engine/client.js';
+import type { EngineClient, EngineDeath, EngineStatus } from '../engine/client.js';
+import type { EngineDeathBody } from '../../contract/health.js';
 import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.js';
 import type { DerivedTotals, EngineBody, HistoryEntry, LiveState, MetricsBody, SlotView, Totals } from '../../contract/metrics.js';
 import { round2 } from '../scheduler/request-ledger.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
-import type { HistogramSnapshot } from '../../contract/metrics.js';
+import type { HistogramSnapshot, NextEditMetrics } from '../../contract/metrics.js';
 import type { ModelsMetricsBody } from '../../contract/models.js';
 
 export interface MetricsSources {
-  table: RequestLedger;
+  ledger: RequestLedger;
   scheduler: Scheduler;
   engines: readonly EngineClient[];
   model: { id: string; info: ModelInfo; demo: boolean } | null;
@@ -24,6 +25,8 @@ export interface MetricsSources {
   slowReaders?: { boundMs: number; cut: number; kernelVisible: boolean | null };
   /** Every served model (built by the models route). */
   models?: ModelsMetricsBody;
+  /** Next-edit requests (backend/next-edit/next-edit-stats.ts). */
+  nextEdit?: NextEditMetrics;
 }
 
 /** Each ready engine's snapshot, or null when it is not ready or does not answer in time. */
@@ -116,6 +119,24 @@ export function conversationCache(snaps: Array<EngineSnapshot | null>) {
   };
 }
 
+/** An engine's death as /health and /metrics send it. */
+export function engineDeathBody(replica: number, d: EngineDeath): EngineDeathBody {
+  return {
+    replica, epoch: d.epoch, pid: d.pid, signal: d.signal, exit_code: d.exitCode, last_error: d.lastError,
+    deaths_in_row: d.deathsInRow, gave_up: d.gaveUp, model: d.model, devices: d.devices, time: new Date(d.at).toISOString(),
+  };
+}
+
+/** The most recent death among the engines (null: none died). */
+export function latestDeath(engines: readonly EngineClient[]): EngineDeathBody | null {
+  let latest: { replica: number; d: EngineDeath } | null = null;
+  for (const e of engines) {
+    const d = e.status().lastDeath;
+    if (d && (!latest || d.at >= latest.d.at)) latest = { replica: e.replica, d };
+  }
+  return latest && engineDeathBody(latest.replica, latest.d);
+}
+
 export function engineViews(engines: readonly EngineClient[], views: ReplicaView[]): EngineBody[] {
   return engines.map((e) => {
     const s: EngineStatus = e.status();
@@ -123,6 +144,7 @@ export function engineViews(engines: readonly EngineClient[], views: ReplicaView
     return {
       replica: e.replica, state: s.state, alive: s.pid !== null && (s.state === 'ready' || s.state === 'starting'),
       epoch: s.epoch, pid: s.pid, restarts: s.restarts, last_error: s.lastError, stale_frames: s.staleFrames,
+      last_death: s.lastDeath && engineDeathBody(e.replica, s.lastDeath),
       slots: v?.slots ?? null, in_flight: v?.inFlight ?? 0, indexed_blocks: v?.indexedBlocks ?? 0,
       devices: e.info?.placement.map((p) => ({ device: p.device, layers: p.layers, memory_free: p.memoryFree, memory_total: p.memoryTotal })) ?? [],
     };
@@ -131,11 +153,11 @@ export function engineViews(engines: readonly EngineClient[], views: ReplicaView
 
 export async function buildMetrics(src: MetricsSources, opts: { requests?: number } = {}): Promise<MetricsBody> {
   const snaps = await engineSnapshots(src.engines);
-  const live = src.table.liveRecords();
-  const counts = src.table.counts();
+  const live = src.ledger.liveRecords();
+  const counts = src.ledger.counts();
   const slots = slotViews(src.engines, snaps, live);
   const rates = live.filter((r) => r.state === 'running').map((r) => r.rate.perSecond() ?? 0);
-  const history: HistoryEntry[] = src.table.recent(opts.requests ?? 50);
+  const history: HistoryEntry[] = src.ledger.recent(opts.requests ?? 50);
   return {
     model: src.model ? {
       id: src.model.id, demo: src.model.demo, ctx: src.model.info.ctx, slots: src.model.info.slots,
@@ -155,7 +177,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       })),
     },
     requests: history,
-    totals: { ...derivedTotals(src.table.totals), prompt_tokens_computed: promptComputed(snaps) },
+    totals: { ...derivedTotals(src.ledger.totals), prompt_tokens_computed: promptComputed(snaps) },
     conversation_cache: conversationCache(snaps),
     engines: engineViews(src.engines, src.scheduler.views()),
     stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),
@@ -167,6 +189,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       unread_seen: src.slowReaders.kernelVisible === null ? null : src.slowReaders.kernelVisible ? 'kernel' : 'process',
     } : null,
     ...(src.models ? { models: src.models } : {}),
+    ...(src.nextEdit ? { next_edit: src.nextEdit } : {}),
   };
 }
 

@@ -56,6 +56,14 @@ export function prometheusText(m: MetricsJson): string {
   w.metric('strata:live_tokens_per_second', 'gauge', 'Generation speed of running requests now.', m.live.tok_s);
   w.metric('strata:draft_tokens_total', 'counter', 'Speculative draft tokens verified.', t.drafted_tokens);
   w.metric('strata:draft_accepted_tokens_total', 'counter', 'Speculative draft tokens the model agreed with.', t.accepted_tokens);
+  const ne = m.next_edit;
+  if (ne) {
+    w.metric('strata:next_edit_requests_total', 'counter', 'Next-edit requests by how they ended (the answer\'s outcome, or failed).',
+      Object.entries(ne.requests).map(([outcome, n]) => ({ labels: { outcome }, value: n })));
+    w.metric('strata:next_edit_completion_tokens_total', 'counter', 'Tokens of next-edit answers.', ne.completion_tokens);
+    w.metric('strata:next_edit_prediction_tokens_total', 'counter', 'Next-edit region tokens drafted as the prediction: accepted or rejected.',
+      [{ labels: { result: 'accepted' }, value: ne.accepted_prediction_tokens }, { labels: { result: 'rejected' }, value: ne.rejected_prediction_tokens }]);
+  }
   w.metric('strata:slot_held_tokens', 'gauge', 'Tokens held by each slot.',
     m.live.slots.map((s) => ({ labels: { replica: s.replica, slot: s.slot }, value: s.held_tokens })));
   const cc = m.conversation_cache;

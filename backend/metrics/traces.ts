@@ -25,10 +25,10 @@ export class TraceCollector {
 
   constructor(
     private readonly engines: readonly EngineClient[],
-    table: RequestLedger,
+    ledger: RequestLedger,
     private readonly opts: { maxRequests?: number; maxSteps?: number; drainMs?: number; log?: Logger } = {},
   ) {
-    this.unsubscribe = table.onChange((r) => { if (r.state === 'ended') this.onEnded(r); });
+    this.unsubscribe = ledger.onChange((r) => { if (r.state === 'ended') this.onEnded(r); });
     const every = opts.drainMs ?? 5000;
     this.timer = every > 0 ? setInterval(() => { void this.drain(); }, every) : null;
     this.timer?.unref();

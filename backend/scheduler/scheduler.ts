@@ -197,12 +197,12 @@ export class Scheduler {
   /** Times the audit found a request that should have been dispatched (a bug if > 0). */
   missedDispatches = 0;
 
-  constructor(clients: EngineClient[], private readonly table: RequestLedger, opts: SchedulerOptions = {}) {
+  constructor(clients: EngineClient[], private readonly ledger: RequestLedger, opts: SchedulerOptions = {}) {
     this.opts = {
       agingMs: opts.agingMs ?? 2000, loadTokens: opts.loadTokens ?? 3000, maxQueued: opts.maxQueued ?? 512,
       blockSize: opts.blockSize ?? 64, auditMs: opts.auditMs ?? 1000,
     };
-    this.priorities = { infill: 2, chat: 0, completion: 0, embedding: 1, ...opts.priorities };
+    this.priorities = { infill: 2, next_edit: 2, chat: 0, completion: 0, embedding: 1, ...opts.priorities };
     this.log = opts.log ?? silentLogger;
     this.now = opts.now ?? Date.now;
     this.timers = opts.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms).unref(), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
@@ -215,7 +215,7 @@ export class Scheduler {
 
   /** Books a request in the ledger; the route reads it and states what it knows through the handle. */
   accept(kind: RequestKind, stream: boolean): RequestHandle {
-    return new RequestHandle(this, this.table, this.table.accept(kind, stream));
+    return new RequestHandle(this, this.ledger, this.ledger.accept(kind, stream));
   }
 
   /** Queues a request already booked in the ledger. Throws SchedulerRefusal when it cannot wait. */
@@ -228,7 +228,7 @@ export class Scheduler {
     }
     const job = new Job(record, spec, this.priorities[record.kind], this.seq++, this.now(), this.opts.blockSize,
       (j, reason) => this.cancel(j, reason));
-    this.table.queued(record, spec.prompt.length);
+    this.ledger.queued(record, spec.prompt.length);
     if (spec.supersede) {
       const arrival = this.supersede.arrive(spec.supersede.key, job, this.now(), spec.supersede.holdMs);
       if (arrival.notBefore !== null) job.notBefore = arrival.notBefore;
@@ -327,13 +327,13 @@ export class Scheduler {
     if (rec.state === 'ended' || job.finished) return;
     if (this.queue.remove(job)) { this.endQueued(job, reason); this.pump(); return; }
     // The engine still owns the slot until its 'done'; the record shows the request is ending.
-    this.table.cancelled(rec, reason);
+    this.ledger.cancelled(rec, reason);
     job.engineRequest?.cancel();
   }
 
   /** A job that never reached an engine: one terminal 'done', no engine figures. */
   private endQueued(job: Job, why: CancelReason | 'unavailable', error?: string): void {
-    this.table.endedQueued(job.record, why, error);
+    this.ledger.endedQueued(job.record, why, error);
     this.forgetKey(job);
     const unavailable = why === 'unavailable';
     this.deliverDone(job, synthesizedDone(
@@ -371,6 +371,10 @@ export class Scheduler {
       const head = this.queue.peek();
       if (!head) return; // empty, or only held requests wait
       // The head waits for as many free slots as it has choices (it keeps its place meanwhile).
+      // native/src/engine_admit.cpp (AdmitWaiting) states the same rule for its own queue, on
+      // purpose: that queue serves direct users of the addon (tests, bench-engine) that submit past
+      // the slots; here it is what lets a request with n choices be dispatched only whole, so the
+      // engine's copy never has to wait on the served path.
       const need = slotsOf(head);
       const candidates = this.replicas.filter((r) => r.free() >= need);
       if (candidates.length === 0) return;
@@ -387,7 +391,7 @@ export class Scheduler {
   }
 
   private dispatch(job: Job, replica: Replica): void {
-    this.table.dispatched(job.record, replica.client.replica, replica.epoch);
+    this.ledger.dispatched(job.record, replica.client.replica, replica.epoch);
     replica.inFlight.add(job);
     if (!job.spec.embed) replica.index.add(job.spec.prompt);
     this.drive(job, replica);
@@ -401,7 +405,7 @@ export class Scheduler {
       const sink = (ev: RequestEvent): void => this.onEngineEvent(job, replica, ev);
       const req = embed ? replica.client.embed(embed, sink) : replica.client.generate({ ...request, priority: job.priority }, sink);
       job.engineRequest = req;
-      if (rec.state !== 'ended') this.table.submitted(rec, req.id, req.epoch);
+      if (rec.state !== 'ended') this.ledger.submitted(rec, req.id, req.epoch);
       if (rec.cancelIntent !== null) req.cancel();
     } catch (err) {
       this.log.error('engine request failed', { request: rec.id, error: String(err) });
@@ -419,18 +423,18 @@ export class Scheduler {
     const rec = job.record;
     switch (ev.type) {
       case 'admitted':
-        this.table.admitted(rec, ev);
+        this.ledger.admitted(rec, ev);
         break;
       case 'progress':
-        this.table.progress(rec, ev.read);
+        this.ledger.progress(rec, ev.read);
         break;
       case 'tokens':
-        this.table.tokens(rec, ev.ids.length);
+        this.ledger.tokens(rec, ev.ids.length);
         // Choice 0's tokens follow the prompt in the slot (routing learns what it holds).
         if (!ev.choice) for (const id of ev.ids) job.outputIds.push(id);
         break;
       case 'embedding':
-        this.table.embedding(rec);
+        this.ledger.embedding(rec);
         break;
       case 'done':
         this.finish(job, replica, ev);
@@ -443,7 +447,7 @@ export class Scheduler {
     const rec = job.record;
     replica.inFlight.delete(job);
     this.forgetKey(job);
-    this.table.engineDone(rec, done);
+    this.ledger.engineDone(rec, done);
     if (done.finish !== 'error' && rec.epoch === replica.epoch && !job.spec.embed) replica.index.add([...job.spec.prompt, ...job.outputIds]);
     this.deliverDone(job, done);
     if (this.idleWaiters.size > 0 && this.inFlightTotal() === 0) {

@@ -36,7 +36,7 @@ export class SessionService {
     try {
       meta = await this.store.get(name);
     } catch (e) {
-      throw sessionError(e, `cannot read session '${name}'`);
+      throw sessionError(e, `cannot read session '${name}'`, 'loadSession');
     }
     if (!meta) throw new ApiError(404, `no session named '${name}'`, { code: 'session_not_found', param: 'name' });
     return meta;
@@ -97,7 +97,7 @@ export class SessionService {
         lastError = e;
       }
     }
-    throw sessionError(lastError, `could not save session '${req.name}'`);
+    throw sessionError(lastError, `could not save session '${req.name}'`, 'saveSession');
   }
 
   async restore(name: string): Promise<RestoreResult> {
@@ -116,7 +116,7 @@ export class SessionService {
     try {
       res = await client.loadSession(this.store.statePath(name), model.session.identity);
     } catch (e) {
-      throw sessionError(e, `could not restore session '${name}'`);
+      throw sessionError(e, `could not restore session '${name}'`, 'loadSession');
     }
     const engineMs = msSince(t1);
     // The messages stored with the state the engine just loaded (the file may have been saved
@@ -125,7 +125,7 @@ export class SessionService {
     try {
       messages = res.meta ? this.store.parseDescription(name, res.meta, 'description').messages : null;
     } catch (e) {
-      throw sessionError(e, `could not restore session '${name}'`);
+      throw sessionError(e, `could not restore session '${name}'`, 'loadSession');
     }
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
     if (messages) await this.rememberTokens(client, model, res.tokenIds, res.meta);
@@ -174,8 +174,8 @@ export class SessionService {
   }
 }
 
-/** A session's failure as the status a client can act on: the store's own refusal, else the engine's code (api/engine-errors.ts). */
-export function sessionError(e: unknown, what: string): ApiError {
+/** A session's failure as the status a client can act on: the store's own refusal, else the engine's code (validation/engine-errors.ts). */
+export function sessionError(e: unknown, what: string, call: 'saveSession' | 'loadSession'): ApiError {
   if (e instanceof SessionUnreadableError) return new ApiError(422, e.message, { code: 'session_unreadable', param: 'name' });
-  return engineCallApiError(e, what);
+  return engineCallApiError(e, call, what);
 }

@@ -9,6 +9,7 @@ import { parseMessages, parseToolChoice, parseTools, type ToolChoice } from './c
 import {
   parseChatLogprobs, parseChoices, parseCompletionLogprobs, parseDraftMax, parseOutputConstraint, type OutputConstraint,
 } from './output-schema.js';
+import { parsePrediction } from './prediction-schema.js';
 import {
   checkArray, checkDepth, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
@@ -20,7 +21,7 @@ export type { OutputConstraint } from './output-schema.js';
 
 /** Fields every generating request shares. */
 export interface GenerationParams {
-  /** The model name the client asked for (informational; one model is served). */
+  /** The model the client named: http/model-routing.ts picks the served model by it (null: its role's, or the default). */
   model: string | null;
   /** max_completion_tokens, max_tokens or n_predict (>= 1); null = the server's default. */
   maxTokens: number | null;
@@ -45,6 +46,8 @@ export interface GenerationParams {
   constraint: OutputConstraint | null;
   /** Speculative draft tokens per step (speculative.n_max); null = the server's setting. */
   draftMax: number | null;
+  /** OpenAI's predicted output (prediction.content): the answer's draft; null = none (chat and completions). */
+  prediction: string | null;
 }
 
 export interface ChatRequest extends GenerationParams {
@@ -161,8 +164,7 @@ function parseGeneration(obj: Json, route: 'chat' | 'completion' | 'infill'): Ge
   refuse(obj, 'best_of', (v) => v !== 1, 'only 1 is supported (use n for several choices)');
   if (route !== 'chat') refuse(obj, 'top_logprobs', (v) => v !== 0, 'is a chat completions field; here logprobs is the number of alternatives');
   if (route === 'infill') {
-    // Infill answers one completion without log-probabilities (the editor shows one ghost text).
-    refuse(obj, 'n', (v) => v !== 1, 'only 1 is supported on infill');
+    // Infill answers without log-probabilities (ghost text shows none); n candidates share the prompt.
     refuse(obj, 'logprobs', (v) => v !== false && v !== 0, 'log probabilities are not supported on infill');
   }
   const streamOptions = get(obj, 'stream_options');
@@ -181,10 +183,11 @@ function parseGeneration(obj: Json, route: 'chat' | 'completion' | 'infill'): Ge
     ignoreEos: optBool(obj, 'ignore_eos', '') ?? false,
     returnProgress: optBool(obj, 'return_progress', '') ?? false,
     timingsPerToken: optBool(obj, 'timings_per_token', '') ?? false,
-    n: route === 'infill' ? 1 : parseChoices(obj),
+    n: parseChoices(obj),
     logprobs: route === 'chat' ? parseChatLogprobs(obj) : route === 'completion' ? parseCompletionLogprobs(obj) : null,
     constraint: route === 'infill' ? null : parseOutputConstraint(obj, route === 'chat'),
     draftMax: parseDraftMax(obj),
+    prediction: route === 'infill' ? null : parsePrediction(obj),
   };
 }
 

@@ -9,7 +9,7 @@ import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../backend/net/sse-decoder.js';
-import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult } from './types.js';
+import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
 import type { DeviceMemory } from '../../contract/devices.js';
@@ -76,6 +76,10 @@ export function toWireMessage(m: ChatMessage): Record<string, unknown> {
   return w;
 }
 
+export function toWireTool(t: ToolSpec): Record<string, unknown> {
+  return { type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters ?? { type: 'object', properties: {} } } };
+}
+
 export class StrataClient {
   readonly baseUrl: string;
   private readonly apiKey: string | undefined;
@@ -112,8 +116,8 @@ export class StrataClient {
     if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
     if (req.temperature !== undefined) body.temperature = req.temperature;
     if (req.tools?.length) {
-      body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters ?? { type: 'object', properties: {} } } }));
-      if (req.toolChoice) body.tool_choice = req.toolChoice;
+      body.tools = req.tools.map(toWireTool);
+      if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
     }
     this.activity?.begin('chat');
     try {
@@ -256,8 +260,10 @@ export class StrataClient {
   async sessions(signal?: AbortSignal): Promise<SessionInfo[]> {
     return parseSessions(await this.json('GET', '/v1/sessions', undefined, signal));
   }
-  async saveSession(name: string, messages: ChatMessage[], signal?: AbortSignal): Promise<SessionInfo> {
-    const body = { name, messages: messages.map(toWireMessage) };
+  /** opts.tools: the tools the conversation ran with (the template renders them, so the saved KV matches the next request). */
+  async saveSession(name: string, messages: ChatMessage[], signal?: AbortSignal, opts?: { tools?: ToolSpec[] }): Promise<SessionInfo> {
+    const body: Record<string, unknown> = { name, messages: messages.map(toWireMessage) };
+    if (opts?.tools?.length) body.tools = opts.tools.map(toWireTool);
     return parseSavedSession(await this.json('POST', '/v1/sessions', body, signal, true));
   }
   async restoreSession(name: string, signal?: AbortSignal): Promise<RestoredSession> {

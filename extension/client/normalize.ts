@@ -4,6 +4,7 @@
 // alternative keys are read. Strata's own endpoints (/metrics, /v1/traces, /v1/devices,
 // /v1/sessions) are read strictly through contract/, never here.
 import type { Timings, Usage } from '../../contract/chat.js';
+import { parseEngineDeath } from '../../contract/health.js';
 import type { Health, InfillResult, InfillStreamEvent, ModelEntry } from './types.js';
 
 type Json = Record<string, unknown>;
@@ -52,6 +53,8 @@ export function parseHealth(status: number, body: unknown): Health {
   return {
     status: state, model: str(o, 'model', 'model_name'), slots: num(o, 'slots', 'n_slots'), reason: str(o, 'reason'),
     loadTimeoutMs: num(o, 'load_timeout_ms'),
+    // Strata's own field: read strictly through the contract (another server never sends it).
+    engineDeath: parseEngineDeath(o.engine_death),
   };
 }
 

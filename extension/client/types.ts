@@ -2,6 +2,7 @@
 // Wire parsing lives in normalize.ts; nothing outside extension/client/ reads raw JSON. The shapes the
 // panel shows too are declared in contract/.
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
+import type { EngineDeathBody } from '../../contract/health.js';
 
 export interface Health {
   /** failed: every engine gave up after crashing again and again (a retry will not help). */
@@ -12,6 +13,8 @@ export interface Health {
   reason: string | null;
   /** While loading: how long the server lets a model load (its --engine-ready-timeout-ms), when it says. */
   loadTimeoutMs: number | null;
+  /** While an engine is down or has given up: its last death as the server recorded it (Strata only; contract/health.ts). */
+  engineDeath: EngineDeathBody | null;
 }
 
 export interface ModelEntry {
@@ -41,7 +44,8 @@ export interface ChatRequest {
   maxTokens?: number;
   temperature?: number;
   tools?: ToolSpec[];
-  toolChoice?: 'auto' | 'required' | 'none';
+  /** A function's name forces a call of that tool (tool_choice {type: function, function: {name}}). */
+  toolChoice?: 'auto' | 'required' | 'none' | { name: string };
 }
 
 /** One step of a streamed chat answer. */

@@ -100,6 +100,37 @@ export function nextEditSettings(): NextEditSettings {
   };
 }
 
+export interface McpServerConfig { command: string; args: string[]; env: Record<string, string> }
+
+export interface AgentConfig {
+  maxSteps: number;
+  autoApproveReadOnly: boolean;
+  allowedCommands: string[];
+  maxResultTokens: number;
+  /** By name; entries without a command are left out. */
+  mcpServers: Record<string, McpServerConfig>;
+}
+
+export function agentSettings(): AgentConfig {
+  const servers: Record<string, McpServerConfig> = {};
+  for (const [name, raw] of Object.entries((setting('agent.mcpServers') ?? {}) as Record<string, unknown>)) {
+    const o = (raw ?? {}) as { command?: unknown; args?: unknown; env?: unknown };
+    if (typeof o.command !== 'string' || !o.command.trim()) continue;
+    servers[name] = {
+      command: o.command,
+      args: Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === 'string') : [],
+      env: Object.fromEntries(Object.entries((o.env ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string')),
+    };
+  }
+  return {
+    maxSteps: clampInt(setting('agent.maxSteps'), 1, 200),
+    autoApproveReadOnly: setting('agent.autoApproveReadOnly'),
+    allowedCommands: (setting('agent.allowedCommands') as unknown[]).filter((c): c is string => typeof c === 'string'),
+    maxResultTokens: clampInt(setting('agent.maxResultTokens'), 100, 1_000_000),
+    mcpServers: servers,
+  };
+}
+
 function clampInt(v: number, min: number, max: number): number {
   return Number.isFinite(v) ? Math.max(min, Math.min(max, Math.round(v))) : min;
 }

@@ -2,7 +2,6 @@
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
 import { settingDefault } from './settings-schema.js';
 
-export type KvType = 'f16' | 'q8_0' | 'q4_0' | 'f32' | 'bf16';
 export type SplitMode = 'none' | 'layer' | 'row' | '';
 
 export interface ServerSettings {

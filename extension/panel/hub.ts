@@ -12,6 +12,8 @@ import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../conte
 import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
+import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
+import type { ChatMode } from '../../contract/agent.js';
 
 export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'>;
 
@@ -48,7 +50,10 @@ export interface PanelDeps {
   log(message: string): void;
   editor: PanelEditor;
   codebase?: PanelCodebase | undefined;
+  /** Agent mode (absent: the panel offers Ask only). */
+  agent?: AgentProvider | undefined;
 }
+
 
 export interface PanelSink {
   post(msg: ToWebview): void;
@@ -71,6 +76,7 @@ export class PanelHub {
   private bench: BenchView | undefined;
   private readonly planner = new ContextPlanner();
   private readonly chats: PanelChats;
+  private readonly agents: AgentChats<PanelClient> | undefined;
   /** Requests seen in the last metrics: a change means new traces to show. */
   private requestMark = '';
   private readonly knownDevices = new Map<string, { description: string; type: string }>();
@@ -80,6 +86,16 @@ export class PanelHub {
 
   constructor(private readonly deps: PanelDeps) {
     this.chats = new PanelChats(() => deps.ensureClient(), this.planner, (m) => this.broadcast(m));
+    const agent = deps.agent;
+    this.agents = agent && new AgentChats<PanelClient>({
+      ensureClient: () => deps.ensureClient(),
+      prepare: async (client, messages, context) => {
+        const plan = await this.planner.plan(client, messages, context);
+        return { messages: plan.messages, content: plan.messages.at(-1)!.content, note: plan.note, error: plan.error };
+      },
+      makeLoop: (client, onEvent, approvals) => agent.makeLoop(client, onEvent, approvals),
+      showDiff: (change) => agent.showDiff(change),
+    }, (m) => this.broadcast(m), (name, messages) => this.chats.setLast(name, messages));
   }
 
   /** Connects a view; returns its handle (the controller feeds it messages and visibility). */
@@ -173,9 +189,9 @@ export class PanelHub {
   }
 
   /** Puts a restored conversation into the panels' chat. */
-  loadChat(name: string, messages: ChatMessage[]): void {
+  loadChat(name: string, messages: ChatMessage[], mode?: ChatMode): void {
     this.chats.setLast(name, messages);
-    this.broadcast({ type: 'chatLoad', name, messages });
+    this.broadcast({ type: 'chatLoad', name, messages, ...(mode ? { mode } : {}) });
     this.broadcast({ type: 'showTab', tab: 'chat' });
   }
 
@@ -200,6 +216,7 @@ export class PanelHub {
   /** Stops running chats (deactivate). */
   dispose(): void {
     this.chats.stopAll();
+    this.agents?.stopAll();
     this.views.clear();
   }
 
@@ -277,6 +294,13 @@ export class PanelHub {
         await this.deps.clearBench();
         return;
       case 'chatSend':
+        if (msg.mode === 'agent') {
+          if (!this.agents) {
+            this.broadcast({ type: 'chatEnd', chatId: msg.chatId, end: { usage: null, timings: null, error: 'Agent mode is not available in this window', cancelled: false } });
+            return;
+          }
+          return this.agents.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
+        }
         return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []));
       case 'codebaseRequest':
         return this.editorAction(view, async () => {
@@ -293,7 +317,13 @@ export class PanelHub {
         return;
       case 'chatStop':
         this.chats.stop(msg.chatId);
+        this.agents?.stop(msg.chatId);
         return;
+      case 'agentDecision':
+        if (!this.agents?.decide(msg.chatId, msg.stepId, msg.decision)) this.deps.log(`agent decision for ${msg.stepId}: nothing waits for it`);
+        return;
+      case 'agentShowDiff':
+        return this.editorAction(view, async () => (this.agents ? this.agents.showDiff(msg.chatId, msg.stepId) : 'Agent mode is not available'));
       case 'estimate':
         return this.estimate(view, msg.id, msg.messages, msg.context);
       case 'contextRequest':
@@ -311,15 +341,22 @@ export class PanelHub {
         return this.editorAction(view, () => this.deps.editor.apply(msg.code, msg.language));
       case 'sessionSave':
         return this.sessionAction(view, async (c) => {
-          const saved = await c.saveSession(msg.name, msg.messages);
-          this.chats.setLast(msg.name, msg.messages);
+          const agent = msg.mode === 'agent' ? this.deps.agent : undefined;
+          // An agent conversation is saved as the loop sent it (its system message, the tools), so its KV matches.
+          const messages = agent && msg.messages[0]?.role !== 'system' ? [{ role: 'system' as const, content: agent.system() }, ...msg.messages] : msg.messages;
+          const saved = await c.saveSession(msg.name, messages, undefined, agent ? { tools: agent.tools() } : undefined);
+          this.deps.agent?.saveMode(saved.name || msg.name, msg.mode ?? 'ask');
+          this.chats.setLast(msg.name, messages);
           return `Saved session "${saved.name}"${saved.tokens !== null ? ` (${saved.tokens} tokens)` : ''}.`;
         });
       case 'sessionRestore':
         return this.sessionAction(view, async (c) => {
           const r = await c.restoreSession(msg.name);
           if (r.messages?.length) {
-            this.loadChat(r.name, r.messages);
+            const mode = this.deps.agent?.loadMode(r.name) ?? (r.messages.some((m) => m.role === 'tool' || m.toolCalls?.length) ? 'agent' : 'ask');
+            // The agent's system message is the loop's, not the user's: it is added again on the next question.
+            const shown = mode === 'agent' && this.deps.agent && r.messages[0]?.role === 'system' && r.messages[0].content === this.deps.agent.system() ? r.messages.slice(1) : r.messages;
+            this.loadChat(r.name, shown, mode === 'agent' ? mode : undefined);
             return `Restored session "${r.name}" (${r.messages.length} messages).`;
           }
           return `Restored session "${r.name}" into the server's cache (the server did not send its messages).`;
@@ -366,6 +403,7 @@ export class PanelHub {
     if (this.bench) view.sink.post({ type: 'bench', bench: this.bench });
     if (this.deps.codebase) view.sink.post({ type: 'index', index: this.deps.codebase.view() });
     for (const m of this.chats.replay()) view.sink.post(m);
+    for (const m of this.agents?.replay() ?? []) view.sink.post(m);
   }
 
   private async refreshTab(tab: TabId, view: View): Promise<void> {

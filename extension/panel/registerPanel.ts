@@ -8,6 +8,7 @@ import type { PanelCommand } from '../../contract/panel.js';
 import { fileContext, selectionContext, type LastEditor } from '../context/editorContext.js';
 import type { InlineEditHandle } from '../edit/inlineEdit.js';
 import type { PanelCodebase } from './hub.js';
+import type { AgentProvider } from '../agent/agentChats.js';
 import { PanelHub } from './hub.js';
 import { panelEditor } from './panelEditor.js';
 import { PanelViews, SIDEBAR_VIEW_ID } from './panelViews.js';
@@ -28,6 +29,7 @@ export interface PanelOptions {
   lastEditor: LastEditor;
   edit: InlineEditHandle;
   codebase?: PanelCodebase | undefined;
+  agent?: AgentProvider | undefined;
 }
 
 export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, opts: PanelOptions): PanelHandle {
@@ -50,6 +52,7 @@ export function registerPanel(context: vscode.ExtensionContext, server: ServerCo
     log: (m) => log.debug(m),
     editor: panelEditor(opts.lastEditor, opts.edit),
     codebase: opts.codebase,
+    agent: opts.agent,
   });
   const views = new PanelViews(context.extensionUri, hub);
   /** Attaches context to the chat the user looked at last; with no chat open, the sidebar's opens. */

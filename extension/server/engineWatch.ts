@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { Metrics } from '../../contract/metrics.js';
 import type { ServerConnection } from './connection.js';
-import { engineFailureMessage, parseEngineFailure } from './engineFailure.js';
+import { engineFailureMessage } from './engineFailure.js';
 
 /** Where the metrics come from (status/metricsFeed.ts's MetricsFeed). */
 export interface MetricsSource {
@@ -22,7 +22,6 @@ const GPU_BACKEND_COMMAND = 'strata.installGpuBackend';
 export function registerEngineWatch(context: vscode.ExtensionContext, server: ServerConnection & EngineFailureSink, feed: MetricsSource, log: vscode.LogOutputChannel, readmeUri: vscode.Uri): void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let notified = false;
-  let devices: string[] = [];
 
   const stop = (): void => { clearTimeout(timer); timer = undefined; };
   const poll = async (): Promise<void> => {
@@ -35,11 +34,10 @@ export function registerEngineWatch(context: vscode.ExtensionContext, server: Se
     if (health?.status === 'failed') {
       if (!notified) {
         notified = true;
-        const failure = parseEngineFailure(health.reason ?? '');
-        const message = engineFailureMessage(failure, server.status.model, devices);
-        log.error(`${message} (server: ${health.reason ?? 'no reason given'})`);
-        server.markEngineFailed(message.replace(/^Strata: /, ''));
-        void notify(message);
+        const sentence = engineFailureMessage(health.engineDeath);
+        log.error(`${sentence} (server: ${health.reason ?? 'no reason given'})`);
+        server.markEngineFailed(sentence);
+        void notify(`Strata: ${sentence}`);
       }
       return;
     }
@@ -60,8 +58,6 @@ export function registerEngineWatch(context: vscode.ExtensionContext, server: Se
   context.subscriptions.push(
     { dispose: stop },
     feed.onMetrics((m) => {
-      const names = m.engines.flatMap((e) => e.devices);
-      if (names.length) devices = [...new Set(names)];
       if (m.engines.some((e) => !e.alive) && timer === undefined && !notified) timer = setTimeout(() => void poll(), 0);
     }),
     server.onDidChange((s) => {

@@ -83,7 +83,7 @@ export function adviceFor(kind: FailureKind): string {
     case 'badSettings': return 'Check the strata.* settings named above, then run "Strata: Restart Server".';
     case 'outOfMemory': return 'Lower strata.contextSize or strata.slots, use a smaller (more quantized) model, or spread it over more devices.';
     case 'healthTimeout': return 'The model may be very large or the machine busy; see "Strata: Show Log", then restart.';
-    case 'engineFailed': return 'The engine crashed again and again: see "Strata: Show Log", then try another model or backend.';
+    case 'engineFailed': return 'The engine crashed again and again: see "Strata: Show Log", then try another model or GPU backend.';
     case 'crashed': return 'See "Strata: Show Log" for the engine output, then run "Strata: Restart Server".';
   }
 }

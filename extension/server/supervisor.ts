@@ -198,6 +198,12 @@ export class Supervisor {
     await poll();
   }
 
+  // A second crash-loop policy beside the engine's (backend/engine/crash-loop.ts), on purpose:
+  // this one restarts the server process, which the engine's policy runs inside. A server that
+  // dies takes its engines and their count with it, and an engine that restarts inside a server
+  // that stays up is none of this one's business (the server answers /health throughout). Its
+  // steps are fixed and slower (a server start re-runs CPU probes and a model load), and a run
+  // counts as healthy after stableMs ready, since the extension cannot see requests served.
   private exited(child: ProcessHandle, code: number | null, signal: string | null): void {
     if (child !== this.child) return;
     this.deps.clock.clearTimeout(this.timer);

@@ -5,11 +5,15 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
+import { isChatMode, type ChatMode } from '../../contract/agent.js';
 
 export interface ConversationStore {
   save(name: string, messages: ChatMessage[]): void;
   load(name: string): ChatMessage[] | null;
   remove(name: string): void;
+  /** The conversation's mode (Ask / Agent), kept beside its messages. */
+  saveMode?(name: string, mode: ChatMode): void;
+  loadMode?(name: string): ChatMode | null;
 }
 
 export class FileConversationStore implements ConversationStore {
@@ -21,9 +25,24 @@ export class FileConversationStore implements ConversationStore {
   }
 
   load(name: string): ChatMessage[] | null {
+    const v = this.read(name);
+    return Array.isArray(v?.messages) ? (v.messages as ChatMessage[]) : null;
+  }
+
+  saveMode(name: string, mode: ChatMode): void {
+    const v = this.read(name);
+    if (!v) return;
+    writeFileSync(this.file(name), JSON.stringify({ ...v, mode }), { mode: 0o600 });
+  }
+
+  loadMode(name: string): ChatMode | null {
+    const mode = this.read(name)?.mode;
+    return isChatMode(mode) ? mode : null;
+  }
+
+  private read(name: string): { messages?: unknown; mode?: unknown } | null {
     try {
-      const v = JSON.parse(readFileSync(this.file(name), 'utf8')) as { messages?: unknown };
-      return Array.isArray(v.messages) ? (v.messages as ChatMessage[]) : null;
+      return JSON.parse(readFileSync(this.file(name), 'utf8')) as { messages?: unknown; mode?: unknown };
     } catch {
       return null;
     }
@@ -44,14 +63,17 @@ export type SessionClient = Pick<StrataClient, 'saveSession' | 'restoreSession' 
 /** The same client, with saved conversations remembered and restored alongside the server's session. */
 export function rememberingSessions<C extends SessionClient>(client: C, store: ConversationStore): C {
   const wrapped = Object.create(client) as C;
-  wrapped.saveSession = async (name, messages, signal) => {
-    const saved = await client.saveSession(name, messages, signal);
+  wrapped.saveSession = async (name, messages, signal, opts) => {
+    const saved = await client.saveSession(name, messages, signal, opts);
     store.save(saved.name || name, messages);
     return saved;
   };
   wrapped.restoreSession = async (name, signal) => {
     const r = await client.restoreSession(name, signal);
-    return r.messages?.length ? r : { ...r, messages: store.load(r.name || name) };
+    const kept = store.load(r.name || name);
+    // The server keeps role and text only; an agent conversation's tool calls live in the kept copy.
+    const richer = kept?.some((m) => m.toolCalls?.length || m.toolCallId) && (!r.messages || r.messages.length === kept.length);
+    return r.messages?.length && !richer ? r : { ...r, messages: kept };
   };
   wrapped.deleteSession = async (name, signal) => {
     await client.deleteSession(name, signal);

@@ -66,6 +66,13 @@ export interface EngineOptions {
    * AMX tiles or wider SIMD layouts. false keeps them as stored (slower prompt reads, no such kernels).
    */
   cpuRepack?: boolean;
+  /**
+   * Batch-invariant CPU math (default false): every matmul row through one kernel whatever the row
+   * count, reference flash attention (no KV split, no query tiling), no repacked weights. Greedy
+   * output is then the same solo, batched, chunked or re-read (README, Exactness), at the cost
+   * measured there. Process-wide: once one engine of a process sets it, the process computes so.
+   */
+  deterministic?: boolean;
   /** Speculative decoding (default off): drafts verified in the same batch as everything else. */
   speculative?: SpeculativeOptions;
   /**
@@ -200,6 +207,13 @@ export interface GenerateRequest {
   n?: number;
   /** Speculative draft tokens per step for this request: 0 none; default the engine's draftMax. */
   draftMax?: number;
+  /**
+   * Predicted output (OpenAI's `prediction`): tokens the answer is expected to repeat. They are the
+   * speculative draft while the answer follows them, and again from where it rejoins them after a
+   * change; the output is the same as without (drafts are verified). draftMax caps the draft per
+   * step (default 32). Empty: none.
+   */
+  prediction?: number[];
 }
 
 /** Where a lazy grammar starts (GenerateRequest.grammarTriggers); at least one trigger, each 1-256 bytes. */
@@ -259,6 +273,8 @@ export type EngineEvent =
       stopString?: string;
       /** Speculative tokens verified and, of those, accepted (summed over choices; the engine always sets them). */
       drafted?: number; accepted?: number;
+      /** Of the drafted, prediction tokens the answer followed and prediction tokens verified and thrown away (0 without a prediction). */
+      predictionAccepted?: number; predictionRejected?: number;
       /** n > 1: each choice's end (the top-level finish is 'error'/'cancel' if any choice's was, else choice 0's). */
       choices?: Array<{ finish: FinishReason; generated: number; text: string }>;
     };
@@ -333,7 +349,8 @@ export interface ModelInfo {
   decodePromptBudget: number;
   flashAttn: boolean;
   /** The CPU path this engine runs: variant (null in a build without variants) and repacking. */
-  cpu: { variant: string | null; repack: boolean };
+  /** deterministic: the batch-invariance bits set in this process (0: off; 7: all, see backends.h). */
+  cpu: { variant: string | null; repack: boolean; deterministic: number };
   /** What the process's backend load did. */
   backends: BackendReport;
   /** EngineOptions.opOffload as used. */

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -339,6 +340,27 @@ std::vector<ggml_backend_dev_t> AddRpcServers(const std::vector<std::string> & e
     }
   }
   return devices;
+}
+
+int SetCpuDeterministic(int mask) {
+  static std::mutex mu;
+  static int set = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (mask == 0) mask = 7;
+  if (const char * env = std::getenv("STRATA_CPU_DETERMINISTIC_MASK"); env != nullptr && *env != '\0') {
+    mask = std::atoi(env) & 7;
+  }
+  mask |= set;  // sticky: computes already made batch-invariant stay so
+  ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
+  using SetFn = void (*)(int);
+  auto fn = reg ? reinterpret_cast<SetFn>(ggml_backend_reg_get_proc_address(reg, "ggml_backend_cpu_set_deterministic")) : nullptr;
+  if (fn == nullptr) {
+    throw std::runtime_error("deterministic: the loaded ggml CPU library has no batch-invariant switch "
+                             "(a build without native/patches/0002; rebuild with scripts/build-native.mjs)");
+  }
+  fn(mask);
+  set = mask;
+  return mask;
 }
 
 const char * DeviceTypeName(enum ggml_backend_dev_type type) {

@@ -54,6 +54,14 @@ BackendLoadReport BackendReport();
 // endpoint; endpoints added before the failing one stay added (ggml cannot remove them).
 std::vector<ggml_backend_dev_t> AddRpcServers(const std::vector<std::string> & endpoints);
 
+// Batch-invariant CPU kernels (native/patches/0002): a row's numbers then do not depend on how
+// many rows share its op (see ggml_cpu_deterministic there). Process-wide and sticky: once an
+// engine asks for it, every later compute in the process runs that way. `mask` 0 asks for every
+// bit; STRATA_CPU_DETERMINISTIC_MASK (1 sgemm for one row too, 2 reference flash attention, 4 no
+// IQ panel GEMM) overrides it, to measure the bits apart. Returns the mask set; throws when the
+// loaded CPU library lacks the switch (a ggml built without the patch).
+int SetCpuDeterministic(int mask);
+
 // "cpu" | "gpu" | "igpu" | "accel" (DeviceInfo.type in addon.d.ts).
 const char * DeviceTypeName(enum ggml_backend_dev_type type);
 

@@ -21,6 +21,7 @@
 
 #include "cpu_threadpool.h"
 #include "draft_model.h"
+#include "draft_prediction.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
 #include "llama-cpp.h"
@@ -121,6 +122,8 @@ class Engine {
     int32_t chunk = 0;          // prompt tokens in the batch
     int32_t logits_at = -1;     // batch index whose logits this request samples
     std::vector<llama_token> draft;  // speculative tokens after `pending` in the batch
+    bool draft_predicted = false;    // this step's draft came from the request's prediction
+    std::unique_ptr<PredictionCursor> prediction;  // with a prediction, made at its first draft
     int32_t event = -1;         // this step's tokens event in msg_ (index), -1 none yet
   };
   struct Slot {

@@ -1,7 +1,8 @@
-// Speculative drafts, planned before each step's batch: a decoding sequence guesses its next
-// tokens from its own n-grams (prompt lookup) or, where that finds nothing, from the draft model,
-// which drafts for every such sequence at once. The drafts are verified in the target's batch.
-// Engine thread only.
+// Speculative drafts, planned before each step's batch: a decoding sequence with a predicted
+// output drafts the prediction's next tokens (while its answer follows the prediction); otherwise
+// it guesses its next tokens from its own n-grams (prompt lookup) or, where that finds nothing,
+// from the draft model, which drafts for every such sequence at once. The drafts are verified in
+// the target's batch. Engine thread only.
 #include <algorithm>
 #include <chrono>
 
@@ -10,9 +11,29 @@
 
 namespace strata {
 
+namespace {
+
+// Prediction draft tokens per step unless the request sets draftMax: a prediction is usually
+// right for long runs (an edit repeats most of its region), so drafts are longer than a guess's.
+constexpr int32_t kPredictionDraftMax = 32;
+
+// Feeds the cursor the answer tokens it has not read: the answer is the last generated - 1 held
+// tokens, then `pending` (sampled, not yet in the KV).
+void FollowAnswer(PredictionCursor& c, const std::vector<llama_token>& held, llama_token pending, int32_t generated) {
+  const size_t g = static_cast<size_t>(std::max(generated, 0));
+  if (g == 0 || held.size() + 1 < g) return;
+  const size_t first = held.size() - (g - 1);
+  for (size_t i = c.followed(); i < g; ++i) c.Follow(i + 1 == g ? pending : held[first + i]);
+}
+
+}  // namespace
+
 void Engine::PrepareDrafts() {
   const SpeculativeConfig& sp = cfg_.spec;
-  if (!sp.ngram && !draft_) return;
+  const bool predictions = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) {
+    return s.run && !s.run->req.prediction.empty();
+  });
+  if (!sp.ngram && !draft_ && !predictions) return;
   int32_t decoders = 0;
   bool prompts = false;
   for (const Slot& s : slots_) {
@@ -28,6 +49,7 @@ void Engine::PrepareDrafts() {
     Active* a = s.run.get();
     if (!a) continue;
     a->draft.clear();
+    a->draft_predicted = false;
     if (!a->decoding) {
       // The draft model reads what the target read, a step behind, so drafting never waits on it.
       if (draft_ && !a->forking && a->n_read > 0) {
@@ -36,11 +58,25 @@ void Engine::PrepareDrafts() {
       }
       continue;
     }
-    int32_t k = a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max;
+    const bool predicted = !a->req.prediction.empty();
+    int32_t k = a->req.draft_max >= 0 ? a->req.draft_max : predicted ? kPredictionDraftMax : sp.draft_max;
     k = std::min(k, a->req.max_tokens - a->stats.generated - 1);  // drafts + 1 more fit the budget
     k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
     k = std::min(k, room);
-    if (k <= 0 || k < sp.draft_min) continue;
+    if (k <= 0) continue;
+    if (predicted) {
+      if (!a->prediction) a->prediction = std::make_unique<PredictionCursor>(a->req.prediction);
+      FollowAnswer(*a->prediction, s.held, a->pending, a->stats.generated);
+      a->draft = a->prediction->Next(k);
+      if (!a->draft.empty()) {
+        a->draft_predicted = true;
+        room -= static_cast<int32_t>(a->draft.size());
+        continue;
+      }
+      // The answer has left the prediction: the engine's own drafting, if any, until it rejoins.
+      k = std::min(k, a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max);
+    }
+    if (k < sp.draft_min || (!sp.ngram && !draft_)) continue;
     if (sp.ngram) {
       a->draft = NgramDraft(s.held, a->pending, sp.ngram_min, sp.ngram_max, k);
       if (static_cast<int32_t>(a->draft.size()) < sp.draft_min) a->draft.clear();

@@ -37,6 +37,7 @@ void Engine::SampleAndEmit(Slot& s) {
   const size_t kv_end = s.held.size() + draft.size();
   a.stats.drafted += static_cast<int32_t>(draft.size());
   step_drafted_ += static_cast<int32_t>(draft.size());
+  if (a.draft_predicted) a.stats.predicted += static_cast<int32_t>(draft.size());
   for (size_t j = 0;; ++j) {
     const auto t0 = std::chrono::steady_clock::now();
     llama_token tok;
@@ -50,6 +51,7 @@ void Engine::SampleAndEmit(Slot& s) {
     }
     sample_ms_ += MsSince(t0);
     const bool agreed = j < draft.size() && tok == draft[j];
+    if (agreed && a.draft_predicted) a.stats.predicted_accepted++;
     if (!EmitToken(s, tok, base + static_cast<int32_t>(j))) break;  // ended: s.run is gone
     if (agreed) {
       s.held.push_back(tok);  // decoded as a draft token: its KV is in place

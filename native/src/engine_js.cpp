@@ -6,76 +6,12 @@
 #include <string>
 
 #include "grammar.h"
+#include "js_args.h"
 
 namespace strata {
 
-namespace {
-
-constexpr double kMaxSafeInteger = 9007199254740991.0;
-
-std::string Num(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
-  return std::to_string(v);
-}
-
-[[noreturn]] void TypeErr(Napi::Env env, const std::string& msg) { throw Napi::TypeError::New(env, msg); }
-[[noreturn]] void RangeErr(Napi::Env env, const std::string& msg) { throw Napi::RangeError::New(env, msg); }
-
-bool Present(const Napi::Object& o, const char* key) {
-  if (!o.Has(key)) return false;
-  const Napi::Value v = o.Get(key);
-  return !v.IsUndefined();
-}
-
-double Number(const Napi::Value& v, const std::string& field) {
-  if (!v.IsNumber()) TypeErr(v.Env(), field + " must be a number");
-  return v.As<Napi::Number>().DoubleValue();
-}
-
-double FiniteIn(const Napi::Value& v, const std::string& field, double lo, double hi) {
-  const double x = Number(v, field);
-  if (!std::isfinite(x) || x < lo || x > hi) {
-    RangeErr(v.Env(), field + " must be between " + Num(lo) + " and " + Num(hi) + " (got " + Num(x) + ")");
-  }
-  return x;
-}
-
-int64_t IntIn(const Napi::Value& v, const std::string& field, double lo, double hi) {
-  const double x = Number(v, field);
-  if (!std::isfinite(x) || x != std::floor(x)) TypeErr(v.Env(), field + " must be an integer (got " + Num(x) + ")");
-  if (x < lo || x > hi) RangeErr(v.Env(), field + " must be between " + Num(lo) + " and " + Num(hi) + " (got " + Num(x) + ")");
-  return static_cast<int64_t>(x);
-}
-
-std::string Str(const Napi::Value& v, const std::string& field) {
-  if (!v.IsString()) TypeErr(v.Env(), field + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
-std::vector<std::string> StrArray(const Napi::Value& v, const std::string& field, size_t max_n) {
-  if (!v.IsArray()) TypeErr(v.Env(), field + " must be an array of strings");
-  const Napi::Array a = v.As<Napi::Array>();
-  if (a.Length() > max_n) RangeErr(v.Env(), field + " has more than " + std::to_string(max_n) + " entries");
-  std::vector<std::string> out;
-  for (uint32_t i = 0; i < a.Length(); ++i) out.push_back(Str(a.Get(i), field + "[" + std::to_string(i) + "]"));
-  return out;
-}
-
-template <typename T>
-T Enum(const Napi::Value& v, const std::string& field, std::initializer_list<std::pair<const char*, T>> values) {
-  const std::string s = Str(v, field);
-  std::string names;
-  for (const auto& p : values) {
-    if (s == p.first) return p.second;
-    names += names.empty() ? "" : ", ";
-    names += std::string("'") + p.first + "'";
-  }
-  RangeErr(v.Env(), field + " must be one of " + names + " (got '" + s + "')");
-}
-
-}  // namespace
+// The argument checks (TypeErr, IntIn, Str, Enum…) are the addon's one set, js_args.h.
+using namespace js;
 
 static SpeculativeConfig ParseSpeculative(const Napi::Value& v) {
   Napi::Env env = v.Env();
@@ -159,6 +95,11 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
     const Napi::Value v = o.Get("cpuRepack");
     if (!v.IsBoolean()) TypeErr(env, "cpuRepack must be a boolean");
     c.cpu_repack = v.As<Napi::Boolean>().Value();
+  }
+  if (Present(o, "deterministic")) {
+    const Napi::Value v = o.Get("deterministic");
+    if (!v.IsBoolean()) TypeErr(env, "deterministic must be a boolean");
+    c.deterministic = v.As<Napi::Boolean>().Value();
   }
   if (Present(o, "opOffload")) {
     const Napi::Value v = o.Get("opOffload");
@@ -293,6 +234,7 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     }
   }
   if (Present(o, "stopTokens")) r.stop_tokens = ParseTokens(o.Get("stopTokens"), "stopTokens", info.vocab_size, true);
+  if (Present(o, "prediction")) r.prediction = ParseTokens(o.Get("prediction"), "prediction", info.vocab_size, true);
   if (Present(o, "renderTokens")) r.render_tokens = ParseTokens(o.Get("renderTokens"), "renderTokens", info.vocab_size, true);
   if (Present(o, "ignoreEos")) {
     const Napi::Value b = o.Get("ignoreEos");

@@ -91,6 +91,8 @@ Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
         o.Set("text", Napi::String::New(env, e.text));
         o.Set("drafted", e.stats.drafted);
         o.Set("accepted", e.stats.accepted);
+        o.Set("predictionAccepted", e.stats.predicted_accepted);
+        o.Set("predictionRejected", e.stats.predicted - e.stats.predicted_accepted);
         if (!e.choices.empty()) {
           Napi::Array choices = Napi::Array::New(env, e.choices.size());
           for (size_t k = 0; k < e.choices.size(); ++k) {
@@ -216,6 +218,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   Napi::Object cpu = Napi::Object::New(env);
   cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));
   cpu.Set("repack", m.cpu_repack);
+  cpu.Set("deterministic", m.deterministic);
   o.Set("cpu", cpu);
   o.Set("opOffload", m.op_offload);
   Napi::Array buffers = Napi::Array::New(env, m.buffers.size());

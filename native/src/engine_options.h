@@ -46,6 +46,10 @@ struct EngineConfig {
   double free_ram_floor_mib = 1024;
   int32_t trace_steps = 2048;
   BackendLoadOptions backends;  // which CPU variant and backend folders (process-wide, first load wins)
+  // Batch-invariant CPU math (SetCpuDeterministic, process-wide) and no repacked weights (their
+  // GEMM and GEMV round apart by row group): a sequence's tokens then do not depend on what
+  // shares its steps, how its prompt is chunked or how many threads run. See README, Exactness.
+  bool deterministic = false;
   bool cpu_repack = true;       // llama's use_extra_bufts: repacked weights (AMX, AVX2/NEON layouts)
   // llama's op_offload: with layers left on the CPU, a GPU runs their matmuls for batches of
   // 32+ tokens (weights streamed to it). Faster prompt reads with partial offload, but the same
@@ -138,6 +142,7 @@ struct ModelInfo {
   bool flash_attn = false;
   BackendLoadReport backends;
   bool cpu_repack = true;
+  int32_t deterministic = 0;  // the mask SetCpuDeterministic set (0: off)
   bool op_offload = true;
   std::vector<BufferDesc> buffers;
   // Embedding models: the context makes pooled embeddings, not text (see EngineConfig.embeddings).

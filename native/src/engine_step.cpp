@@ -241,6 +241,8 @@ void Engine::Finish(Slot& s, FinishReason reason, const std::string& error, bool
     g.stats.generated += a.stats.generated;
     g.stats.drafted += a.stats.drafted;
     g.stats.accepted += a.stats.accepted;
+    g.stats.predicted += a.stats.predicted;
+    g.stats.predicted_accepted += a.stats.predicted_accepted;
     g.stats.decode_ms = std::max(g.stats.decode_ms, a.stats.decode_ms);
     if (reason == FinishReason::Error && g.failed != FinishReason::Error) {
       g.failed = FinishReason::Error;

@@ -11,6 +11,7 @@
 #include "engine_error.h"
 #include "engine_js.h"
 #include "grammar.h"
+#include "js_args.h"
 #include "model_loader.h"
 #include "prompt_tokenizer.h"
 
@@ -182,8 +183,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     CheckOpen(env);
     if (!info[0].IsString()) throw Napi::TypeError::New(env, "text must be a string");
     const std::string text = info[0].As<Napi::String>().Utf8Value();
-    const bool add_special = OptionalBool(info, 1, "addSpecial", true);
-    const bool parse_special = OptionalBool(info, 2, "parseSpecial", false);
+    const bool add_special = js::OptionalBool(info, 1, "addSpecial", true);
+    const bool parse_special = js::OptionalBool(info, 2, "parseSpecial", false);
     std::vector<llama_token> out(text.size() + 8);
     int32_t n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), out.data(),
                                static_cast<int32_t>(out.size()), add_special, parse_special);
@@ -215,7 +216,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       if (!plain.IsUndefined() && !plain.IsBoolean()) throw Napi::TypeError::New(env, at + ".plain must be a boolean");
       segments[i] = {text.As<Napi::String>().Utf8Value(), plain.IsBoolean() && plain.As<Napi::Boolean>().Value()};
     }
-    const bool add_special = OptionalBool(info, 1, "addSpecial", true);
+    const bool add_special = js::OptionalBool(info, 1, "addSpecial", true);
     try {
       return TokensToJs(env, prompt_tokenizer_->Tokenize(segments, add_special));
     } catch (const std::length_error& e) {
@@ -227,8 +228,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     Napi::Env env = info.Env();
     CheckOpen(env);
     const std::vector<llama_token> tokens = ParseTokens(info[0], "tokens", info_.vocab_size, true);
-    const bool remove_special = OptionalBool(info, 1, "removeSpecial", false);
-    const bool unparse_special = OptionalBool(info, 2, "unparseSpecial", false);
+    const bool remove_special = js::OptionalBool(info, 1, "removeSpecial", false);
+    const bool unparse_special = js::OptionalBool(info, 2, "unparseSpecial", false);
     std::string text(tokens.size() * 8 + 16, '\0');
     int32_t n = llama_detokenize(vocab_, tokens.data(), static_cast<int32_t>(tokens.size()), text.data(),
                                  static_cast<int32_t>(text.size()), remove_special, unparse_special);
@@ -246,9 +247,9 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     auto d = Napi::Promise::Deferred::New(env);
     try {
       CheckOpen(env);
-      const std::string path = PathArg(info[0]);
+      const std::string path = js::NonEmptyStr(info[0], "path");
       std::vector<llama_token> tokens = ParseTokens(info[1], "tokens", info_.vocab_size, false);
-      const std::string identity = IdentityArg(info[2]);
+      const std::string identity = js::Str(info[2], "identity");
       std::string meta;
       if (!info[3].IsUndefined()) {
         if (!info[3].IsString()) throw Napi::TypeError::New(env, "meta must be a string");
@@ -269,8 +270,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     auto d = Napi::Promise::Deferred::New(env);
     try {
       CheckOpen(env);
-      const std::string path = PathArg(info[0]);
-      const std::string identity = IdentityArg(info[1]);
+      const std::string path = js::NonEmptyStr(info[0], "path");
+      const std::string identity = js::Str(info[1], "identity");
       const uint64_t ticket = next_ticket_++;
       pending_.emplace(ticket, Pending{d, true});
       engine_->LoadSession(ticket, path, identity);
@@ -418,24 +419,6 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (!engine_ || closing_) throw CodedErrorObject(env, "engine is closed", ErrorCode::EngineClosed);
   }
 
-  static bool OptionalBool(const Napi::CallbackInfo& info, size_t i, const char* name, bool def) {
-    if (info.Length() <= i || info[i].IsUndefined()) return def;
-    if (!info[i].IsBoolean()) throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a boolean");
-    return info[i].As<Napi::Boolean>().Value();
-  }
-
-  static std::string PathArg(const Napi::Value& v) {
-    if (!v.IsString() || v.As<Napi::String>().Utf8Value().empty()) {
-      throw Napi::TypeError::New(v.Env(), "path must be a non-empty string");
-    }
-    return v.As<Napi::String>().Utf8Value();
-  }
-
-  static std::string IdentityArg(const Napi::Value& v) {
-    if (!v.IsString()) throw Napi::TypeError::New(v.Env(), "identity must be a string");
-    return v.As<Napi::String>().Utf8Value();
-  }
-
   std::unique_ptr<Engine> engine_;
   ModelInfo info_;
   std::vector<ggml_backend_dev_t> devices_;
@@ -506,7 +489,7 @@ class EngineLoadWorker : public Napi::AsyncWorker {
 
 Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return js::RejectOnThrow(env, [&]() -> Napi::Value {
     if (!info[0].IsObject()) throw Napi::TypeError::New(env, "Engine.load needs an options object");
     const Napi::Object opts = info[0].As<Napi::Object>();
     EngineConfig cfg = ParseEngineOptions(opts);
@@ -514,15 +497,8 @@ Napi::Value EngineWrap::Load(const Napi::CallbackInfo& info) {
     if (!on_events.IsFunction()) throw Napi::TypeError::New(env, "onEvents must be a function");
     const Napi::Value on_fatal = opts.Get("onFatal");
     if (!on_fatal.IsUndefined() && !on_fatal.IsFunction()) throw Napi::TypeError::New(env, "onFatal must be a function");
-    auto* worker = new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>(), on_fatal);
-    Napi::Promise p = worker->Promise();
-    worker->Queue();
-    return p;
-  } catch (const Napi::Error& e) {
-    auto d = Napi::Promise::Deferred::New(env);
-    d.Reject(e.Value());
-    return d.Promise();
-  }
+    return js::Queued(new EngineLoadWorker(env, std::move(cfg), info.This().As<Napi::Function>(), on_events.As<Napi::Function>(), on_fatal));
+  });
 }
 
 }  // namespace

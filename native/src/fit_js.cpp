@@ -6,6 +6,7 @@
 
 #include "engine_js.h"
 #include "fit_js.h"
+#include "js_args.h"
 #include "model_loader.h"
 
 namespace strata {
@@ -38,7 +39,7 @@ class FitWorker : public Napi::AsyncWorker {
 
 Napi::Value FitModelJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  try {
+  return js::RejectOnThrow(env, [&]() -> Napi::Value {
     if (!info[0].IsObject()) throw Napi::TypeError::New(env, "fitModel needs an options object");
     EngineConfig cfg = ParseEngineOptions(info[0].As<Napi::Object>());
     bool search = true;
@@ -48,15 +49,8 @@ Napi::Value FitModelJs(const Napi::CallbackInfo& info) {
       if (!asked.IsUndefined() && !asked.IsBoolean()) throw Napi::TypeError::New(env, "asked must be a boolean");
       search = !(asked.IsBoolean() && asked.As<Napi::Boolean>().Value());
     }
-    auto* worker = new FitWorker(env, std::move(cfg), search);
-    Napi::Promise p = worker->Promise();
-    worker->Queue();
-    return p;
-  } catch (const Napi::Error& e) {
-    auto d = Napi::Promise::Deferred::New(env);
-    d.Reject(e.Value());
-    return d.Promise();
-  }
+    return js::Queued(new FitWorker(env, std::move(cfg), search));
+  });
 }
 
 }  // namespace

@@ -323,7 +323,7 @@ void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding,
   p.mp.split_mode = cfg.split_mode;
   p.mp.main_gpu = cfg.main_gpu;
   p.mp.tensor_split = p.split.data();
-  p.mp.use_extra_bufts = cfg.cpu_repack;
+  p.mp.use_extra_bufts = cfg.cpu_repack && !cfg.deterministic;
 
   p.cp = llama_context_default_params();
   const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -413,6 +413,8 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   ModelParams p;
   BackendLoadReport backends;
   PrepareParams(cfg, p, &backends);
+  // Before any compute of this engine (the CPU library is loaded now); process-wide, sticky.
+  const int32_t deterministic = cfg.deterministic ? SetCpuDeterministic(0) : 0;
   // The draft model loads on the asked placement (the fitter's tensor split and overrides are the target's).
   std::vector<float> draft_split = p.split;
   llama_model_params draft_mp = p.mp;
@@ -470,7 +472,8 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   FillInfo(m, cfg, ctx, flash_attn);
   m.info.placement = placement;
   m.info.backends = backends;
-  m.info.cpu_repack = cfg.cpu_repack;
+  m.info.cpu_repack = cfg.cpu_repack && !cfg.deterministic;
+  m.info.deterministic = deterministic;
   m.info.op_offload = cfg.op_offload;
   m.info.buffers = std::move(buffers);
   m.info.embedding = embedding;

@@ -45,6 +45,9 @@ struct GenerateRequest {
   int32_t n = 1;
   // Speculative draft tokens per step: -1 the engine's setting, 0 none.
   int32_t draft_max = -1;
+  // Predicted output (OpenAI's `prediction`): the tokens the answer is expected to repeat, drafted
+  // from wherever the answer currently follows them (draft_prediction.h); empty = none.
+  std::vector<llama_token> prediction;
   int64_t id = 0;      // the caller's id (reusable once its 'done' was delivered)
   uint64_t key = 0;    // unique for the engine's lifetime: cancels address this, never a reused id
   std::vector<llama_token> prompt;
@@ -83,6 +86,8 @@ struct RequestStats {
   double decode_ms = 0;
   int32_t drafted = 0;   // speculative tokens verified
   int32_t accepted = 0;  // of those, the ones the target model agreed with
+  int32_t predicted = 0;           // of the drafted, those taken from the prediction
+  int32_t predicted_accepted = 0;  // and of those, the ones the target agreed with
 };
 
 // One emitted token's log-probability (log-softmax of the model's logits, before sampling) and

@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "backends.h"
+#include "engine_js.h"
+#include "engine_options.h"
+#include "js_args.h"
 #include "ggml-backend.h"
 #include "llama.h"
 #include "test_model.h"
@@ -19,45 +22,13 @@ namespace strata {
 
 namespace {
 
-std::string RequireString(const Napi::Value & v, const char * what) {
-  if (!v.IsString()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a string");
-  return v.As<Napi::String>().Utf8Value();
-}
-
-// An integer in [min, max], else a TypeError/RangeError naming `what`.
-int64_t RequireInteger(const Napi::Value & v, const char * what, int64_t min, int64_t max) {
-  if (!v.IsNumber()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be a number");
-  const double d = v.As<Napi::Number>().DoubleValue();
-  if (!std::isfinite(d) || std::floor(d) != d || d < static_cast<double>(min) || d > static_cast<double>(max)) {
-    throw Napi::RangeError::New(v.Env(), std::string(what) + " must be an integer in [" + std::to_string(min) + ", " +
-                                             std::to_string(max) + "], got " + v.ToString().Utf8Value());
-  }
-  return static_cast<int64_t>(d);
-}
+// Argument checks: the addon's one set (js_args.h).
+using js::IntIn;
+using js::Str;
 
 std::vector<std::string> OptionalStringArray(const Napi::Value & v, const char * what) {
-  std::vector<std::string> out;
-  if (v.IsUndefined() || v.IsNull()) return out;
-  if (!v.IsArray()) throw Napi::TypeError::New(v.Env(), std::string(what) + " must be an array of \"host:port\" strings");
-  const Napi::Array arr = v.As<Napi::Array>();
-  for (uint32_t i = 0; i < arr.Length(); i++) {
-    out.push_back(RequireString(arr.Get(i), (std::string(what) + "[" + std::to_string(i) + "]").c_str()));
-  }
-  return out;
-}
-
-Napi::Object DeviceToJs(Napi::Env env, ggml_backend_dev_t dev) {
-  size_t free = 0, total = 0;
-  ggml_backend_dev_memory(dev, &free, &total);
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("name", ggml_backend_dev_name(dev));
-  o.Set("description", ggml_backend_dev_description(dev));
-  o.Set("type", DeviceTypeName(ggml_backend_dev_type(dev)));
-  ggml_backend_reg_t reg = ggml_backend_dev_backend_reg(dev);
-  o.Set("backend", reg ? ggml_backend_reg_name(reg) : "");
-  o.Set("memoryFree", static_cast<double>(free));
-  o.Set("memoryTotal", static_cast<double>(total));
-  return o;
+  if (v.IsUndefined() || v.IsNull()) return {};
+  return js::StrArray(v, what, UINT32_MAX);
 }
 
 // listDevices(rpc?: string[]): DeviceInfo[]
@@ -72,20 +43,20 @@ Napi::Value ListDevices(const Napi::CallbackInfo & info) {
   }
   const size_t n = ggml_backend_dev_count();
   Napi::Array out = Napi::Array::New(env, n);
-  for (size_t i = 0; i < n; i++) out.Set(static_cast<uint32_t>(i), DeviceToJs(env, ggml_backend_dev_get(i)));
+  for (size_t i = 0; i < n; i++) out.Set(static_cast<uint32_t>(i), DeviceToJs(env, DescribeDevice(ggml_backend_dev_get(i))));
   return out;
 }
 
 // rpcServe(host, port, threads): blocks this thread serving ggml RPC; returns only by throwing.
 Napi::Value RpcServe(const Napi::CallbackInfo & info) {
   Napi::Env env = info.Env();
-  const std::string host = RequireString(info[0], "host");
+  const std::string host = Str(info[0], "host");
   in_addr addr{};
   if (inet_pton(AF_INET, host.c_str(), &addr) != 1) {
     throw Napi::TypeError::New(env, "host must be an IPv4 address such as 127.0.0.1, got '" + host + "'");
   }
-  const int64_t port = RequireInteger(info[1], "port", 1, 65535);
-  const int64_t threads = RequireInteger(info[2], "threads", 1, 1024);
+  const int64_t port = IntIn(info[1], "port", 1, 65535);
+  const int64_t threads = IntIn(info[2], "threads", 1, 1024);
   EnsureBackendsLoaded();
   // Like llama.cpp's rpc-server: serve the GPUs when there are any, else the CPU.
   std::vector<ggml_backend_dev_t> devices;
@@ -117,11 +88,11 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
   if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestModel expects an options object");
   const Napi::Object opts = info[0].As<Napi::Object>();
   TestModelSpec spec;
-  spec.out = RequireString(opts.Get("out"), "out");
-  spec.vocab = RequireString(opts.Get("vocab"), "vocab");
-  spec.shape = RequireString(opts.Get("shape"), "shape");
-  spec.quant = RequireString(opts.Get("quant"), "quant");
-  spec.seed = static_cast<uint64_t>(RequireInteger(opts.Get("seed"), "seed", 0, (int64_t{1} << 53) - 1));
+  spec.out = Str(opts.Get("out"), "out");
+  spec.vocab = Str(opts.Get("vocab"), "vocab");
+  spec.shape = Str(opts.Get("shape"), "shape");
+  spec.quant = Str(opts.Get("quant"), "quant");
+  spec.seed = static_cast<uint64_t>(IntIn(opts.Get("seed"), "seed", 0, (int64_t{1} << 53) - 1));
   const Napi::Value std_value = opts.Get("std");
   if (!std_value.IsUndefined()) {
     const double s = std_value.IsNumber() ? std_value.As<Napi::Number>().DoubleValue() : NAN;
@@ -135,10 +106,10 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
     spec.logit_scale = static_cast<float>(s);
   }
   const Napi::Value pooling = opts.Get("pooling");
-  if (!pooling.IsUndefined()) spec.pooling = RequireString(pooling, "pooling");
+  if (!pooling.IsUndefined()) spec.pooling = Str(pooling, "pooling");
   const Napi::Value chat_template = opts.Get("chatTemplate");
   if (!chat_template.IsUndefined()) {
-    spec.chat_template = RequireString(chat_template, "chatTemplate");
+    spec.chat_template = Str(chat_template, "chatTemplate");
     if (spec.chat_template.empty()) throw Napi::RangeError::New(env, "chatTemplate must not be empty");
   }
   const Napi::Value added = opts.Get("addedTokens");
@@ -151,9 +122,9 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
       if (!item.IsObject()) throw Napi::TypeError::New(env, where + " must be an object {id, text, type}");
       const Napi::Object o = item.As<Napi::Object>();
       TestModelSpec::AddedToken t;
-      t.id = RequireInteger(o.Get("id"), (where + ".id").c_str(), 0, INT32_MAX);
-      t.text = RequireString(o.Get("text"), (where + ".text").c_str());
-      const std::string type = RequireString(o.Get("type"), (where + ".type").c_str());
+      t.id = IntIn(o.Get("id"), where + ".id", 0, INT32_MAX);
+      t.text = Str(o.Get("text"), where + ".text");
+      const std::string type = Str(o.Get("type"), where + ".type");
       if (type == "control") t.type = LLAMA_TOKEN_TYPE_CONTROL;
       else if (type == "user") t.type = LLAMA_TOKEN_TYPE_USER_DEFINED;
       else throw Napi::RangeError::New(env, where + ".type must be 'control' or 'user', got '" + type + "'");
@@ -237,12 +208,12 @@ Napi::Value LoadBackendsJs(const Napi::CallbackInfo & info) {
   if (!info[0].IsUndefined()) {
     if (!info[0].IsObject()) throw Napi::TypeError::New(env, "loadBackends expects an options object");
     const Napi::Object o = info[0].As<Napi::Object>();
-    if (!o.Get("cpuVariant").IsUndefined()) opts.cpu_variant = RequireString(o.Get("cpuVariant"), "cpuVariant");
+    if (!o.Get("cpuVariant").IsUndefined()) opts.cpu_variant = Str(o.Get("cpuVariant"), "cpuVariant");
     const Napi::Value dirs = o.Get("dirs");
     if (!dirs.IsUndefined()) {
       if (!dirs.IsArray()) throw Napi::TypeError::New(env, "dirs must be an array of folder paths");
       const Napi::Array arr = dirs.As<Napi::Array>();
-      for (uint32_t i = 0; i < arr.Length(); i++) opts.dirs.push_back(RequireString(arr.Get(i), "dirs[]"));
+      for (uint32_t i = 0; i < arr.Length(); i++) opts.dirs.push_back(Str(arr.Get(i), "dirs[]"));
     }
   }
   try {

@@ -39,11 +39,17 @@ export async function startupSteps({ t, wb }: UiContext): Promise<void> {
       const seen = (await wb.statusBarTexts()).filter((s) => /strata/i.test(s));
       throw new Error(`${err.message}; Strata status bar items: ${JSON.stringify(seen)}; notifications: ${JSON.stringify(await wb.notifications())}`);
     });
-    // The tooltip (the item's accessible label) carries the slots and the completion state.
-    for (const want of [/Slots: \d+ of 2 busy/, /Inline completions: on/, /Click for Strata actions/]) {
-      if (!want.test(text)) throw new Error(`the status bar tooltip lacks ${want}: ${JSON.stringify(text)}`);
-    }
-    console.log(`        status bar: ${text.split('\n').join(' / ')}`);
+    // The tooltip (the item's accessible label) carries the slots and the completion state. The
+    // Slots line comes with the first metrics poll, which may land after "ready" shows: wait for it.
+    const wants = [/Slots: \d+ of 2 busy/, /Inline completions: on/, /Click for Strata actions/];
+    let last = text;
+    const tooltip = await waitForValue('the status bar tooltip with its Slots line', async () => {
+      last = (await wb.statusBarTexts()).find((s) => /Strata: ready/.test(s)) ?? last;
+      return wants.every((w) => w.test(last)) ? last : undefined;
+    }, 20_000).catch(() => {
+      throw new Error(`the status bar tooltip lacks ${wants.filter((w) => !w.test(last)).join(', ')}: ${JSON.stringify(last)}`);
+    });
+    console.log(`        status bar: ${tooltip.split('\n').join(' / ')}`);
     await wb.screenshot('01-status-ready');
   }, { timeoutMs: 160_000 });
 

@@ -13,6 +13,7 @@ import { chatSteps } from './ui-chat.suite.js';
 import { completionSteps } from './ui-completion.suite.js';
 import { indexSteps } from './ui-index.suite.js';
 import { nextEditSteps } from './ui-next-edit.suite.js';
+import { AGENT_FILE, agentSteps } from './ui-agent.suite.js';
 import { serverSteps, startupSteps } from './ui-server.suite.js';
 
 export { STRATA_EXTENSION_ID };
@@ -58,10 +59,10 @@ export const STEP = {
 };
 
 /** The files the steps open, made before the workbench indexes the folder (Quick Open finds them at once). */
-const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py'];
+const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py', AGENT_FILE];
 
 /** The areas in run order; STRATA_E2E_AREAS=next-edit,... runs only those (while working on one). */
-const AREAS = ['startup', 'chat', 'completion', 'index', 'server', 'next-edit'] as const;
+const AREAS = ['startup', 'chat', 'completion', 'index', 'server', 'next-edit', 'agent'] as const;
 
 export function prepareWorkspace(workspace: string): void {
   for (const f of FILES) if (!existsSync(join(workspace, f))) writeFileSync(join(workspace, f), '\n');
@@ -84,6 +85,8 @@ export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string): 
     startup: startupSteps, chat: chatSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
     // Last: it switches the extension to a scripted server in remote mode.
     'next-edit': nextEditSteps,
+    // After next-edit: it switches to its own scripted server (the model's turns of an agent run).
+    agent: agentSteps,
   };
   for (const area of AREAS) if (!only || only.includes(area)) await steps[area](ctx);
 }

@@ -41,7 +41,7 @@ export function historyEntry(over: Partial<HistoryEntry> & Pick<HistoryEntry, 'i
 
 export function engineBody(over: Partial<EngineBody> = {}): EngineBody {
   return {
-    replica: 0, state: 'ready', alive: true, epoch: 1, pid: 1, restarts: 0, last_error: null, stale_frames: 0, slots: 2,
+    replica: 0, state: 'ready', alive: true, epoch: 1, pid: 1, restarts: 0, last_error: null, last_death: null, stale_frames: 0, slots: 2,
     in_flight: 0, indexed_blocks: 0, devices: [], ...over,
   };
 }

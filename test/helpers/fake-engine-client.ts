@@ -5,7 +5,7 @@
 import type { ModelInfo } from '../../native/lib/addon.js';
 import type { TokenizePartsOptions } from '../../backend/engine/calls.js';
 import type {
-  EmbedInput, EngineClient, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
+  EmbedInput, EngineClient, EngineDeath, EngineRequest, EngineStatus, GenerateInput, RequestEvent, RequestSink,
 } from '../../backend/engine/client.js';
 import { windowPrefix } from '../../backend/infill/prefix-window.js';
 import { Channel } from '../../backend/scheduler/channel.js';
@@ -83,6 +83,7 @@ export class FakeEngineClient implements EngineClient {
   private epoch = 1;
   private restarts = 0;
   private lastError: string | null = null;
+  private lastDeath: EngineDeath | null = null;
   private nextId = 1;
   private readonly listeners = new Set<(s: EngineStatus) => void>();
   readonly live = new Set<FakeRequest>();
@@ -104,7 +105,7 @@ export class FakeEngineClient implements EngineClient {
   }
 
   status(): EngineStatus {
-    return { replica: this.replica, state: this.state, epoch: this.epoch, pid: 1000 + this.epoch, restarts: this.restarts, lastError: this.lastError, staleFrames: 0 };
+    return { replica: this.replica, state: this.state, epoch: this.epoch, pid: 1000 + this.epoch, restarts: this.restarts, lastError: this.lastError, lastDeath: this.lastDeath, staleFrames: 0 };
   }
 
   async start(): Promise<ModelInfo> {
@@ -146,6 +147,10 @@ export class FakeEngineClient implements EngineClient {
   /** The engine process dies: in-flight requests end with engineDied; state 'dead'. */
   die(reason = 'killed'): void {
     this.lastError = reason;
+    this.lastDeath = {
+      epoch: this.epoch, pid: 1000 + this.epoch, signal: 'SIGKILL', exitCode: null, lastError: reason,
+      deathsInRow: 1, gaveUp: false, model: 'fake', devices: [], at: Date.now(),
+    };
     for (const r of [...this.live]) r.finish('error', { error: `engine died: ${reason}`, engineDied: true, promptMs: null, decodeMs: null });
     this.setState('dead');
   }
@@ -215,7 +220,7 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, slots,
     vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, controlTexts: [], metadata: { 'general.name': 'fake' },
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, flashAttn: false,
-    cpu: { variant: 'haswell', repack: true }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
+    cpu: { variant: 'haswell', repack: true, deterministic: 0 }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
     embedding: null, rerank: null, speculative: { ngram: false, draftModel: null, draftMax: 0 }, fit: null,
   };

@@ -52,13 +52,25 @@ export function renameAnswer(body: NextEditRequest): string {
   return region.replace(new RegExp(`\\b${rename[0]}\\b`, 'g'), rename[1]);
 }
 
-export interface RecordedRequest { path: string; body: Record<string, unknown>; aborted: boolean }
+export interface RecordedRequest {
+  path: string; body: Record<string, unknown>; aborted: boolean;
+  /** Resolves when the response is closed (finished, or aborted by the client). */
+  closed: Promise<void>;
+}
 
 export interface InfillScript {
   /** The candidates by index; index 0 finishes first. */
   candidates: string[];
   /** The others wait for release() after the first has finished. */
   holdOthers: boolean;
+}
+
+/** One scripted chat answer: text, then tool calls (streamed in pieces as a server sends them). */
+export interface ChatTurnScript {
+  text?: string;
+  toolCalls?: Array<{ id?: string; name: string; arguments: string }>;
+  /** The answer waits for this after its first text piece (a test presses Stop meanwhile). */
+  hold?: () => Promise<void>;
 }
 
 export class ScriptedModelServer {
@@ -77,6 +89,8 @@ export class ScriptedModelServer {
     refuseN?: boolean;
     /** Next-edit answers wait for this before they are sent (to test superseding). */
     holdNextEdit?: () => Promise<void>;
+    /** The chat answer to the `index`-th chat request (0-based); undefined: an empty answer. */
+    chat?: (body: Record<string, unknown>, index: number) => ChatTurnScript | undefined;
   } = {}) {}
 
   async start(): Promise<string> {
@@ -114,8 +128,9 @@ export class ScriptedModelServer {
     for await (const chunk of req) text += String(chunk);
     const path = (req.url ?? '').split('?')[0]!;
     const body = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
-    const rec: RecordedRequest = { path, body, aborted: false };
-    res.on('close', () => { if (!res.writableFinished) rec.aborted = true; });
+    let closed!: () => void;
+    const rec: RecordedRequest = { path, body, aborted: false, closed: new Promise<void>((r) => { closed = r; }) };
+    res.on('close', () => { if (!res.writableFinished) rec.aborted = true; closed(); });
     this.requests.push(rec);
     for (const w of [...this.waiters]) {
       if (w.path === path && this.of(path).length >= w.count) {
@@ -151,6 +166,9 @@ export class ScriptedModelServer {
       return;
     }
     if (path === '/v1/infill') return this.infill(body, res);
+    if (path === '/v1/chat/completions' && this.script.chat) return this.chat(body, res);
+    // A stand-in tokenizer for the chat's prompt planning: a token per 4 characters.
+    if (path === '/v1/tokenize' && this.script.chat) return json(200, { tokens: Array.from({ length: Math.ceil(String(body.content ?? '').length / 4) }, (_, i) => i) });
     json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error', code: 'not_found', param: null } });
   }
 
@@ -182,6 +200,40 @@ export class ScriptedModelServer {
     if (script.holdOthers) await this.released;
     if (res.destroyed) return;
     for (let i = 1; i < candidates.length; i++) stream(i);
+    res.end('data: [DONE]\n\n');
+  }
+
+  private async chat(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
+    const turn = this.script.chat!(body, this.of('/v1/chat/completions').length - 1) ?? {};
+    const calls = (turn.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${this.requests.length}_${i}`, name: c.name, arguments: c.arguments }));
+    const finish = calls.length ? 'tool_calls' : 'stop';
+    const usage = { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 };
+    if (body.stream !== true) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({
+        id: 'chat', object: 'chat.completion', model: 'scripted', usage,
+        choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content: turn.text ?? '', ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}) } }],
+      }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (delta: Record<string, unknown>, finishReason: string | null = null): void => {
+      res.write(`data: ${JSON.stringify({ id: 'chat', object: 'chat.completion.chunk', model: 'scripted', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+    };
+    send({ role: 'assistant', content: '' });
+    const text = turn.text ?? '';
+    const half = Math.ceil(text.length / 2);
+    if (text) send({ content: text.slice(0, half) });
+    if (turn.hold) await turn.hold();
+    if (res.destroyed) return;
+    if (text.slice(half)) send({ content: text.slice(half) });
+    calls.forEach((c, index) => {
+      const cut = Math.ceil(c.arguments.length / 2);
+      send({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments.slice(0, cut) } }] });
+      send({ tool_calls: [{ index, function: { arguments: c.arguments.slice(cut) } }] });
+    });
+    send({}, finish);
+    res.write(`data: ${JSON.stringify({ id: 'chat', object: 'chat.completion.chunk', model: 'scripted', choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
   }
 }

@@ -4,7 +4,7 @@
 // token) is the same status code and JSON error as without streaming; one after the first token
 // is an SSE `error` event and the stream closes without [DONE]. The official `openai` client
 // raises an APIError in every case. Engine deaths are SIGKILLs of the pid /metrics shows, sent
-// when the request table reaches the state the case needs (no sleeps).
+// when the request ledger reaches the state the case needs (no sleeps).
 import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,9 +80,9 @@ async function expectEverywhere(status: number, code: string, body: (route: Rout
   }
 }
 
-/** Resolves the first time `pred` holds for the server's request table (checked now and on every change). */
+/** Resolves the first time `pred` holds for the server's request ledger (checked now and on every change). */
 function whenTable(pred: (t: RequestLedger) => boolean): Promise<void> {
-  const table = srv.server.table;
+  const table = srv.server.ledger;
   return new Promise((resolve) => {
     if (pred(table)) { resolve(); return; }
     const off = table.onChange(() => { if (pred(table)) { off(); resolve(); } });
@@ -212,7 +212,7 @@ describe('streamed and non-streamed failures on a real server', () => {
     const infillQueued = send('infill', bodyFor('infill', 'int f() {'), true);
     await whenTable((t) => t.counts().queued === 1);
     // All three are reading their prompts; none has a token yet.
-    expect(srv.server.table.liveRecords().every((r) => r.firstTokenAt === null)).toBe(true);
+    expect(srv.server.ledger.liveRecords().every((r) => r.firstTokenAt === null)).toBe(true);
     process.kill(pid, 'SIGKILL');
 
     expect(await chatStreamed).toMatchObject({ status: 503, code: 'engine_unavailable' });

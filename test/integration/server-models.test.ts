@@ -5,7 +5,8 @@
 // and answers identically); an unload refused while a request streams; idle unload on an
 // injected clock; a session restored only on its own model. /v1/models shows each transition.
 import { describe, expect, it } from 'vitest';
-import { parseModelsBody } from '../../contract/models.js';
+import { checkBody } from '../../contract/check.js';
+import { modelsBodySchema } from '../../contract/models.js';
 import { ensureTestModel } from '../helpers/models.js';
 import type { ModelSpec } from '../../backend/app/model-specs.js';
 import { greedy, json, startServer, stream, tempDir, type Running } from './server-helpers.js';
@@ -19,7 +20,7 @@ async function specs(): Promise<ModelSpec[]> {
 }
 
 const states = async (srv: Running) =>
-  Object.fromEntries(parseModelsBody((await json(srv.port, 'GET', '/v1/models')).body).data.map((m) => [m.id, m.state]));
+  Object.fromEntries(checkBody(modelsBodySchema, (await json(srv.port, 'GET', '/v1/models')).body, 'GET /v1/models').data.map((m) => [m.id, m.state]));
 const loads = (srv: Running, name: string) => srv.server.pool.rows().find((r) => r.name === name)!.loads;
 const infillBody = { input_prefix: 'def add(a, b):\n    return ', input_suffix: '\n\nprint(add(1, 2))\n', ...greedy(8) };
 const chatBody = (content: string) => ({ messages: [{ role: 'user' as const, content }], ...greedy(8) });

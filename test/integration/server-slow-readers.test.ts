@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 function whenTable(pred: (t: RequestLedger) => boolean): Promise<void> {
-  const table = srv.server.table;
+  const table = srv.server.ledger;
   return new Promise((resolve) => {
     if (pred(table)) { resolve(); return; }
     const off = table.onChange(() => { if (pred(table)) { off(); resolve(); } });
@@ -48,7 +48,7 @@ async function slowClient(bytesPerSecond: number): Promise<{ got: () => number }
 function disconnects(n: number): Promise<void> {
   let seen = 0;
   return new Promise((resolve) => {
-    const off = srv.server.table.onChange((r) => {
+    const off = srv.server.ledger.onChange((r) => {
       if (r.state === 'ended' && r.end === 'disconnected' && ++seen === n) { off(); resolve(); }
     });
   });

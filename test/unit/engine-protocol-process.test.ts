@@ -253,6 +253,51 @@ describe('process engine client (scripted addon)', () => {
     expect(delays).toEqual([20, 40, 60, 20]); // doubling, capped at max; a healthy run resets it
   });
 
+  it('an engine killed after serving requests restarts at the base delay each time; its death is data', async () => {
+    const logs: string[] = [];
+    // healthyMs far away: only the requests served prove the run was not a loop.
+    const c = client({ model: 'coder', restart: { minDelayMs: 20, maxDelayMs: 2000, healthyMs: 600_000, maxCrashes: 3 } }, logs);
+    await c.start();
+    for (let epoch = 1; epoch <= 4; epoch++) {
+      expect((await textOf(c.generate({ prompt: [4, 5], maxTokens: 2 }))).dones[0]).toMatchObject({ finish: 'length' });
+      const pid = c.status().pid!;
+      const dead = nextStatus(c, (s) => s.state === 'dead', `dead after epoch ${epoch}`);
+      const next = nextStatus(c, (s) => s.state === 'ready' && s.epoch === epoch + 1, `ready on epoch ${epoch + 1}`);
+      process.kill(pid, 'SIGKILL');
+      expect((await dead).lastDeath).toMatchObject({
+        epoch, pid, signal: 'SIGKILL', exitCode: null, deathsInRow: 1, gaveUp: false, model: 'coder', devices: [],
+      });
+      await next;
+    }
+    const delays = logs.flatMap((l) => /restarting in (\d+) ms/.exec(l)?.[1] ?? []).map(Number);
+    expect(delays).toEqual([20, 20, 20, 20]); // four deaths, more than maxCrashes, and never a doubled delay
+    expect(c.status().state).toBe('ready');
+  });
+
+  it('a crash loop (killed at each ready, nothing served) still doubles its delay and gives up, with the death as data', async () => {
+    const logs: string[] = [];
+    const c = client({ restart: { minDelayMs: 20, maxDelayMs: 2000, healthyMs: 600_000, maxCrashes: 3 } }, logs);
+    await c.start();
+    for (let epoch = 1; epoch <= 2; epoch++) {
+      const next = nextStatus(c, (s) => s.state === 'ready' && s.epoch === epoch + 1, `ready on epoch ${epoch + 1}`);
+      process.kill(c.status().pid!, 'SIGKILL');
+      await next;
+    }
+    const failed = nextStatus(c, (s) => s.state === 'failed', 'failed');
+    process.kill(c.status().pid!, 'SIGKILL');
+    expect((await failed).lastDeath).toMatchObject({ epoch: 3, signal: 'SIGKILL', deathsInRow: 3, gaveUp: true, model: 'scripted.gguf' });
+    expect(logs.flatMap((l) => /restarting in (\d+) ms/.exec(l)?.[1] ?? []).map(Number)).toEqual([20, 40]);
+  });
+
+  it('a load error is a death whose last error is the engine\'s own words', async () => {
+    const c = client({ config: { model: '/nowhere/missing.gguf', devices: ['CPU'] } });
+    await expect(c.start()).rejects.toThrow(/model file not found/);
+    expect(c.status().lastDeath).toMatchObject({
+      epoch: 1, signal: null, exitCode: null, lastError: 'model file not found: /nowhere/missing.gguf', deathsInRow: 1, gaveUp: false,
+      model: 'missing.gguf', devices: ['CPU'],
+    });
+  });
+
   it('stops restarting after maxCrashes deaths in a row, says why, and starts again only when asked', async () => {
     const logs: string[] = [];
     const c = client({ restart: { minDelayMs: 20, maxDelayMs: 20, maxCrashes: 3 } }, logs);

@@ -56,7 +56,7 @@ describe('ChatChunkAssembler', () => {
 describe('normalize', () => {
   it('reads health states and models', () => {
     expect(parseHealth(503, { status: 'loading' }).status).toBe('loading');
-    expect(parseHealth(200, { status: 'ok', model: 'tiny', slots: 2 })).toEqual({ status: 'ok', model: 'tiny', slots: 2, reason: null, loadTimeoutMs: null });
+    expect(parseHealth(200, { status: 'ok', model: 'tiny', slots: 2 })).toEqual({ status: 'ok', model: 'tiny', slots: 2, reason: null, loadTimeoutMs: null, engineDeath: null });
     expect(parseHealth(503, { status: 'loading', load_timeout_ms: 900000 })).toMatchObject({ status: 'loading', loadTimeoutMs: 900000 });
     expect(parseModels({ data: [{ id: 'm', meta: { n_ctx: 4096 } }] })).toEqual([{ id: 'm', contextLength: 4096, maxOutputTokens: null, toolCalling: true }]);
   });

@@ -2,27 +2,37 @@ import { describe, expect, it } from 'vitest';
 import { parseDevices } from '../../contract/devices.js';
 import { parseHealth } from '../../extension/client/normalize.js';
 import { devicesBody, replicaDevices } from '../helpers/contract-bodies.js';
-import { engineFailureMessage, parseEngineFailure } from '../../extension/server/engineFailure.js';
+import { engineFailureMessage } from '../../extension/server/engineFailure.js';
 import { classifyExit, lastErrorLine } from '../../extension/server/failures.js';
+import { ContractError } from '../../contract/check.js';
+import type { EngineDeathBody } from '../../contract/health.js';
 
-// The server's wording (backend/engine/process-client.ts: deathReason and the crash-loop limit).
-const REASON = 'engine (replica 0) stopped restarting after 5 engine deaths in a row; last: engine process exited (signal SIGSEGV): '
-  + 'last error log: [engine 0.5] ggml_backend_cpu: GGML_ASSERT(ne % 32 == 0) failed (replica 0, epoch 5, pid 4242)';
+// The server's /health while its engines gave up (backend/http/routes/info.ts): `reason` is for
+// people and logs; `engine_death` is the data the notification is made from.
+const DEATH: EngineDeathBody = {
+  replica: 0, epoch: 5, pid: 4242, signal: 'SIGSEGV', exit_code: null, last_error: 'ggml_backend_cpu: GGML_ASSERT(ne % 32 == 0) failed',
+  deaths_in_row: 5, gave_up: true, model: 'qwen2.5-coder-7b', devices: ['CUDA0'], time: '2026-12-02T01:00:00.000Z',
+};
+const REASON = 'engine (replica 0) stopped restarting after 5 engine deaths in a row; last: engine process exited (signal SIGSEGV) …';
 
 describe('an engine that gave up', () => {
-  it('reads deaths, signal and the last engine error line from /health', () => {
-    expect(parseHealth(503, { status: 'failed', reason: REASON })).toEqual({ status: 'failed', model: null, slots: null, reason: REASON });
+  it('reads its death from /health as data, checked against the contract', () => {
+    expect(parseHealth(503, { status: 'failed', reason: REASON, engine_death: DEATH })).toEqual({
+      status: 'failed', model: null, slots: null, reason: REASON, loadTimeoutMs: null, engineDeath: DEATH,
+    });
+    // Another server (llama-server, Ollama) sends no engine_death.
+    expect(parseHealth(503, { status: 'failed', reason: REASON }).engineDeath).toBeNull();
     expect(parseHealth(503, { status: 'unavailable', reason: 'engine (replica 0) is restarting' }).status).toBe('loading');
-    expect(parseEngineFailure(REASON)).toEqual({ deaths: 5, signal: 'SIGSEGV', exitCode: null, lastError: 'ggml_backend_cpu: GGML_ASSERT(ne % 32 == 0) failed' });
-    expect(parseEngineFailure('engine (replica 1) stopped restarting after 5 engine deaths in a row; last: engine process exited (code 3) (replica 1, epoch 5, pid 7)'))
-      .toEqual({ deaths: 5, signal: null, exitCode: 3, lastError: null });
+    expect(() => parseHealth(503, { status: 'failed', engine_death: { ...DEATH, deaths_in_row: '5' } })).toThrow(ContractError);
+    expect(() => parseHealth(503, { status: 'failed', engine_death: { ...DEATH, deaths_in_row: '5' } })).toThrow(/^GET \/health engine_death: .*deaths_in_row: expected number/);
   });
 
-  it('says it in one sentence with the model and the device', () => {
-    expect(engineFailureMessage(parseEngineFailure(REASON), 'qwen2.5-coder-7b', ['CUDA0'])).toBe(
-      'Strata: the engine stopped after 5 crashes in a row (signal SIGSEGV) running qwen2.5-coder-7b on CUDA0. Last engine error: ggml_backend_cpu: GGML_ASSERT(ne % 32 == 0) failed');
-    expect(engineFailureMessage({ deaths: null, signal: null, exitCode: 1, lastError: null }, null, [])).toBe(
-      'Strata: the engine stopped (exit code 1). The engine wrote no error line; see the log.');
+  it('says it in one sentence with the model and the device, whatever the reason text says', () => {
+    expect(engineFailureMessage(DEATH)).toBe(
+      'the engine stopped after 5 crashes in a row (signal SIGSEGV) running qwen2.5-coder-7b on CUDA0. Last engine error: ggml_backend_cpu: GGML_ASSERT(ne % 32 == 0) failed');
+    expect(engineFailureMessage({ ...DEATH, signal: null, exit_code: 1, last_error: null, deaths_in_row: 1, devices: [], model: 'tiny' })).toBe(
+      'the engine stopped (exit code 1) running tiny. The engine wrote no error line; see the log.');
+    expect(engineFailureMessage(null)).toBe('the engine stopped after crashing again and again; see the log.');
   });
 });
 

@@ -18,6 +18,7 @@ function fakeClient() {
   const setDevices = (d: typeof devices) => { devices = d; };
   const saved = new Map<string, SessionInfo & { msgs: ChatRequest['messages'] }>();
   const calls: string[] = [];
+  const saveOpts: Array<{ name: string; tools: string[] }> = [];
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => { release = r; });
   const client: PanelClient = {
@@ -30,7 +31,8 @@ function fakeClient() {
       yield { type: 'done', finishReason: 'stop', usage: { promptTokens: 5, completionTokens: 2, cachedTokens: 1 }, timings: null };
     },
     async sessions() { calls.push('sessions'); return [...saved.values()].map(({ msgs: _m, ...s }) => s); },
-    async saveSession(name, messages) {
+    async saveSession(name, messages, _signal, opts) {
+      saveOpts.push({ name, tools: (opts?.tools ?? []).map((t) => t.name) });
       const s = { name, tokens: 42, bytes: 1000, model: 'tiny', savedAt: 1, path: `/s/${name}.session`, messages: messages.length, msgs: messages };
       saved.set(name, s);
       return s;
@@ -46,10 +48,10 @@ function fakeClient() {
     async tokenize(text: string) { return text.split(/\s+/).filter(Boolean).map((_, i) => i); },
     async models() { return [{ id: 'tiny', contextLength: ctx.value, maxOutputTokens: null, toolCalling: false }]; },
   };
-  return { client, calls, release: () => release(), ctx, setDevices };
+  return { client, calls, release: () => release(), ctx, setDevices, saveOpts };
 }
 
-function setup(ready = true, codebase?: PanelDeps['codebase']) {
+function setup(ready = true, codebase?: PanelDeps['codebase'], agent?: PanelDeps['agent']) {
   const fc = fakeClient();
   const commands: PanelCommand[] = [];
   const revealed: Array<[string, string | null]> = [];
@@ -71,6 +73,7 @@ function setup(ready = true, codebase?: PanelDeps['codebase']) {
       context: async (what) => { editorCalls.push(`context:${what}`); return picked.next; },
     },
     codebase,
+    agent,
   };
   const hub = new PanelHub(deps);
   const posted: ToWebview[] = [];
@@ -136,6 +139,30 @@ describe('PanelHub', () => {
     expect(ofType(posted, 'sessions').at(-1)!.sessions).toEqual([]);
     await view.receive({ type: 'sessionDelete', name: 'work' });
     expect(ofType(posted, 'notice').at(-1)).toEqual({ type: 'notice', level: 'error', text: "no session named 'work'" });
+  });
+
+  it('an agent conversation is saved with its system message, its tools and its mode, and restored in Agent mode', async () => {
+    const modes = new Map<string, 'ask' | 'agent'>();
+    const agent: NonNullable<PanelDeps['agent']> = {
+      makeLoop: async () => 'not in this test', showDiff: async () => undefined,
+      system: () => 'AGENT SYSTEM', tools: () => [{ name: 'read_file', description: 'd', parameters: undefined }],
+      saveMode: (n, m) => modes.set(n, m), loadMode: (n) => modes.get(n) ?? null,
+    };
+    const { view, posted, fc } = setup(true, undefined, agent);
+    const messages = [
+      { role: 'user' as const, content: 'read it' },
+      { role: 'assistant' as const, content: '', toolCalls: [{ id: 'k', name: 'read_file', arguments: '{"path":"a"}' }] },
+      { role: 'tool' as const, toolCallId: 'k', name: 'read_file', content: 'alpha' },
+      { role: 'assistant' as const, content: 'It says alpha.' },
+    ];
+    await view.receive({ type: 'sessionSave', name: 'job', messages, mode: 'agent' });
+    expect(fc.saveOpts.at(-1)).toEqual({ name: 'job', tools: ['read_file'] });
+    expect(modes.get('job')).toBe('agent');
+    await view.receive({ type: 'sessionRestore', name: 'job' });
+    expect(ofType(posted, 'chatLoad').at(-1)).toEqual({ type: 'chatLoad', name: 'job', messages, mode: 'agent' });
+    // Agent mode where it cannot run ends the answer with the reason.
+    await view.receive({ type: 'chatSend', chatId: 'a1', name: 'job', messages: [...messages, { role: 'user', content: 'more' }], mode: 'agent' });
+    expect(ofType(posted, 'chatEnd').at(-1)).toMatchObject({ chatId: 'a1', end: { error: 'not in this test' } });
   });
 
   it('refuses malformed messages with a reason and does nothing else', async () => {

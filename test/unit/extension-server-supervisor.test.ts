@@ -44,7 +44,7 @@ function world(opts: Partial<SupervisorOptions> = {}, exitOnTerm = true) {
       const h = health.get(port);
       if (!h || h === 'down') throw new Error('ECONNREFUSED');
       return { status: h, model: h === 'ok' ? 'tiny.gguf' : null, slots: 2, reason: h === 'failed' ? 'engine (replica 0) stopped restarting after 5 engine deaths in a row' : null,
-        loadTimeoutMs: h === 'loading' ? server.loadTimeoutMs : null };
+        loadTimeoutMs: h === 'loading' ? server.loadTimeoutMs : null, engineDeath: null };
     },
     clock: { now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
   }, { healthIntervalMs: 100, backoffMs: [1000, 2000, 4000], maxFailures: 3, stableMs: 10_000, killGraceMs: 500, startTimeoutMs: 5000, ...opts });

@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseModelsBody, type ModelRole } from '../../contract/models.js';
+import { modelsBodySchema, type ModelRole } from '../../contract/models.js';
 import { metricsBodySchema } from '../../contract/metrics.js';
 import { checkBody } from '../../contract/check.js';
 import type { ModelInfo } from '../../native/lib/addon.js';
@@ -115,7 +115,7 @@ function rawStream(port: number, path: string, body: unknown) {
   };
 }
 
-const states = async (port: number) => Object.fromEntries(parseModelsBody((await call(port, 'GET', '/v1/models')).body).data.map((r) => [r.id, r.state]));
+const states = async (port: number) => Object.fromEntries(checkBody(modelsBodySchema, (await call(port, 'GET', '/v1/models')).body, 'GET /v1/models').data.map((r) => [r.id, r.state]));
 const chat = (port: number, model: string | undefined, content = 'hello') =>
   call(port, 'POST', '/v1/chat/completions', { ...(model !== undefined ? { model } : {}), messages: [{ role: 'user', content }], max_tokens: 8 });
 const textOf = (r: { body: any }) => r.body.choices[0].message?.content ?? r.body.choices[0].text;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../backend/validation/errors.js';
 import { parseChatRequest } from '../../backend/validation/schemas.js';
-import { ChatChunkBuilder, chatCompletion, type ChatDelta, type Figures } from '../../backend/http/openai-shapes.js';
+import { ChatChunkBuilder, chatCompletionChoices, type ChatDelta, type Figures } from '../../backend/http/openai-shapes.js';
 import { silentLogger } from '../../backend/log/logger.js';
 import { StrataServer } from '../../backend/app/app.js';
 import { defaultConfig } from '../../backend/app/config.js';
@@ -62,10 +62,13 @@ describe('reasoning_content in chunk and message shapes', () => {
   });
 
   it('a message has reasoning_content only when there was reasoning', () => {
-    const base = { id: 'i', model: 'm', created: 1, fingerprint: 'fp', content: 'answer', calls: [], finish: 'stop' as const, figures };
-    expect(chatCompletion({ ...base, reasoning: 'plan' }).choices[0]!.message).toEqual({ role: 'assistant', content: 'answer', reasoning_content: 'plan' });
-    expect(chatCompletion({ ...base, reasoning: '' }).choices[0]!.message).toEqual({ role: 'assistant', content: 'answer' });
-    expect(chatCompletion(base).choices[0]!.message).toEqual({ role: 'assistant', content: 'answer' });
+    const base = { id: 'i', model: 'm', created: 1, fingerprint: 'fp', figures };
+    const choice = { content: 'answer', calls: [], finish: 'stop' as const };
+    const message = (reasoning?: string) =>
+      chatCompletionChoices({ ...base, choices: [{ ...choice, ...(reasoning !== undefined ? { reasoning } : {}) }] }).choices[0]!.message;
+    expect(message('plan')).toEqual({ role: 'assistant', content: 'answer', reasoning_content: 'plan' });
+    expect(message('')).toEqual({ role: 'assistant', content: 'answer' });
+    expect(message()).toEqual({ role: 'assistant', content: 'answer' });
   });
 });
 

@@ -12,6 +12,7 @@ import { silentLogger } from '../../backend/log/logger.js';
 import { StrataServer } from '../../backend/app/app.js';
 import { defaultConfig, type ServerConfig } from '../../backend/app/config.js';
 import { FakeEngineClient, type FakeEngineOptions } from '../helpers/fake-engine-client.js';
+import { parseEngineDeath } from '../../contract/health.js';
 
 interface Harness { server: StrataServer; fakes: FakeEngineClient[]; url: string; port: number; openai: OpenAI }
 const running: Array<{ server: StrataServer; dir: string }> = [];
@@ -65,6 +66,7 @@ async function metrics(port: number) {
     live: { queued: number; admitting: number; running: number; finishing: number; state: string };
     requests: Array<{ finish: string; output_tokens: number; prompt_ms: number | null }>;
     totals: { invariant_violations: number };
+    engines: Array<{ last_death: unknown }>;
   };
 }
 
@@ -339,6 +341,9 @@ describe('HTTP server with scripted engines', () => {
     const health = await raw(h.port, 'GET', '/health');
     expect(health.status).toBe(503);
     expect(JSON.parse(health.body).reason).toMatch(/segfault in test/);
+    // The death as data (contract/health.ts), for a supervisor to read without parsing `reason`.
+    const death = parseEngineDeath(JSON.parse(health.body).engine_death);
+    expect(death).toMatchObject({ replica: 0, epoch: 1, signal: 'SIGKILL', last_error: 'segfault in test', deaths_in_row: 1, gave_up: false });
     h.fakes[0]!.restart();
     h.fakes[0]!.autoRun = { tokens: 2 };
     const res = await h.openai.chat.completions.create({ model: 'x', messages: [{ role: 'user', content: 'c' }] });
@@ -346,6 +351,7 @@ describe('HTTP server with scripted engines', () => {
     expect(h.fakes[0]!.all.at(-1)!.epoch).toBe(2);
     const m = await metrics(h.port);
     expect(m.totals.invariant_violations).toBe(0);
+    expect(m.engines[0]!.last_death).toEqual(death);
   });
 
   it('a stream that fails before its first byte gets the status code and JSON error a plain request gets', async () => {
@@ -361,6 +367,9 @@ describe('HTTP server with scripted engines', () => {
       expect(r.headers['content-type']).toMatch(/^application\/json/);
       expect(JSON.parse(r.body).error).toMatchObject({ code: 'engine_unavailable', message: expect.stringMatching(/tokenizer crashed/) });
     }
+    // The same failure on /tokenize: the one engine-error table answers it, not a bare 500.
+    const direct = await post('/tokenize', { content: 'x' });
+    expect([direct.status, JSON.parse(direct.body).error.code]).toEqual([503, 'engine_unavailable']);
     fake.tokenize = tokenize;
     // Admitted, then the engine dies before any token: still a status code, not an empty 200.
     const streamed = post('/v1/completions', { prompt: 'abc', stream: true });

@@ -88,14 +88,14 @@ describe('event_to_sse in /metrics', () => {
   it('is in the JSON metrics and in Prometheus text as a histogram in seconds', async () => {
     const engine = new FakeEngineClient({ slots: 1 });
     await engine.start();
-    const table = new RequestLedger();
-    const scheduler = new Scheduler([engine], table, { auditMs: 0 });
+    const ledger = new RequestLedger();
+    const scheduler = new Scheduler([engine], ledger, { auditMs: 0 });
     const { clock, h } = forced([0.25, 1]);
     clock.t = 50;
     h.observeSince(49.9); // 0.1 ms
     h.observeSince(49.5); // 0.5 ms
     const src = {
-      table, scheduler, engines: [engine], model: null, stopping: false, startedAt: Date.now(), logDropped: 0,
+      ledger, scheduler, engines: [engine], model: null, stopping: false, startedAt: Date.now(), logDropped: 0,
       eventToSse: h.snapshot(),
     };
     const m = await buildMetrics(src);

@@ -9,15 +9,15 @@ describe('metrics', () => {
   it('shows every live request in one state, keeps unreported figures null, and renders Prometheus text', async () => {
     const engine = new FakeEngineClient({ slots: 1 });
     await engine.start();
-    const table = new RequestLedger();
-    const scheduler = new Scheduler([engine], table, { auditMs: 0 });
-    const running = scheduler.submit(table.accept('chat', true), { prompt: [1, 2, 3], maxTokens: 5 });
-    const waiting = scheduler.submit(table.accept('infill', false), { prompt: [4], maxTokens: 5 });
+    const ledger = new RequestLedger();
+    const scheduler = new Scheduler([engine], ledger, { auditMs: 0 });
+    const running = scheduler.submit(ledger.accept('chat', true), { prompt: [1, 2, 3], maxTokens: 5 });
+    const waiting = scheduler.submit(ledger.accept('infill', false), { prompt: [4], maxTokens: 5 });
     const r = engine.all[0]!;
     r.admit(0, 2);
     r.tokens([7, 8], 'ab');
     await new Promise((res) => setImmediate(res));
-    const src = { table, scheduler, engines: [engine], model: null, stopping: false, startedAt: Date.now(), logDropped: 0 };
+    const src = { ledger, scheduler, engines: [engine], model: null, stopping: false, startedAt: Date.now(), logDropped: 0 };
     const live = await buildMetrics(src);
     expect(live.live).toMatchObject({ state: 'generating', queued: 1, admitting: 0, running: 1, finishing: 0 });
     expect(live.live.requests.map((x) => [x.id, x.state])).toEqual([[running.record.id, 'running'], [waiting.record.id, 'queued']]);
@@ -26,10 +26,10 @@ describe('metrics', () => {
     // Cancelled while queued: no engine figures (null), not zeros.
     waiting.cancel('cancel');
     for await (const _ of waiting.events) { /* drain */ }
-    table.end(waiting.record, 'cancel');
+    ledger.end(waiting.record, 'cancel');
     r.finish('stop', { promptMs: 4, decodeMs: 20, generated: 2, reused: 2 });
     for await (const _ of running.events) { /* drain */ }
-    table.end(running.record, 'stop');
+    ledger.end(running.record, 'stop');
     const after = await buildMetrics(src);
     expect(after.live).toMatchObject({ queued: 0, admitting: 0, running: 0, finishing: 0, state: 'idle' });
     const [cancelled, done] = [after.requests[0]!, after.requests[1]!];

@@ -23,7 +23,7 @@ describe('parseChatRequest', () => {
   it('gives defaults for a minimal request and ignores unknown fields', () => {
     expect(parseChatRequest({ model: 'm', messages: [user], cache_prompt: true, user: 'u', metadata: { x: 1 }, stream_options: null })).toEqual({
       model: 'm', maxTokens: null, stop: [], stream: false, includeUsage: false, sampling: {}, ignoreEos: false,
-      returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null,
+      returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null, prediction: null,
       messages: [{ role: 'user', content: 'Hi' }], tools: [], toolChoice: 'none', parallelToolCalls: true, templateKwargs: {},
       reasoningFormat: 'auto',
     });
@@ -264,7 +264,8 @@ describe('parseInfillRequest', () => {
     expect(refusal(() => parseInfillRequest({ t_max_predict_ms: -5 }))).toBe('400 t_max_predict_ms: must be at least 0, got -5 [t_max_predict_ms]');
     expect(refusal(() => parseInfillRequest({ supersede_key: 7 }))).toBe('400 supersede_key: must be a string, got a number [supersede_key]');
     expect(refusal(() => parseInfillRequest({ supersede_key: '' }))).toBe('400 supersede_key: must be 1-2048 characters, got 0 [supersede_key]');
-    expect(refusal(() => parseInfillRequest({ n: 2 }))).toBe('400 n: only 1 is supported on infill [n]');
+    expect(parseInfillRequest({ n: 3 }).n).toBe(3);
+    expect(refusal(() => parseInfillRequest({ n: 0 }))).toMatch(/^400 n: /);
     expect(refusal(() => parseInfillRequest({ logprobs: 3 }))).toBe('400 logprobs: log probabilities are not supported on infill [logprobs]');
     expect(parseInfillRequest({ n: 1, logprobs: false }).n).toBe(1);
   });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { codeBlocks, parseMarkdown } from '../../webview/markdown/parse.js';
+import { parseMarkdown } from '../../webview/markdown/parse.js';
 import type { MdNode } from '../../webview/markdown/md-node.js';
+
+/** The code blocks in the tree, in order. */
+function codeBlocks(nodes: readonly MdNode[]): Array<{ lang: string | null; text: string }> {
+  return nodes.flatMap((n) => (n.t === 'code' ? [{ lang: n.lang, text: n.text }] : n.t === 'el' ? codeBlocks(n.children) : []));
+}
 
 /** The tree as compact text: <tag attrs>children</tag>, code blocks as [code:lang|text]. */
 function show(nodes: readonly MdNode[]): string {

@@ -96,16 +96,3 @@ function build(tokens: readonly Token[]): MdNode[] {
 export function parseMarkdown(text: string): MdNode[] {
   return build(md.parse(text, {}));
 }
-
-/** The code blocks of an answer, in order (for actions and tests). */
-export function codeBlocks(nodes: readonly MdNode[]): Array<{ lang: string | null; text: string }> {
-  const out: Array<{ lang: string | null; text: string }> = [];
-  const walk = (ns: readonly MdNode[]): void => {
-    for (const n of ns) {
-      if (n.t === 'code') out.push({ lang: n.lang, text: n.text });
-      else if (n.t === 'el') walk(n.children);
-    }
-  };
-  walk(nodes);
-  return out;
-}

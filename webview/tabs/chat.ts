@@ -4,9 +4,11 @@
 import type { ContextItem, FromWebview } from '../../contract/panel.js';
 import { sessionNameAdvice } from '../../contract/session-name.js';
 import {
-  canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, thinkingView,
+  canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, setMode, thinkingView,
   type ChatTurn, type ViewState,
 } from '../state.js';
+import type { ChatMode } from '../../contract/agent.js';
+import { stepEl, type StepActions } from './agentSteps.js';
 import { button, h } from '../dom.js';
 import { icon, iconButton } from '../icons.js';
 import { renderMarkdown, type CodeActions } from '../markdown/render.js';
@@ -54,6 +56,8 @@ export class ChatTab {
   private estimateSeq = 0;
   private lastEstimateKey = '';
   private readonly actions: CodeActions;
+  private readonly modeButtons: Record<ChatMode, HTMLButtonElement>;
+  private readonly stepActions: (chatId: string) => StepActions;
 
   constructor(private readonly host: ChatHost, private readonly newId: () => string) {
     this.actions = {
@@ -65,6 +69,17 @@ export class ChatTab {
     this.name.addEventListener('input', () => host.update({ ...host.state(), chatName: this.name.value }));
     this.save = iconButton('save', 'Save as session', () => this.saveSession());
     const fresh = iconButton('add', 'New chat', () => host.update(newChat(host.state())));
+    // Ask / Agent, per conversation: Agent lets the model use the workspace tools.
+    const modeButton = (mode: ChatMode, label: string, tip: string): HTMLButtonElement =>
+      button(label, () => host.update(setMode(host.state(), mode)), { class: 'mode', title: tip, 'aria-pressed': 'false', 'data-mode': mode });
+    this.modeButtons = {
+      ask: modeButton('ask', 'Ask', 'Ask: the model answers (no tools)'),
+      agent: modeButton('agent', 'Agent', 'Agent: the model reads, searches and proposes changes in the workspace; you approve every change and command'),
+    };
+    this.stepActions = (chatId) => ({
+      decide: (stepId, decision) => host.post({ type: 'agentDecision', chatId, stepId, decision }),
+      showDiff: (stepId) => host.post({ type: 'agentShowDiff', chatId, stepId }),
+    });
     this.log = h('div', { class: 'chat-log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
     this.input = h('textarea', { class: 'chat-input', rows: 3, placeholder: 'Ask the local model… (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message' });
     this.input.addEventListener('input', () => {
@@ -105,7 +120,7 @@ export class ChatTab {
       })());
     const add = iconButton('mention', 'Add context (selection or file)', () => { this.addMenu.hidden = !this.addMenu.hidden; }, { 'aria-haspopup': 'menu' });
     this.el = h('div', { class: 'chat' },
-      h('div', { class: 'row chat-head' }, this.name, this.save, fresh),
+      h('div', { class: 'row chat-head' }, h('div', { class: 'mode-toggle', role: 'group', 'aria-label': 'Chat mode' }, this.modeButtons.ask, this.modeButtons.agent), this.name, this.save, fresh),
       this.log,
       h('div', { class: 'chat-compose' },
         h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
@@ -117,6 +132,14 @@ export class ChatTab {
     if (document.activeElement !== this.name) this.name.value = s.chatName;
     if (this.input.value !== s.draft) this.input.value = s.draft;
     const streaming = isStreaming(s);
+    for (const [mode, b] of Object.entries(this.modeButtons) as Array<[ChatMode, HTMLButtonElement]>) {
+      b.setAttribute('aria-pressed', String(s.mode === mode));
+      b.classList.toggle('on', s.mode === mode);
+      b.disabled = streaming;
+    }
+    this.input.placeholder = s.mode === 'agent'
+      ? 'Give the agent a task in this workspace… (Enter sends; every change and command waits for you)'
+      : 'Ask the local model… (Enter sends, Shift+Enter for a new line)';
     this.send.disabled = streaming || !!s.estimate?.error;
     this.send.hidden = streaming;
     this.stop.disabled = !streaming;
@@ -176,7 +199,7 @@ export class ChatTab {
   private turnEl(t: ChatTurn, last: boolean, s: ViewState): HTMLElement {
     const who = t.role === 'user' ? 'You' : t.role === 'system' ? 'System' : 'Strata';
     const content = t.role === 'assistant'
-      ? h('div', { class: 'content markdown' }, ...renderMarkdown(t.content, this.actions), t.pending && !t.content && !t.reasoning ? h('span', { class: 'muted' }, 'thinking…') : null)
+      ? t.steps?.length ? this.agentContent(t) : h('div', { class: 'content markdown' }, ...renderMarkdown(t.content, this.actions), t.pending && !t.content && !t.reasoning ? h('span', { class: 'muted' }, 'thinking…') : null)
       : h('div', { class: 'content plain' }, t.text ?? t.content);
     const tools = t.pending ? null : h('div', { class: 'turn-actions' },
       t.content ? iconButton('copy', t.role === 'user' ? 'Copy question' : 'Copy answer', () => this.host.post({ type: 'copy', text: t.role === 'user' ? (t.text ?? t.content) : t.content })) : null,
@@ -192,6 +215,25 @@ export class ChatTab {
       t.note ? h('div', { class: 'warn note', role: 'note' }, t.note) : null,
       t.error ? h('div', { class: 'error', role: 'alert' }, t.error) : null,
       t.stats ? h('div', { class: 'stats muted' }, t.stats) : null);
+  }
+
+  /** An agent answer: its texts with the tool steps between them, where the model called them. */
+  private agentContent(t: ChatTurn): HTMLElement {
+    const el = h('div', { class: 'content markdown agent' });
+    const steps = t.steps ?? [];
+    const waiting = steps.filter((x) => x.ask === 'change').length;
+    const actions = this.stepActions(t.chatId ?? '');
+    let from = 0;
+    for (const step of steps) {
+      const text = t.content.slice(from, step.at);
+      if (text.trim()) el.append(...renderMarkdown(text, this.actions));
+      from = Math.max(from, step.at);
+      el.append(stepEl(step, actions, waiting));
+    }
+    const rest = t.content.slice(from);
+    if (rest.trim()) el.append(...renderMarkdown(rest, this.actions));
+    else if (t.pending && steps.every((x) => x.status !== 'waiting')) el.append(h('span', { class: 'muted' }, 'working…'));
+    return el;
   }
 
   /** The model's thinking as a <details> block above the answer (outside .content: it is not the answer). */
@@ -232,6 +274,6 @@ export class ChatTab {
       this.name.focus();
       return;
     }
-    this.host.post({ type: 'sessionSave', name, messages: conversation(s.turns) });
+    this.host.post({ type: 'sessionSave', name, messages: conversation(s.turns), mode: s.mode });
   }
 }

@@ -6,6 +6,7 @@ import { conversations } from './conversations.js';
 import { edit } from './edit.js';
 import { infillScenario } from './infill.js';
 import { mixed } from './mixed.js';
+import { nextedit } from './nextedit.js';
 import { prefill } from './prefill.js';
 import { repeat } from './repeat.js';
 import { session } from './session.js';
@@ -13,5 +14,5 @@ import { single } from './single.js';
 import { typing } from './typing.js';
 
 export const scenarios: Record<ScenarioName, Scenario> = {
-  single, prefill, concurrent, repeat, mixed, infill: infillScenario, typing, session, conversations, edit,
+  single, prefill, concurrent, repeat, mixed, infill: infillScenario, typing, session, conversations, edit, nextedit,
 };

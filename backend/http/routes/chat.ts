@@ -13,6 +13,7 @@ import {
   checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
+import { predictionSpec } from '../prediction.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
 import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -29,6 +30,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   await withRequest(app, 'chat', body.stream, res, async (run) => {
     const prompt = await tokenizeChat(app, rendered);
     checkContext(prompt, model, 'messages');
+    const predicted = await predictionSpec(app, body.prediction);
     const grammar = await grammarFor(app, {
       constraint: body.constraint,
       // response_format constrains the whole answer; tool calls then have no room (a forced one is refused).
@@ -64,6 +66,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
       ...outputSpec(body, grammar),
+      ...predicted,
     }, {
       onText(piece) { emit(0, piece); },
       onTokens(ev) {
@@ -82,7 +85,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const tails = choices.map((c) => c.end());
     if (choices.some((c) => c.parser.calls.length > 0)) run.request.outcome('tool_calls');
     await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, choices);
-    const figures = { ...figuresOf(run.rec, done), warnings: grammar.warnings };
+    const figures = { ...figuresOf(run.rec, done, body.prediction !== null), warnings: grammar.warnings };
     if (sse) {
       tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) send(c); });
       const last = choices.length - 1;

@@ -7,6 +7,7 @@ import { grammarFor, outputSpec } from '../constraint.js';
 import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeRaw, withRequest, type PromptProgress } from '../generation.js';
 import { completionLogprobs, joinCompletionLogprobs, type CompletionLogprobs } from '../logprob-shapes.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
+import { predictionSpec } from '../prediction.js';
 import { completionChunk, completionResponseChoices, usageOf, timingsOf } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -24,6 +25,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
   await withRequest(app, 'completion', body.stream, res, async (run) => {
     const prompt = typeof body.prompt === 'string' ? await tokenizeRaw(app, model, body.prompt) : body.prompt;
     checkContext(prompt, model, 'prompt');
+    const predicted = await predictionSpec(app, body.prediction);
     const grammar = await grammarFor(app, { constraint: body.constraint });
     const id = `cmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
@@ -47,6 +49,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
       ...outputSpec(body, grammar),
+      ...predicted,
     }, {
       onText(piece) { emit(0, piece); },
       onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs); },
@@ -58,7 +61,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
     done.choices?.forEach((c, i) => { if (c.text) emit(i, c.text); });
     const finishOf = (f: string): 'stop' | 'length' => (f === 'length' ? 'length' : 'stop');
     const finishes = choices.map((_, i) => finishOf(done.choices?.[i]?.finish ?? done.finish));
-    const figures = figuresOf(run.rec, done);
+    const figures = figuresOf(run.rec, done, body.prediction !== null);
     if (sse) {
       const last = choices.length - 1;
       for (let i = 0; i < last; i++) sse.event(completionChunk(id, model.id, created, '', finishes[i]!, i));

@@ -5,6 +5,7 @@ import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
 import type { AppContext } from '../app-context.js';
 import { modelsMetrics } from './models.js';
+import { nextEditCounters } from '../../next-edit/next-edit-stats.js';
 import { sendJson, sendText } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -19,12 +20,13 @@ function intParam(url: URL, name: string, def: number, max: number): number {
 function sources(app: AppContext) {
   const m = app.model();
   return {
-    table: app.table, scheduler: app.scheduler, engines: app.engines,
+    ledger: app.ledger, scheduler: app.scheduler, engines: app.engines,
     model: m ? { id: m.id, info: m.info, demo: m.demo } : null,
     stopping: app.stopping(), startedAt: app.startedAt, logDropped: app.log.dropped,
     eventToSse: app.traces.eventToSse.snapshot(),
     slowReaders: { boundMs: app.readers.boundMs, cut: app.readers.cut, kernelVisible: app.readers.kernelVisible },
     models: modelsMetrics(app),
+    nextEdit: nextEditCounters(app.ledger).snapshot(),
   };
 }
 
@@ -48,7 +50,7 @@ export async function traceOne(app: AppContext, { res, params }: RouteContext): 
   const m = /^(?:chatcmpl-|cmpl-)?(\d+)$/.exec(params.id ?? '');
   if (!m) throw new ApiError(400, `'${params.id}' is not a request id (a number, or chatcmpl-N / cmpl-N)`, { param: 'id' });
   const id = Number(m[1]);
-  const live = app.table.get(id);
+  const live = app.ledger.get(id);
   if (live) {
     const body: TraceBody = {
       request: {

@@ -2,6 +2,7 @@
 import type { DevicesBody, FitBody, ReplicaDevicesBody } from '../../../contract/devices.js';
 import type { FitDeviceUse, FitReport } from '../../../native/lib/addon.js';
 import { suggestBackend } from '../../gpu-backends/readiness.js';
+import { latestDeath } from '../../metrics/metrics-json.js';
 import type { AppContext } from '../app-context.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -21,10 +22,12 @@ export function health(app: AppContext, { res }: RouteContext): void {
   }
   const why = app.scheduler.unavailableReason();
   if (why) {
+    // The last engine death as data (contract/health.ts), for a supervisor to say without parsing `reason`.
+    const death = latestDeath(app.engines);
     // Every engine gave up after a crash loop: a retry will not help, so no Retry-After.
     const failed = app.engines.every((e) => e.status().state === 'failed');
-    if (failed) { sendJson(res, 503, { status: 'failed', reason: why }); return; }
-    sendJson(res, 503, { status: 'unavailable', reason: why }, { 'Retry-After': '1' });
+    if (failed) { sendJson(res, 503, { status: 'failed', reason: why, engine_death: death }); return; }
+    sendJson(res, 503, { status: 'unavailable', reason: why, engine_death: death }, { 'Retry-After': '1' });
     return;
   }
   const views = app.scheduler.views();

@@ -8,7 +8,7 @@ import type { ModelInfo } from '../../../native/lib/addon.js';
 import { ApiError } from '../../validation/errors.js';
 import { parseRerankRequest, type RerankRequest } from '../../validation/rerank-schema.js';
 import type { AppContext } from '../app-context.js';
-import { follow, requireModel, requireTokenizer, settle, tokenizeParts, withRequest } from '../generation.js';
+import { follow, onEngine, requireModel, settle, tokenizeParts, withRequest } from '../generation.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
@@ -72,7 +72,8 @@ export async function rerank(app: AppContext, { req, res }: RouteContext): Promi
   }
   await withRequest(app, 'embedding', false, res, async (run) => {
     const { tokens } = await tokenizeParts(app, [body.query, ...body.documents]);
-    const literal = (text: string): Promise<number[]> => requireTokenizer(app).tokenize(text, false, true);
+    const literal = (text: string): Promise<number[]> =>
+      onEngine(app, 'tokenize', 'the engine could not tokenize the prompt', (c) => c.tokenize(text, false, true));
     const limit = Math.min(model.info.ctx, model.info.batch);
     const { inputs } = await pairInputs(layout, tokens[0]!, tokens.slice(1), limit, literal);
     const scores: Array<number | undefined> = new Array(inputs.length);

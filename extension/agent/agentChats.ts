@@ -1,0 +1,178 @@
+// The panel's Agent-mode conversations: one AgentLoop per answer, its text and steps streamed to
+// every view, what the steps ask for (Accept / Reject a change, Run / Skip a command, Allow a
+// tool) kept until the user answers in any view or presses Stop. No vscode: unit-tested.
+import type { ChatMessage } from '../../contract/chat.js';
+import type { AgentDecision, AgentStepView } from '../../contract/agent.js';
+import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
+import type { AgentEvent, AgentLoop } from './loop.js';
+import type { AgentApprovals, ProposedChange } from './types.js';
+import { wellFormedToolTurns } from './history.js';
+import type { ChatMode } from '../../contract/agent.js';
+import type { StrataClient } from '../client/client.js';
+import type { ToolSpec } from '../client/types.js';
+
+export type AgentClient = Pick<StrataClient, 'chatStream' | 'tokenize'>;
+
+/** Agent mode as the panel gets it from registerAgent.ts (VS Code, settings, MCP). */
+export interface AgentProvider {
+  makeLoop(client: AgentClient, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
+  showDiff(change: ProposedChange): Promise<void>;
+  /** The system message agent conversations start with (saved with the session so its KV matches). */
+  system(): string;
+  /** The tools of the last run (saved with the session: the template renders them). */
+  tools(): ToolSpec[];
+  /** The mode a saved session was in. */
+  saveMode(name: string, mode: ChatMode): void;
+  loadMode(name: string): ChatMode | null;
+}
+
+/** What a run needs that only the host knows (VS Code, settings, the server). */
+export interface AgentHost<C> {
+  ensureClient(): Promise<C>;
+  /** The question fitted to the model with its context (the panel's ContextPlanner). */
+  prepare(client: C, messages: ChatMessage[], context: ContextItem[]): Promise<{ messages: ChatMessage[]; content: string; note: string | null; error: string | null }>;
+  /** A loop with the tools and settings of now, or why Agent mode cannot run (an untrusted workspace, no folder). */
+  makeLoop(client: C, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
+  showDiff(change: ProposedChange): Promise<void>;
+}
+
+interface Answer {
+  text: string;
+  reasoning: string;
+  steps: Map<string, AgentStepView>;
+  sent: { content: string; note: string | null } | null;
+  ac: AbortController;
+  end: ChatEndInfo | null;
+}
+
+interface Wait { kind: 'tool' | 'change' | 'command'; resolve(ok: boolean): void }
+
+const KEEP_FINISHED = 20;
+
+export class AgentChats<C> {
+  private readonly answers = new Map<string, Answer>();
+  private readonly waits = new Map<string, Wait>();
+  private readonly changes = new Map<string, ProposedChange>();
+
+  constructor(
+    private readonly host: AgentHost<C>,
+    private readonly broadcast: (m: ToWebview) => void,
+    /** The conversation this answer leaves (for Save Session from the palette). */
+    private readonly setLast: (name: string, messages: ChatMessage[]) => void,
+  ) {}
+
+  isRunning(chatId: string): boolean {
+    return !!this.answers.get(chatId) && this.answers.get(chatId)!.end === null;
+  }
+
+  stop(chatId: string): void {
+    const a = this.answers.get(chatId);
+    if (a && !a.end) a.ac.abort();
+  }
+
+  stopAll(): void {
+    for (const a of this.answers.values()) if (!a.end) a.ac.abort();
+  }
+
+  /** The user answered what step `stepId` asks; acceptAll accepts every change of this answer that waits. */
+  decide(chatId: string, stepId: string, decision: AgentDecision): boolean {
+    if (decision === 'acceptAll') {
+      let any = false;
+      for (const [key, w] of this.waits) {
+        if (w.kind !== 'change' || !key.startsWith(`${chatId}\u0000`)) continue;
+        this.waits.delete(key);
+        w.resolve(true);
+        any = true;
+      }
+      return any;
+    }
+    const key = `${chatId}\u0000${stepId}`;
+    const w = this.waits.get(key);
+    if (!w) return false;
+    this.waits.delete(key);
+    w.resolve(decision === 'allow');
+    return true;
+  }
+
+  async showDiff(chatId: string, stepId: string): Promise<string | null> {
+    const c = this.changes.get(`${chatId}\u0000${stepId}`);
+    if (!c) return 'that change is no longer pending';
+    await this.host.showDiff(c);
+    return null;
+  }
+
+  /** Everything a view that (re)opens needs to show this window's agent answers. */
+  replay(): ToWebview[] {
+    const out: ToWebview[] = [];
+    for (const [chatId, a] of this.answers) {
+      if (a.sent) out.push({ type: 'chatSent', chatId, content: a.sent.content, note: a.sent.note });
+      out.push({ type: 'chatSnapshot', chatId, text: a.text, ...(a.reasoning ? { reasoning: a.reasoning } : {}) });
+      for (const step of a.steps.values()) out.push({ type: 'agentStep', chatId, step });
+      if (a.end) out.push({ type: 'chatEnd', chatId, end: a.end });
+    }
+    return out;
+  }
+
+  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
+    if (this.answers.has(chatId)) return;
+    const a: Answer = { text: '', reasoning: '', steps: new Map(), sent: null, ac: new AbortController(), end: null };
+    this.answers.set(chatId, a);
+    let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
+    let conversation = messages;
+    try {
+      const client = await this.host.ensureClient();
+      const plan = await this.host.prepare(client, messages, context);
+      a.sent = { content: plan.content, note: plan.note };
+      this.broadcast({ type: 'chatSent', chatId, content: plan.content, note: plan.note });
+      if (plan.error) throw new Error(plan.error);
+      conversation = wellFormedToolTurns(plan.messages);
+      const made = await this.host.makeLoop(client, (e) => this.event(chatId, a, e), this.approvals(chatId, a.ac.signal));
+      if (typeof made === 'string') throw new Error(made);
+      const withSystem = conversation[0]?.role === 'system' ? conversation : [{ role: 'system' as const, content: made.system }, ...conversation];
+      const run = await made.loop.run(withSystem, a.ac.signal);
+      end = {
+        usage: run.usage, timings: run.timings, error: run.end === 'error' ? run.error : null, cancelled: run.end === 'cancelled',
+        agent: { messages: run.messages, steps: run.steps, note: run.end === 'stepLimit' ? run.error : null },
+      };
+      conversation = [...conversation, ...run.messages];
+    } catch (err) {
+      end = { ...end, error: a.ac.signal.aborted ? null : (err as Error).message, cancelled: a.ac.signal.aborted };
+    }
+    for (const key of [...this.changes.keys()]) if (key.startsWith(`${chatId}\u0000`)) this.changes.delete(key);
+    a.end = end;
+    this.setLast(name, conversation);
+    this.broadcast({ type: 'chatEnd', chatId, end });
+    const done = [...this.answers].filter(([, x]) => x.end);
+    for (const [id] of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) this.answers.delete(id);
+  }
+
+  private event(chatId: string, a: Answer, e: AgentEvent): void {
+    if (e.type === 'text') {
+      a.text += e.text;
+      this.broadcast({ type: 'chatDelta', chatId, text: e.text });
+    } else if (e.type === 'reasoning') {
+      a.reasoning += e.text;
+      this.broadcast({ type: 'chatReasoning', chatId, text: e.text });
+    } else {
+      a.steps.set(e.step.id, e.step);
+      this.broadcast({ type: 'agentStep', chatId, step: e.step });
+    }
+  }
+
+  private approvals(chatId: string, signal: AbortSignal): AgentApprovals {
+    const wait = (stepId: string, kind: Wait['kind']): Promise<boolean> => new Promise((resolve) => {
+      if (signal.aborted) return resolve(false);
+      const key = `${chatId}\u0000${stepId}`;
+      this.waits.set(key, { kind, resolve });
+      signal.addEventListener('abort', () => { this.waits.delete(key); resolve(false); }, { once: true });
+    });
+    return {
+      allowTool: (step) => wait(step.id, 'tool'),
+      allowCommand: (step) => wait(step.id, 'command'),
+      review: (changes) => {
+        for (const c of changes) this.changes.set(`${chatId}\u0000${c.step.id}`, c.change);
+        return Promise.all(changes.map((c) => wait(c.step.id, 'change')));
+      },
+    };
+  }
+}

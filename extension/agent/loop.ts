@@ -1,0 +1,250 @@
+// The agent loop: ask the chat model with the tools, run the calls it makes (after the user's
+// approval where one is needed), give it the results, and go on until it answers without a call,
+// the step limit is reached, or Stop aborts the signal (which ends the model request and the
+// running tool at once). One step = one model request and the calls it made.
+import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
+import type { AgentStepView } from '../../contract/agent.js';
+import type { StrataClient } from '../client/client.js';
+import { CHAT_MAX_TOKENS, type ChatRequest } from '../client/types.js';
+import { boundResult, type TokenCounter } from './budget.js';
+import { isAllowListed } from './commandPolicy.js';
+import { unifiedDiff } from './diffText.js';
+import { PathRefused, type WorkspacePaths } from './paths.js';
+import type { ToolRegistry } from './registry.js';
+import type { AgentApprovals, AgentTool, AgentWorkspace, ProposedChange, StepRef, ToolContext } from './types.js';
+
+export interface AgentSettings {
+  maxSteps: number;
+  autoApproveReadOnly: boolean;
+  allowedCommands: readonly string[];
+  /** Largest tool result the model gets, in tokens. */
+  maxResultTokens: number;
+}
+
+export type AgentEvent =
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'step'; step: AgentStepView };
+
+export interface AgentRun {
+  /** The messages the run added after the question (assistant calls, tool results, the answer). */
+  messages: ChatMessage[];
+  end: 'answer' | 'stepLimit' | 'cancelled' | 'error';
+  error: string | null;
+  steps: number;
+  usage: Usage | null;
+  timings: Timings | null;
+}
+
+export interface AgentLoopDeps {
+  client: Pick<StrataClient, 'chatStream'>;
+  tools: ToolRegistry;
+  workspace: AgentWorkspace;
+  paths: WorkspacePaths;
+  approvals: AgentApprovals;
+  settings: AgentSettings;
+  /** The server's tokenizer for bounding results; absent: a character estimate. */
+  countTokens?: TokenCounter | undefined;
+  onEvent(e: AgentEvent): void;
+  model?: string | undefined;
+  /** tool_choice per step (1-based); default "auto". A name forces that tool (tests, a forced first step). */
+  toolChoice?: ((step: number) => ChatRequest['toolChoice']) | undefined;
+  /** Answer length cap per step (default CHAT_MAX_TOKENS). */
+  maxTokens?: number | undefined;
+}
+
+const CANCELLED = 'cancelled: the user pressed Stop';
+
+/** A change waiting in this step, with every call that edited the same file. */
+interface Pending { change: ProposedChange; steps: Array<{ index: number; view: AgentStepView; summary: string }> }
+
+export class AgentLoop {
+  constructor(private readonly deps: AgentLoopDeps) {}
+
+  async run(messages: readonly ChatMessage[], signal: AbortSignal): Promise<AgentRun> {
+    const added: ChatMessage[] = [];
+    const out: AgentRun = { messages: added, end: 'answer', error: null, steps: 0, usage: null, timings: null };
+    let textLength = 0;
+    const maxSteps = Math.max(1, Math.floor(this.deps.settings.maxSteps));
+    try {
+      for (;;) {
+        signal.throwIfAborted();
+        out.steps++;
+        let text = '';
+        const calls: ToolCall[] = [];
+        for await (const ev of this.deps.client.chatStream({
+          messages: [...messages, ...added], tools: this.deps.tools.specs(), toolChoice: this.deps.toolChoice?.(out.steps) ?? 'auto', maxTokens: this.deps.maxTokens ?? CHAT_MAX_TOKENS,
+          ...(this.deps.model ? { model: this.deps.model } : {}),
+        }, signal)) {
+          if (ev.type === 'text') { text += ev.text; textLength += ev.text.length; this.deps.onEvent({ type: 'text', text: ev.text }); }
+          else if (ev.type === 'reasoning') this.deps.onEvent({ type: 'reasoning', text: ev.text });
+          else if (ev.type === 'toolCall') calls.push(ev.call);
+          else if (ev.type === 'done') {
+            if (ev.usage) out.usage = { ...ev.usage, completionTokens: (out.usage?.completionTokens ?? 0) + ev.usage.completionTokens };
+            out.timings = ev.timings ?? out.timings;
+          }
+        }
+        signal.throwIfAborted();
+        if (!calls.length) {
+          added.push({ role: 'assistant', content: text });
+          return out;
+        }
+        // Call ids the model leaves empty or repeats would pair results with the wrong call.
+        const seen = new Set<string>();
+        const ided = calls.map((c, i) => {
+          const id = c.id && !seen.has(c.id) ? c.id : `call_${out.steps}_${i}`;
+          seen.add(id);
+          return { ...c, id };
+        });
+        added.push({ role: 'assistant', content: text, toolCalls: ided });
+        const results = await this.runCalls(ided, out.steps, textLength, signal);
+        ided.forEach((c, i) => added.push({ role: 'tool', toolCallId: c.id, name: c.name, content: results[i]! }));
+        if (out.steps >= maxSteps) {
+          out.end = 'stepLimit';
+          out.error = `the agent stopped at the step limit (${maxSteps} steps, strata.agent.maxSteps); send a message to let it go on`;
+          return out;
+        }
+      }
+    } catch (err) {
+      // Every call the last assistant message made must have a result, or the conversation cannot go on.
+      const last = [...added].reverse().find((m) => m.role === 'assistant');
+      if (last?.toolCalls) {
+        const answered = new Set(added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
+        for (const c of last.toolCalls) if (!answered.has(c.id)) added.push({ role: 'tool', toolCallId: c.id, name: c.name, content: signal.aborted ? CANCELLED : `error: ${(err as Error).message}` });
+      }
+      out.end = signal.aborted ? 'cancelled' : 'error';
+      out.error = signal.aborted ? null : (err as Error).message;
+      return out;
+    }
+  }
+
+  /** Runs one step's calls in order; returns each call's result text for the model. */
+  private async runCalls(calls: readonly ToolCall[], step: number, at: number, signal: AbortSignal): Promise<string[]> {
+    const results: Array<string | undefined> = new Array(calls.length);
+    const views: AgentStepView[] = calls.map((c, i) => ({ id: `s${step}-${i}`, tool: c.name, args: c.arguments, status: 'running', result: null, at, ask: null }));
+    const emit = (v: AgentStepView): void => this.deps.onEvent({ type: 'step', step: { ...v } });
+    const finish = (i: number, status: AgentStepView['status'], result: string): void => {
+      results[i] = result;
+      Object.assign(views[i]!, { status, result, ask: null });
+      emit(views[i]!);
+    };
+    const pending = new Map<string, Pending>();
+    const ctx: ToolContext = {
+      signal, workspace: this.deps.workspace, paths: this.deps.paths,
+      readCurrent: async (abs) => pending.get(abs)?.change.after ?? this.deps.workspace.readText(abs),
+    };
+    try {
+      for (let i = 0; i < calls.length; i++) {
+        signal.throwIfAborted();
+        const call = calls[i]!;
+        const view = views[i]!;
+        emit(view);
+        const parsed = this.deps.tools.parse(call.name, call.arguments);
+        if (typeof parsed === 'string') { finish(i, 'error', `error: ${parsed}`); continue; }
+        const ref: StepRef = { id: view.id, tool: call.name, args: parsed.args };
+        if (this.needsAsking(parsed.tool)) {
+          Object.assign(view, { status: 'waiting', ask: 'tool' });
+          emit(view);
+          if (!(await this.deps.approvals.allowTool(ref, signal))) { signal.throwIfAborted(); finish(i, 'rejected', 'the user did not allow this call'); continue; }
+          Object.assign(view, { status: 'running', ask: null });
+          emit(view);
+        }
+        let outcome;
+        try {
+          outcome = await parsed.tool.run(parsed.args, ctx);
+        } catch (err) {
+          if (signal.aborted) throw err;
+          finish(i, 'error', `error: ${err instanceof PathRefused ? `refused: ${err.message}` : (err as Error).message}`);
+          continue;
+        }
+        if (outcome.type === 'text') {
+          const b = await boundResult(outcome.text, this.deps.settings.maxResultTokens, { count: this.deps.countTokens, signal });
+          finish(i, 'done', b.text);
+        } else if (outcome.type === 'error') {
+          finish(i, 'error', `error: ${outcome.message}`);
+        } else if (outcome.type === 'change') {
+          const c = outcome.change;
+          const group = pending.get(c.abs);
+          if (group) {
+            group.change = { ...group.change, after: c.after };
+            group.steps.push({ index: i, view, summary: outcome.summary });
+            Object.assign(view, { status: 'waiting', ask: null, proposal: { path: c.path, diff: '', created: false, decision: 'part' } });
+          } else {
+            pending.set(c.abs, { change: c, steps: [{ index: i, view, summary: outcome.summary }] });
+            Object.assign(view, { status: 'waiting', ask: 'change' });
+          }
+          const first = pending.get(c.abs)!.steps[0]!.view;
+          const g = pending.get(c.abs)!.change;
+          first.proposal = { path: g.path, diff: unifiedDiff(g.path, g.before, g.after), created: g.before === null, decision: 'pending' };
+          emit(first);
+          if (first !== view) emit(view);
+        } else {
+          // Changes before a command are decided first: the command may depend on them (a test run).
+          await this.review(pending, finish, signal);
+          const allowListed = isAllowListed(outcome.command, this.deps.settings.allowedCommands);
+          Object.assign(view, { command: { text: outcome.command, cwd: outcome.cwd, allowListed } });
+          if (!allowListed) {
+            Object.assign(view, { status: 'waiting', ask: 'command' });
+            emit(view);
+            if (!(await this.deps.approvals.allowCommand(ref, outcome.command, outcome.cwd, signal))) {
+              signal.throwIfAborted();
+              finish(i, 'skipped', 'the user skipped this command; it did not run');
+              continue;
+            }
+          }
+          Object.assign(view, { status: 'running', ask: null });
+          emit(view);
+          const r = await this.deps.workspace.runCommand(outcome.command, outcome.cwd, signal);
+          signal.throwIfAborted();
+          const head = `exit code: ${r.exitCode ?? 'unknown'}${r.note ? ` (${r.note})` : ''}\n`;
+          const b = await boundResult(r.output, this.deps.settings.maxResultTokens, { count: this.deps.countTokens, keepTail: true, signal });
+          finish(i, r.exitCode === 0 || r.exitCode === null ? 'done' : 'error', `${head}${b.text}`);
+        }
+      }
+      await this.review(pending, finish, signal);
+    } catch (err) {
+      if (!signal.aborted) throw err;
+      views.forEach((v, i) => {
+        if (results[i] !== undefined) return;
+        results[i] = CANCELLED;
+        Object.assign(v, { status: 'cancelled', result: CANCELLED, ask: null });
+        if (v.proposal) v.proposal = { ...v.proposal, decision: 'rejected' };
+        emit(v);
+      });
+      throw err;
+    }
+    return results.map((r) => r ?? CANCELLED);
+  }
+
+  /** Puts the step's changes before the user (a diff per file), applies the accepted ones. */
+  private async review(pending: Map<string, Pending>, finish: (i: number, status: AgentStepView['status'], result: string) => void, signal: AbortSignal): Promise<void> {
+    if (!pending.size) return;
+    const groups = [...pending.values()];
+    pending.clear();
+    const decisions = await this.deps.approvals.review(groups.map((g) => ({ step: { id: g.steps[0]!.view.id, tool: g.steps[0]!.view.tool, args: {} }, change: g.change })), signal);
+    signal.throwIfAborted();
+    for (let k = 0; k < groups.length; k++) {
+      const g = groups[k]!;
+      const first = g.steps[0]!.view;
+      let status: AgentStepView['status'];
+      let result: string;
+      if (decisions[k]) {
+        const problem = await this.deps.workspace.apply(g.change);
+        status = problem ? 'error' : 'done';
+        result = problem ? `error: the change to ${g.change.path} could not be applied: ${problem}` : `applied: the user accepted the change to ${g.change.path}`;
+        first.proposal = { ...first.proposal!, decision: problem ? 'rejected' : 'accepted' };
+      } else {
+        status = 'rejected';
+        result = `the user rejected the change to ${g.change.path}; the file is unchanged`;
+        first.proposal = { ...first.proposal!, decision: 'rejected' };
+      }
+      for (const s of g.steps) finish(s.index, status, g.steps.length > 1 ? `${result} (${s.summary}, one of ${g.steps.length} calls on this file)` : `${result} (${s.summary})`);
+    }
+  }
+
+  private needsAsking(tool: AgentTool): boolean {
+    if (tool.kind === 'read') return !this.deps.settings.autoApproveReadOnly;
+    if (tool.kind === 'external') return !(tool.readOnlyHint && this.deps.settings.autoApproveReadOnly);
+    return false; // change and command tools ask in their own way (review, allowCommand)
+  }
+}

@@ -1,0 +1,96 @@
+// MCP servers from strata.agent.mcpServers (stdio), through the official SDK's Client and
+// StdioClientTransport: each server's tools join the agent's with their input schemas, named
+// "<server>_<tool>". A server is started on the first agent run that needs it and kept while its
+// settings stay the same; one that fails to start is logged and left out, the others still serve.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { JsonSchema } from './schema.js';
+import type { AgentTool, ToolOutcome } from './types.js';
+
+export interface McpServerSpec { command: string; args: string[]; env: Record<string, string> }
+
+/** How long a server may take to start and list its tools. */
+const START_TIMEOUT_MS = 20_000;
+
+interface Connection { key: string; client: Client; tools: AgentTool[] }
+
+/** "<server>_<tool>" within the 64 characters and the letters a function name may use. */
+export function mcpToolName(server: string, tool: string): string {
+  return `${server}_${tool}`.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+}
+
+/** An MCP tool result as the text the model reads (text parts; other parts named, not inlined). */
+export function mcpResultText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content.map((c: { type?: unknown; text?: unknown; mimeType?: unknown; resource?: { uri?: unknown; text?: unknown } }) => {
+    if (c.type === 'text' && typeof c.text === 'string') return c.text;
+    if (c.type === 'resource' && typeof c.resource?.text === 'string') return c.resource.text;
+    return `[${String(c.type)} content${typeof c.mimeType === 'string' ? ` (${c.mimeType})` : ''} left out]`;
+  }).join('\n');
+}
+
+export class McpTools {
+  private readonly connections = new Map<string, Connection>();
+
+  constructor(private readonly log: (message: string) => void, private readonly cwd: () => string | undefined) {}
+
+  /** The tools of every configured server (starting the ones not running); closes servers no longer configured. */
+  async tools(servers: Record<string, McpServerSpec>, signal?: AbortSignal): Promise<AgentTool[]> {
+    for (const [name, c] of this.connections) {
+      if (!servers[name] || c.key !== JSON.stringify(servers[name])) await this.close(name);
+    }
+    const out: AgentTool[] = [];
+    for (const [name, spec] of Object.entries(servers)) {
+      try {
+        const c = this.connections.get(name) ?? await this.connect(name, spec, signal);
+        out.push(...c.tools);
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        this.log(`MCP server "${name}" (${spec.command}) could not start: ${(err as Error).message}`);
+      }
+    }
+    return out;
+  }
+
+  private async connect(name: string, spec: McpServerSpec, signal?: AbortSignal): Promise<Connection> {
+    const cwd = this.cwd();
+    const transport = new StdioClientTransport({
+      command: spec.command, args: spec.args, env: { ...getDefaultEnvironment(), ...spec.env }, stderr: 'pipe', ...(cwd ? { cwd } : {}),
+    });
+    transport.stderr?.on('data', (d: Buffer) => this.log(`MCP ${name}: ${String(d).trimEnd()}`));
+    const client = new Client({ name: 'strata-vscode', version: '1' }, { capabilities: {} });
+    try {
+      await client.connect(transport, { timeout: START_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+      const listed = await client.listTools(undefined, { timeout: START_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+      const tools = listed.tools.map((t): AgentTool => ({
+        name: mcpToolName(name, t.name),
+        kind: 'external',
+        readOnlyHint: t.annotations?.readOnlyHint === true,
+        description: `${t.description ?? t.title ?? t.name} (MCP server ${name})`,
+        parameters: t.inputSchema as JsonSchema,
+        run: async (args, ctx): Promise<ToolOutcome> => {
+          const r = await client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal, timeout: 120_000 });
+          const text = mcpResultText(r.content) || (r.structuredContent ? JSON.stringify(r.structuredContent) : '');
+          return r.isError ? { type: 'error', message: text || 'the MCP tool failed' } : { type: 'text', text: text || '(no content)' };
+        },
+      }));
+      const c: Connection = { key: JSON.stringify(spec), client, tools };
+      this.connections.set(name, c);
+      this.log(`MCP server "${name}": ${tools.length} tool(s): ${tools.map((t) => t.name).join(', ')}`);
+      return c;
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async close(name: string): Promise<void> {
+    const c = this.connections.get(name);
+    this.connections.delete(name);
+    await c?.client.close().catch(() => undefined);
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.connections.keys()].map((n) => this.close(n)));
+  }
+}

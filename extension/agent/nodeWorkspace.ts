@@ -1,0 +1,92 @@
+// The agent's workspace on plain folders (Node only): files from disk, the listing of the
+// codebase index's walker (.gitignore, excludes), a line search, commands in a child process.
+// The unit tests run the loop on it; vscodeWorkspace.ts builds on it inside VS Code.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import picomatch from 'picomatch';
+import { readText, walk } from '../codebase/walker.js';
+import { runChildCommand } from './childCommand.js';
+import type { WorkspacePaths } from './paths.js';
+import type { AgentWorkspace, CodebaseSearchFn, CommandResult, DiagnosticItem, ProposedChange, TextMatch } from './types.js';
+
+/** The largest file read_file, search_text and edit_file open. */
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** What list_files and search_text always leave out (beside .gitignore and files.exclude). */
+export const LIST_EXCLUDES: readonly string[] = ['**/node_modules/**', '**/.git/**'];
+
+export interface NodeWorkspaceOptions {
+  /** Globs left out beside .gitignore (files.exclude keys set to true). */
+  exclude: () => readonly string[];
+  codebase?: CodebaseSearchFn | undefined;
+}
+
+export class NodeWorkspace implements AgentWorkspace {
+  codebase: CodebaseSearchFn | undefined;
+
+  constructor(protected readonly paths: WorkspacePaths, protected readonly opts: NodeWorkspaceOptions) {
+    this.codebase = opts.codebase;
+  }
+
+  async readText(abs: string): Promise<string | null> {
+    return readText(abs, MAX_FILE_BYTES);
+  }
+
+  async listFiles(signal: AbortSignal): Promise<string[]> {
+    const out: string[] = [];
+    const multi = this.paths.roots.length > 1;
+    for (const root of this.paths.roots) {
+      const r = await walk(root.path, { exclude: [...LIST_EXCLUDES, ...this.opts.exclude()], maxFileBytes: Number.MAX_SAFE_INTEGER }, signal);
+      out.push(...r.files.map((f) => (multi ? `${root.name}/${f.path}` : f.path)));
+    }
+    return out;
+  }
+
+  async searchText(query: string, opts: { regex: boolean; glob: string | null; maxResults: number }, signal: AbortSignal): Promise<TextMatch[]> {
+    const re = opts.regex ? new RegExp(query) : null;
+    const match = opts.glob ? picomatch(opts.glob, { dot: true }) : null;
+    const hits: TextMatch[] = [];
+    for (const rel of await this.listFiles(signal)) {
+      if (match && !match(rel) && !match(rel.split('/').pop()!)) continue;
+      signal.throwIfAborted();
+      const text = await this.readText(this.absOf(rel));
+      if (text === null) continue;
+      const lines = text.split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        if (re ? re.test(lines[i]!) : lines[i]!.includes(query)) {
+          hits.push({ path: rel, line: i + 1, text: lines[i]! });
+          if (hits.length >= opts.maxResults) return hits;
+        }
+      }
+    }
+    return hits;
+  }
+
+  diagnostics(_abs: string | undefined): DiagnosticItem[] {
+    return [];
+  }
+
+  async apply(change: ProposedChange): Promise<string | null> {
+    try {
+      await mkdir(dirname(change.abs), { recursive: true });
+      await writeFile(change.abs, change.after, change.before === null ? { flag: 'wx' } : {});
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  runCommand(command: string, cwd: string, signal: AbortSignal): Promise<CommandResult> {
+    return runChildCommand(command, cwd, signal);
+  }
+
+  /** The absolute path of a listed (workspace-relative) path. */
+  protected absOf(rel: string): string {
+    const roots = this.paths.roots;
+    if (roots.length > 1) {
+      const [name, ...rest] = rel.split('/');
+      const root = roots.find((r) => r.name === name) ?? roots[0]!;
+      return join(root.path, rest.join('/'));
+    }
+    return join(roots[0]!.path, rel);
+  }
+}

@@ -1,0 +1,63 @@
+// Wires Agent mode into VS Code: the loop's tools (built-in, and MCP servers' from the settings),
+// the workspace (documents, Problems, ripgrep, the terminal, WorkspaceEdits), workspace trust
+// (no tools in Restricted Mode), the Open Diff view, and the mode each saved session was in.
+import * as vscode from 'vscode';
+import { agentSettings } from '../config/config.js';
+import type { ConversationStore } from '../sessions/conversationMemory.js';
+import type { AgentProvider } from './agentChats.js';
+import { CHANGE_TOOLS } from './changeTools.js';
+import { ProposalDiffs } from './diffView.js';
+import { AgentLoop } from './loop.js';
+import { McpTools } from './mcp.js';
+import { WorkspacePaths } from './paths.js';
+import { agentSystemPrompt } from './prompt.js';
+import { READ_TOOLS, searchCodebase } from './readTools.js';
+import { ToolRegistry } from './registry.js';
+import { AgentTerminal } from './terminalCommand.js';
+import type { CodebaseSearchFn } from './types.js';
+import { VscodeWorkspace } from './vscodeWorkspace.js';
+
+function folders(): vscode.WorkspaceFolder[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
+}
+
+/** files.exclude globs that are on (list_files and search_text leave them out, as the Explorer does). */
+function filesExclude(): string[] {
+  const ex = vscode.workspace.getConfiguration('files').get<Record<string, boolean>>('exclude', {});
+  return Object.entries(ex).filter(([, on]) => on === true).map(([g]) => g);
+}
+
+export function registerAgent(context: vscode.ExtensionContext, opts: { conversations: ConversationStore; codebase?: CodebaseSearchFn | undefined; log: vscode.LogOutputChannel }): AgentProvider {
+  const terminal = new AgentTerminal();
+  const diffs = new ProposalDiffs();
+  const mcp = new McpTools((m) => opts.log.info(m), () => folders()[0]?.uri.fsPath);
+  context.subscriptions.push(terminal, diffs, { dispose: () => void mcp.dispose() });
+  const builtin = (): ToolRegistry => new ToolRegistry([...READ_TOOLS.filter((t) => t !== searchCodebase || opts.codebase), ...CHANGE_TOOLS]);
+  let lastTools = builtin().specs();
+  const system = (): string => agentSystemPrompt(folders().map((f) => f.name));
+  return {
+    system,
+    tools: () => lastTools,
+    saveMode: (name, mode) => opts.conversations.saveMode?.(name, mode),
+    loadMode: (name) => opts.conversations.loadMode?.(name) ?? null,
+    showDiff: (change) => diffs.show(change),
+    makeLoop: async (client, onEvent, approvals) => {
+      if (!vscode.workspace.isTrusted) return 'Agent mode is off in Restricted Mode: trust this workspace (Manage Workspace Trust) to let the agent use its tools.';
+      const open = folders();
+      if (!open.length) return 'Agent mode needs a folder: open one (File > Open Folder) for the agent to work in.';
+      const paths = new WorkspacePaths(open.map((f) => ({ name: f.name, path: f.uri.fsPath })));
+      const settings = agentSettings();
+      const tools = builtin();
+      for (const t of await mcp.tools(settings.mcpServers)) {
+        try { tools.add(t); } catch (err) { opts.log.warn(`MCP tool left out: ${(err as Error).message}`); }
+      }
+      lastTools = tools.specs();
+      const workspace = new VscodeWorkspace(paths, { exclude: filesExclude, codebase: opts.codebase }, terminal);
+      const loop = new AgentLoop({
+        client, tools, workspace, paths, approvals, settings, onEvent,
+        countTokens: async (text, signal) => (await client.tokenize(text, signal)).length,
+      });
+      return { loop, system: system() };
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// search_text through the ripgrep VS Code ships (node_modules/@vscode/ripgrep under the app
+// root): .gitignore as rg reads it, files.exclude as negated globs, stopped after enough lines.
+// Pure Node; the caller finds the binary and falls back to the walker's search without it.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import type { TextMatch } from './types.js';
+
+/** VS Code's rg under its app root (unpacked from the asar in packaged builds), or null. */
+export function findRipgrep(appRoot: string): string | null {
+  const exe = process.platform === 'win32' ? 'rg.exe' : 'rg';
+  for (const nm of ['node_modules', 'node_modules.asar.unpacked']) {
+    const p = join(appRoot, nm, '@vscode', 'ripgrep', 'bin', exe);
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+export interface RipgrepQuery {
+  query: string;
+  regex: boolean;
+  glob: string | null;
+  exclude: readonly string[];
+  maxResults: number;
+  /** Each root with the prefix its paths get ('' in a single-folder workspace). */
+  roots: Array<{ path: string; prefix: string }>;
+}
+
+export function ripgrepSearch(rg: string, q: RipgrepQuery, signal: AbortSignal): Promise<TextMatch[]> {
+  const args = ['--line-number', '--no-heading', '--with-filename', '--color', 'never', '--max-columns', '400', '--max-filesize', '4M', '--hidden', '-g', '!.git'];
+  if (!q.regex) args.push('--fixed-strings');
+  if (q.glob) args.push('-g', q.glob);
+  for (const g of q.exclude) args.push('-g', `!${g}`);
+  args.push('-e', q.query, '--', ...q.roots.map((r) => r.path));
+  return new Promise((resolve, reject) => {
+    const child = spawn(rg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const hits: TextMatch[] = [];
+    let buf = '';
+    let err = '';
+    const stop = (): void => { child.kill('SIGKILL'); };
+    signal.addEventListener('abort', stop, { once: true });
+    const line = (l: string): void => {
+      // path:line:text (the path may itself contain ':' on Windows drives; the line number is the anchor).
+      const m = /^(.*?):(\d+):(.*)$/.exec(l);
+      if (!m || hits.length >= q.maxResults) return;
+      const root = q.roots.find((r) => m[1]!.startsWith(r.path + sep) || m[1] === r.path) ?? q.roots[0]!;
+      const rel = relative(root.path, m[1]!).split(sep).join('/');
+      hits.push({ path: root.prefix ? `${root.prefix}/${rel}` : rel, line: Number(m[2]), text: m[3]! });
+      if (hits.length >= q.maxResults) stop();
+    };
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      buf += s;
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      lines.forEach(line);
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => { err += s; });
+    child.on('error', (e) => { signal.removeEventListener('abort', stop); reject(e); });
+    child.on('close', (code) => {
+      signal.removeEventListener('abort', stop);
+      if (signal.aborted) return reject(signal.reason);
+      if (buf) line(buf);
+      // 1: no match; 2: an error (a bad pattern) unless some lines came first.
+      if (code === 2 && !hits.length) return reject(new Error(err.trim().split('\n')[0] || 'ripgrep failed'));
+      resolve(hits);
+    });
+  });
+}

@@ -1,0 +1,70 @@
+#include "draft_prediction.h"
+
+#include <algorithm>
+
+namespace strata {
+
+namespace {
+
+// Longest suffix of the answer tried when rejoining the prediction. Longest first: a longer
+// match is less likely to be a common token (a newline, a bracket) in the wrong place.
+constexpr size_t kRejoinMax = 8;
+// The draft's length adapts: it doubles each time the answer follows it that far and halves at a
+// mismatch, so a prediction that is right costs few steps, one edit costs little, and a prediction
+// that keeps missing (or guessed rejoins) costs little verification.
+constexpr size_t kLimitMin = 2, kLimitMax = 256;
+
+}  // namespace
+
+void PredictionCursor::Follow(llama_token tok) {
+  answer_.push_back(tok);
+  if (at_ != npos && at_ < tokens_.size() && tokens_[at_] == tok) {
+    hint_ = ++at_;
+    if (++good_ >= limit_) {
+      limit_ = std::min(2 * limit_, kLimitMax);
+      good_ = 0;
+    }
+    return;
+  }
+  limit_ = std::max(limit_ / 2, kLimitMin);
+  good_ = 0;
+  Resync();
+}
+
+void PredictionCursor::Resync() {
+  at_ = npos;
+  const size_t len = answer_.size();
+  for (size_t m = std::min({kRejoinMax, len, tokens_.size()}); m >= 1; --m) {
+    const llama_token* suffix = answer_.data() + (len - m);
+    size_t before = npos;  // the latest match ending before the hint
+    for (size_t start = 0; start + m <= tokens_.size(); ++start) {
+      if (!std::equal(suffix, suffix + m, tokens_.begin() + static_cast<std::ptrdiff_t>(start))) continue;
+      const size_t end = start + m;
+      // The first match that ends past the hint: where the edit's unchanged rest begins.
+      if (end > hint_) {
+        at_ = end;
+        return;
+      }
+      before = end;
+    }
+    if (before != npos) {
+      at_ = before;
+      return;
+    }
+  }
+  // Nowhere to rejoin: guess once per position that the answer replaced the expected token and
+  // goes on with the one after it (a renamed word, a changed number).
+  if (guess_from_ != hint_ && hint_ + 1 < tokens_.size()) {
+    guess_from_ = hint_;
+    at_ = hint_ + 1;
+  }
+}
+
+std::vector<llama_token> PredictionCursor::Next(int32_t max) const {
+  if (at_ == npos || at_ >= tokens_.size() || max <= 0) return {};
+  const size_t n = std::min({tokens_.size() - at_, static_cast<size_t>(max), limit_});
+  return std::vector<llama_token>(tokens_.begin() + static_cast<std::ptrdiff_t>(at_),
+                                  tokens_.begin() + static_cast<std::ptrdiff_t>(at_ + n));
+}
+
+}  // namespace strata

@@ -1,0 +1,44 @@
+// Predicted outputs (OpenAI's `prediction`): the caller's guess at the answer (an edit's region as
+// it stands) is the speculative draft. The cursor follows the answer through the prediction; after
+// a mismatch it resynchronises where the answer's latest tokens occur in the prediction again
+// (an edit that changed one line rejoins the old text where that line ends). Engine thread only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "llama.h"
+
+namespace strata {
+
+class PredictionCursor {
+ public:
+  explicit PredictionCursor(std::vector<llama_token> tokens) : tokens_(std::move(tokens)) {}
+
+  // The answer grew by `tok` (answer tokens arrive in order, each once).
+  void Follow(llama_token tok);
+  // Answer tokens followed so far.
+  size_t followed() const { return answer_.size(); }
+  // The prediction's tokens expected after the answer so far, at most `max`; empty while lost or
+  // when the prediction is used up.
+  std::vector<llama_token> Next(int32_t max) const;
+
+ private:
+  void Resync();
+
+  std::vector<llama_token> tokens_;
+  std::vector<llama_token> answer_;
+  // Index in tokens_ of the token expected next; npos while the answer has left the prediction.
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  size_t at_ = 0;
+  // Just past the prediction token the answer last followed: a rejoin after it is preferred (an
+  // unconfirmed rejoin does not move it, so one wrong guess does not skip the real one).
+  size_t hint_ = 0;
+  // The hint_ a replaced-token guess was last made at (see Resync): one guess per position.
+  size_t guess_from_ = npos;
+  // Draft length now, and answer tokens that followed the prediction since it last changed.
+  size_t limit_ = 16;  // a first draft of 16, then as above
+  size_t good_ = 0;
+};
+
+}  // namespace strata

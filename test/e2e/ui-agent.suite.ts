@@ -1,0 +1,124 @@
+// UI steps of Agent mode, against a scripted model server the steps start
+// (test/helpers/scripted-model-server.ts): the tiny test model's answers are noise, and these steps
+// need a model that reads a file, proposes an edit and runs a command, so the scripted server
+// plays the model's turns (each chosen by what the conversation holds so far). The extension is
+// switched to `strata.serverMode: remote` at it through the workspace settings, so these steps run
+// last. Everything else is real: VS Code, the extension, the agent loop and its tools, the panel,
+// the WorkspaceEdit, the terminal.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
+import { waitForAnswerEnd } from './lib/panel.js';
+import { plainSpaces, waitForValue } from './lib/workbench.js';
+import type { UiContext } from './ui.suite.js';
+
+const S = {
+  connect: 'agent: the extension connects to a scripted model server (remote mode)',
+  read: 'agent: in Agent mode the model reads a file; the step shows the tool, its arguments and a collapsible result',
+  diff: 'agent: the edit it proposes shows as a diff with Accept / Reject (and in VS Code\'s diff editor); the file is unchanged',
+  accept: 'agent: Accept applies the change (the file holds it)',
+  command: 'agent: run_command waits for Run / Skip (nothing ran yet); Run runs it and the answer ends',
+  undo: 'agent: Ctrl+Z in the editor takes the accepted change back in one step',
+};
+
+export const AGENT_FILE = 'e2e_agent.py';
+const SRC = 'def greet(name):\n    return "Hello " + name\n\n\nprint(greet("VS Code"))\n';
+const EDITED = SRC.replace('"Hello "', '"Hi "');
+const MARKER = 'e2e_agent_ran.txt';
+
+/** The scripted model: read the file, then edit it, then run a command, then answer. */
+function agentTurn(body: Record<string, unknown>): ChatTurnScript {
+  const msgs = body.messages as Array<{ role: string; content: string }>;
+  const results = msgs.filter((m) => m.role === 'tool').length;
+  if (results === 0) return { text: 'I will read the file first.', toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: AGENT_FILE }) }] };
+  if (results === 1) return { text: 'Now the change.', toolCalls: [{ name: 'edit_file', arguments: JSON.stringify({ path: AGENT_FILE, edits: [{ search: '"Hello "', replace: '"Hi "' }] }) }] };
+  if (results === 2) return { text: 'And a check.', toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command: `echo agent-ran > ${MARKER}` }) }] };
+  return { text: `Done: greet now says "Hi". The last result was: ${msgs.at(-1)!.content.split('\n')[0]}` };
+}
+
+export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promise<void> {
+  const scripted = new ScriptedModelServer({ chat: (b) => agentTurn(b) });
+  const url = await scripted.start();
+  const file = join(workspace, AGENT_FILE);
+  const stepEl = async (tool: string) => (await panel()).locator(`.agent-step:has(.step-tool:text-is("${tool}"))`).last();
+  try {
+    await t.step(S.connect, async () => {
+      mkdirSync(join(workspace, '.vscode'), { recursive: true });
+      const path = join(workspace, '.vscode', 'settings.json');
+      const was = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> : {};
+      writeFileSync(path, JSON.stringify({ ...was, 'strata.serverMode': 'remote', 'strata.remoteUrl': url }, null, 2));
+      const toast = await wb.waitForNotification(/Strata server settings changed/, 60_000);
+      await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
+      await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);
+      await wb.clearNotifications();
+    }, { timeoutMs: 180_000 });
+
+    await t.step(S.read, async () => {
+      writeFileSync(file, SRC);
+      const frame = await panel();
+      await frame.getByRole('tab', { name: 'Chat', exact: true }).click();
+      await frame.getByRole('button', { name: 'New chat' }).click();
+      await frame.locator('button.mode[data-mode="agent"]').click();
+      await waitForValue('the Agent toggle pressed', async () => ((await frame.locator('button.mode[data-mode="agent"]').getAttribute('aria-pressed')) === 'true' ? true : undefined), 10_000);
+      const input = frame.getByRole('textbox', { name: 'Message' });
+      await input.fill('Make greet say Hi instead of Hello, then check it.');
+      await input.press('Enter');
+      const read = await stepEl('read_file');
+      await waitForValue('the read_file step done', async () => ((await read.locator('.step-status').innerText()).trim() === 'done' ? true : undefined), 30_000);
+      await read.locator('details.step-result summary').click();
+      const result = plainSpaces(await read.locator('details.step-result pre').innerText());
+      if (!result.includes('return "Hello " + name')) throw new Error(`the read_file result does not show the file: ${result.slice(0, 200)}`);
+      if (!(await read.locator('.step-arg').innerText()).includes(AGENT_FILE)) throw new Error('the step does not name the file it read');
+      await wb.screenshot('60-agent-read-file');
+    }, { needs: [S.connect], timeoutMs: 90_000 });
+
+    await t.step(S.diff, async () => {
+      const edit = await stepEl('edit_file');
+      await edit.getByRole('button', { name: `Accept the change to ${AGENT_FILE}` }).waitFor({ timeout: 30_000 });
+      const diff = plainSpaces(await edit.locator('pre.agent-diff').innerText());
+      if (!diff.includes('-    return "Hello " + name') || !diff.includes('+    return "Hi " + name')) throw new Error(`the diff is not the proposed change: ${diff}`);
+      if (readFileSync(file, 'utf8') !== SRC) throw new Error('the file changed before the change was accepted');
+      await wb.screenshot('61-agent-edit-proposed');
+      await edit.getByRole('button', { name: `Open the change to ${AGENT_FILE} in a diff editor` }).click();
+      await wb.page.locator('.tabs-container [role="tab"][aria-label*="Strata agent proposal"]').first().waitFor({ timeout: 20_000 });
+      await wb.screenshot('62-agent-edit-diff-editor');
+    }, { needs: [S.read], timeoutMs: 90_000 });
+
+    await t.step(S.accept, async () => {
+      const edit = await stepEl('edit_file');
+      await edit.getByRole('button', { name: `Accept the change to ${AGENT_FILE}` }).click();
+      await waitForValue('the accepted change in the file on disk', async () => (readFileSync(file, 'utf8') === EDITED ? true : undefined), 20_000);
+      await waitForValue('the step marked accepted', async () => ((await edit.locator('.step-status').innerText()).trim() === 'accepted' ? true : undefined), 10_000);
+      await wb.screenshot('63-agent-edit-accepted');
+    }, { needs: [S.diff], timeoutMs: 60_000 });
+
+    await t.step(S.command, async () => {
+      const cmd = await stepEl('run_command');
+      await cmd.getByRole('button', { name: 'Run the command' }).waitFor({ timeout: 30_000 });
+      if (!(await cmd.locator('pre.step-command').innerText()).includes(`echo agent-ran > ${MARKER}`)) throw new Error('the command is not shown');
+      if (existsSync(join(workspace, MARKER))) throw new Error('the command ran before Run was pressed');
+      await wb.screenshot('64-agent-command-waits');
+      await cmd.getByRole('button', { name: 'Run the command' }).click();
+      const answer = await waitForAnswerEnd(await panel(), 60_000);
+      if (!existsSync(join(workspace, MARKER))) throw new Error('Run did not run the command');
+      const text = plainSpaces(await answer.innerText());
+      if (!text.includes('Done: greet now says "Hi". The last result was: exit code: 0')) throw new Error(`the answer after the command: ${text.slice(-300)}`);
+      await cmd.locator('details.step-result summary').click();
+      console.log(`        run_command result: ${plainSpaces(await cmd.locator('details.step-result pre').innerText()).slice(0, 200)}`);
+      await wb.screenshot('65-agent-command-ran');
+    }, { needs: [S.accept], timeoutMs: 120_000 });
+
+    await t.step(S.undo, async () => {
+      await wb.openFile(AGENT_FILE);
+      await waitForValue('the edited text in the editor', async () => ((await wb.editorText()).includes('return "Hi " + name') ? true : undefined), 10_000);
+      await wb.activeEditor().locator('.view-lines').click();
+      await wb.page.keyboard.press('Control+Z');
+      await waitForValue('the original text back after one Ctrl+Z', async () => ((await wb.editorText()).includes('return "Hello " + name') ? true : undefined), 10_000);
+      await wb.page.keyboard.press('Control+S');
+      await waitForValue('the original text saved', async () => (readFileSync(file, 'utf8') === SRC ? true : undefined), 10_000);
+      await wb.screenshot('66-agent-undone');
+    }, { needs: [S.accept], timeoutMs: 60_000 });
+  } finally {
+    await scripted.close();
+  }
+}

@@ -1,0 +1,61 @@
+// Every `strata` subcommand answers --help with its usage on stdout and exit 0, without doing
+// its work (bench-engine used to run the whole benchmark); a wrong option is a usage error (2).
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseArgs } from '../../backend/args/args.js';
+import { commands } from '../../backend/cli/commands.js';
+
+async function run(name: string, ...argv: string[]): Promise<{ code: number | void; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => { out += String(s); return true; });
+  vi.spyOn(process.stderr, 'write').mockImplementation((s: string | Uint8Array) => { err += String(s); return true; });
+  try {
+    const code = await (await commands[name]!()).run(parseArgs(argv));
+    return { code, out, err };
+  } finally {
+    vi.restoreAllMocks();
+  }
+}
+
+describe('strata <command> --help', () => {
+  afterEach(() => { vi.restoreAllMocks(); });
+
+  it('names every subcommand in the table', () => {
+    expect(Object.keys(commands).sort()).toEqual(['backend', 'bench', 'bench-engine', 'devices', 'make-test-model', 'rpc-server', 'serve']);
+  });
+
+  for (const name of Object.keys(commands)) {
+    it(`${name} --help prints its usage and exits 0`, async () => {
+      const r = await run(name, '--help');
+      expect(r.code).toBe(0);
+      expect(r.err).toBe('');
+      expect(r.out).toMatch(new RegExp(`usage: strata ${name}\\b`));
+    });
+  }
+
+  for (const action of ['list', 'install', 'remove']) {
+    it(`backend ${action} --help prints the usage and exits 0`, async () => {
+      const r = await run('backend', action, '--help');
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(/usage: strata backend list/);
+    });
+  }
+
+  it('bench-engine --workload edit|exact --help print the usage too', async () => {
+    for (const w of ['edit', 'exact']) {
+      const r = await run('bench-engine', '--workload', w, '--help');
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(/--workload exact/);
+    }
+  });
+
+  it('bench-engine rejects an unknown option or workload before running anything', async () => {
+    const r = await run('bench-engine', '--tokens', '5');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/strata bench-engine: unknown option --tokens/);
+    expect(r.out).toBe('');
+    const w = await run('bench-engine', '--workload', 'fast');
+    expect(w.code).toBe(2);
+    expect(w.err).toMatch(/--workload must be throughput, edit or exact, got 'fast'/);
+  });
+});
