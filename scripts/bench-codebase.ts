@@ -27,7 +27,7 @@ import { DEFAULT_CHUNK_OPTIONS } from '../extension/codebase/chunker.js';
 
 interface Opts {
   root: string; files: number; embeddingModel: string | null; rerankModel: string | null; chatModel: string | null;
-  vsLlamaServer: boolean; searchChunks: number; queries: number; chatRequests: number; threads: number; embedThreads: number;
+  vsLlamaServer: boolean; llamaServer: string | null; searchChunks: number; queries: number; chatRequests: number; threads: number; embedThreads: number;
 }
 
 const USAGE = `npm run bench:codebase -- [--root DIR] [--files N] [--search-chunks N] [--queries N] [--chat-requests N]
@@ -35,6 +35,7 @@ const USAGE = `npm run bench:codebase -- [--root DIR] [--files N] [--search-chun
   --root            tree to index (default: the pinned llama.cpp source under ~/.cache/strata/src)
   --files N         index at most N files of it (default all; a smoke run: 60)
   --search-chunks N chunks in the search-latency store (default 50000)
+  --llama-server B  the llama-server binary for --vs-llama-server (default: built from the pinned source)
   --threads T       the chat model's CPU threads (default 2); --embed-threads E the embedding and rerank models' (default T)`;
 
 function parse(argv: string[]): Opts {
@@ -44,7 +45,7 @@ function parse(argv: string[]): Opts {
     root: get('root') ?? pinnedSource(),
     files: num('files', Infinity), searchChunks: num('search-chunks', 50_000), queries: num('queries', 100), chatRequests: num('chat-requests', 20),
     embeddingModel: get('embedding-model') ?? null, rerankModel: get('rerank-model') ?? null, chatModel: get('chat-model') ?? null,
-    vsLlamaServer: argv.includes('--vs-llama-server'), threads: num('threads', 2), embedThreads: num('embed-threads', num('threads', 2)),
+    vsLlamaServer: argv.includes('--vs-llama-server') || get('llama-server') !== undefined, llamaServer: get('llama-server') ?? null, threads: num('threads', 2), embedThreads: num('embed-threads', num('threads', 2)),
   };
 }
 
@@ -255,7 +256,7 @@ export async function main(argv: string[], repo: string): Promise<number> {
 
     // 2. Embedding throughput: Strata vs llama-server, the same texts and batches, alternating.
     if (o.vsLlamaServer) {
-      const bin = execFileSync(process.execPath, [join(repo, 'scripts', 'build-native.mjs'), '--target', 'llama-server'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+      const bin = o.llamaServer ?? execFileSync(process.execPath, [join(repo, 'scripts', 'build-native.mjs'), '--target', 'llama-server'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
       const port = await freePort();
       const lurl = `http://127.0.0.1:${port}`;
       const lsrv = await ServerProcess.start({ name: 'llama-server', command: bin, url: lurl, logFile: join(work, 'llama-server.log'),
