@@ -27,7 +27,7 @@ import { DEFAULT_CHUNK_OPTIONS } from '../extension/codebase/chunker.js';
 
 interface Opts {
   root: string; files: number; embeddingModel: string | null; rerankModel: string | null; chatModel: string | null;
-  vsLlamaServer: boolean; searchChunks: number; queries: number; chatRequests: number; threads: number; embedThreads: number;
+  vsLlamaServer: boolean; llamaServer: string | null; searchChunks: number; queries: number; chatRequests: number; threads: number; embedThreads: number;
 }
 
 const USAGE = `npm run bench:codebase -- [--root DIR] [--files N] [--search-chunks N] [--queries N] [--chat-requests N]
@@ -35,6 +35,7 @@ const USAGE = `npm run bench:codebase -- [--root DIR] [--files N] [--search-chun
   --root            tree to index (default: the pinned llama.cpp source under ~/.cache/strata/src)
   --files N         index at most N files of it (default all; a smoke run: 60)
   --search-chunks N chunks in the search-latency store (default 50000)
+  --llama-server B  the llama-server binary for --vs-llama-server (default: built from the pinned source)
   --threads T       the chat model's CPU threads (default 2); --embed-threads E the embedding and rerank models' (default T)`;
 
 function parse(argv: string[]): Opts {
@@ -42,9 +43,9 @@ function parse(argv: string[]): Opts {
   const num = (k: string, d: number): number => { const v = get(k); return v === undefined ? d : Number(v); };
   return {
     root: get('root') ?? pinnedSource(),
-    files: num('files', Infinity), searchChunks: num('search-chunks', 50_000), queries: num('queries', 40), chatRequests: num('chat-requests', 20),
+    files: num('files', Infinity), searchChunks: num('search-chunks', 50_000), queries: num('queries', 100), chatRequests: num('chat-requests', 20),
     embeddingModel: get('embedding-model') ?? null, rerankModel: get('rerank-model') ?? null, chatModel: get('chat-model') ?? null,
-    vsLlamaServer: argv.includes('--vs-llama-server'), threads: num('threads', 2), embedThreads: num('embed-threads', num('threads', 2)),
+    vsLlamaServer: argv.includes('--vs-llama-server') || get('llama-server') !== undefined, llamaServer: get('llama-server') ?? null, threads: num('threads', 2), embedThreads: num('embed-threads', num('threads', 2)),
   };
 }
 
@@ -153,6 +154,7 @@ export async function main(argv: string[], repo: string): Promise<number> {
       }
       return out;
     };
+    await ttft(2); // warm-up: the first requests load the template and fill caches
     const idle = await ttft(o.chatRequests);
     const t0 = performance.now();
     const run = indexer.sync().finally(() => { indexing = false; });
@@ -168,33 +170,47 @@ export async function main(argv: string[], repo: string): Promise<number> {
     out.push(`indexing ${o.root}${limit ? ` (first ${limit.length} files)` : ''}: ${st.files} files, ${st.chunks} chunks, ${st.vectors} vectors, ${wall.toFixed(1)} s, ${(st.vectors / wall).toFixed(1)} chunks/s embedded, store ${(st.bytes / 2 ** 20).toFixed(1)} MiB`);
     out.push(`chat TTFT idle p50 ${percentile(idle, 50).toFixed(0)} ms p95 ${percentile(idle, 95).toFixed(0)} ms; while indexing (${busy.length} requests) p50 ${busy.length ? percentile(busy, 50).toFixed(0) : '–'} ms p95 ${busy.length ? percentile(busy, 95).toFixed(0) : '–'} ms${busy.length ? ` (p95 ratio ${(percentile(busy, 95) / percentile(idle, 95)).toFixed(2)}, target <= 1.2)` : ''}`);
 
-    // 5. Full-text recall@10 on comments above C/C++ function definitions.
-    const queries: Array<{ path: string; line: number; q: string }> = [];
-    for (const path of [...store.files().keys()].filter((p) => /\.(c|cpp|h)$/.test(p))) {
+    store.close();
+
+    // 5. Full-text recall@10 over the whole tree (a full-text-only index of every file: no vectors
+    // needed). Queries from the C/C++ functions that have a // comment line above their definition,
+    // picked evenly across the tree: the name alone, the comment alone, both. A hit is the chunk
+    // that holds the definition's line.
+    const ftStore = IndexStore.open(join(work, 'fulltext.sqlite'));
+    const ftStarted = performance.now();
+    await new Indexer([{ name: 'root', path: o.root }], ftStore, new VectorIndex(), parsers, {
+      embedder: async () => null, foreground: async () => {}, onProgress: () => {}, log: () => {},
+    }, { walk: { exclude: [...DEFAULT_EXCLUDES], maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: DEFAULT_INDEXER.batch }).sync();
+    const ftStats = ftStore.stats();
+    out.push(`full-text index of the whole tree: ${ftStats.files} files, ${ftStats.chunks} chunks, ${((performance.now() - ftStarted) / 1000).toFixed(1)} s, store ${(ftStats.bytes / 2 ** 20).toFixed(1)} MiB`);
+    const candidates: Array<{ path: string; line: number; name: string; doc: string }> = [];
+    for (const path of [...ftStore.files().keys()].filter((p) => /\.(c|cpp|h)$/.test(p)).sort()) {
       const text = await readText(join(o.root, path), 1 << 20);
       if (!text) continue;
       const lines = text.split('\n');
       lines.forEach((l, i) => {
         const m = /^(?:static\s+)?[\w:<>*&\s]+?\b(\w{6,})\s*\([^;]*$/.exec(l);
         const c = /^\s*\/\/\s*(.{20,})$/.exec(lines[i - 1] ?? '');
-        if (m && c && queries.length < o.queries * 4) queries.push({ path, line: i + 1, q: `${c[1]} ${m[1]}` });
+        if (m && c && !/^(if|for|while|switch|return)$/.test(m[1]!)) candidates.push({ path, line: i + 1, name: m[1]!, doc: c[1]!.trim() });
       });
     }
-    const picked = queries.filter((_, i) => i % 4 === 0).slice(0, o.queries);
-    let found = 0;
-    for (const q of picked) {
-      const r = await searchIndex({ store, vectors, embed: null, rerank: null }, q.q, { limit: 10, candidates: 50, rerankTop: 0 });
-      if (r.hits.some((h) => h.chunk.path === q.path && h.chunk.startLine <= q.line && h.chunk.endLine >= q.line)) found++;
-    }
-    out.push(`full-text recall@10: ${found}/${picked.length} (${picked.length ? ((100 * found) / picked.length).toFixed(1) : '–'}%) on queries of a function's comment and name`);
-    store.close();
+    const stride = Math.max(1, Math.floor(candidates.length / o.queries));
+    const picked = candidates.filter((_, i) => i % stride === 0).slice(0, o.queries);
+    const recall = async (q: (c: (typeof picked)[number]) => string): Promise<string> => {
+      let found = 0;
+      for (const c of picked) {
+        const r = await searchIndex({ store: ftStore, vectors: new VectorIndex(), embed: null, rerank: null }, q(c), { limit: 10, candidates: 50, rerankTop: 0 });
+        if (r.hits.some((h) => h.chunk.path === c.path && h.chunk.startLine <= c.line && h.chunk.endLine >= c.line)) found++;
+      }
+      return `${found}/${picked.length} (${picked.length ? ((100 * found) / picked.length).toFixed(1) : '–'}%)`;
+    };
+    out.push(`full-text recall@10 over the whole tree, ${picked.length} functions of ${candidates.length} with a comment above: name alone ${await recall((c) => c.name)}, comment alone ${await recall((c) => c.doc)}, comment and name ${await recall((c) => `${c.doc} ${c.name}`)}`);
+    const sample = [...ftStore.files().keys()];
+    ftStore.close();
 
     // 4. Search latency at --search-chunks chunks: the tree's chunks repeated, vectors of the model's size.
     const big = IndexStore.open(join(work, 'search.sqlite'));
     const bigVectors = new VectorIndex();
-    const src = IndexStore.open(join(work, 'index.sqlite'));
-    const sample = [...src.files().keys()];
-    src.close();
     const dims = vectors.dimensions || 128;
     let made = 0;
     for (let round = 0; made < o.searchChunks; round++) {
@@ -224,7 +240,7 @@ export async function main(argv: string[], repo: string): Promise<number> {
     };
     const lat: number[] = [];
     const latNoRerank: number[] = [];
-    const latencyQueries = picked.length ? picked : [{ q: 'llama_decode batch tokens' }, { q: 'ggml_backend load device' }, { q: 'kv cache sequence remove' }];
+    const latencyQueries = picked.length ? picked.map((c) => ({ q: `${c.doc} ${c.name}` })) : [{ q: 'llama_decode batch tokens' }, { q: 'ggml_backend load device' }, { q: 'kv cache sequence remove' }];
     for (const q of latencyQueries.slice(0, 20)) {
       let a = performance.now();
       await searchIndex({ store: big, vectors: bigVectors, embed: embedder.embed, rerank: null }, q.q);
@@ -240,7 +256,7 @@ export async function main(argv: string[], repo: string): Promise<number> {
 
     // 2. Embedding throughput: Strata vs llama-server, the same texts and batches, alternating.
     if (o.vsLlamaServer) {
-      const bin = execFileSync(process.execPath, [join(repo, 'scripts', 'build-native.mjs'), '--target', 'llama-server'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
+      const bin = o.llamaServer ?? execFileSync(process.execPath, [join(repo, 'scripts', 'build-native.mjs'), '--target', 'llama-server'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop()!;
       const port = await freePort();
       const lurl = `http://127.0.0.1:${port}`;
       const lsrv = await ServerProcess.start({ name: 'llama-server', command: bin, url: lurl, logFile: join(work, 'llama-server.log'),

@@ -83,8 +83,17 @@ export async function indexSteps({ t, wb, workspace, panel }: UiContext): Promis
       const x = await question.locator('pre.sent-text').innerText().catch(() => '');
       return x.includes('From the codebase') ? x : undefined;
     }, 20_000));
-    if (!/From the codebase e2e_geometry\.py \(lines \d+-\d+\):/.test(sent) || !sent.includes('def compute_circle_area')) {
-      throw new Error(`the request does not carry the chunk: ${JSON.stringify(sent.slice(0, 400))}`);
+    // The chunks as sent: each names its lines, and its text is those lines of the file (the
+    // reranker's random weights decide which chunks come first, so not which function they hold).
+    const parts = [...sent.matchAll(/From the codebase e2e_geometry\.py \(lines (\d+)-(\d+)\)[^\n]*\n```py\n/g)];
+    if (!parts.length) throw new Error(`the request carries no chunk of e2e_geometry.py: ${JSON.stringify(sent.slice(0, 400))}`);
+    const lines = fixture().split('\n');
+    for (const m of parts) {
+      const from = Number(m[1]);
+      const head = lines.slice(from - 1, from + 1).join('\n');
+      if (!sent.slice(m.index! + m[0].length).startsWith(head)) {
+        throw new Error(`the chunk sent as lines ${m[1]}-${m[2]} does not start with those lines (${JSON.stringify(head)}): ${JSON.stringify(sent.slice(m.index!, m.index! + 300))}`);
+      }
     }
     console.log(`        ${labels.length} chunks: ${labels.slice(0, 3).join('; ')}`);
     await wb.screenshot('44-codebase-question-context');
