@@ -103,7 +103,8 @@ export async function main(argv: string[], repo: string): Promise<number> {
   const o = parse(argv);
   if (!existsSync(o.root)) throw new Error(`--root ${o.root} does not exist (run npm install, or pass --root)`);
   const work = mkdtempSync(join(tmpdir(), 'strata-bench-codebase-'));
-  const out: string[] = [];
+  // Each result line goes out when it is known (a later failure keeps the earlier figures).
+  const out = { push: (line: string): void => { process.stdout.write(`${line}\n`); } };
   const procs: ServerProcess[] = [];
   try {
     const embedModel = o.embeddingModel ?? await ensureModel({ vocab: 'bert-bge', shape: 'embed-bert', quant: 'q8_0', seed: 1 });
@@ -262,7 +263,8 @@ export async function main(argv: string[], repo: string): Promise<number> {
       const lsrv = await ServerProcess.start({ name: 'llama-server', command: bin, url: lurl, logFile: join(work, 'llama-server.log'),
         args: ['-m', embedModel, '--embedding', '--port', String(port), '-t', String(o.embedThreads), '-np', '4', '-c', '2048', '-b', '2048', '-ub', '2048'] });
       procs.push(lsrv);
-      const texts = readFileSync(join(o.root, 'include', 'llama.h'), 'utf8').split('\n\n').filter((x) => x.trim()).slice(0, 256);
+      // Paragraphs of llama.h, cut to 600 characters (WordPiece reads code at ~2 characters a token; the input limit is 512).
+      const texts = readFileSync(join(o.root, 'include', 'llama.h'), 'utf8').split('\n\n').filter((x) => x.trim()).slice(0, 256).map((x) => x.slice(0, 600));
       const rate = async (url: string): Promise<number> => {
         const a = performance.now();
         for (let i = 0; i < texts.length; i += 32) await post(url, '/v1/embeddings', { model: 'embed', input: texts.slice(i, i + 32) });
@@ -277,6 +279,5 @@ export async function main(argv: string[], repo: string): Promise<number> {
     await Promise.allSettled(procs.map((p) => p.stop(5000)));
     rmSync(work, { recursive: true, force: true });
   }
-  process.stdout.write(`${out.join('\n')}\n`);
   return 0;
 }
