@@ -10,7 +10,7 @@
 // real GGUFs): their vectors and rerank scores are noise, so only timings, sizes and full-text
 // recall mean something with them.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServerProcess } from '../backend/bench-compare/launch.js';
@@ -124,11 +124,15 @@ export async function main(argv: string[], repo: string): Promise<number> {
     const parsers = new SyntaxParsers(join(repo, 'node_modules', '@vscode', 'tree-sitter-wasm', 'wasm'));
     const walked = await walk(o.root, { exclude: [...DEFAULT_EXCLUDES], maxFileBytes: 1 << 20 });
     const limit = Number.isFinite(o.files) ? walked.files.slice(0, o.files).map((f) => f.path) : null;
-    const exclude = limit ? [...DEFAULT_EXCLUDES, ...walked.files.slice(o.files).map((f) => f.path)] : [...DEFAULT_EXCLUDES];
+    // A limited run indexes a copy of those files (an exclude list of thousands of paths would make
+    // the walk itself the CPU work that delays the chat requests measured beside it).
+    const indexRoot = limit ? join(work, 'tree') : o.root;
+    for (const f of limit ?? []) cpSync(join(o.root, f), join(indexRoot, f));
+    const exclude = [...DEFAULT_EXCLUDES];
     const embedder = embedderFor(srv.url, 'embed');
     let indexing = true;
     const fg = new Foreground();
-    const indexer = new Indexer([{ name: 'root', path: o.root }], store, vectors, parsers, {
+    const indexer = new Indexer([{ name: 'root', path: indexRoot }], store, vectors, parsers, {
       embedder: async () => embedder, foreground: () => fg.idle(), onProgress: () => {}, log,
     }, { walk: { exclude, maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: DEFAULT_INDEXER.batch });
 
