@@ -17,6 +17,7 @@ export type AgentClient = Pick<StrataClient, 'chatStream' | 'tokenize'>;
 export interface AgentProvider {
   makeLoop(client: AgentClient, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
   showDiff(change: ProposedChange): Promise<void>;
+  closeDiff?(change: ProposedChange): Promise<void>;
   /** The system message agent conversations start with (saved with the session so its KV matches). */
   system(): string;
   /** The tools of the last run (saved with the session: the template renders them). */
@@ -24,6 +25,8 @@ export interface AgentProvider {
   /** The mode a saved session was in. */
   saveMode(name: string, mode: ChatMode): void;
   loadMode(name: string): ChatMode | null;
+  /** A step waits for the user while no panel view is visible. */
+  attention?(what: string): void;
 }
 
 /** What a run needs that only the host knows (VS Code, settings, the server). */
@@ -34,6 +37,8 @@ export interface AgentHost<C> {
   /** A loop with the tools and settings of now, or why Agent mode cannot run (an untrusted workspace, no folder). */
   makeLoop(client: C, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
   showDiff(change: ProposedChange): Promise<void>;
+  /** The change was decided: its diff editor (if open) has nothing left to show. */
+  closeDiff?(change: ProposedChange): Promise<void>;
 }
 
 interface Answer {
@@ -171,7 +176,12 @@ export class AgentChats<C> {
       allowCommand: (step) => wait(step.id, 'command'),
       review: (changes) => {
         for (const c of changes) this.changes.set(`${chatId}\u0000${c.step.id}`, c.change);
-        return Promise.all(changes.map((c) => wait(c.step.id, 'change')));
+        return Promise.all(changes.map(async (c) => {
+          const ok = await wait(c.step.id, 'change');
+          this.changes.delete(`${chatId}\u0000${c.step.id}`);
+          await this.host.closeDiff?.(c.change).catch(() => undefined);
+          return ok;
+        }));
       },
     };
   }

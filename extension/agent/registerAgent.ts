@@ -41,6 +41,12 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
     saveMode: (name, mode) => opts.conversations.saveMode?.(name, mode),
     loadMode: (name) => opts.conversations.loadMode?.(name) ?? null,
     showDiff: (change) => diffs.show(change),
+    closeDiff: (change) => diffs.close(change),
+    attention: (what) => {
+      void vscode.window.showInformationMessage(`Strata: ${what}. It waits for you in the chat.`, 'Open Chat').then((b) => {
+        if (b) void vscode.commands.executeCommand('strata.openPanel');
+      });
+    },
     makeLoop: async (client, onEvent, approvals) => {
       if (!vscode.workspace.isTrusted) return 'Agent mode is off in Restricted Mode: trust this workspace (Manage Workspace Trust) to let the agent use its tools.';
       const open = folders();

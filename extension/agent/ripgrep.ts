@@ -6,12 +6,16 @@ import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { TextMatch } from './types.js';
 
-/** VS Code's rg under its app root (unpacked from the asar in packaged builds), or null. */
-export function findRipgrep(appRoot: string): string | null {
-  const exe = process.platform === 'win32' ? 'rg.exe' : 'rg';
+/**
+ * VS Code's rg under its app root, or null: @vscode/ripgrep/bin/rg (older builds, unpacked from the
+ * asar in packaged ones) or @vscode/ripgrep-universal/bin/<platform>-<arch>/rg (1.13x).
+ */
+export function findRipgrep(appRoot: string, platform: string = process.platform, arch: string = process.arch): string | null {
+  const exe = platform === 'win32' ? 'rg.exe' : 'rg';
   for (const nm of ['node_modules', 'node_modules.asar.unpacked']) {
-    const p = join(appRoot, nm, '@vscode', 'ripgrep', 'bin', exe);
-    if (existsSync(p)) return p;
+    for (const p of [join(appRoot, nm, '@vscode', 'ripgrep', 'bin', exe), join(appRoot, nm, '@vscode', 'ripgrep-universal', 'bin', `${platform}-${arch}`, exe)]) {
+      if (existsSync(p)) return p;
+    }
   }
   return null;
 }

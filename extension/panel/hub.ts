@@ -95,7 +95,14 @@ export class PanelHub {
       },
       makeLoop: (client, onEvent, approvals) => agent.makeLoop(client, onEvent, approvals),
       showDiff: (change) => agent.showDiff(change),
-    }, (m) => this.broadcast(m), (name, messages) => this.chats.setLast(name, messages));
+      closeDiff: async (change) => agent.closeDiff?.(change),
+    }, (m) => {
+      this.broadcast(m);
+      // A step that waits for the user where nobody looks: say so outside the panel.
+      if (m.type === 'agentStep' && m.step.ask && ![...this.views].some((v) => v.visible)) {
+        agent.attention?.(m.step.ask === 'change' ? `the agent proposes a change to ${m.step.proposal?.path ?? 'a file'}` : m.step.ask === 'command' ? `the agent wants to run: ${m.step.command?.text ?? ''}` : `the agent asks to use ${m.step.tool}`);
+      }
+    }, (name, messages) => this.chats.setLast(name, messages));
   }
 
   /** Connects a view; returns its handle (the controller feeds it messages and visibility). */
@@ -188,10 +195,16 @@ export class PanelHub {
     this.broadcast({ type: 'showTab', tab });
   }
 
-  /** Puts a restored conversation into the panels' chat. */
+  /**
+   * Puts a restored conversation into the panels' chat, in the mode it was saved in (else Agent
+   * when it holds tool calls); an agent conversation's system message is the loop's, not shown.
+   */
   loadChat(name: string, messages: ChatMessage[], mode?: ChatMode): void {
-    this.chats.setLast(name, messages);
-    this.broadcast({ type: 'chatLoad', name, messages, ...(mode ? { mode } : {}) });
+    const agent = this.deps.agent;
+    const m = mode ?? agent?.loadMode(name) ?? (messages.some((x) => x.role === 'tool' || x.toolCalls?.length) ? 'agent' : 'ask');
+    const shown = m === 'agent' && agent && messages[0]?.role === 'system' && messages[0].content === agent.system() ? messages.slice(1) : messages;
+    this.chats.setLast(name, shown);
+    this.broadcast({ type: 'chatLoad', name, messages: shown, ...(m === 'agent' ? { mode: m } : {}) });
     this.broadcast({ type: 'showTab', tab: 'chat' });
   }
 
@@ -353,10 +366,7 @@ export class PanelHub {
         return this.sessionAction(view, async (c) => {
           const r = await c.restoreSession(msg.name);
           if (r.messages?.length) {
-            const mode = this.deps.agent?.loadMode(r.name) ?? (r.messages.some((m) => m.role === 'tool' || m.toolCalls?.length) ? 'agent' : 'ask');
-            // The agent's system message is the loop's, not the user's: it is added again on the next question.
-            const shown = mode === 'agent' && this.deps.agent && r.messages[0]?.role === 'system' && r.messages[0].content === this.deps.agent.system() ? r.messages.slice(1) : r.messages;
-            this.loadChat(r.name, shown, mode === 'agent' ? mode : undefined);
+            this.loadChat(r.name, r.messages);
             return `Restored session "${r.name}" (${r.messages.length} messages).`;
           }
           return `Restored session "${r.name}" into the server's cache (the server did not send its messages).`;

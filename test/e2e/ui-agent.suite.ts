@@ -43,6 +43,9 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
   const stepEl = async (tool: string) => (await panel()).locator(`.agent-step:has(.step-tool:text-is("${tool}"))`).last();
   try {
     await t.step(S.connect, async () => {
+      // Switch only once the managed server is up (as after the other areas): a settings change
+      // while it still starts would race its start.
+      await wb.waitForStatusBar(/Strata: ready/, 180_000);
       mkdirSync(join(workspace, '.vscode'), { recursive: true });
       const path = join(workspace, '.vscode', 'settings.json');
       const was = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> : {};
@@ -51,7 +54,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
       await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);
       await wb.clearNotifications();
-    }, { timeoutMs: 180_000 });
+    }, { timeoutMs: 360_000 });
 
     await t.step(S.read, async () => {
       writeFileSync(file, SRC);
@@ -81,6 +84,11 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await wb.screenshot('61-agent-edit-proposed');
       await edit.getByRole('button', { name: `Open the change to ${AGENT_FILE} in a diff editor` }).click();
       await wb.page.locator('.tabs-container [role="tab"][aria-label*="Strata agent proposal"]').first().waitFor({ timeout: 20_000 });
+      // Both sides drawn: the file as it is, and the proposal.
+      await waitForValue('the diff editor showing both sides', async () => {
+        const sides = (await wb.page.locator('.editor-group-container.active .monaco-diff-editor .view-lines').allInnerTexts()).map(plainSpaces);
+        return sides.some((t) => t.includes('return "Hello " + name')) && sides.some((t) => t.includes('return "Hi " + name')) ? true : undefined;
+      }, 20_000);
       await wb.screenshot('62-agent-edit-diff-editor');
     }, { needs: [S.read], timeoutMs: 90_000 });
 
@@ -89,6 +97,8 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await edit.getByRole('button', { name: `Accept the change to ${AGENT_FILE}` }).click();
       await waitForValue('the accepted change in the file on disk', async () => (readFileSync(file, 'utf8') === EDITED ? true : undefined), 20_000);
       await waitForValue('the step marked accepted', async () => ((await edit.locator('.step-status').innerText()).trim() === 'accepted' ? true : undefined), 10_000);
+      // The decided change's diff editor closes.
+      await waitForValue('the proposal\'s diff editor closed', async () => ((await wb.page.locator('.tabs-container [role="tab"][aria-label*="Strata agent proposal"]').count()) === 0 ? true : undefined), 10_000);
       await wb.screenshot('63-agent-edit-accepted');
     }, { needs: [S.diff], timeoutMs: 60_000 });
 
@@ -109,7 +119,10 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
     }, { needs: [S.accept], timeoutMs: 120_000 });
 
     await t.step(S.undo, async () => {
-      await wb.openFile(AGENT_FILE);
+      // From the Explorer: Quick Open's history also holds the proposal's virtual document of the same name.
+      await wb.page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: AGENT_FILE }).first().dblclick();
+      await wb.page.locator(`.tabs-container [role="tab"][aria-label^="${AGENT_FILE}"]`).first().waitFor({ timeout: 20_000 });
+      await wb.activeEditor().waitFor({ state: 'visible', timeout: 20_000 });
       await waitForValue('the edited text in the editor', async () => ((await wb.editorText()).includes('return "Hi " + name') ? true : undefined), 10_000);
       await wb.activeEditor().locator('.view-lines').click();
       await wb.page.keyboard.press('Control+Z');

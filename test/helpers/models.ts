@@ -1,9 +1,11 @@
 // Test models the tests generate themselves (see backend/models/stand-in.ts).
 //
 // Default quant is q8_0, not f16: on CPU, q8_0 (and q4_0) weights give bit-identical logits
-// whatever a sequence is batched with, so greedy parity tests (solo vs batched, parked vs not,
-// one device vs an RPC split) are exact. With f16 weights the batched and solo matmul paths
-// round differently and ~5% of 32-token greedy runs diverge (measured: 3 of 64).
+// whatever a sequence is batched with for prompts under 64 tokens, so greedy parity tests (solo vs
+// batched, parked vs not, one device vs an RPC split) with short prompts are exact. With f16
+// weights one-row and many-row matmuls round differently and ~5% of 32-token greedy runs diverge
+// (measured: 3 of 64); prompts of 64+ tokens read alone take flash attention's tiled kernel. The
+// engine's `deterministic` option removes both (README, Exactness on the CPU).
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
 import { ensureModel } from '../../backend/models/stand-in.js';
 

@@ -31,7 +31,7 @@ describe.skipIf(variants.length < 2)('cpu path (real probe)', () => {
     expect(devices.body.cpu).toMatchObject({ variant: next, repack: true });
     expect(devices.body.cpu.probes[0]).toMatchObject({ variant: best, repack: true, ok: false, reason: 'signal SIGSEGV' });
     expect(devices.body.cpu.note).toBe(`${best} (repack on) failed its probe (signal SIGSEGV); using ${next} (repack on)`);
-    expect(devices.body.data[0].cpu).toEqual({ variant: next, repack: true });
+    expect(devices.body.data[0].cpu).toEqual({ variant: next, repack: true, deterministic: 0 });
     expect(devices.body.data[0].backends.loaded.map((b: { path: string }) => b.path.split('/').pop())).toContain(`libggml-cpu-${next}.so`);
     expect(server.logs.filter((l) => l.includes('failed its probe'))).toHaveLength(1);
     // A 60-token prompt on q8_0 (the shape that crashed on AMX) answers on that path.

@@ -17,6 +17,7 @@ import { WorkspacePaths } from '../../extension/agent/paths.js';
 import { READ_TOOLS } from '../../extension/agent/readTools.js';
 import { ToolRegistry } from '../../extension/agent/registry.js';
 import { schemaProblem } from '../../extension/agent/schema.js';
+import { findRipgrep, ripgrepSearch } from '../../extension/agent/ripgrep.js';
 import { StrataClient } from '../../extension/client/client.js';
 import type { ToWebview } from '../../contract/panel.js';
 import type { ChatMessage } from '../../contract/chat.js';
@@ -222,5 +223,21 @@ describe('agent policies', () => {
     expect(schemaProblem(s, { n: 0 })).toBe('arguments.n: must be at least 1');
     expect(schemaProblem(s, { n: 2, mode: 'c' })).toBe('arguments.mode: must be one of "a", "b"');
     expect(schemaProblem(s, { n: 2, mode: 'a' })).toBeNull();
+  });
+});
+
+describe('search_text through the ripgrep VS Code ships', () => {
+  const appRoot = join(process.env.HOME ?? '', '.cache/strata/e2e/code-server-4.139.1/lib/vscode');
+  const rg = findRipgrep(appRoot);
+  it.skipIf(!rg)('finds lines (fixed strings and regex), leaves out .gitignore and excluded globs, stops at the limit', async () => {
+    writeFileSync(join(dir, '.gitignore'), 'ignored.txt\n');
+    writeFileSync(join(dir, 'ignored.txt'), 'needle\n');
+    writeFileSync(join(dir, 'skip.log'), 'needle\n');
+    writeFileSync(join(dir, 'hay.txt'), 'x\nneedle one\nneedle.two\n');
+    const q = { regex: false, glob: null, exclude: ['*.log'], maxResults: 10, roots: [{ path: dir, prefix: '' }] };
+    expect(await ripgrepSearch(rg!, { ...q, query: 'needle.' }, new AbortController().signal)).toEqual([{ path: 'hay.txt', line: 3, text: 'needle.two' }]);
+    const re = await ripgrepSearch(rg!, { ...q, query: 'needle.t', regex: true }, new AbortController().signal);
+    expect(re.map((h) => h.line)).toEqual([3]);
+    expect(await ripgrepSearch(rg!, { ...q, query: 'needle', maxResults: 1 }, new AbortController().signal)).toHaveLength(1);
   });
 });

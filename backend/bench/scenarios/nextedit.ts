@@ -1,12 +1,14 @@
-// nextedit: a next-edit answer, the 40-line region rewritten with 1, 3 and 10 lines changed,
-// timed to the whole answer with the region as its prediction (OpenAI's `prediction`: the
-// unchanged lines are drafted and verified a step at a time) and without any drafting. The prompt
-// holds the region and its edited version, and ends with the edited version's header again, so a
-// model that copies its context (the hand-set copy test model) answers with the edited region:
-// the answer really differs from the prediction in those lines. Each timed request first has its
-// prompt read by a one-token request (a next edit's prompt is mostly cached while the user types),
-// so the figures are the answer's. A server without predicted outputs (llama-server) ignores the
-// field: there the "prediction" run is its own speculation (e.g. --spec-type ngram-simple) alone.
+// nextedit: a next edit's answer drafted from a prediction that differs from it in 1, 3 and 10
+// lines: the latency to the whole answer with the prediction (OpenAI's `prediction`: what matches
+// is drafted and verified a step at a time, and the draft rejoins after each changed line) against
+// the same answer decoded without drafts. The prompt holds a 40-line region and ends with its first
+// line again, so a model that copies its context (the hand-set copy test model) answers from the
+// region; the answer is decoded once without drafts, and the predictions are that answer with k
+// lines changed (a number changed, or a comment added), so the answer really differs from the
+// prediction in k lines. The prompt is read before the timed requests (a next edit's prompt is
+// mostly cached while the user types), so the figures are the answer's. A server without predicted
+// outputs (llama-server) ignores the field, and per-request speculation settings too: there both
+// runs are its own speculation (e.g. --spec-type ngram-simple).
 import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 import { codeLines, seedOf } from '../prompts.js';
 import type { Scenario } from '../types.js';
@@ -14,7 +16,6 @@ import { complete, emptyRun, metric, nonceFor } from './common.js';
 
 const REGION_LINES = 40;
 const CHANGES = [1, 3, 10] as const;
-const END = '\n\n// ';
 
 /** The region with `k` lines changed, spread over it (a number changed, or a comment added). */
 export function editedRegion(lines: readonly string[], k: number): string[] {
@@ -33,33 +34,26 @@ export const nextedit: Scenario = {
   async run(ctx, runIndex) {
     const out = emptyRun();
     const region = codeLines(seedOf('nextedit/region'), REGION_LINES);
-    const gen = Math.round(REGION_LINES * ctx.sizer.tokensPerLine * 1.5) + 32;
-    const conditions: Record<string, unknown> = { regionLines: REGION_LINES, maxTokens: gen };
+    const gen = Math.round(REGION_LINES * ctx.sizer.tokensPerLine);
+    const prompt = `${nonceFor(ctx, 'nextedit', runIndex)}\n// src/compute.ts:\n${region.join('\n')}\n\n// src/compute.ts, edited:\n${region[0]}\n`;
+    const warm = await complete(ctx, prompt, 1, out);
+    if (warm.failed) return out;
+    const plain = await complete(ctx, prompt, gen, out, { speculative: { n_max: 0 } });
+    if (plain.failed) return out;
+    out.metrics.push(metric('nextedit_plain_ms', 'whole answer, no drafts', 'ms', 'lower', plain.totalMs));
+    const conditions: Record<string, unknown> = { regionLines: REGION_LINES, maxTokens: gen, outputTokens: plain.completionTokens, promptTokens: plain.promptTokens };
     for (const k of CHANGES) {
-      const edited = editedRegion(region, k).join('\n');
-      const timed = async (mode: 'plain' | 'pred') => {
-        const prompt = `${nonceFor(ctx, `nextedit-${k}-${mode}`, runIndex)}\n// src/compute.ts as it is:\n${region.join('\n')}\n\n// src/compute.ts after the edit:\n${edited}${END}src/compute.ts after the edit:\n`;
-        const warm = await complete(ctx, prompt, 1, out, { stop: [END] });
-        if (warm.failed) return null;
-        const extra = mode === 'plain'
-          ? { stop: [END], speculative: { n_max: 0 } }
-          : { stop: [END], prediction: { type: 'content', content: `${region.join('\n')}${END}` } };
-        const r = await complete(ctx, prompt, gen, out, extra);
-        return r.failed ? null : r;
-      };
-      const plain = await timed('plain');
-      const pred = await timed('pred');
-      if (!plain || !pred) { out.notes.push(`${k} changed lines: a request failed`); continue; }
+      const prediction = editedRegion(plain.text.split('\n'), k).join('\n');
+      const r = await complete(ctx, prompt, gen, out, { prediction: { type: 'content', content: prediction } });
+      if (r.failed) { out.notes.push(`${k} changed lines: the request failed`); continue; }
       out.metrics.push(
-        metric(`nextedit_${k}_plain_ms`, `${k} changed: whole answer, no drafts`, 'ms', 'lower', plain.totalMs),
-        metric(`nextedit_${k}_pred_ms`, `${k} changed: whole answer, region as prediction`, 'ms', 'lower', pred.totalMs),
-        metric(`nextedit_${k}_speedup`, `${k} changed: speed-up of the prediction`, 'ratio', 'higher', plain.totalMs / pred.totalMs),
+        metric(`nextedit_${k}_pred_ms`, `${k} lines changed: whole answer, drafted from the prediction`, 'ms', 'lower', r.totalMs),
+        metric(`nextedit_${k}_speedup`, `${k} lines changed: speed-up over no drafts`, 'ratio', 'higher', plain.totalMs / r.totalMs),
       );
-      const drafted = pred.timings?.draft_n ?? 0;
-      if (drafted > 0) out.metrics.push(metric(`nextedit_${k}_acceptance`, `${k} changed: drafts accepted`, 'ratio', 'info', (pred.timings?.draft_n_accepted ?? 0) / drafted));
-      if (pred.text !== plain.text) out.notes.push(`${k} changed lines: the answers with and without the prediction differ`);
-      if (plain.text.trimEnd() !== edited.trimEnd()) out.notes.push(`${k} changed lines: the answer is not the edited region (the model does not copy its context)`);
-      conditions[`changed${k}`] = { outputTokens: pred.completionTokens, drafted, accepted: pred.timings?.draft_n_accepted ?? 0 };
+      const drafted = r.timings?.draft_n ?? 0;
+      if (drafted > 0) out.metrics.push(metric(`nextedit_${k}_acceptance`, `${k} lines changed: drafts accepted`, 'ratio', 'info', (r.timings?.draft_n_accepted ?? 0) / drafted));
+      if (r.text !== plain.text) out.notes.push(`${k} changed lines: the answer with the prediction differs from the one without`);
+      conditions[`changed${k}`] = { drafted, accepted: r.timings?.draft_n_accepted ?? 0 };
     }
     out.conditions = conditions;
     return out;

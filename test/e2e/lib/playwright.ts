@@ -10,6 +10,7 @@ export interface RoleOptions { name?: string | RegExp; exact?: boolean; selected
 export interface Locator {
   waitFor(options?: WaitOptions & { state?: 'attached' | 'detached' | 'visible' | 'hidden' }): Promise<void>;
   click(options?: WaitOptions & { force?: boolean }): Promise<void>;
+  dblclick(options?: WaitOptions): Promise<void>;
   hover(options?: WaitOptions): Promise<void>;
   selectOption(value: string, options?: WaitOptions): Promise<string[]>;
   boundingBox(options?: WaitOptions): Promise<{ x: number; y: number; width: number; height: number } | null>;
