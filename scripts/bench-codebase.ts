@@ -10,7 +10,7 @@
 // real GGUFs): their vectors and rerank scores are noise, so only timings, sizes and full-text
 // recall mean something with them.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServerProcess } from '../backend/bench-compare/launch.js';
@@ -103,7 +103,8 @@ export async function main(argv: string[], repo: string): Promise<number> {
   const o = parse(argv);
   if (!existsSync(o.root)) throw new Error(`--root ${o.root} does not exist (run npm install, or pass --root)`);
   const work = mkdtempSync(join(tmpdir(), 'strata-bench-codebase-'));
-  const out: string[] = [];
+  // Each result line goes out when it is known (a later failure keeps the earlier figures).
+  const out = { push: (line: string): void => { process.stdout.write(`${line}\n`); } };
   const procs: ServerProcess[] = [];
   try {
     const embedModel = o.embeddingModel ?? await ensureModel({ vocab: 'bert-bge', shape: 'embed-bert', quant: 'q8_0', seed: 1 });
@@ -123,11 +124,15 @@ export async function main(argv: string[], repo: string): Promise<number> {
     const parsers = new SyntaxParsers(join(repo, 'node_modules', '@vscode', 'tree-sitter-wasm', 'wasm'));
     const walked = await walk(o.root, { exclude: [...DEFAULT_EXCLUDES], maxFileBytes: 1 << 20 });
     const limit = Number.isFinite(o.files) ? walked.files.slice(0, o.files).map((f) => f.path) : null;
-    const exclude = limit ? [...DEFAULT_EXCLUDES, ...walked.files.slice(o.files).map((f) => f.path)] : [...DEFAULT_EXCLUDES];
+    // A limited run indexes a copy of those files (an exclude list of thousands of paths would make
+    // the walk itself the CPU work that delays the chat requests measured beside it).
+    const indexRoot = limit ? join(work, 'tree') : o.root;
+    for (const f of limit ?? []) cpSync(join(o.root, f), join(indexRoot, f));
+    const exclude = [...DEFAULT_EXCLUDES];
     const embedder = embedderFor(srv.url, 'embed');
     let indexing = true;
     const fg = new Foreground();
-    const indexer = new Indexer([{ name: 'root', path: o.root }], store, vectors, parsers, {
+    const indexer = new Indexer([{ name: 'root', path: indexRoot }], store, vectors, parsers, {
       embedder: async () => embedder, foreground: () => fg.idle(), onProgress: () => {}, log,
     }, { walk: { exclude, maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: DEFAULT_INDEXER.batch });
 
@@ -262,7 +267,8 @@ export async function main(argv: string[], repo: string): Promise<number> {
       const lsrv = await ServerProcess.start({ name: 'llama-server', command: bin, url: lurl, logFile: join(work, 'llama-server.log'),
         args: ['-m', embedModel, '--embedding', '--port', String(port), '-t', String(o.embedThreads), '-np', '4', '-c', '2048', '-b', '2048', '-ub', '2048'] });
       procs.push(lsrv);
-      const texts = readFileSync(join(o.root, 'include', 'llama.h'), 'utf8').split('\n\n').filter((x) => x.trim()).slice(0, 256);
+      // Paragraphs of llama.h, cut to 600 characters (WordPiece reads code at ~2 characters a token; the input limit is 512).
+      const texts = readFileSync(join(o.root, 'include', 'llama.h'), 'utf8').split('\n\n').filter((x) => x.trim()).slice(0, 256).map((x) => x.slice(0, 600));
       const rate = async (url: string): Promise<number> => {
         const a = performance.now();
         for (let i = 0; i < texts.length; i += 32) await post(url, '/v1/embeddings', { model: 'embed', input: texts.slice(i, i + 32) });
@@ -277,6 +283,5 @@ export async function main(argv: string[], repo: string): Promise<number> {
     await Promise.allSettled(procs.map((p) => p.stop(5000)));
     rmSync(work, { recursive: true, force: true });
   }
-  process.stdout.write(`${out.join('\n')}\n`);
   return 0;
 }

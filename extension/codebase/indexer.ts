@@ -57,8 +57,12 @@ export class CancelledError extends Error {
   constructor() { super('indexing was cancelled'); this.name = 'CancelledError'; }
 }
 
-/** Files chunked per transaction: a crash loses at most this much work, and the host never blocks long. */
-const FILES_PER_COMMIT = 25;
+/**
+ * Files chunked per transaction: a crash loses at most this much work. Small, because the parse
+ * and the SQLite writes run on the extension host's thread: 8 files are ~100 ms on a slow core,
+ * the longest a chat's first token may wait behind them (25 made chat TTFT p95 4.7x idle).
+ */
+const FILES_PER_COMMIT = 8;
 
 export class Indexer {
   private progress: IndexProgress = { phase: 'idle', paused: false, filesDone: 0, filesTotal: 0, chunksDone: 0, chunksTotal: 0, etaSeconds: null, message: null };
@@ -226,8 +230,11 @@ export class Indexer {
     }
     for (let i = 0; i < changed.length; i += FILES_PER_COMMIT) {
       await this.checkpoint(signal);
+      // Like the embedding batches: a group starts only while no chat or completion is in flight.
+      await this.hooks.foreground();
       const batch: Array<{ file: FileRow; chunks: NewChunk[] | null; unchanged: boolean }> = [];
       for (const f of changed.slice(i, i + FILES_PER_COMMIT)) {
+        await new Promise<void>((r) => setImmediate(r)); // a request's events get their turn between files
         const text = await readText(f.abs, this.opts.walk.maxFileBytes);
         const file: FileRow = { path: f.stored, size: f.size, mtimeMs: f.mtimeMs, hash: text === null ? '' : contentHash(text) };
         if (text === null) { batch.push({ file, chunks: null, unchanged: false }); continue; }

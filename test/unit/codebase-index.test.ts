@@ -221,6 +221,23 @@ describe('indexing a folder', () => {
     expect(progress.at(-1)!.message).toMatch(/the server is down/);
   });
 
+  it('chunking, like embedding, starts a group of files only while no chat or completion is in flight', async () => {
+    let release!: () => void;
+    let asked = 0;
+    const busy = new Promise<void>((r) => { release = r; });
+    const ix = new Indexer([{ name: 'ws', path: root }], store, vectors, parsers, {
+      embedder: async () => embedder, foreground: () => { asked++; return busy; }, onProgress: (p) => progress.push(p), log: () => {},
+    }, { walk: { exclude: [], maxFileBytes: 100_000 }, chunk: { maxChars: 120, maxLines: 20, overlapLines: 4 }, batch: 4 });
+    const run = ix.sync();
+    while (asked === 0) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(ix.state.phase).toBe('chunking');
+    expect(store.stats().files).toBe(0);
+    release();
+    await run;
+    expect(store.stats()).toMatchObject({ files: 3, missingVectors: 0 });
+  });
+
   it('pause holds the embedding between batches; cancel ends the run with what was committed', async () => {
     for (let i = 0; i < 12; i++) put(`gen/f${i}.ts`, fn(`generated${i}`, `Generated function number ${i}`));
     let release!: () => void;
