@@ -120,6 +120,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
 
     await t.step(S.undo, async () => {
       // From the Explorer: Quick Open's history also holds the proposal's virtual document of the same name.
+      await wb.runCommand('View: Show Explorer');
       await wb.page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: AGENT_FILE }).first().dblclick();
       await wb.page.locator(`.tabs-container [role="tab"][aria-label^="${AGENT_FILE}"]`).first().waitFor({ timeout: 20_000 });
       await wb.activeEditor().waitFor({ state: 'visible', timeout: 20_000 });
