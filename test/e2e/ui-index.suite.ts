@@ -4,7 +4,7 @@
 // @codebase goes with the index's chunks, shown as context chips and in what was sent. The run
 // serves a generated embedding model and reranker beside the chat model (random weights: the
 // scores are real numbers from real models, their order means nothing; full-text hits do).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTab, waitForAnswerEnd } from './lib/panel.js';
 import { plainSpaces, waitForValue } from './lib/workbench.js';
@@ -58,7 +58,9 @@ export async function indexSteps({ t, wb, workspace, panel }: UiContext): Promis
     const said = plainSpaces(await tab.locator('p[role="status"]').filter({ hasText: 'hits for' }).innerText());
     if (!/fullText \+ vector \+ rerank/.test(said)) throw new Error(`the search ran ${JSON.stringify(said)}, want full text, vector and rerank`);
     const hitsText = plainSpaces(await tab.getByRole('list', { name: 'Search results' }).innerText());
-    if (!hitsText.includes('e2e_geometry.py') || !hitsText.includes('compute_circle_area')) throw new Error(`no hit shows compute_circle_area: ${hitsText.slice(0, 300)}`);
+    // The reranker's random weights order the hits (the top 10 of 29 chunks), so which chunk is
+    // shown is not checked here; full-text retrieval itself is unit-tested and measured (recall@10).
+    if (!/\.py:\d+-\d+/.test(hitsText)) throw new Error(`no hit names its file and lines: ${hitsText.slice(0, 300)}`);
     if (!/rerank -?\d/.test(first) || !/full text|vector/.test(first)) throw new Error(`the first hit's scores: ${first.slice(0, 200)}`);
     console.log(`        ${said}; first: ${first.slice(0, 160)}`);
     await wb.screenshot('43-index-search-scores');
@@ -77,7 +79,6 @@ export async function indexSteps({ t, wb, workspace, panel }: UiContext): Promis
     const labels: string[] = [];
     for (let i = 0; i < await chips.count(); i++) labels.push((await chips.nth(i).getAttribute('aria-label')) ?? '');
     if (!labels.length || !labels.every((l) => /^From the codebase index: .+, \d+ tokens$/.test(l))) throw new Error(`the chips say ${JSON.stringify(labels)}`);
-    if (!labels.some((l) => l.includes('e2e_geometry.py'))) throw new Error(`no chip is from e2e_geometry.py: ${JSON.stringify(labels)}`);
     await question.locator('details.sent summary').click();
     const sent = plainSpaces(await waitForValue('the request as sent', async () => {
       const x = await question.locator('pre.sent-text').innerText().catch(() => '');
@@ -85,14 +86,14 @@ export async function indexSteps({ t, wb, workspace, panel }: UiContext): Promis
     }, 20_000));
     // The chunks as sent: each names its lines, and its text is those lines of the file (the
     // reranker's random weights decide which chunks come first, so not which function they hold).
-    const parts = [...sent.matchAll(/From the codebase e2e_geometry\.py \(lines (\d+)-(\d+)\)[^\n]*\n```py\n/g)];
-    if (!parts.length) throw new Error(`the request carries no chunk of e2e_geometry.py: ${JSON.stringify(sent.slice(0, 400))}`);
-    const lines = fixture().split('\n');
+    const parts = [...sent.matchAll(/From the codebase (\S+\.py) \(lines (\d+)-(\d+)\)[^\n]*\n```py\n/g)];
+    if (!parts.length) throw new Error(`the request carries no chunk of the workspace: ${JSON.stringify(sent.slice(0, 400))}`);
     for (const m of parts) {
-      const from = Number(m[1]);
+      const lines = readFileSync(join(workspace, m[1]!), 'utf8').split('\n');
+      const from = Number(m[2]);
       const head = lines.slice(from - 1, from + 1).join('\n');
       if (!sent.slice(m.index! + m[0].length).startsWith(head)) {
-        throw new Error(`the chunk sent as lines ${m[1]}-${m[2]} does not start with those lines (${JSON.stringify(head)}): ${JSON.stringify(sent.slice(m.index!, m.index! + 300))}`);
+        throw new Error(`the chunk sent as ${m[1]} lines ${m[2]}-${m[3]} does not start with those lines (${JSON.stringify(head)}): ${JSON.stringify(sent.slice(m.index!, m.index! + 300))}`);
       }
     }
     console.log(`        ${labels.length} chunks: ${labels.slice(0, 3).join('; ')}`);
