@@ -162,6 +162,18 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Kills the engine at each ready, `deaths` times in all; resolves with the status once the client gives up. */
+async function killAtEachReady(c: EngineClient, deaths: number): Promise<EngineStatus> {
+  for (let epoch = 1; epoch < deaths; epoch++) {
+    const next = nextStatus(c, (s) => s.state === 'ready' && s.epoch === epoch + 1, `ready on epoch ${epoch + 1}`);
+    process.kill(c.status().pid!, 'SIGKILL');
+    await next;
+  }
+  const failed = nextStatus(c, (s) => s.state === 'failed', 'failed');
+  process.kill(c.status().pid!, 'SIGKILL');
+  return failed;
+}
+
 describe('process engine client (scripted addon)', () => {
   it('handshakes, streams a request and ends it exactly once', async () => {
     const logs: string[] = [];
@@ -278,13 +290,7 @@ describe('process engine client (scripted addon)', () => {
     const logs: string[] = [];
     const c = client({ restart: { minDelayMs: 20, maxDelayMs: 2000, healthyMs: 600_000, maxCrashes: 3 } }, logs);
     await c.start();
-    for (let epoch = 1; epoch <= 2; epoch++) {
-      const next = nextStatus(c, (s) => s.state === 'ready' && s.epoch === epoch + 1, `ready on epoch ${epoch + 1}`);
-      process.kill(c.status().pid!, 'SIGKILL');
-      await next;
-    }
-    const failed = nextStatus(c, (s) => s.state === 'failed', 'failed');
-    process.kill(c.status().pid!, 'SIGKILL');
+    const failed = killAtEachReady(c, 3);
     expect((await failed).lastDeath).toMatchObject({ epoch: 3, signal: 'SIGKILL', deathsInRow: 3, gaveUp: true, model: 'scripted.gguf' });
     expect(logs.flatMap((l) => /restarting in (\d+) ms/.exec(l)?.[1] ?? []).map(Number)).toEqual([20, 40]);
   });
@@ -303,13 +309,7 @@ describe('process engine client (scripted addon)', () => {
     const c = client({ restart: { minDelayMs: 20, maxDelayMs: 20, maxCrashes: 3 } }, logs);
     await c.start();
     // A model that loads and then dies on every request, as an AMX kernel did: kill it at each ready.
-    for (let epoch = 1; epoch <= 2; epoch++) {
-      const next = nextStatus(c, (s) => s.state === 'ready' && s.epoch === epoch + 1, `ready on epoch ${epoch + 1}`);
-      process.kill(c.status().pid!, 'SIGKILL');
-      await next;
-    }
-    const failed = nextStatus(c, (s) => s.state === 'failed', 'failed');
-    process.kill(c.status().pid!, 'SIGKILL');
+    const failed = killAtEachReady(c, 3);
     const s = await failed;
     expect(s.lastError).toMatch(/^stopped restarting after 3 engine deaths in a row; last: engine process exited \(signal SIGKILL\)/);
     expect(s.epoch).toBe(3);
