@@ -121,10 +121,16 @@ export async function startupSteps({ t, wb }: UiContext): Promise<void> {
     await wb.runCommand('View: Show Strata');
     const f = await panelFrame(wb, 'sidebar');
     await f.getByRole('button', { name: 'Server actions' }).waitFor({ timeout: 20_000 });
-    const box = await f.locator('.server-row').boundingBox();
+    // Measured in one synchronous read in the page: the header is re-rendered (replaceChildren) on
+    // every state update, so a locator's element can be detached between finding and measuring it.
+    const { box, name, width } = await f.evaluate(() => {
+      const rect = (sel: string) => {
+        const r = document.querySelector(sel)?.getBoundingClientRect();
+        return r && r.width > 0 ? { x: r.x, width: r.width, height: r.height } : null;
+      };
+      return { box: rect('.server-row'), name: rect('input[aria-label="Conversation name"]'), width: window.innerWidth };
+    });
     if (!box || box.height > 36) throw new Error(`the header row is ${box?.height} px tall in the sidebar: it wraps`);
-    const name = await f.getByRole('textbox', { name: 'Conversation name' }).boundingBox();
-    const width = await f.evaluate<number>('window.innerWidth');
     if (!name || name.x + name.width > width + 1 || name.width < 80) throw new Error(`the session-name box is ${JSON.stringify(name)} in a ${width} px view`);
     await wb.screenshot('07-sidebar');
   }, { needs: [STEP.ready] });
