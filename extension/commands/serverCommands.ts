@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type { ServerControl } from '../server/connection.js';
 import { API_KEY_SECRET, isSelfChange, SERVER_KEYS } from '../config/config.js';
+import { settingsChangeAction } from '../server/settingsChange.js';
 
 export function registerServerCommands(context: vscode.ExtensionContext, server: ServerControl, log: vscode.LogOutputChannel): void {
   // start() already told the user what went wrong; a command only has to not throw again.
@@ -25,7 +26,13 @@ export function registerServerCommands(context: vscode.ExtensionContext, server:
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!SERVER_KEYS.some((k) => e.affectsConfiguration(`strata.${k}`))) return;
-      if (server.status.state === 'stopped' || isSelfChange()) return;
+      const action = settingsChangeAction(server.status.state, isSelfChange());
+      if (action === 'apply') {
+        log.info('server settings changed while the server had failed: starting again with them');
+        await quiet(server.restart());
+        return;
+      }
+      if (action !== 'ask') return;
       const pick = await vscode.window.showInformationMessage('Strata server settings changed. Restart the server to apply them?', 'Restart');
       if (pick === 'Restart') await quiet(server.restart());
     }),

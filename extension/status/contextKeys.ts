@@ -1,5 +1,5 @@
 // Context keys for when-clauses and `enablement` in package.json: Start only while stopped or
-// failed, Stop and Restart only while a server runs or starts.
+// failed, Stop and Restart while a server runs or starts, and after it failed (try again).
 import * as vscode from 'vscode';
 import type { ServerConnection } from '../server/connection.js';
 

@@ -123,13 +123,17 @@ export async function startupSteps({ t, wb }: UiContext): Promise<void> {
     await f.getByRole('button', { name: 'Server actions' }).waitFor({ timeout: 20_000 });
     // Measured in one synchronous read in the page: the header is re-rendered (replaceChildren) on
     // every state update, so a locator's element can be detached between finding and measuring it.
-    const { box, name, width } = await f.evaluate(() => {
-      const rect = (sel: string) => {
-        const r = document.querySelector(sel)?.getBoundingClientRect();
-        return r && r.width > 0 ? { x: r.x, width: r.width, height: r.height } : null;
-      };
-      return { box: rect('.server-row'), name: rect('input[aria-label="Conversation name"]'), width: window.innerWidth };
-    });
+    type Box = { x: number; width: number; height: number } | null;
+    const { box, name, width } = await waitForValue('the sidebar header and name box laid out', async () => {
+      const m = await f.evaluate<{ box: Box; name: Box; width: number }>(`(() => {
+        const rect = (sel) => {
+          const r = document.querySelector(sel)?.getBoundingClientRect();
+          return r && r.width > 0 ? { x: r.x, width: r.width, height: r.height } : null;
+        };
+        return { box: rect('.server-row'), name: rect('input[aria-label="Conversation name"]'), width: window.innerWidth };
+      })()`);
+      return m.box && m.name ? m : undefined;
+    }, 10_000);
     if (!box || box.height > 36) throw new Error(`the header row is ${box?.height} px tall in the sidebar: it wraps`);
     if (!name || name.x + name.width > width + 1 || name.width < 80) throw new Error(`the session-name box is ${JSON.stringify(name)} in a ${width} px view`);
     await wb.screenshot('07-sidebar');
@@ -195,7 +199,7 @@ export async function serverSteps({ t, wb, panel }: UiContext): Promise<void> {
     await wb.screenshot('34-crash-notification');
     // The areas after this one start from a ready server, as a user would after Restart.
     await wb.clearNotifications();
-    await wb.runCommand('Strata: Start Server');  // the palette offers Start once the engines gave up
+    await wb.runCommand('Strata: Restart Server');  // offered in the palette while failed, as Troubleshooting says
     await wb.waitForStatusBar(/Strata: ready/, 120_000);
   }, { needs: [S.start], timeoutMs: 240_000 });
 }
