@@ -9,7 +9,11 @@ import { storeFiles, type FileToChunk } from './fileChunker.js';
 import { IndexStore } from './store.js';
 import { SyntaxParsers } from './syntax.js';
 
-export interface ChunkWorkerData { storePath: string; wasmDir: string; chunk: ChunkOptions; maxFileBytes: number }
+export interface ChunkWorkerData {
+  storePath: string; wasmDir: string; chunk: ChunkOptions; maxFileBytes: number;
+  /** One Int32: 1 while the indexer holds chunking (a chat or completion in flight); the worker waits on it between files. */
+  hold?: SharedArrayBuffer;
+}
 
 export type ChunkWorkerRequest =
   | { id: number; op: 'chunk'; files: FileToChunk[] }
@@ -21,7 +25,9 @@ export type ChunkWorkerReply =
   | { ready: false; error: string }
   | { id: number; ok: true }
   | { id: number; ok: false; error: string }
-  | { log: string };
+  | { log: string }
+  /** It began waiting for a hold's release (once per hold). */
+  | { held: true };
 
 const port = parentPort!;
 const data = workerData as ChunkWorkerData;
@@ -38,10 +44,18 @@ try {
   process.exit(1);
 }
 
+const hold = data.hold ? new Int32Array(data.hold) : null;
+/** Blocks this thread (it has nothing else to do) while held; the main thread's notify wakes it. */
+const waitWhileHeld = async (): Promise<void> => {
+  if (!hold || Atomics.load(hold, 0) === 0) return;
+  post({ held: true });
+  while (Atomics.load(hold, 0) !== 0) Atomics.wait(hold, 0, 1);
+};
+
 port.on('message', (req: ChunkWorkerRequest) => {
   void (async () => {
     try {
-      if (req.op === 'chunk') await storeFiles(store, parsers, data, req.files);
+      if (req.op === 'chunk') await storeFiles(store, parsers, data, req.files, waitWhileHeld);
       else if (req.op === 'delete') store.transaction(() => { for (const p of req.paths) store.deleteFile(p); });
       else {
         parsers.dispose();

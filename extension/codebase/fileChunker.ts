@@ -16,6 +16,11 @@ export interface FileChunker {
   chunkFiles(files: readonly FileToChunk[]): Promise<void>;
   /** Drops these stored files, in one transaction. */
   deleteFiles(paths: readonly string[]): Promise<void>;
+  /**
+   * While held (a chat or completion is in flight), a group that has begun starts no new file and
+   * does not commit: the parse of the file at hand finishes, then it waits for release.
+   */
+  hold(held: boolean): void;
   dispose(): Promise<void>;
 }
 
@@ -31,7 +36,7 @@ export async function chunkText(parsers: SyntaxParsers | null, path: string, tex
   }
 }
 
-/** What chunkFiles and the worker share: `between` runs before each file (the thread's other events get their turn). */
+/** What chunkFiles and the worker share: `between` runs before each file and before the commit (a hold waits there). */
 export async function storeFiles(
   store: IndexStore, parsers: SyntaxParsers | null, opts: { chunk: ChunkOptions; maxFileBytes: number },
   files: readonly FileToChunk[], between: () => Promise<void> = async () => {},
@@ -46,6 +51,7 @@ export async function storeFiles(
     const chunks = (await chunkText(parsers, f.stored, text, opts.chunk)).map((c) => ({ ...c, hash: contentHash(c.text) }));
     batch.push({ file, chunks, unchanged: false });
   }
+  await between();
   store.transaction(() => {
     for (const b of batch) {
       if (b.chunks === null) store.deleteFile(b.file.path); // binary now, or gone since the walk
@@ -57,6 +63,9 @@ export async function storeFiles(
 
 /** Chunking on the caller's thread, into the caller's store. */
 export class InThreadChunker implements FileChunker {
+  private held = false;
+  private waiters: Array<() => void> = [];
+
   constructor(
     private readonly store: IndexStore,
     private readonly parsers: SyntaxParsers | null,
@@ -65,7 +74,15 @@ export class InThreadChunker implements FileChunker {
 
   chunkFiles(files: readonly FileToChunk[]): Promise<void> {
     // A request's events get their turn between files: the parse runs on this thread.
-    return storeFiles(this.store, this.parsers, this.opts, files, () => new Promise<void>((r) => setImmediate(r)));
+    return storeFiles(this.store, this.parsers, this.opts, files, async () => {
+      await new Promise<void>((r) => setImmediate(r));
+      while (this.held) await new Promise<void>((r) => this.waiters.push(r));
+    });
+  }
+
+  hold(held: boolean): void {
+    this.held = held;
+    if (!held) for (const w of this.waiters.splice(0)) w();
   }
 
   async deleteFiles(paths: readonly string[]): Promise<void> {

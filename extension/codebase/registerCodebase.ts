@@ -85,6 +85,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
         },
       },
       foreground,
+      onForeground: (l) => { const sub = activity.onChange(l); if (activity.busy) l(true); return () => sub.dispose(); },
       log: (m) => log.info(`codebase index: ${m}`),
       options: { walk: { exclude: s.exclude, maxFileBytes: s.maxFileBytes }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 8 },
     });

@@ -25,6 +25,8 @@ export interface CodebaseDeps {
   models: CodebaseModels;
   /** Resolves when no chat or completion is in flight. */
   foreground(): Promise<void>;
+  /** Says when chats and completions start and stop being in flight (chunking holds meanwhile); returns the unsubscribe. */
+  onForeground?(listener: (busy: boolean) => void): () => void;
   log(message: string): void;
   options: IndexerOptions;
   /** The chunking worker's bundle (dist/codebase-worker.cjs): parses and chunk writes run there, off this thread. Absent: here. */
@@ -37,6 +39,7 @@ export class CodebaseService {
   readonly indexer: Indexer;
   private readonly parsers: SyntaxParsers;
   private readonly chunker: FileChunker;
+  private readonly unwatch: () => void;
   private readonly listeners = new Set<(v: IndexView) => void>();
   private statsCache: { at: number; stats: ReturnType<IndexStore['stats']> } | null = null;
 
@@ -47,6 +50,7 @@ export class CodebaseService {
     this.chunker = deps.workerScript
       ? workerOrInThread(deps.workerScript, { storePath: deps.storePath, wasmDir: deps.wasmDir, chunk: deps.options.chunk, maxFileBytes: deps.options.walk.maxFileBytes }, inThread, deps.log)
       : inThread;
+    this.unwatch = deps.onForeground?.((busy) => this.chunker.hold(busy)) ?? (() => {});
     this.indexer = new Indexer(deps.roots, this.store, this.vectors, this.parsers, {
       embedder: () => this.embedder(),
       foreground: () => deps.foreground(),
@@ -110,6 +114,7 @@ export class CodebaseService {
 
   /** Ends the pass, the worker (its connection first) and the store. */
   async dispose(): Promise<void> {
+    this.unwatch();
     this.indexer.cancel();
     await this.chunker.dispose().catch(() => {});
     this.parsers.dispose();

@@ -120,6 +120,28 @@ describe('chunking in the worker', () => {
     }
   });
 
+  it('held (a chat in flight), the worker starts no new file and commits nothing until released', async () => {
+    const path = join(dir, 'held.sqlite');
+    const store = IndexStore.open(path);
+    const chunker = await WorkerChunker.start(script, { storePath: path, wasmDir: WASM, chunk: CHUNK, maxFileBytes: MAX_BYTES });
+    try {
+      const held = new Promise<void>((r) => { chunker.onHeld = r; });
+      chunker.hold(true);
+      const files = ['src/math.ts', 'README.md'].map((p) => ({ stored: p, abs: join(root, p), size: 1, mtimeMs: 1, knownHash: null }));
+      let done = false;
+      const run = chunker.chunkFiles(files).then(() => { done = true; });
+      await held;
+      expect(done).toBe(false);
+      expect(store.stats().files).toBe(0);
+      chunker.hold(false);
+      await run;
+      expect([...store.files().keys()].sort()).toEqual(['README.md', 'src/math.ts']);
+    } finally {
+      await chunker.dispose();
+      store.close();
+    }
+  });
+
   it('a worker that cannot open its store says why instead of starting', async () => {
     await expect(WorkerChunker.start(script, { storePath: join(dir, 'no-such-dir', 'x.sqlite'), wasmDir: WASM, chunk: CHUNK, maxFileBytes: MAX_BYTES }))
       .rejects.toThrow(/did not start|exited/);
