@@ -151,9 +151,12 @@ export async function main(argv: string[], repo: string): Promise<number> {
     }, { walk: { exclude, maxFileBytes: 1 << 20 }, chunk: DEFAULT_CHUNK_OPTIONS, batch: DEFAULT_INDEXER.batch }, chunker);
 
     // 3 (idle half): chat TTFT before indexing.
+    // Every request asks another question (the same one again would find its whole prompt cached).
+    let asked = 0;
     const ttft = async (n: number): Promise<number[]> => {
       const out: number[] = [];
-      for (let i = 0; i < n; i++) {
+      for (let k = 0; k < n; k++) {
+        const i = asked++;
         const t0 = performance.now();
         let first = -1;
         fg.begin();
