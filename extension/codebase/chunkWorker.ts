@@ -45,17 +45,18 @@ try {
 }
 
 const hold = data.hold ? new Int32Array(data.hold) : null;
-/** Blocks this thread (it has nothing else to do) while held; the main thread's notify wakes it. */
-const waitWhileHeld = async (): Promise<void> => {
+/** Blocks this thread (it has nothing else to do) while held, between files and inside a parse; the main thread's notify wakes it. */
+const waitWhileHeldSync = (): void => {
   if (!hold || Atomics.load(hold, 0) === 0) return;
   post({ held: true });
   while (Atomics.load(hold, 0) !== 0) Atomics.wait(hold, 0, 1);
 };
+const waitWhileHeld = async (): Promise<void> => { waitWhileHeldSync(); };
 
 port.on('message', (req: ChunkWorkerRequest) => {
   void (async () => {
     try {
-      if (req.op === 'chunk') await storeFiles(store, parsers, data, req.files, waitWhileHeld);
+      if (req.op === 'chunk') await storeFiles(store, parsers, data, req.files, waitWhileHeld, waitWhileHeldSync);
       else if (req.op === 'delete') store.transaction(() => { for (const p of req.paths) store.deleteFile(p); });
       else {
         parsers.dispose();

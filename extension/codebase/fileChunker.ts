@@ -25,9 +25,9 @@ export interface FileChunker {
 }
 
 /** A file's chunks: by syntax where a grammar covers it, else 40-line windows. */
-export async function chunkText(parsers: SyntaxParsers | null, path: string, text: string, opts: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Promise<Chunk[]> {
+export async function chunkText(parsers: SyntaxParsers | null, path: string, text: string, opts: ChunkOptions = DEFAULT_CHUNK_OPTIONS, pause?: () => void): Promise<Chunk[]> {
   const lines = splitLines(text);
-  const tree = await parsers?.parse(path, text).catch(() => null);
+  const tree = await parsers?.parse(path, text, pause ? { pause } : {}).catch(() => null);
   if (!tree) return windowChunks(lines, opts);
   try {
     return syntaxChunks(lines, tree.root, opts);
@@ -36,10 +36,13 @@ export async function chunkText(parsers: SyntaxParsers | null, path: string, tex
   }
 }
 
-/** What chunkFiles and the worker share: `between` runs before each file and before the commit (a hold waits there). */
+/**
+ * What chunkFiles and the worker share: `between` runs before each file and before the commit (a
+ * hold waits there); `pause`, where blocking is allowed (the worker), also inside each parse.
+ */
 export async function storeFiles(
   store: IndexStore, parsers: SyntaxParsers | null, opts: { chunk: ChunkOptions; maxFileBytes: number },
-  files: readonly FileToChunk[], between: () => Promise<void> = async () => {},
+  files: readonly FileToChunk[], between: () => Promise<void> = async () => {}, pause?: () => void,
 ): Promise<void> {
   const batch: Array<{ file: FileRow; chunks: NewChunk[] | null; unchanged: boolean }> = [];
   for (const f of files) {
@@ -48,7 +51,7 @@ export async function storeFiles(
     const file: FileRow = { path: f.stored, size: f.size, mtimeMs: f.mtimeMs, hash: text === null ? '' : contentHash(text) };
     if (text === null) { batch.push({ file, chunks: null, unchanged: false }); continue; }
     if (f.knownHash === file.hash) { batch.push({ file, chunks: [], unchanged: true }); continue; }
-    const chunks = (await chunkText(parsers, f.stored, text, opts.chunk)).map((c) => ({ ...c, hash: contentHash(c.text) }));
+    const chunks = (await chunkText(parsers, f.stored, text, opts.chunk, pause)).map((c) => ({ ...c, hash: contentHash(c.text) }));
     batch.push({ file, chunks, unchanged: false });
   }
   await between();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkOptions } from '../../extension/codebase/chunker.js';
+import { chunkText } from '../../extension/codebase/fileChunker.js';
 import { Indexer } from '../../extension/codebase/indexer.js';
 import { fullTextQuery } from '../../extension/codebase/search.js';
 import { IndexStore } from '../../extension/codebase/store.js';
@@ -139,6 +140,19 @@ describe('chunking in the worker', () => {
     } finally {
       await chunker.dispose();
       store.close();
+    }
+  });
+
+  it('a parse calls its pause hook as it goes (where the worker waits mid-file) and gives the same chunks', async () => {
+    const parsers = new SyntaxParsers(WASM);
+    try {
+      const text = Array.from({ length: 300 }, (_, i) => fn(`generated${i}`, `Generated function ${i}`)).join('\n');
+      let pauses = 0;
+      const paused = await chunkText(parsers, 'big.ts', text, CHUNK, () => { pauses++; });
+      expect(pauses).toBeGreaterThan(10);
+      expect(paused).toEqual(await chunkText(parsers, 'big.ts', text, CHUNK));
+    } finally {
+      parsers.dispose();
     }
   });
 
