@@ -25,6 +25,7 @@ import { SessionStore } from '../sessions/session-store.js';
 import type { ServerConfig } from './config.js';
 import { modelNameOf, type ModelSpec } from './model-specs.js';
 import { ModelRuntime, engineConfigFor, modelConfig } from './model-runtime.js';
+import { InteractiveGate } from '../scheduler/interactive-gate.js';
 
 export interface StrataServerOptions {
   config: ServerConfig;
@@ -107,6 +108,7 @@ export class StrataServer {
     const installed = listInstalled().filter((b) => backendDirs.includes(b.dir));
     let machine: MachineReport | null = null;
     let requestId = 1;
+    const gate = new InteractiveGate(config.backgroundWaitMs);
     this.readers = new SlowReaderWatch({ boundMs: config.slowReaderMs });
     this.store = new SessionStore(config.sessionsDir);
     const startedAt = Date.now();
@@ -125,6 +127,7 @@ export class StrataServer {
         nextRequestId: () => requestId++,
         servedName: several || spec.name !== modelNameOf(spec.path) ? spec.name : null,
         demo: opts.demo ?? false,
+        gate,
       }, held),
       estimate: (spec) => {
         const c = modelConfig(config, spec);

@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.js';
 import { TraceCollector } from '../metrics/traces.js';
 import { addDeviceBytes, deviceBytesOf } from '../model-pool/device-use.js';
 import type { DeviceBytes, PoolRuntime } from '../model-pool/model-pool.js';
+import type { InteractiveGate } from '../scheduler/interactive-gate.js';
 import { RequestLedger } from '../scheduler/request-ledger.js';
 import { Scheduler } from '../scheduler/scheduler.js';
 import { createModelView, type ModelView } from '../served-model/model-view.js';
@@ -80,6 +81,8 @@ export interface RuntimeShared {
   /** The model's id in answers: its served name when several are served, else general.name. */
   servedName: string | null;
   demo: boolean;
+  /** Interactive requests on any model hold back background ones (embedding, rerank) on every model. */
+  gate: InteractiveGate;
 }
 
 export class ModelRuntime implements PoolRuntime {
@@ -102,7 +105,7 @@ export class ModelRuntime implements PoolRuntime {
       historySize: 500, nextId: shared.nextRequestId,
       onInvariantViolation: (msg) => log.error(`bookkeeping: ${msg}`),
     });
-    this.scheduler = new Scheduler(this.engines, this.ledger, { maxQueued: config.maxQueued, log });
+    this.scheduler = new Scheduler(this.engines, this.ledger, { maxQueued: config.maxQueued, log, gate: shared.gate });
     this.traces = new TraceCollector(this.engines, this.ledger, { log });
     const sessions = new SessionService(shared.store, { model: () => this.view, scheduler: this.scheduler, log });
     this.app = {

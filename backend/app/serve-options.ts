@@ -109,6 +109,8 @@ export const SERVE_OPTIONS = {
   maxQueued: option(int(1, 1_000_000), 512, 'requests allowed to wait'),
   /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
   infillDelayMs: option(int(0, 10_000), 200, 'an infill arriving less than this after the previous one of its supersede_key (a keystroke burst) waits this long before admission, so the next keystroke can replace it for free (0 = off)'),
+  /** Background requests (embedding, rerank) wait this long at most while interactive ones are queued or running (scheduler/interactive-gate.ts). */
+  backgroundWaitMs: option(int(0, 3_600_000), 2000, 'an embedding or rerank request waits while a chat, completion, infill or edit request is queued or running on any model, at most this long, ms (0 = never waits)'),
   /** FIM prompt order: auto (SPM where the model family was trained with it), psm, spm. */
   fimOrder: option(oneOf('auto', 'psm', 'spm'), 'auto', 'infill prompt order: spm puts the suffix first so keystrokes reuse its KV (auto: spm for StarCoder, CodeLlama and CodeGemma models, trained with it; psm otherwise)'),
   /** The one model-load limit: every engine client gets it, /health reports it while loading (the extension waits that long). */

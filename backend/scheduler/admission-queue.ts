@@ -47,21 +47,21 @@ export class AdmissionQueue<T extends Queued> {
     return next;
   }
 
-  /** The ready item to admit next, without removing it. */
-  peek(): T | undefined {
+  /** The ready item to admit next, without removing it; `skip`: items that may not go now (they keep their place). */
+  peek(skip?: (item: T) => boolean): T | undefined {
     const t = this.now();
     let best: T | undefined;
     let bestScore = -Infinity;
     for (const it of this.items) {
-      if (this.held(it, t)) continue;
+      if (this.held(it, t) || skip?.(it)) continue;
       const s = this.score(it, t);
       if (s > bestScore || (s === bestScore && best !== undefined && it.seq < best.seq)) { best = it; bestScore = s; }
     }
     return best;
   }
 
-  shift(): T | undefined {
-    const best = this.peek();
+  shift(skip?: (item: T) => boolean): T | undefined {
+    const best = this.peek(skip);
     if (best) this.remove(best);
     return best;
   }

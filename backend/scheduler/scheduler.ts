@@ -17,6 +17,7 @@ import type { Logger } from '../log/logger.js';
 import { silentLogger } from '../log/logger.js';
 import { AdmissionQueue } from './admission-queue.js';
 import { Channel } from './channel.js';
+import type { InteractiveGate } from './interactive-gate.js';
 import { PrefixIndex } from './prefix-index.js';
 import { SupersedeIndex } from './supersede.js';
 import type { CancelReason, RequestLedger, RequestRecord } from './request-ledger.js';
@@ -63,6 +64,8 @@ export interface SchedulerOptions {
   log?: Logger;
   now?: () => number;
   timers?: SchedulerTimers;
+  /** The server's gate: background requests (embedding, rerank) wait while interactive ones are queued or running on any model. */
+  gate?: InteractiveGate;
 }
 
 /** Why a request could not be accepted. The HTTP layer answers 503 with the message. */
@@ -83,6 +86,8 @@ export class Job {
   notBefore?: number;
   /** Chained block keys of the prompt (routing). */
   readonly promptKeys: string[];
+  /** Background work (embedding, rerank, any request on an embedding model): yields to interactive requests. */
+  background = false;
 
   constructor(
     readonly record: RequestRecord,
@@ -181,7 +186,10 @@ export class RequestHandle {
 export class Scheduler {
   private readonly queue: AdmissionQueue<Job>;
   private readonly replicas: Replica[];
-  private readonly opts: Required<Omit<SchedulerOptions, 'priorities' | 'log' | 'now' | 'timers'>>;
+  private readonly opts: Required<Omit<SchedulerOptions, 'priorities' | 'log' | 'now' | 'timers' | 'gate'>>;
+  private readonly gate: InteractiveGate | null;
+  /** Wakes pump() when the earliest background request held by the gate has waited its longest. */
+  private gateTimer: { handle: unknown; at: number } | null = null;
   private readonly priorities: Record<RequestKind, number>;
   private readonly log: Logger;
   private readonly now: () => number;
@@ -209,6 +217,8 @@ export class Scheduler {
     this.queue = new AdmissionQueue<Job>(this.opts.agingMs, this.now);
     this.replicas = clients.map((c) => new Replica(c, this.opts.blockSize));
     for (const r of this.replicas) this.unsubscribers.push(r.client.onStatus((s) => this.onStatus(r, s)));
+    this.gate = opts.gate ?? null;
+    if (this.gate) this.unsubscribers.push(this.gate.onIdle(() => this.pump()));
     this.auditTimer = this.opts.auditMs > 0 ? setInterval(() => this.audit(), this.opts.auditMs) : null;
     this.auditTimer?.unref();
   }
@@ -229,6 +239,8 @@ export class Scheduler {
     const job = new Job(record, spec, this.priorities[record.kind], this.seq++, this.now(), this.opts.blockSize,
       (j, reason) => this.cancel(j, reason));
     this.ledger.queued(record, spec.prompt.length);
+    job.background = record.kind === 'embedding' || spec.embed !== undefined || this.replicas.some((r) => r.client.info?.embedding);
+    if (!job.background) this.gate?.enter(job);
     if (spec.supersede) {
       const arrival = this.supersede.arrive(spec.supersede.key, job, this.now(), spec.supersede.holdMs);
       if (arrival.notBefore !== null) job.notBefore = arrival.notBefore;
@@ -309,12 +321,14 @@ export class Scheduler {
     if (this.auditTimer) clearInterval(this.auditTimer);
     if (this.heldTimer) this.timers.clearTimeout(this.heldTimer.handle);
     this.heldTimer = null;
+    if (this.gateTimer) this.timers.clearTimeout(this.gateTimer.handle);
+    this.gateTimer = null;
     for (const u of this.unsubscribers.splice(0)) u();
   }
 
   /** Checks that no request waits while a replica has the free slots it needs; dispatches if one does. */
   audit(): void {
-    const head = this.queue.peek();
+    const head = this.queue.peek(this.gateHolds);
     if (head && this.replicas.some((r) => r.free() >= slotsOf(head))) {
       this.missedDispatches++;
       this.log.warn('audit: a request was waiting while a slot was free; dispatching now', { queued: this.queue.length });
@@ -333,6 +347,7 @@ export class Scheduler {
 
   /** A job that never reached an engine: one terminal 'done', no engine figures. */
   private endQueued(job: Job, why: CancelReason | 'unavailable', error?: string): void {
+    this.gate?.leave(job);
     this.ledger.endedQueued(job.record, why, error);
     this.forgetKey(job);
     const unavailable = why === 'unavailable';
@@ -364,12 +379,28 @@ export class Scheduler {
   private pump(): void {
     this.pump1();
     this.armHeldTimer();
+    this.armGateTimer();
+  }
+
+  /** A background request the gate holds now (interactive work is queued or running, and it has not waited its longest). */
+  private readonly gateHolds = (job: Job): boolean => job.background && this.gate !== null && this.gate.holds(job.enqueuedAt, this.now());
+
+  /** Wakes pump() when the earliest background request held by the gate reaches its longest wait. */
+  private armGateTimer(): void {
+    let at: number | null = null;
+    for (const j of this.queue.toArray()) {
+      if (this.gateHolds(j) && (at === null || j.enqueuedAt + this.gate!.maxWaitMs < at)) at = j.enqueuedAt + this.gate!.maxWaitMs;
+    }
+    if (at === null || (this.gateTimer && this.gateTimer.at <= at)) return;
+    if (this.gateTimer) this.timers.clearTimeout(this.gateTimer.handle);
+    const handle = this.timers.setTimeout(() => { this.gateTimer = null; this.pump(); }, Math.max(0, at - this.now()));
+    this.gateTimer = { handle, at };
   }
 
   private pump1(): void {
     for (;;) {
-      const head = this.queue.peek();
-      if (!head) return; // empty, or only held requests wait
+      const head = this.queue.peek(this.gateHolds);
+      if (!head) return; // empty, or only held requests wait (an infill's delay, the gate)
       // The head waits for as many free slots as it has choices (it keeps its place meanwhile).
       // native/src/engine_admit.cpp (AdmitWaiting) states the same rule for its own queue, on
       // purpose: that queue serves direct users of the addon (tests, bench-engine) that submit past
@@ -378,7 +409,7 @@ export class Scheduler {
       const need = slotsOf(head);
       const candidates = this.replicas.filter((r) => r.free() >= need);
       if (candidates.length === 0) return;
-      const job = this.queue.shift()!;
+      const job = this.queue.shift(this.gateHolds)!;
       let best = candidates[0]!;
       let bestCost = Infinity;
       for (const r of candidates) {
@@ -446,6 +477,7 @@ export class Scheduler {
   private finish(job: Job, replica: Replica, done: DoneEvent): void {
     const rec = job.record;
     replica.inFlight.delete(job);
+    this.gate?.leave(job);
     this.forgetKey(job);
     this.ledger.engineDone(rec, done);
     if (done.finish !== 'error' && rec.epoch === replica.epoch && !job.spec.embed) replica.index.add([...job.spec.prompt, ...job.outputIds]);

@@ -2,16 +2,18 @@
 // content changed (hash), drops the ones that are gone, then embeds every chunk text that has no
 // vector yet, in batches, each batch waiting until no chat or completion is in flight. Watcher
 // events reindex just their paths. One run at a time; pause and cancel between batches. A new
-// embedding model (its identity) drops the vectors and keeps the chunks. No vscode.
+// embedding model (its identity) drops the vectors and keeps the chunks. The chunking itself
+// (parse and store writes) is the FileChunker's: on this thread, or the worker's (service.ts).
+// No vscode.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_CHUNK_OPTIONS, splitLines, syntaxChunks, windowChunks, type Chunk, type ChunkOptions } from './chunker.js';
-import { contentHash } from './hashing.js';
+import { DEFAULT_CHUNK_OPTIONS, type Chunk, type ChunkOptions } from './chunker.js';
+import { chunkText, InThreadChunker, type FileChunker } from './fileChunker.js';
 import type { EmbedFn } from './search.js';
-import type { FileRow, IndexStore, NewChunk } from './store.js';
+import type { IndexStore } from './store.js';
 import type { SyntaxParsers } from './syntax.js';
 import type { VectorIndex } from './vectorIndex.js';
-import { isIndexable, readText, walk, type WalkOptions } from './walker.js';
+import { isIndexable, walk, type WalkOptions } from './walker.js';
 
 export interface IndexRoot { name: string; path: string }
 
@@ -59,8 +61,8 @@ export class CancelledError extends Error {
 
 /**
  * Files chunked per transaction: a crash loses at most this much work. Small, because the parse
- * and the SQLite writes run on the extension host's thread: 8 files are ~100 ms on a slow core,
- * the longest a chat's first token may wait behind them (25 made chat TTFT p95 4.7x idle).
+ * and the SQLite writes take a core: 8 files are ~100 ms on a slow one, the longest a chat's
+ * first token may wait behind them when they run on its thread (25 made chat TTFT p95 4.7x idle).
  */
 const FILES_PER_COMMIT = 8;
 
@@ -74,6 +76,7 @@ export class Indexer {
   private readonly now: () => number;
   /** When the last run finished (ms since epoch, the store's meta). */
   lastUpdated: number | null;
+  private readonly chunker: FileChunker;
 
   constructor(
     private readonly roots: readonly IndexRoot[],
@@ -82,7 +85,10 @@ export class Indexer {
     private readonly parsers: SyntaxParsers | null,
     private readonly hooks: IndexerHooks,
     private readonly opts: IndexerOptions = DEFAULT_INDEXER,
+    /** Where files are parsed and written (default: this thread, into `store`). */
+    chunker?: FileChunker,
   ) {
+    this.chunker = chunker ?? new InThreadChunker(store, parsers, { chunk: opts.chunk, maxFileBytes: opts.walk.maxFileBytes });
     this.now = hooks.now ?? Date.now;
     const last = store.meta('updated');
     this.lastUpdated = last === null ? null : Number(last);
@@ -205,15 +211,8 @@ export class Indexer {
     return { seen, gone };
   }
 
-  async chunk(path: string, text: string): Promise<Chunk[]> {
-    const lines = splitLines(text);
-    const tree = await this.parsers?.parse(path, text).catch(() => null);
-    if (!tree) return windowChunks(lines, this.opts.chunk);
-    try {
-      return syntaxChunks(lines, tree.root, this.opts.chunk);
-    } finally {
-      tree.dispose();
-    }
+  chunk(path: string, text: string): Promise<Chunk[]> {
+    return chunkText(this.parsers, path, text, this.opts.chunk);
   }
 
   private async chunkFiles(work: { seen: Array<{ stored: string; abs: string; size: number; mtimeMs: number }>; gone: string[] }, signal: AbortSignal): Promise<void> {
@@ -225,31 +224,16 @@ export class Indexer {
     this.set({ phase: 'chunking', filesDone: 0, filesTotal: changed.length + work.gone.length });
     let done = 0;
     if (work.gone.length) {
-      this.store.transaction(() => { for (const p of work.gone) this.store.deleteFile(p); });
+      await this.chunker.deleteFiles(work.gone);
       done += work.gone.length;
     }
     for (let i = 0; i < changed.length; i += FILES_PER_COMMIT) {
       await this.checkpoint(signal);
       // Like the embedding batches: a group starts only while no chat or completion is in flight.
       await this.hooks.foreground();
-      const batch: Array<{ file: FileRow; chunks: NewChunk[] | null; unchanged: boolean }> = [];
-      for (const f of changed.slice(i, i + FILES_PER_COMMIT)) {
-        await new Promise<void>((r) => setImmediate(r)); // a request's events get their turn between files
-        const text = await readText(f.abs, this.opts.walk.maxFileBytes);
-        const file: FileRow = { path: f.stored, size: f.size, mtimeMs: f.mtimeMs, hash: text === null ? '' : contentHash(text) };
-        if (text === null) { batch.push({ file, chunks: null, unchanged: false }); continue; }
-        if (known.get(f.stored)?.hash === file.hash) { batch.push({ file, chunks: [], unchanged: true }); continue; }
-        const chunks = (await this.chunk(f.stored, text)).map((c) => ({ ...c, hash: contentHash(c.text) }));
-        batch.push({ file, chunks, unchanged: false });
-      }
-      this.store.transaction(() => {
-        for (const b of batch) {
-          if (b.chunks === null) this.store.deleteFile(b.file.path); // binary now, or gone since the walk
-          else if (b.unchanged) this.store.touchFile(b.file);
-          else this.store.putFile(b.file, b.chunks);
-        }
-      });
-      done += batch.length;
+      const group = changed.slice(i, i + FILES_PER_COMMIT);
+      await this.chunker.chunkFiles(group.map((f) => ({ ...f, knownHash: known.get(f.stored)?.hash ?? null })));
+      done += group.length;
       this.set({ filesDone: done });
     }
     this.store.transaction(() => this.store.dropUnusedVectors());

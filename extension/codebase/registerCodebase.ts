@@ -71,6 +71,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
       roots: folders.map((f) => ({ name: f.name, path: f.uri.fsPath })),
       storePath: join(context.storageUri.fsPath, 'codebase-index.sqlite'),
       wasmDir: join(context.extensionPath, 'dist', 'tree-sitter'),
+      workerScript: join(context.extensionPath, 'dist', 'codebase-worker.cjs'),
       models: {
         embedding: () => {
           const c = server.client;
@@ -84,6 +85,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
         },
       },
       foreground,
+      onForeground: (l) => { const sub = activity.onChange(l); if (activity.busy) l(true); return () => sub.dispose(); },
       log: (m) => log.info(`codebase index: ${m}`),
       options: { walk: { exclude: s.exclude, maxFileBytes: s.maxFileBytes }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 8 },
     });
@@ -133,7 +135,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
     item, watcher,
     watcher.onDidCreate(onFile), watcher.onDidChange(onFile), watcher.onDidDelete(onFile),
     service.onChange(render),
-    { dispose: () => { clearTimeout(timer); service.dispose(); } },
+    { dispose: () => { clearTimeout(timer); void service.dispose(); } },
     server.onDidChange((st) => {
       // A server that comes up may serve the embedding model: embed what has no vector yet.
       const ready = st.state === 'ready';

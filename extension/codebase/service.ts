@@ -3,11 +3,13 @@
 // are served. The panel, the chat participant, the agent's search_codebase tool and inline
 // completions all call search() here. No vscode (registerCodebase.ts wires it).
 import type { IndexSearchView, IndexView } from '../../contract/panel.js';
+import { InThreadChunker, type FileChunker } from './fileChunker.js';
 import { Indexer, type Embedder, type IndexProgress, type IndexRoot, type IndexerOptions } from './indexer.js';
 import { DEFAULT_SEARCH, searchIndex, type EmbedFn, type RerankFn, type SearchOptions, type SearchResult } from './search.js';
 import { IndexStore } from './store.js';
 import { SyntaxParsers } from './syntax.js';
 import { VectorIndex } from './vectorIndex.js';
+import { workerOrInThread } from './workerChunker.js';
 
 /** What the service needs from the server: embeddings and rerank scores, when those models are served. */
 export interface CodebaseModels {
@@ -23,8 +25,12 @@ export interface CodebaseDeps {
   models: CodebaseModels;
   /** Resolves when no chat or completion is in flight. */
   foreground(): Promise<void>;
+  /** Says when chats and completions start and stop being in flight (chunking holds meanwhile); returns the unsubscribe. */
+  onForeground?(listener: (busy: boolean) => void): () => void;
   log(message: string): void;
   options: IndexerOptions;
+  /** The chunking worker's bundle (dist/codebase-worker.cjs): parses and chunk writes run there, off this thread. Absent: here. */
+  workerScript?: string;
 }
 
 export class CodebaseService {
@@ -32,18 +38,25 @@ export class CodebaseService {
   readonly vectors = new VectorIndex();
   readonly indexer: Indexer;
   private readonly parsers: SyntaxParsers;
+  private readonly chunker: FileChunker;
+  private readonly unwatch: () => void;
   private readonly listeners = new Set<(v: IndexView) => void>();
   private statsCache: { at: number; stats: ReturnType<IndexStore['stats']> } | null = null;
 
   constructor(private readonly deps: CodebaseDeps) {
     this.store = IndexStore.open(deps.storePath);
     this.parsers = new SyntaxParsers(deps.wasmDir, deps.log);
+    const inThread = new InThreadChunker(this.store, this.parsers, { chunk: deps.options.chunk, maxFileBytes: deps.options.walk.maxFileBytes });
+    this.chunker = deps.workerScript
+      ? workerOrInThread(deps.workerScript, { storePath: deps.storePath, wasmDir: deps.wasmDir, chunk: deps.options.chunk, maxFileBytes: deps.options.walk.maxFileBytes }, inThread, deps.log)
+      : inThread;
+    this.unwatch = deps.onForeground?.((busy) => this.chunker.hold(busy)) ?? (() => {});
     this.indexer = new Indexer(deps.roots, this.store, this.vectors, this.parsers, {
       embedder: () => this.embedder(),
       foreground: () => deps.foreground(),
       onProgress: (p) => this.changed(p),
       log: deps.log,
-    }, deps.options);
+    }, deps.options, this.chunker);
   }
 
   private async embedder(): Promise<Embedder | null> {
@@ -99,8 +112,11 @@ export class CodebaseService {
     }
   }
 
-  dispose(): void {
+  /** Ends the pass, the worker (its connection first) and the store. */
+  async dispose(): Promise<void> {
+    this.unwatch();
     this.indexer.cancel();
+    await this.chunker.dispose().catch(() => {});
     this.parsers.dispose();
     this.store.close();
   }

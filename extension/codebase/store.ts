@@ -6,6 +6,9 @@
 // committed state, which SQLite restores on the next open. The wasm VFS locks with a
 // `<file>.lock` folder, which a killed process leaves behind; the store records its owner's pid
 // beside it and clears a lock whose owner is gone (one extension host owns a workspace's index).
+// The chunking worker (chunkWorker.ts) writes through a second connection of the same process
+// (attach()); that VFS's lock is one folder whatever the lock level, so a connection that finds
+// the other mid-transaction waits for it (waitBusy) instead of failing.
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Database, type Statement } from 'node-sqlite3-wasm';
 
@@ -34,12 +37,44 @@ export function identifierWords(text: string): string {
 
 type Row = Record<string, unknown>;
 
+/** The longest a statement waits for the other connection's transaction (the worker's: ~100 ms), ms. */
+const BUSY_WAIT_MS = 10_000;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Runs `f` again while SQLite answers "database is locked" (the other connection holds the lock). */
+function waitBusy<T>(f: () => T): T {
+  const until = Date.now() + BUSY_WAIT_MS;
+  for (;;) {
+    try {
+      return f();
+    } catch (e) {
+      if (!/database is locked/.test((e as Error)?.message ?? '') || Date.now() > until) throw e;
+      Atomics.wait(sleeper, 0, 0, 2);
+    }
+  }
+}
+
 export class IndexStore {
   private readonly db: Database;
   private readonly stmts = new Map<string, Statement>();
 
-  private constructor(readonly path: string) {
+  private constructor(readonly path: string, private readonly owner = true) {
     this.db = new Database(path);
+  }
+
+  /**
+   * A second connection of this process to a store open() opened (the chunking worker): no
+   * ownership claimed or released, no schema work.
+   */
+  static attach(path: string): IndexStore {
+    const s = new IndexStore(path, false);
+    try {
+      waitBusy(() => s.db.exec('PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;'));
+    } catch (e) {
+      s.close();
+      throw e;
+    }
+    return s;
   }
 
   /**
@@ -94,12 +129,12 @@ export class IndexStore {
   }
 
   private all(sql: string, values: unknown[] = []): Row[] {
-    return this.stmt(sql).all(values as never) as Row[];
+    return waitBusy(() => this.stmt(sql).all(values as never) as Row[]);
   }
 
   /** Runs `f` in one transaction: all of it lands, or (an exception, a crash) none of it. */
   transaction<T>(f: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
+    waitBusy(() => this.db.exec('BEGIN IMMEDIATE'));
     try {
       const r = f();
       this.db.exec('COMMIT');
@@ -116,7 +151,7 @@ export class IndexStore {
   }
 
   setMeta(key: string, value: string): void {
-    this.stmt('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run([key, value]);
+    waitBusy(() => this.stmt('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run([key, value]));
   }
 
   files(): Map<string, FileRow> {
@@ -238,7 +273,7 @@ export class IndexStore {
     for (const s of this.stmts.values()) if (!s.isFinalized) s.finalize();
     this.stmts.clear();
     if (this.db.isOpen) this.db.close();
-    releaseOwnership(this.path);
+    if (this.owner) releaseOwnership(this.path);
   }
 }
 

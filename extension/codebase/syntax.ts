@@ -62,14 +62,15 @@ export class SyntaxParsers {
   }
 
   /** The file's syntax tree, or null when no grammar covers it. Call dispose() on the result's owner when done. */
-  async parse(path: string, text: string): Promise<{ root: SyntaxNode; dispose(): void } | null> {
+  async parse(path: string, text: string, opts: { pause?: () => void } = {}): Promise<{ root: SyntaxNode; dispose(): void } | null> {
     const name = grammarFor(path);
     if (!name) return null;
     const lang = await this.language(name);
     if (!lang) return null;
     this.parser ??= new Parser();
     this.parser.setLanguage(lang);
-    const tree = this.parser.parse(text);
+    // `pause` may block (the chunking worker waits there while a chat is in flight): the parse resumes where it was.
+    const tree = opts.pause ? this.parser.parse(text, null, { progressCallback: () => { opts.pause!(); } }) : this.parser.parse(text);
     if (!tree) return null;
     return { root: new NodeView(tree.rootNode), dispose: () => tree.delete() };
   }

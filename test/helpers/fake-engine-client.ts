@@ -88,6 +88,8 @@ export class FakeEngineClient implements EngineClient {
   private readonly listeners = new Set<(s: EngineStatus) => void>();
   readonly live = new Set<FakeRequest>();
   readonly all: FakeRequest[] = [];
+  /** Every embedding request the engine was given (tests read when a request was dispatched). */
+  readonly embeds: EmbedInput[] = [];
   info: ModelInfo | null = null;
   autoRun: FakeEngineOptions['autoRun'];
   /** What snapshot() reports as prompt tokens decoded (tests set it). */
@@ -165,6 +167,7 @@ export class FakeEngineClient implements EngineClient {
 
   /** The fake serves text only: an embedding request ends at once with the engine's refusal. */
   embed(input: EmbedInput): EngineRequest {
+    this.embeds.push(input);
     const r = new FakeRequest(this.nextId++, this.epoch, { prompt: input.inputs.flat(), maxTokens: 0 }, this);
     queueMicrotask(() => r.finish('error', { error: 'this model makes text, not embeddings', promptMs: null, decodeMs: null }));
     return r;
