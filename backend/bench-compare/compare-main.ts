@@ -22,10 +22,11 @@ import type { RunRecord } from '../../contract/bench.js';
 import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
 import type { BenchContext } from '../bench/types.js';
 import type { ScenarioName } from '../../contract/bench.js';
+import { scenarios } from '../bench/scenarios/index.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 
-  --scenarios A,B   single,prefill,concurrent,repeat,mixed,infill,typing,session,conversations,edit
+  --scenarios A,B   ${Object.keys(scenarios).join(',')}
                     (default: all)
   --runs N          runs per scenario and server (default 3)
   --threads T       threads for both servers (default: all cores)
