@@ -2,6 +2,7 @@
 // what the panel, the commands and @strata show (SessionInfo, RestoredSession). Names follow the
 // one rule in session-name.ts.
 import * as z from 'zod/mini';
+import type { SessionInto } from '../native/lib/addon.js';
 import type { ChatMessage } from './chat.js';
 import { checkBody } from './check.js';
 
@@ -64,6 +65,11 @@ export interface RestoreResult {
   bytes: number;
   ms: number;
   replica: number;
+  /**
+   * Where the engine put the state: 'slot', straight into an idle slot (the next request with this
+   * prefix reuses its KV as it is), or 'park' (host RAM) while every slot was busy.
+   */
+  into: SessionInto;
   /** The OpenAI messages the session was saved with; null when it was saved without them. */
   messages: StoredMessage[] | null;
   timings: SessionTimings;
@@ -97,7 +103,8 @@ export const sessionListSchema: z.ZodMiniType<SessionListBody> = z.object({
 });
 export const savedSessionSchema: z.ZodMiniType<SavedSession> = z.intersection(sessionMeta, z.object({ save_ms: num, timings }));
 export const restoreResultSchema: z.ZodMiniType<RestoreResult> = z.object({
-  name: z.string(), tokens: num, bytes: num, ms: num, replica: num, messages: z.nullable(z.array(storedMessage)), timings,
+  name: z.string(), tokens: num, bytes: num, ms: num, replica: num, into: z.enum(['slot', 'park']),
+  messages: z.nullable(z.array(storedMessage)), timings,
 });
 
 // --- what the panel shows ------------------------------------------------------------------

@@ -15,7 +15,7 @@ export interface Target {
   text: string;
 }
 
-/** Targets from issues 5 and 14 (ratios on the same run). */
+/** Targets from issues 5, 14 and 20 (ratios on the same run). */
 export const targets: Record<string, Target> = {
   single_decode_tok_s: { op: '>=', ratio: 0.97, text: '>= 0.97' },
   single_ttft_ms: { op: '<=', ratio: 1.1, text: '<= 1.10' },
@@ -26,7 +26,9 @@ export const targets: Record<string, Target> = {
   typing_prompt_tokens: { op: '<=', ratio: 1.5, text: '<= 1.50' },
   typing_last_ms: { op: '<=', ratio: 0.5, text: '<= 0.50' },
   session_save_ms: { op: '<=', ratio: 1.5, text: '<= 1.50' },
-  session_restore_ms: { op: '<=', ratio: 1.5, text: '<= 1.50' },
+  // Issue 20: the save without its durability (fdatasync, rename, folder fsync) and the restore at llama-server's speed.
+  session_save_nosync_ms: { op: '<=', ratio: 1.0, text: '<= 1.00' },
+  session_restore_ms: { op: '<=', ratio: 1.0, text: '<= 1.00' },
   conv_prompt_tokens: { op: '<=', ratio: 1.0, text: '<= 1.00' },
 };
 

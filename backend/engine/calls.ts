@@ -5,7 +5,7 @@
 // so a new call is one entry here plus its handler in host-calls.ts (the compiler asks for the
 // fake's method).
 import type {
-  DeviceInfo, EngineErrorCode, EngineSnapshot, GrammarSpec, PromptSegment, RequestTrace, SessionResult, StepTrace,
+  DeviceInfo, EngineErrorCode, EngineSnapshot, GrammarSpec, LoadedSession, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
 
 export interface TokenizePartsOptions { window?: { index: number; budget: number }; addSpecial?: boolean }
@@ -43,7 +43,8 @@ export const CALL_SPECS = {
   detokenize: call<[tokens: number[]], string>(),
   /** `meta`: the server's description of the session, stored in the file beside the state. */
   saveSession: call<[path: string, tokens: number[], identity: string, meta: string], SessionResult>(),
-  loadSession: call<[path: string, identity: string], SessionResult & { tokenIds: number[]; meta: string }>(),
+  /** The addon's LoadedSession, its tokens as an array (`into`: where the state went, a slot or the park). */
+  loadSession: call<[path: string, identity: string], Omit<LoadedSession, 'tokenIds'> & { tokenIds: number[] }>(),
   snapshot: call<[], EngineSnapshot>(),
   traces: call<[], { steps: StepTrace[]; requests: RequestTrace[] }>(),
   devices: call<[], DeviceInfo[]>(),

@@ -1,7 +1,7 @@
 // Sessions as the API offers them: save the conversation some messages form (from the slot
-// or the park of the replica that holds it) to disk, restore one into a replica's park so
-// the next request with that prefix starts from it, list, delete. Another model's session is
-// refused before any engine sees it.
+// or the park of the replica that holds it) to disk, restore one into a replica (an idle slot,
+// else its park) so the next request with that prefix starts from it, list, delete. Another
+// model's session is refused before any engine sees it.
 import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../validation/schemas.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
@@ -130,8 +130,8 @@ export class SessionService {
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
     if (messages) await this.rememberTokens(client, model, res.tokenIds, res.meta);
     const timings: SessionTimings = { total_ms: msSince(t0), describe_ms: describeMs, engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
-    this.deps.log.info('session restored', { session: name, replica: client.replica, tokens: res.tokens, ms: timings.total_ms });
-    return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, messages, timings };
+    this.deps.log.info('session restored', { session: name, replica: client.replica, into: res.into, tokens: res.tokens, ms: timings.total_ms });
+    return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, into: res.into, messages, timings };
   }
 
   /**

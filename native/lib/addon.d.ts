@@ -460,11 +460,11 @@ export type EngineErrorCode =
 
 /** Where a save's or a load's time went, ms (0 where a phase does not apply). */
 export interface SessionPhases {
-  /** Save: copying the sequence's KV out of the context. */
+  /** Save: copying the sequence's KV out of the context. Load: putting the state into the slot's KV (or the park). */
   stateMs: number;
-  /** Load: read() calls. */
+  /** Load: mapping the file (its pages faulted in at once) and reading its head. */
   readMs: number;
-  /** The checksum (XXH3-64), streamed over the bytes as they are written or read. */
+  /** The checksum (XXH3-64). Save: the wait for it once the writes are done (a second thread hashes beside them); load: over the mapped file. */
   hashMs: number;
   /** Save: write() calls into the page cache (write-back started per chunk). */
   writeMs: number;
@@ -473,6 +473,21 @@ export interface SessionPhases {
 }
 
 export interface SessionResult { tokens: number; bytes: number; ms: number; phases: SessionPhases }
+
+/**
+ * Where a loaded session's state went: 'slot', straight into an idle slot (the next request with its
+ * prefix reuses that slot's KV as it is); 'park', host RAM, while every slot was busy (the next request
+ * with its prefix copies it into its slot).
+ */
+export type SessionInto = 'slot' | 'park';
+
+export interface LoadedSession extends SessionResult {
+  /** The tokens the session holds. */
+  tokenIds: Int32Array;
+  /** The description it was saved with ('' for a version-1 file). */
+  meta: string;
+  into: SessionInto;
+}
 
 /** A piece of a prompt's text; `plain`: a client wrote it, so no special-token parsing inside. */
 export interface PromptSegment { text: string; plain?: boolean }
@@ -513,13 +528,17 @@ export declare class Engine {
    */
   saveSession(path: string, tokens: number[] | Int32Array, identity: string, meta?: string): Promise<SessionResult>;
   /**
-   * Loads a session file into the park so the next request with its prefix restores it, and
-   * returns the `meta` it was saved with ('' for a version-1 file). Rejects with a clear message
-   * and its `code`: not a session file or corrupt (checksum) 'session_unreadable', saved with
-   * another model (identity, description, params or vocab differ) 'session_model_mismatch',
-   * parking disabled or over budget 'park_unavailable', the file cannot be read 'io_error'.
+   * Loads a session file so the next request with its prefix starts from it: straight into an idle
+   * slot (one whose conversation the session continues, else an empty one, else the least recently
+   * used, whose conversation is parked or dropped), or into the park while every slot is busy or
+   * wanted by a queued request (`into` says which). Returns the `meta` it was saved with. The file
+   * is checked (checksum included) before its state goes anywhere: a refused file changes nothing.
+   * Rejects with a clear message and its `code`: not a session file or corrupt (checksum), or a state
+   * this context does not accept 'session_unreadable', saved with another model (identity,
+   * description, params or vocab differ) 'session_model_mismatch', every slot busy and parking
+   * disabled or over budget 'park_unavailable', the file cannot be read 'io_error'.
    */
-  loadSession(path: string, identity: string): Promise<SessionResult & { tokenIds: Int32Array; meta: string }>;
+  loadSession(path: string, identity: string): Promise<LoadedSession>;
   /** The engine thread's state as published after its last step (before that step's events left). */
   snapshot(): EngineSnapshot;
   /** Drains recorded step traces and the records of requests that finished since the last call. */

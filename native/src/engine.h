@@ -184,6 +184,10 @@ class Engine {
   // engine_session.cpp
   void DoSaveSession(Command& c);
   void DoLoadSession(Command& c);
+  void LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases);
+  void LoadIntoPark(SessionData& d, SessionPhases* phases);
+  // Free slots the queued requests will take at the next admission (their choices counted).
+  size_t QueuedSlots() const;
   SessionModelId ModelId(const std::string& identity) const;
 
   EngineEvent& NewEvent(EventType type, int64_t id);

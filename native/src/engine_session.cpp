@@ -1,7 +1,9 @@
 // Session files on the engine thread, between steps: save the conversation holding the
-// longest prefix of given tokens; load one into the park. Both block the step loop for the
-// time of the file work (reported per phase in SessionResult.phases).
+// longest prefix of given tokens; load one straight into an idle slot (or, with every slot
+// busy, into the park). Both block the step loop for the time of the file work (reported per
+// phase in SessionResult.phases).
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
 #include "engine.h"
@@ -64,11 +66,27 @@ void Engine::DoSaveSession(Command& c) {
   msg_->results.push_back(std::move(r));
 }
 
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+size_t Engine::QueuedSlots() const {
+  size_t n = 0;
+  for (const Waiting& w : waiting_) n += static_cast<size_t>(w.req.n);
+  return n;
+}
+
 void Engine::DoLoadSession(Command& c) {
   const auto t0 = std::chrono::steady_clock::now();
   CommandResult r;
   r.ticket = c.ticket;
   try {
+    // Mapped and checked (checksum included) before any of it reaches a slot or the park: a
+    // file that fails here changes nothing.
     SessionData d = ReadSessionFile(c.path, &r.session.phases);
     CheckSessionModel(d.model, ModelId(c.identity), c.path);
     if (d.tokens.empty()) throw std::runtime_error("session file " + c.path + " holds no tokens");
@@ -82,37 +100,75 @@ void Engine::DoLoadSession(Command& c) {
                                  " is outside the vocabulary)");
       }
     }
-    if (!park_.enabled()) {
-      throw EngineError(ErrorCode::ParkUnavailable, "cannot load a session: parking is disabled (parkBudgetMiB is 0)");
-    }
-    const uint64_t need = d.state.size();
-    if (need > park_.budget()) {
-      throw EngineError(ErrorCode::ParkUnavailable, "session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " +
-                               std::to_string(park_.budget() >> 20));
-    }
-    const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
-    if (MemAvailableBytes() < floor) {
-      park_.counters().refused_low_ram++;
-      throw EngineError(ErrorCode::ParkUnavailable, "cannot load a session: free RAM is below freeRamFloorMiB");
+    std::vector<SlotView> views(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
+    const int slot = PickRestoreSlot(views, d.tokens, QueuedSlots());
+    if (slot >= 0) {
+      LoadIntoSlot(slots_[static_cast<size_t>(slot)], d, c.path, &r.session.phases);
+      r.session.into = SessionInto::Slot;
+    } else {
+      LoadIntoPark(d, &r.session.phases);
+      r.session.into = SessionInto::Park;
     }
     r.session.tokens = static_cast<int32_t>(d.tokens.size());
     r.session.bytes = d.file_bytes;
-    r.token_ids = d.tokens;
     r.session.meta = std::move(d.meta);
-    ParkedConversation e;
-    e.tokens = std::move(d.tokens);
-    e.state = std::move(d.state);
-    e.last_used = ++tick_;
-    e.last_used_ms = NowMs();
-    park_.Add(std::move(e));
+    r.token_ids = std::move(d.tokens);
   } catch (const EngineError& e) {
     r.error = e.what();
     r.code = e.code();
   } catch (const std::exception& e) {
     r.error = e.what();
   }
-  r.session.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.session.ms = MsSince(t0);
   msg_->results.push_back(std::move(r));
+}
+
+// The state goes from the mapped file into the slot's KV, the one copy a restore needs. The
+// slot's own conversation is parked the way admission parks a displaced one (or dropped when
+// the park cannot take it), unless the session continues all of it. The slot then holds the
+// session's tokens: the next request with that prefix owns the slot (PickSlot) and reads only
+// what follows them.
+void Engine::LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases) {
+  if (CommonPrefix(slot.held, d.tokens) < slot.held.size()) MaybePark(slot, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  llama_memory_seq_rm(mem_, slot.id, -1, -1);
+  slot.held.clear();
+  if (llama_state_seq_set_data(ctx_.get(), d.state, d.n_state, slot.id) == 0) {
+    llama_memory_seq_rm(mem_, slot.id, -1, -1);
+    throw EngineError(ErrorCode::SessionUnreadable, "session file " + path + " holds a KV state this context does not accept");
+  }
+  slot.held = d.tokens;
+  slot.last_used = ++tick_;
+  phases->state_ms += MsSince(t0);
+}
+
+// Every slot is busy: the state is copied out of the mapping into the park, and the next request
+// with its prefix restores it from there (Restore, engine_admit.cpp).
+void Engine::LoadIntoPark(SessionData& d, SessionPhases* phases) {
+  if (!park_.enabled()) {
+    throw EngineError(ErrorCode::ParkUnavailable,
+                      "cannot load a session while every slot is busy: parking is disabled (parkBudgetMiB is 0)");
+  }
+  const uint64_t need = d.n_state;
+  if (need > park_.budget()) {
+    throw EngineError(ErrorCode::ParkUnavailable, "session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " +
+                             std::to_string(park_.budget() >> 20));
+  }
+  const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
+  if (MemAvailableBytes() < floor + need) {
+    park_.counters().refused_low_ram++;
+    throw EngineError(ErrorCode::ParkUnavailable, "cannot load a session: free RAM is below freeRamFloorMiB");
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  ParkedConversation e;
+  e.state = StateBuffer(d.n_state);
+  std::memcpy(e.state.data(), d.state, d.n_state);
+  e.tokens = d.tokens;
+  e.last_used = ++tick_;
+  e.last_used_ms = NowMs();
+  park_.Add(std::move(e));
+  phases->state_ms += MsSince(t0);
 }
 
 }  // namespace strata

@@ -347,6 +347,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     if (p.is_load) {
       o.Set("tokenIds", TokensToJs(env, r.token_ids));
       o.Set("meta", Napi::String::New(env, r.session.meta));
+      o.Set("into", r.session.into == SessionInto::Slot ? "slot" : "park");
     }
     p.deferred.Resolve(o);
   }

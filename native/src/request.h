@@ -129,12 +129,16 @@ struct EngineEvent {
   RequestStats stats;         // done (admitted: reused)
 };
 
+// Where a loaded session's state went: straight into an idle slot, or the park (every slot busy).
+enum class SessionInto { Slot, Park };
+
 struct SessionResult {
   int32_t tokens = 0;
   uint64_t bytes = 0;
   double ms = 0;
   SessionPhases phases;
   std::string meta;  // load: the description stored in the file (empty for version-1 files)
+  SessionInto into = SessionInto::Park;  // load only
 };
 
 // The answer to a command that JS awaits (saveSession, loadSession).

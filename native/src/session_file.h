@@ -27,11 +27,31 @@ struct SessionModelId {
 
 // Where the time of a save or load went, ms (0 where a phase does not apply).
 struct SessionPhases {
-  double state_ms = 0;  // save: copying the sequence's KV out of the context
-  double read_ms = 0;   // load: read() calls
-  double hash_ms = 0;   // checksum, streamed over the bytes as they are written or read
+  double state_ms = 0;  // save: copying the sequence's KV out; load: putting the state into a slot's KV (or the park)
+  double read_ms = 0;   // load: mapping the file (its pages faulted in at once) and parsing its head
+  double hash_ms = 0;   // checksum. Save: the wait for it (a second thread hashes beside the writes); load: over the mapped file
   double write_ms = 0;  // save: write() calls (the page cache, with write-back started per chunk)
   double sync_ms = 0;   // save: fdatasync of the file, rename, fsync of the folder
+};
+
+// A file mapped read-only: the page cache's own pages, so reading it copies nothing. Unmapped
+// when destroyed. Saves replace a session file by rename, never by writing into it, so a file
+// being read is never changed under its mapping.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(void* data, size_t size) : data_(static_cast<const uint8_t*>(data)), size_(size) {}
+  ~MappedFile();
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
 };
 
 struct SessionData {
@@ -39,7 +59,9 @@ struct SessionData {
   std::string meta;  // empty for version 1
   SessionModelId model;
   std::vector<llama_token> tokens;
-  StateBuffer state;
+  MappedFile file;
+  const uint8_t* state = nullptr;  // the KV state's bytes, inside `file` (checked against the checksum)
+  size_t n_state = 0;
   uint64_t file_bytes = 0;
 };
 
@@ -52,9 +74,11 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
                           const std::vector<llama_token>& tokens, const uint8_t* state, size_t n_state,
                           SessionPhases* phases);
 
-// Reads and checks magic, version, lengths and checksum, reading the state straight into its
-// buffer; throws std::runtime_error with a clear message ("not a Strata session file",
-// "corrupt (checksum mismatch)", ...). Does not compare the model: see CheckSessionModel.
+// Maps the file and checks magic, version, lengths and the checksum of every byte before the
+// state can be used; the state stays in the mapping (SessionData.state), for the caller to put
+// into a slot or copy into the park. Throws EngineError with a clear message ("not a Strata
+// session file", "corrupt (checksum mismatch)", ...). Does not compare the model: see
+// CheckSessionModel.
 SessionData ReadSessionFile(const std::string& path, SessionPhases* phases);
 
 // Throws when the file was saved with another model.

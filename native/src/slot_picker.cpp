@@ -77,4 +77,28 @@ SlotChoice PickSlot(const std::vector<SlotView>& slots,
   return best;
 }
 
+int PickRestoreSlot(const std::vector<SlotView>& slots, const std::vector<llama_token>& session, size_t reserved) {
+  size_t free = 0;
+  for (const SlotView& s : slots) free += s.busy ? 0 : 1;
+  if (free <= reserved) return -1;
+  int superseded = -1, empty = -1, lru = -1;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const SlotView& s = slots[i];
+    if (s.busy) continue;
+    const int id = static_cast<int>(i);
+    const size_t held = s.held->size();
+    if (held == 0) {
+      if (empty < 0) empty = id;
+      continue;
+    }
+    if (CommonPrefix(*s.held, session) == held &&
+        (superseded < 0 || held > slots[static_cast<size_t>(superseded)].held->size())) {
+      superseded = id;
+    }
+    if (lru < 0 || s.last_used < slots[static_cast<size_t>(lru)].last_used) lru = id;
+  }
+  if (superseded >= 0) return superseded;
+  return empty >= 0 ? empty : lru;
+}
+
 }  // namespace strata

@@ -1,5 +1,5 @@
-// Slot choice for a new request: a pure function of what each slot holds (no llama calls),
-// so the policy reads in one place.
+// Slot choice for a new request and for a loaded session: pure functions of what each slot
+// holds (no llama calls), so the policy reads in one place.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,5 +34,12 @@ size_t CommonPrefix(const std::vector<llama_token>& a, const std::vector<llama_t
 SlotChoice PickSlot(const std::vector<SlotView>& slots,
                     const std::vector<const std::vector<llama_token>*>& parked,
                     const std::vector<llama_token>& prompt);
+
+// The slot a loaded session's state goes into, or -1: keep it in the park instead. Only a slot
+// that is not busy is taken, and only while more of them are free than `reserved` (the slots
+// queued requests are about to take). Among those: a slot whose conversation the session
+// continues entirely (it loses nothing: the longest such), else an empty slot (the lowest id),
+// else the least recently used one (its conversation is parked or dropped by the caller).
+int PickRestoreSlot(const std::vector<SlotView>& slots, const std::vector<llama_token>& session, size_t reserved);
 
 }  // namespace strata

@@ -182,9 +182,10 @@ describe('engine process (real engine, tiny model)', () => {
     const loaded = await fresh.loadSession(path, 'engine-process-test');
     expect(loaded.tokenIds).toEqual(conversation.slice(0, loaded.tokenIds.length));
     expect(loaded.meta).toBe('{"note":"kept"}');
+    expect(loaded.into).toBe('slot');
     const there = await run(fresh.generate({ prompt: followUp, maxTokens: 10, ignoreEos: true }));
-    expect(there.events[0]).toMatchObject({ type: 'admitted', restored: true });
-    expect((there.events[0] as Extract<RequestEvent, { type: 'admitted' }>).reused).toBeGreaterThan(0);
+    // Loaded straight into an idle slot: the continuation reuses that slot's KV (no park restore).
+    expect(there.events[0]).toMatchObject({ type: 'admitted', restored: false, reused: loaded.tokens });
     expect(there.text).toBe(here.text);
     await fresh.close();
   });

@@ -63,20 +63,30 @@ describe('session files', () => {
     expect(sum).toBeLessThanOrEqual(savedMs + 0.01);
   });
 
-  it('round-trip into a fresh engine and continue with the same output', async () => {
+  it('round-trip into a fresh engine\'s idle slot and continue with the same output, reading only the new tokens', async () => {
     const fresh = await EngineDriver.load({ model, ctx: 512, slots: 2, threads: 2, freeRamFloorMiB: 0 });
     try {
       const loaded = await fresh.engine.loadSession(sessionPath, IDENTITY);
       const held = prompt.length + firstIds.length - 1;
       expect(loaded.tokens).toBe(held);
+      expect(loaded.into).toBe('slot');
       expect(loaded.meta).toBe(META);
       expect(loaded.phases.readMs).toBeGreaterThan(0);
       expect(loaded.phases.hashMs).toBeGreaterThan(0);
+      expect(loaded.phases.stateMs).toBeGreaterThan(0);
       expect(Array.from(loaded.tokenIds)).toEqual([...prompt, ...firstIds.slice(0, -1)]);
-      expect(fresh.engine.snapshot().park.entries.map((e) => e.tokens)).toEqual([held]);
+      // Straight into a slot (the lowest empty one), nothing through the park.
+      const snap = fresh.engine.snapshot();
+      expect(snap.park.entries).toEqual([]);
+      expect(snap.slots.map((x) => x.heldTokens)).toEqual([held, 0]);
 
+      const computed = snap.totals.promptComputed;
       const cont = await fresh.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
-      expect(cont.admitted).toMatchObject({ restored: true, reused: held });
+      // The slot's KV as it is: no restore copy, only the tokens after the session's are read.
+      expect(cont.admitted).toMatchObject({ slot: 0, restored: false, reused: held });
+      expect(cont.done).toMatchObject({ reused: held, promptTokens: followup.length });
+      expect(fresh.engine.snapshot().totals.promptComputed - computed).toBe(followup.length - held);
+      expect(fresh.engine.snapshot().park).toMatchObject({ hits: 0, entries: [] });
       expect(cont.ids).toEqual(expected);
     } finally {
       await fresh.close();
@@ -90,8 +100,9 @@ describe('session files', () => {
     try {
       const loaded = await fresh.engine.loadSession(legacy, IDENTITY);
       expect(loaded.meta).toBe('');
+      expect(loaded.into).toBe('slot');
       const cont = await fresh.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
-      expect(cont.admitted!.restored).toBe(true);
+      expect(cont.admitted).toMatchObject({ restored: false, reused: loaded.tokens });
       expect(cont.ids).toEqual(expected);
     } finally {
       await fresh.close();
@@ -99,6 +110,7 @@ describe('session files', () => {
   });
 
   it('refuses a corrupt file (checksum), a truncated one, another model\'s, and a non-session file', async () => {
+    const heldBefore = source.engine.snapshot().slots.map((x) => x.heldTokens);
     const raw = readFileSync(sessionPath);
     const flipped = Buffer.from(raw);
     flipped[Math.floor(flipped.length / 2)]! ^= 0xff;
@@ -118,8 +130,9 @@ describe('session files', () => {
 
     await expect(source.engine.loadSession(join(dir, 'missing.session'), IDENTITY)).rejects.toThrow(/cannot open session file/);
 
-    // Nothing was parked by the failures, and the engine still serves.
+    // Nothing was parked or displaced by the failures, and the engine still serves.
     expect(source.engine.snapshot().park.entries).toEqual([]);
+    expect(source.engine.snapshot().slots.map((x) => x.heldTokens)).toEqual(heldBefore);
     const r = await source.run({ prompt: source.tokens('still working'), maxTokens: 2, ignoreEos: true });
     expect(r.done.finish).toBe('length');
   });
@@ -152,5 +165,129 @@ describe('session files', () => {
     await expect(source.engine.saveSession('', followup, IDENTITY)).rejects.toThrow(TypeError);
     await expect(source.engine.saveSession(join(dir, 'x'), [], IDENTITY)).rejects.toThrow(/tokens is empty/);
     await expect(source.engine.loadSession(sessionPath, 42 as unknown as string)).rejects.toThrow(/identity must be a string/);
+  });
+});
+
+describe('loading a session: into an idle slot, else the park', () => {
+  const fresh = (opts: { slots?: number; parkBudgetMiB?: number } = {}) =>
+    EngineDriver.load({ model, ctx: 512, slots: 2, threads: 2, freeRamFloorMiB: 0, ...opts });
+  // Long greedy requests that keep every slot busy until cancelled.
+  const occupy = (d: EngineDriver, n: number) =>
+    Array.from({ length: n }, (_, i) => d.start({ prompt: d.tokens(promptText(`busy ${i}`, 4)), maxTokens: 400, ignoreEos: true }));
+  const release = async (d: EngineDriver, busy: ReturnType<typeof occupy>) => {
+    for (const b of busy) d.engine.cancel(b.id);
+    for (const b of busy) expect((await b.done).done.finish).toBe('cancel');
+  };
+
+  it('continues as a cold read of the whole conversation does', async () => {
+    const d = await fresh();
+    try {
+      const cold = await d.run({ prompt: followup, maxTokens: 16, ignoreEos: true, cachePrompt: false });
+      expect(cold.admitted).toMatchObject({ reused: 0 });
+      expect(cold.ids).toEqual(expected);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('with every slot busy goes to the park and continues the same from there', async () => {
+    const d = await fresh();
+    try {
+      const busy = occupy(d, 2);
+      const loaded = await d.engine.loadSession(sessionPath, IDENTITY);
+      expect(loaded.into).toBe('park');
+      expect(d.engine.snapshot().park.entries.map((e) => e.tokens)).toEqual([loaded.tokens]);
+      await release(d, busy);
+      const cont = await d.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
+      expect(cont.admitted).toMatchObject({ restored: true, reused: loaded.tokens });
+      expect(cont.ids).toEqual(expected);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('parks the conversation of the least recently used idle slot, which then continues as if never displaced', async () => {
+    const d = await fresh();
+    const ref = await fresh();
+    try {
+      const older = d.tokens(promptText('an older conversation', 24));
+      const a = await d.run({ prompt: older, maxTokens: 8, ignoreEos: true });
+      const olderHeld = older.length + a.ids.length - 1;
+      const olderNext = [...older, ...a.ids, ...d.tokens(' and more')];
+      const newer = await d.run({ prompt: d.tokens(promptText('a newer one', 24)), maxTokens: 8, ignoreEos: true });
+      expect(newer.admitted!.slot).not.toBe(a.admitted!.slot);
+      const loaded = await d.engine.loadSession(sessionPath, IDENTITY);
+      expect(loaded.into).toBe('slot');
+      const snap = d.engine.snapshot();
+      expect(snap.slots[a.admitted!.slot]!.heldTokens).toBe(loaded.tokens);
+      expect(snap.park.entries.map((e) => e.tokens)).toEqual([olderHeld]);
+      // The session continues from the slot, the displaced conversation from the park.
+      const cont = await d.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
+      expect(cont.admitted).toMatchObject({ slot: a.admitted!.slot, restored: false, reused: loaded.tokens });
+      expect(cont.ids).toEqual(expected);
+      const back = await d.run({ prompt: olderNext, maxTokens: 12, ignoreEos: true });
+      expect(back.admitted).toMatchObject({ restored: true, reused: olderHeld });
+      await ref.run({ prompt: older, maxTokens: 8, ignoreEos: true });
+      expect(back.ids).toEqual((await ref.run({ prompt: olderNext, maxTokens: 12, ignoreEos: true })).ids);
+    } finally {
+      await d.close();
+      await ref.close();
+    }
+  });
+
+  it('a corrupt file leaves the idle slot\'s conversation as it was (checked before the slot is touched)', async () => {
+    const d = await fresh({ parkBudgetMiB: 0 });
+    try {
+      const other = d.tokens(promptText('a conversation to keep', 24));
+      const a = await d.run({ prompt: other, maxTokens: 8, ignoreEos: true });
+      await d.run({ prompt: d.tokens(promptText('and one in the other slot', 24)), maxTokens: 8, ignoreEos: true });
+      const otherHeld = other.length + a.ids.length - 1;
+      const flipped = Buffer.from(readFileSync(sessionPath));
+      flipped[flipped.length - 200]! ^= 0x01;  // one bit of the KV state
+      const corrupt = join(dir, 'one-bit.session');
+      writeFileSync(corrupt, flipped);
+      await expect(d.engine.loadSession(corrupt, IDENTITY)).rejects.toMatchObject({ code: 'session_unreadable' });
+      expect(d.engine.snapshot().slots[a.admitted!.slot]!.heldTokens).toBe(otherHeld);
+      const next = await d.run({ prompt: [...other, ...a.ids, ...d.tokens(' go on')], maxTokens: 4, ignoreEos: true });
+      expect(next.admitted).toMatchObject({ slot: a.admitted!.slot, restored: false, reused: otherHeld });
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('works with parking disabled (parkBudgetMiB 0) while a slot is idle; with every slot busy says why not', async () => {
+    const d = await fresh({ parkBudgetMiB: 0 });
+    try {
+      const busy = occupy(d, 2);
+      await expect(d.engine.loadSession(sessionPath, IDENTITY)).rejects.toMatchObject({
+        code: 'park_unavailable', message: expect.stringMatching(/every slot is busy: parking is disabled/),
+      });
+      await release(d, busy);
+      const loaded = await d.engine.loadSession(sessionPath, IDENTITY);
+      expect(loaded.into).toBe('slot');
+      const cont = await d.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
+      expect(cont.admitted).toMatchObject({ restored: false, reused: loaded.tokens });
+      expect(cont.ids).toEqual(expected);
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('goes into the slot whose conversation it continues, once, however often it is loaded', async () => {
+    const d = await fresh();
+    try {
+      const first = await d.engine.loadSession(sessionPath, IDENTITY);
+      const other = await d.run({ prompt: d.tokens(promptText('something else', 20)), maxTokens: 4, ignoreEos: true });
+      for (let i = 0; i < 3; i++) expect((await d.engine.loadSession(sessionPath, IDENTITY)).into).toBe('slot');
+      // Slot 0 took it each time (it held the session already, so nothing was parked); slot 1 kept its own.
+      const snap = d.engine.snapshot();
+      expect(snap.slots.map((x) => x.heldTokens)).toEqual([first.tokens, other.admitted!.promptTokens + 3]);
+      expect(snap.park.entries).toEqual([]);
+      const cont = await d.run({ prompt: followup, maxTokens: 16, ignoreEos: true });
+      expect(cont.admitted).toMatchObject({ slot: 0, reused: first.tokens });
+      expect(cont.ids).toEqual(expected);
+    } finally {
+      await d.close();
+    }
   });
 });

@@ -1,15 +1,16 @@
 // Conversation cache end to end, greedy on a real tiny model: a follow-up turn reuses its
 // prefix (cached_tokens > 0) and says what a fresh server says; a conversation forced out of
 // its slot comes back from the park with the same text; a saved session restored by another
-// server process continues with the same text and returns the messages it was saved with;
-// damaged descriptions are a 422; what an interrupted save left is gone after the next start.
+// server process continues with the same text and returns the messages it was saved with
+// (restored into an idle slot, or the park while both slots are busy); damaged descriptions
+// are a 422; what an interrupted save left is gone after the next start.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { buildSessionFile, parseSessionFile } from '../helpers/session-files.js';
-import { greedy, json, metrics, startServer, tempDir, type Running } from './server-helpers.js';
+import { greedy, json, metrics, startServer, stream, tempDir, type Running } from './server-helpers.js';
 
 type Msg = { role: 'user' | 'assistant'; content: string };
 let model = '';
@@ -97,6 +98,8 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     const restored = await json(c.port, 'POST', '/v1/sessions/sea-poem/restore');
     expect(restored.status).toBe(200);
     expect(restored.body.tokens).toBeGreaterThan(0);
+    // Both slots idle: straight into one (the next request reuses that slot's KV as it is).
+    expect(restored.body.into).toBe('slot');
     // The messages saved with it come back with the restore (another window can show the chat).
     expect(restored.body.messages).toEqual([u1, { role: 'assistant', content: r1 }]);
     const cont = await chat(c, [u1, { role: 'assistant', content: r1 }, u2]);
@@ -156,6 +159,23 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     await close(d);
   });
 
+  it('a restore while every slot is busy goes to the park, and the conversation continues the same from there', async () => {
+    const f = await server();
+    // Two long completions, one per slot, running once their text flows.
+    const busy = [0, 1].map((i) => stream(f.port, '/v1/completions', { prompt: `Keep counting, ${i}:`, ...greedy(900), ignore_eos: true }));
+    await Promise.all(busy.map((b) => b.pieces(3)));
+    const restored = await json(f.port, 'POST', '/v1/sessions/sea-poem/restore');
+    expect(restored.status).toBe(200);
+    expect(restored.body.into).toBe('park');
+    for (const b of busy) b.abort();
+    await Promise.all(busy.map((b) => b.end));
+    const cont = await chat(f, [u1, { role: 'assistant', content: r1 }, u2]);
+    expect(cont.cached).toBeGreaterThan(0);
+    expect(cont.text).toBe(fresh.text);
+    expect((await metrics(f.port)).requests.at(-1).restored).toBe(true);
+    await close(f);
+  });
+
   it('a format-1 session (older versions) still restores, without messages', async () => {
     const parts = parseSessionFile(readFileSync(join(sessions.dir, 'sea-poem.session')));
     const meta = JSON.parse(parts.meta);
@@ -164,7 +184,7 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     const e = await server();
     const restored = await json(e.port, 'POST', '/v1/sessions/old/restore');
     expect(restored.status).toBe(200);
-    expect(restored.body).toMatchObject({ name: 'old', messages: null, tokens: parts.tokens.length / 4 });
+    expect(restored.body).toMatchObject({ name: 'old', messages: null, tokens: parts.tokens.length / 4, into: 'slot' });
     const cont = await chat(e, [u1, { role: 'assistant', content: r1 }, u2]);
     expect(cont.cached).toBeGreaterThan(0);
     expect(cont.text).toBe(fresh.text);
