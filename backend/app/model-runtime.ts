@@ -36,6 +36,7 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   if (cfg.ctx !== null) ec.ctx = cfg.ctx;
   if (cfg.batch !== null) ec.batch = cfg.batch;
   if (cfg.decodePromptBudget !== null) ec.decodePromptBudget = cfg.decodePromptBudget;
+  if (cfg.admitWindowMs !== null) ec.admitWindowMs = cfg.admitWindowMs;
   if (cfg.threads !== null) ec.threads = cfg.threads;
   if (cfg.kvType !== null) ec.kvType = cfg.kvType;
   if (cfg.flashAttn !== null) ec.flashAttn = cfg.flashAttn;

@@ -77,6 +77,8 @@ export const SERVE_OPTIONS = {
   batch: option(int(1, 1 << 16), null, 'token budget per engine step', { ...ENGINE, perModel: true }),
   /** Prompt tokens per step beside decoding sequences (null: the engine's, 64 on CPU, the batch with offload). */
   decodePromptBudget: option(int(1, 1 << 16), null, 'prompt tokens per step while others decode', { defaultText: "the engine's: 64 on CPU, the whole batch with GPU offload" }),
+  /** How long an idle engine gathers a burst of requests before its first step (null: the engine's). */
+  admitWindowMs: option(int(0, 1000), null, 'ms an idle engine waits for more requests before its first step, so requests sent together are read together', { defaultText: "the engine's: 8 on CPU, 0 with GPU offload" }),
   threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
   kvType: option(oneOf('f16', 'q8_0', 'q4_0'), null, 'KV cache type', { ...ENGINE, perModel: true }),
   flashAttn: option(oneOf('auto', 'on', 'off'), null, 'flash attention', { ...ENGINE, perModel: true }),

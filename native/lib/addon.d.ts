@@ -44,6 +44,12 @@ export interface EngineOptions {
    * other sequences, and P/4 (at least 8) while every slot is taken or requests wait for one.
    */
   decodePromptBudget?: number;
+  /**
+   * ms an idle engine waits for more requests after the first arrives, before its first step
+   * (0..1000; default 8 on CPU, 0 with GPU offload), so a burst of clients is read in one step.
+   * It ends early once the requests fill every free slot.
+   */
+  admitWindowMs?: number;
   threads?: number;
   threadsBatch?: number;
   kvType?: 'f16' | 'q8_0' | 'q4_0';
@@ -347,6 +353,7 @@ export interface ModelInfo {
   /** Token budget of one engine step (n_batch), as this engine runs it (EngineOptions.batch or its default). */
   batch: number;
   decodePromptBudget: number;
+  admitWindowMs: number;
   flashAttn: boolean;
   /** The CPU path this engine runs: variant (null in a build without variants) and repacking. */
   /** deterministic: the batch-invariance bits set in this process (0: off; 7: all, see backends.h). */

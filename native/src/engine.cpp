@@ -2,6 +2,8 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -140,10 +142,29 @@ bool Engine::WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cance
   const bool work = running || (!waiting_.empty() && free_slot) || !embed_waiting_.empty();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return work || stop_silently_ || !commands_.empty() || !cancels_.empty(); });
+  if (!work && waiting_.empty() && info_.admit_window_ms > 0) GatherBurst(lock);
   if (stop_silently_) return false;
   cmds.swap(commands_);
   cancels.swap(cancels_);
   return true;
+}
+
+// Idle, and a request has come: wait up to admit_window_ms for the rest of a burst (clients that
+// send at once reach the engine a millisecond or two apart), so that all of it is read in one
+// step. Ends early when the requests fill every free slot, on close, or without a request.
+void Engine::GatherBurst(std::unique_lock<std::mutex>& lock) {
+  const auto submits = [this] {
+    size_t n = 0;
+    for (const Command& c : commands_) {
+      if (c.kind == Command::Close) return SIZE_MAX;
+      if (c.kind == Command::Submit) n += static_cast<size_t>(std::max<int32_t>(1, c.req.n));
+    }
+    return n;
+  };
+  const size_t first = submits();
+  if (first == 0 || first == SIZE_MAX || first >= slots_.size()) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(info_.admit_window_ms);
+  cv_.wait_until(lock, deadline, [&] { return stop_silently_ || submits() >= slots_.size(); });
 }
 
 void Engine::Run() {

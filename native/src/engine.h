@@ -139,6 +139,7 @@ class Engine {
   void RunLoop();
   void FailEverything(const std::string& reason);
   bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
+  void GatherBurst(std::unique_lock<std::mutex>& lock);
   void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void CancelRequest(uint64_t key, std::set<uint64_t>& unmatched);
   void CloseAll();

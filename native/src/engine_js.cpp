@@ -78,6 +78,7 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
   if (Present(o, "decodePromptBudget")) {
     c.decode_prompt_budget = static_cast<int32_t>(IntIn(o.Get("decodePromptBudget"), "decodePromptBudget", 0, 1 << 20));
   }
+  if (Present(o, "admitWindowMs")) c.admit_window_ms = static_cast<int32_t>(IntIn(o.Get("admitWindowMs"), "admitWindowMs", 0, 1000));
   if (Present(o, "kvType")) {
     c.kv_type = Enum<ggml_type>(o.Get("kvType"), "kvType",
         {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}});

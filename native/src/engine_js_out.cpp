@@ -215,6 +215,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   o.Set("flashAttn", m.flash_attn);
   o.Set("batch", m.batch);
   o.Set("decodePromptBudget", m.decode_prompt_budget);
+  o.Set("admitWindowMs", m.admit_window_ms);
   Napi::Object cpu = Napi::Object::New(env);
   cpu.Set("variant", m.backends.cpu_variant.empty() ? env.Null() : Napi::String::New(env, m.backends.cpu_variant));
   cpu.Set("repack", m.cpu_repack);

@@ -37,6 +37,10 @@ struct EngineConfig {
   // On CPU a step's time grows with its tokens, so small chunks keep decoders and short
   // requests moving during a long read at little cost to the read.
   int32_t decode_prompt_budget = 0;
+  // How long an idle engine gathers requests before its first step (-1 = auto: 8 ms on CPU, 0
+  // with GPU offload). Clients that send together reach the engine a millisecond or two apart;
+  // read in one step they cost one pass over the weights instead of two or three.
+  int32_t admit_window_ms = -1;
   int32_t ubatch = 0;  // 0 = min(batch, 512)
   int32_t threads = 0;  // 0 = hardware threads
   int32_t threads_batch = 0;  // 0 = threads
@@ -139,6 +143,7 @@ struct ModelInfo {
   std::string kv_type;
   int32_t batch = 0;                 // n_batch: the token budget of one step
   int32_t decode_prompt_budget = 0;  // resolved from EngineConfig
+  int32_t admit_window_ms = 0;       // resolved from EngineConfig
   bool flash_attn = false;
   BackendLoadReport backends;
   bool cpu_repack = true;

@@ -491,6 +491,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   const bool cpu_only = p.devs.empty() || p.mp.n_gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
                                 : cpu_only ? std::min(64, cfg.batch) : cfg.batch;
+  m.info.admit_window_ms = cfg.admit_window_ms >= 0 ? cfg.admit_window_ms : cpu_only ? 8 : 0;
   m.info.fit = std::move(fit);
   return m;
 }

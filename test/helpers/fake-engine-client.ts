@@ -222,7 +222,7 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
   return {
     description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, slots,
     vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, controlTexts: [], metadata: { 'general.name': 'fake' },
-    placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, flashAttn: false,
+    placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, admitWindowMs: 8, flashAttn: false,
     cpu: { variant: 'haswell', repack: true, deterministic: 0 }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
     embedding: null, rerank: null, speculative: { ngram: false, draftModel: null, draftMax: 0 }, fit: null,
