@@ -38,7 +38,7 @@ struct EngineConfig {
   // requests moving during a long read at little cost to the read.
   int32_t decode_prompt_budget = 0;
   // How long an idle engine gathers requests before its first step (-1 = auto: 8 ms on CPU, 0
-  // with GPU offload). Clients that send together reach the engine a millisecond or two apart;
+  // with GPU offload). Clients that send together reach the engine some milliseconds apart;
   // read in one step they cost one pass over the weights instead of two or three.
   int32_t admit_window_ms = -1;
   int32_t ubatch = 0;  // 0 = min(batch, 512)
