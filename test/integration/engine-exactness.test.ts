@@ -8,13 +8,15 @@
 // fixes, so the check can fail). The switch is process-wide and sticky (vitest runs each file in
 // its own process), so the control runs before any deterministic engine is loaded.
 // STRATA_EXACT_ROUNDS sets the rounds: 3 in the suite (f16 rounds take seconds each on 2 cores), 20
-// for the long check (README, Exactness, says when it was run and what it gave).
+// for the long check (README, Exactness, says when it was run and what it gave);
+// STRATA_EXACT_CPU_VARIANT runs it on another CPU variant the machine can run (default: the probe's).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestModelQuant } from '../../native/lib/addon.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver } from './engine-driver.js';
 
 const ROUNDS = Number(process.env.STRATA_EXACT_ROUNDS ?? 3);
+const CPU_VARIANT = process.env.STRATA_EXACT_CPU_VARIANT ?? 'auto';
 const TOKENS = 24;
 
 interface Out { ids: number[]; lps: number[] }
@@ -79,7 +81,7 @@ beforeAll(async () => {
 
 describe('without deterministic (control)', () => {
   it('f16 logprobs batched differ from solo (one-row matmul kernel, flash-attention tiling)', async () => {
-    const eng = await EngineDriver.load({ model: models.get('f16')!, slots: 4, ctx: 256, threads: 2, parkBudgetMiB: 0 });
+    const eng = await EngineDriver.load({ model: models.get('f16')!, slots: 4, ctx: 256, threads: 2, cpuVariant: CPU_VARIANT, parkBudgetMiB: 0 });
     try {
       expect(eng.engine.info.cpu.deterministic).toBe(0);
       const prompts = promptsFor(0, 6, eng.engine.info.vocabSize);
@@ -98,7 +100,7 @@ describe.each([
 ] as const)('deterministic, %s weights, %i slots', (quant, slots) => {
   let eng: EngineDriver;
   beforeAll(async () => {
-    eng = await EngineDriver.load({ model: models.get(quant)!, slots, ctx: 256, threads: 2, parkBudgetMiB: 0, deterministic: true });
+    eng = await EngineDriver.load({ model: models.get(quant)!, slots, ctx: 256, threads: 2, cpuVariant: CPU_VARIANT, parkBudgetMiB: 0, deterministic: true });
   });
   afterAll(async () => { await eng?.close(); });
 
