@@ -51,8 +51,6 @@ export interface SessionTimings {
   total_ms: number;
   /** Save: rendering the messages and tokenizing them (an engine call). */
   prompt_ms?: number;
-  /** Restore: reading the description from the file head. */
-  describe_ms?: number;
   engine_ms: number;
   engine: { state_ms: number; read_ms: number; hash_ms: number; write_ms: number; sync_ms: number; file_ms: number };
 }
@@ -93,7 +91,7 @@ const sessionMeta: z.ZodMiniType<SessionMeta> = z.object({
   format: z.union([z.literal(1), z.literal(2)]),
 });
 const timings: z.ZodMiniType<SessionTimings> = z.object({
-  total_ms: num, prompt_ms: z.optional(num), describe_ms: z.optional(num), engine_ms: num,
+  total_ms: num, prompt_ms: z.optional(num), engine_ms: num,
   engine: z.object({ state_ms: num, read_ms: num, hash_ms: num, write_ms: num, sync_ms: num, file_ms: num }),
 });
 

@@ -7,6 +7,7 @@ import type { ClientTextGuard } from './client-text.js';
 import type { ChatTemplate, RenderOptions } from './template.js';
 import type { ChatMessage } from './chat-types.js';
 import { segmentsFrom, type TokenMemory } from './token-memory.js';
+import type { RawPromptCache } from './raw-prompt-cache.js';
 
 /** What rendering needs to know about the model (server/model-view.ts has it). */
 export interface ChatPromptModel {
@@ -74,6 +75,12 @@ export interface TextTokenizer {
  * unless the text already starts with it (never doubled). Completions and sessions must agree,
  * or a saved session would never match the prompt that continues it.
  */
-export function tokenizeRawPrompt(tokenizer: TextTokenizer, model: Pick<ChatPromptModel, 'bosText'>, text: string): Promise<number[]> {
-  return tokenizer.tokenize(text, model.bosText === '' || !text.startsWith(model.bosText), true);
+export async function tokenizeRawPrompt(
+  tokenizer: TextTokenizer, model: Pick<ChatPromptModel, 'bosText'> & { readonly rawPrompts?: RawPromptCache }, text: string,
+): Promise<number[]> {
+  const known = model.rawPrompts?.get(text);
+  if (known) return known;
+  const tokens = await tokenizer.tokenize(text, model.bosText === '' || !text.startsWith(model.bosText), true);
+  model.rawPrompts?.put(text, tokens);
+  return tokens;
 }

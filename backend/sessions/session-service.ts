@@ -1,7 +1,7 @@
 // Sessions as the API offers them: save the conversation some messages form (from the slot
 // or the park of the replica that holds it) to disk, restore one into a replica (an idle slot,
 // else its park) so the next request with that prefix starts from it, list, delete. Another
-// model's session is refused before any engine sees it.
+// model's session is refused before its state reaches a slot (the engine checks the file first).
 import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../validation/schemas.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
@@ -103,19 +103,18 @@ export class SessionService {
   async restore(name: string): Promise<RestoreResult> {
     const t0 = performance.now();
     const model = this.requireModel();
-    const meta = await this.get(name);
-    const describeMs = msSince(t0);
-    if (meta.model.identity !== model.session.identity) {
-      throw new ApiError(409,
-        `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`,
-        { code: 'session_model_mismatch', param: 'name' });
-    }
     const client = this.requireClient();
     let res: Awaited<ReturnType<EngineClient['loadSession']>>;
     const t1 = performance.now();
+    // Straight to the engine: it checks the file's model and checksum before anything changes, and
+    // the description comes back with the state. The head is read here (10 file calls) only for a
+    // refusal, where it gives the status a client acts on (404, 409 naming both models, 422), and
+    // before a format-1 session, whose model and description are in a sidecar the engine does not read.
+    if (await this.store.hasLegacyMeta(name)) await this.checkRestorable(name, model);
     try {
       res = await client.loadSession(this.store.statePath(name), model.session.identity);
     } catch (e) {
+      await this.checkRestorable(name, model);
       throw sessionError(e, `could not restore session '${name}'`, 'loadSession');
     }
     const engineMs = msSince(t1);
@@ -129,9 +128,19 @@ export class SessionService {
     }
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
     if (messages) await this.rememberTokens(client, model, res.tokenIds, res.meta);
-    const timings: SessionTimings = { total_ms: msSince(t0), describe_ms: describeMs, engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
+    const timings: SessionTimings = { total_ms: msSince(t0), engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
     this.deps.log.info('session restored', { session: name, replica: client.replica, into: res.into, tokens: res.tokens, ms: timings.total_ms });
     return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, into: res.into, messages, timings };
+  }
+
+  /** Throws the store's reason a session cannot be restored here (missing, unreadable, another model's), if it has one. */
+  private async checkRestorable(name: string, model: ModelView): Promise<void> {
+    const meta = await this.get(name);
+    if (meta.model.identity !== model.session.identity) {
+      throw new ApiError(409,
+        `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`,
+        { code: 'session_model_mismatch', param: 'name' });
+    }
   }
 
   /**

@@ -168,6 +168,11 @@ export class SessionStore {
     return existed;
   }
 
+  /** Whether a format-1 sidecar (NAME.json) is there. */
+  async hasLegacyMeta(name: string): Promise<boolean> {
+    return stat(this.legacyMetaPath(name)).then(() => true, () => false);
+  }
+
   /** After a save: a format-1 sidecar of the same name no longer describes anything. */
   async dropLegacyMeta(name: string): Promise<void> {
     await rm(this.legacyMetaPath(name), { force: true });
