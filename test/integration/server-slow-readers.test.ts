@@ -77,7 +77,8 @@ describe('slow readers', () => {
     const rows = m.requests.filter((r: { finish: string }) => r.finish === 'disconnected');
     expect(rows).toHaveLength(2);
     for (const r of rows) expect(r.output_tokens).toBeLessThan(1900);
-    expect(m.requests.at(-1)).toMatchObject({ finish: 'length', output_tokens: 8 });
+    // The normal request can end before the second cut (the first cut frees the slot it needs).
+    expect(m.requests.filter((r: { finish: string }) => r.finish !== 'disconnected')).toMatchObject([{ finish: 'length', output_tokens: 8 }]);
     expect(m.live).toMatchObject({ queued: 0, admitting: 0, running: 0, finishing: 0 });
     const prom = await raw(srv.port, 'GET', '/metrics/prometheus');
     expect(prom.body).toMatch(/^strata:slow_readers_cut_total 2$/m);
