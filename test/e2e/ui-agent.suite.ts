@@ -121,7 +121,11 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
     await t.step(S.undo, async () => {
       // From the Explorer: Quick Open's history also holds the proposal's virtual document of the same name.
       await wb.runCommand('View: Show Explorer');
-      await wb.page.locator('.explorer-folders-view .monaco-list-row').filter({ hasText: AGENT_FILE }).first().dblclick();
+      // The command's marker file joins the list above the agent's file when the watcher sees it; a row
+      // clicked before that lands on the file below (CI opened e2e_big.py), so wait for it first.
+      const explorer = wb.page.locator('.explorer-folders-view');
+      if (existsSync(join(workspace, MARKER))) await explorer.getByRole('treeitem', { name: MARKER, exact: true }).waitFor({ timeout: 20_000 });
+      await explorer.getByRole('treeitem', { name: AGENT_FILE, exact: true }).dblclick();
       await wb.page.locator(`.tabs-container [role="tab"][aria-label^="${AGENT_FILE}"]`).first().waitFor({ timeout: 20_000 });
       await wb.activeEditor().waitFor({ state: 'visible', timeout: 20_000 });
       await waitForValue('the edited text in the editor', async () => ((await wb.editorText()).includes('return "Hi " + name') ? true : undefined), 10_000);
