@@ -8,7 +8,7 @@ import { parseRestored, parseSavedSession, parseSessions } from '../../contract/
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
-import { SseDecoder } from '../../backend/net/sse-decoder.js';
+import { SseDecoder } from '../../contract/net/sse-decoder.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';

@@ -9,7 +9,7 @@ import { parseSessions } from '../../contract/sessions.js';
 import { parseTraces } from '../../contract/traces.js';
 import { parseHealth, parseModels } from '../../extension/client/normalize.js';
 import { devicesBody, engineBody, historyEntry, metricsBody, replicaDevices, sessionMeta, traceEntry } from '../helpers/contract-bodies.js';
-import { SseDecoder } from '../../backend/net/sse-decoder.js';
+import { SseDecoder } from '../../contract/net/sse-decoder.js';
 import type { ChatStreamEvent } from '../../extension/client/types.js';
 import { ActivityTracker } from '../../extension/server/activity.js';
 
