@@ -85,6 +85,13 @@ describe('docs links', () => {
     for (const page of pages.filter((p) => p !== 'README.md')) expect(linked, page).toContain(page);
   });
 
+  it('the VSIX ships the pages the README links, and vsce keeps the links relative (it refuses them without a repository URL)', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.package).toContain('--no-rewrite-relative-links');
+    const shipped = readFileSync(join(root, '.vscodeignore'), 'utf8').split('\n');
+    expect(shipped).toEqual(expect.arrayContaining(['!README.md', '!CONTRIBUTING.md', '!docs/*.md']));
+  });
+
   it('the page the extension opens for Troubleshooting has that section', () => {
     expect(anchorsOf(readFileSync(join(root, 'docs', 'user-guide.md'), 'utf8'))).toContain('troubleshooting');
   });
