@@ -44,7 +44,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerContextKeys(context, server);
   registerServerCommands(context, server, log);
   registerSelectModel(context, server, log);
-  registerEngineWatch(context, server, feed, log, vscode.Uri.joinPath(context.extensionUri, 'README.md'));
+  registerEngineWatch(context, server, feed, log, vscode.Uri.joinPath(context.extensionUri, 'docs', 'user-guide.md'));
   registerGpuBackendCommand(context, server, log);
 
   const stats = new CompletionStats();

@@ -18,7 +18,7 @@
 //   source-name       the source folder's name in the cache (what scripts/build-native.mjs looks for)
 //   manifest.json     what is in it: sizes, sha256, the commits, the Node version
 //
-// See README "Hardware" (the GPU run) for how it is run on a device.
+// docs/benchmarks.md, "Measuring on an offline GPU machine", says how it is run on a GPU machine.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -2,8 +2,8 @@
 // ServerConfig; --kebab-name on the command line, STRATA_KEBAB_NAME in the environment, either
 // spelling in the --config file), its kind (type and range), its default and its help. Parsing
 // (config.ts), --help, the config file's keys, the per-model keys of the config's "models"
-// section (model-specs.ts) and the README's option table (scripts/readme-tables.mjs, checked by
-// test/unit/readme-tables.test.ts) are all read from it.
+// section (model-specs.ts) and the option table of docs/server.md (npm run docs:tables, checked by
+// test/unit/docs-tables.test.ts) are all read from it.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Kind } from './config-values.js';
@@ -96,8 +96,8 @@ export const SERVE_OPTIONS = {
   cpuRepack: option(oneOf('auto', 'on', 'off'), 'auto', 'repack weights for AMX / wider SIMD kernels (auto: on unless its probe fails)'),
   /** ggml's op offload with partial GPU offload (null: the engine's, on). */
   opOffload: option(oneOf('on', 'off'), null, 'with layers left on the CPU, run their matmuls on the GPU for 32+ token steps (off: batched == solo exactly)', { defaultText: "the engine's (on)" }),
-  /** Batch-invariant CPU math (EngineOptions.deterministic; README, Exactness, has its cost). */
-  deterministic: option(bool, false, 'batch-invariant CPU math: greedy output the same whatever shares the step, how the prompt is chunked, how many threads (cost in README, Exactness)', { perModel: true }),
+  /** Batch-invariant CPU math (EngineOptions.deterministic; docs/benchmarks.md has its cost). */
+  deterministic: option(bool, false, 'batch-invariant CPU math: greedy output the same whatever shares the step, how the prompt is chunked, how many threads (its cost: docs/benchmarks.md)', { perModel: true }),
   /** Required on every route but /health when set (Bearer or x-api-key). */
   apiKey: option(str, null, 'API key clients must send', { defaultText: 'none' }),
   sessionsDir: option(str, defaultSessionsDir, 'folder for saved sessions', { defaultText: '$XDG_DATA_HOME/strata/sessions (~/.local/share/…)' }),
@@ -161,7 +161,7 @@ export function defaultOf<K extends ServeOptionKey>(key: K, env: NodeJS.ProcessE
 /** --config: read before the others (from the flag or STRATA_CONFIG, never from the file itself). */
 export const CONFIG_OPTION = { flag: 'config', env: 'STRATA_CONFIG', help: 'JSON file with any of the settings above (keys: flag names or camelCase)' };
 
-/** How the default reads in --help and the README. */
+/** How the default reads in --help and docs/server.md. */
 export function defaultText(key: ServeOptionKey): string {
   const o = SERVE_OPTIONS[key] as ServeOption;
   if (o.defaultText !== undefined) return o.defaultText;
@@ -193,10 +193,7 @@ export function serveHelp(): string {
   return lines.join('\n');
 }
 
-/** Where the README's option table sits (scripts/readme-tables.mjs writes it, a test checks it). */
-export const README_MARKERS = { start: '<!-- serve-options: generated from backend/app/serve-options.ts by scripts/readme-tables.mjs -->', end: '<!-- /serve-options -->' };
-
-/** The README's option table (between README_MARKERS). */
+/** The option table of docs/server.md (scripts/docs-tables.ts places it, a test checks it). */
 export function serveOptionsMarkdown(): string {
   const cell = (s: string): string => s.replace(/\|/g, '\\|');
   const rows = ['| flag | environment | config key | value | default | meaning |', '|---|---|---|---|---|---|'];

@@ -30,7 +30,7 @@ const USAGE = `usage: strata bench-engine [options]              (npm run bench:
   --runs N              runs per side, alternated; medians reported (default 3)
   --cpu-variant NAME    ggml CPU variant (default auto: the probe's pick)
   --cpu-repack on|off   repacked weights for the CPU GEMMs (default on)
-  --deterministic on|off  batch-invariant CPU math (default off; README, Exactness)
+  --deterministic on|off  batch-invariant CPU math (default off; its cost: docs/benchmarks.md)
   --vs-addon PATH | --vs-cpu-variant NAME | --vs-cpu-repack on|off | --vs-deterministic on|off
                         the other side is this engine built or run that way (not llama.cpp)
   --label / --vs-label  names of the two sides in the table

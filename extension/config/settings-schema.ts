@@ -1,7 +1,7 @@
 // The strata.* settings as package.json's contributes.configuration declares them: the one source
 // of their names, types and defaults (VS Code's settings editor shows the same entries). Pure, so
-// the defaults serve tests and settings code alike; test/unit/readme-tables.test.ts checks the
-// README's settings table against it.
+// the defaults serve tests and settings code alike; test/unit/docs-tables.test.ts checks the
+// settings table of docs/user-guide.md against it.
 import pkg from '../../package.json' with { type: 'json' };
 
 const PROPERTIES = pkg.contributes.configuration.properties;

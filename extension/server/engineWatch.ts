@@ -19,7 +19,7 @@ export interface EngineFailureSink {
 const POLL_MS = 1000;
 const GPU_BACKEND_COMMAND = 'strata.installGpuBackend';
 
-export function registerEngineWatch(context: vscode.ExtensionContext, server: ServerConnection & EngineFailureSink, feed: MetricsSource, log: vscode.LogOutputChannel, readmeUri: vscode.Uri): void {
+export function registerEngineWatch(context: vscode.ExtensionContext, server: ServerConnection & EngineFailureSink, feed: MetricsSource, log: vscode.LogOutputChannel, userGuideUri: vscode.Uri): void {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let notified = false;
 
@@ -52,7 +52,7 @@ export function registerEngineWatch(context: vscode.ExtensionContext, server: Se
     else if (pick === 'Choose Another Backend') void vscode.commands.executeCommand(GPU_BACKEND_COMMAND);
     else if (pick === 'Device Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'strata.devices');
     else if (pick === 'Choose Another Model') void vscode.commands.executeCommand('strata.selectModel');
-    else if (pick === 'Troubleshooting') void vscode.commands.executeCommand('markdown.showPreview', readmeUri.with({ fragment: 'troubleshooting' }));
+    else if (pick === 'Troubleshooting') void vscode.commands.executeCommand('markdown.showPreview', userGuideUri.with({ fragment: 'troubleshooting' }));
   };
 
   context.subscriptions.push(

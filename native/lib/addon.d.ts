@@ -75,7 +75,7 @@ export interface EngineOptions {
   /**
    * Batch-invariant CPU math (default false): every matmul row through one kernel whatever the row
    * count, reference flash attention (no KV split, no query tiling), no repacked weights. Greedy
-   * output is then the same solo, batched, chunked or re-read (README, Exactness), at the cost
+   * output is then the same solo, batched, chunked or re-read (docs/design.md, Exactness on the CPU), at the cost
    * measured there. Process-wide: once one engine of a process sets it, the process computes so.
    */
   deterministic?: boolean;

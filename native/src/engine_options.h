@@ -52,12 +52,12 @@ struct EngineConfig {
   BackendLoadOptions backends;  // which CPU variant and backend folders (process-wide, first load wins)
   // Batch-invariant CPU math (SetCpuDeterministic, process-wide) and no repacked weights (their
   // GEMM and GEMV round apart by row group): a sequence's tokens then do not depend on what
-  // shares its steps, how its prompt is chunked or how many threads run. See README, Exactness.
+  // shares its steps, how its prompt is chunked or how many threads run. See docs/design.md, Exactness on the CPU.
   bool deterministic = false;
   bool cpu_repack = true;       // llama's use_extra_bufts: repacked weights (AMX, AVX2/NEON layouts)
   // llama's op_offload: with layers left on the CPU, a GPU runs their matmuls for batches of
   // 32+ tokens (weights streamed to it). Faster prompt reads with partial offload, but the same
-  // token's numbers then depend on how many tokens share its step (see README, GPU section).
+  // token's numbers then depend on how many tokens share its step (see docs/design.md, On a GPU).
   bool op_offload = true;
   SpeculativeConfig spec;
   // Embeddings instead of text: -1 auto (the GGUF declares a pooling type, or its architecture is

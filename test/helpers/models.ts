@@ -5,7 +5,7 @@
 // batched, parked vs not, one device vs an RPC split) with short prompts are exact. With f16
 // weights one-row and many-row matmuls round differently and ~5% of 32-token greedy runs diverge
 // (measured: 3 of 64); prompts of 64+ tokens read alone take flash attention's tiled kernel. The
-// engine's `deterministic` option removes both (README, Exactness on the CPU).
+// engine's `deterministic` option removes both (docs/design.md, Exactness on the CPU).
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
 import { ensureModel } from '../../backend/models/stand-in.js';
 

@@ -8,7 +8,7 @@
 // fixes, so the check can fail). The switch is process-wide and sticky (vitest runs each file in
 // its own process), so the control runs before any deterministic engine is loaded.
 // STRATA_EXACT_ROUNDS sets the rounds: 3 in the suite (f16 rounds take seconds each on 2 cores), 20
-// for the long check (README, Exactness, says when it was run and what it gave);
+// for the long check (docs/design.md, Exactness on the CPU, says when it was run and what it gave);
 // STRATA_EXACT_CPU_VARIANT runs it on another CPU variant the machine can run (default: the probe's).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestModelQuant } from '../../native/lib/addon.js';

@@ -3,7 +3,7 @@
 // the CPU, and the steps that run quickly here from the unpacked bundle (its own Node, the source in
 // its cache with the patches applied, the devices, a test model, batched == solo). The full dry run
 // (the CPU build from the trimmed source, the stand-ins, bench:compare) is the documented command in
-// README "The GPU run"; it takes hours on a shared 2-core machine.
+// docs/benchmarks.md, "Measuring on an offline GPU machine"; it takes hours on a shared 2-core machine.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@
 // qwen2 model, 4 slots; a solo pass, then all six at once (even rounds) or each sent when the one
 // before has streamed k tokens (odd rounds: arrivals spread by the server's own stream, no sleeps);
 // a fresh server each round. Answers and every token's logprob must equal the solo pass's. Without
-// the mode one prompt diverged on about half of fresh servers (3 of 8 rounds measured here, README).
+// the mode one prompt diverged on about half of fresh servers (3 of 8 rounds measured, docs/design.md).
 // STRATA_EXACT_ROUNDS rounds (default 2 in the suite; 20 for the long check).
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';

@@ -16,7 +16,7 @@ let srv: Running;
 
 beforeAll(async () => {
   // keepAliveMs far above any case here: no keep-alive comment commits a stream before its first
-  // token (the status line is committed by the first byte a stream sends; see the README).
+  // token (the status line is committed by the first byte a stream sends; see docs/server.md, Streaming).
   // A restart delay long enough that "engine down" is observable before the engine is back.
   srv = await startServer(await ensureTestModel({ vocab: 'qwen2.5-coder' }),
     { slots: 3, ctx: 2048, batch: 16, keepAliveMs: 600_000, maxQueued: 1 }, { minDelayMs: 1500, maxDelayMs: 1500 });

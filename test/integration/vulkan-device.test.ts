@@ -199,7 +199,7 @@ describe.skipIf(!vk.ok)(`on Vulkan0${skipNote(vk)}`, () => {
     it('places layers on both and decodes; batched agrees with solo on ≥ 99% of teacher-forced tokens', async () => {
       // Not exact: measured batched != solo in 1 of 20 runs here (fp16 off, op offload off), and in
       // 1 of 20 with RPC0 before Vulkan0, while CPU + RPC0, RPC0 + RPC1 and each device alone are
-      // exact (README, Design). The difference is rounding, not wrong numbers: every batched token
+      // exact (docs/design.md, On a GPU). The difference is rounding, not wrong numbers: every batched token
       // is the solo engine's own top-1 after the same tokens at ≥ 99% of positions.
       const peaked = await ensureTestModel({ vocab: 'starcoder', logitScale: 8 });
       const opts: Omit<EngineOptions, 'onEvents'> = {

@@ -3,7 +3,7 @@
 // prompt ends with the file's first line, so a model that copies its context continues with the
 // rest of the file. Reports decode speed and, when the server speculates, the draft tokens it
 // verified and accepted (timings.draft_n / draft_n_accepted, the same fields on llama-server and
-// strata). A random-weight model copies nothing: see the README for the workloads that make this
+// strata). A random-weight model copies nothing: see docs/benchmarks.md, "Speculative decoding", for the workloads that make this
 // meaningful (the model as its own draft: the acceptance ceiling).
 import { SCENARIO_MEASURES } from '../../../contract/bench.js';
 import { codeLines, seedOf } from '../prompts.js';
