@@ -39,7 +39,7 @@ function declaredKeys(typeName: string, path: string[] = []): string[] {
   });
   if (!members) throw new Error(`addon.d.ts declares no ${typeName}`);
   for (const step of path) {
-    const m = members.find((x) => x.name && ts.isIdentifier(x.name) && x.name.text === step);
+    const m: ts.TypeElement | undefined = members.find((x) => x.name && ts.isIdentifier(x.name) && x.name.text === step);
     if (!m || !ts.isPropertySignature(m) || !m.type || !ts.isTypeLiteralNode(m.type)) throw new Error(`${typeName}.${step} is not an object type`);
     members = m.type.members;
   }
