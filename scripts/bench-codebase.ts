@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { ServerProcess } from '../backend/bench-compare/launch.js';
 import { percentile } from '../backend/bench/stats.js';
 import { ensureModel } from '../backend/models/stand-in.js';
-import { freePort } from '../backend/net/free-port.js';
+import { freePort } from '../contract/net/free-port.js';
 import { DEFAULT_INDEXER, Indexer, type Embedder } from '../extension/codebase/indexer.js';
 import { searchIndex } from '../extension/codebase/search.js';
 import { IndexStore, type NewChunk } from '../extension/codebase/store.js';

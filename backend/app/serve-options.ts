@@ -6,6 +6,7 @@
 // test/unit/docs-tables.test.ts) are all read from it.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { KV_TYPES } from '../../contract/kv-types.js';
 import type { Kind } from './config-values.js';
 
 /** The value a kind converts to (config-values.ts convert). */
@@ -80,7 +81,7 @@ export const SERVE_OPTIONS = {
   /** How long an idle engine gathers a burst of requests before its first step (null: the engine's). */
   admitWindowMs: option(int(0, 1000), null, 'ms an idle engine waits for more requests before its first step, so requests sent together are read together', { defaultText: "the engine's: 8 on CPU, 0 with GPU offload" }),
   threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
-  kvType: option(oneOf('f16', 'q8_0', 'q4_0'), null, 'KV cache type', { ...ENGINE, perModel: true }),
+  kvType: option(oneOf(...KV_TYPES), null, 'KV cache type', { ...ENGINE, perModel: true }),
   flashAttn: option(oneOf('auto', 'on', 'off'), null, 'flash attention', { ...ENGINE, perModel: true }),
   cacheMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
   replicas: option(int(1, 64), 1, 'engine processes (with --devices groups: one per group)', { perModel: true }),

@@ -17,7 +17,7 @@ import { optInt, optList, optString, parseArgs, UsageError } from '../args/args.
 import { rejectUnknownOptions } from '../args/command-usage.js';
 import { postJson, type Target } from '../bench/client.js';
 import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
-import { freePort } from '../net/free-port.js';
+import { freePort } from '../../contract/net/free-port.js';
 import { agentTranscripts } from './agent-fixture.js';
 import { runAgentKv, type AgentKvResult } from './agent-kv.js';
 import { llamaServerBinary } from './compare-main.js';

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../args/args.js';
 import { rejectUnknownOptions } from '../args/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
-import { freePort } from '../net/free-port.js';
+import { freePort } from '../../contract/net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
 import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
 import { buildReport, notesOf } from '../bench/report.js';

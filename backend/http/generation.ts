@@ -138,7 +138,7 @@ export function checkContext(tokens: number[], model: ModelView, field: string):
   if (tokens.length >= ctx) {
     throw new ApiError(400,
       `${field} is ${tokens.length} tokens, which does not fit the context of ${ctx} tokens per slot (--ctx); shorten it or start the server with a larger --ctx`,
-      { param: field, code: 'context_length_exceeded' });
+      { param: field, code: 'context_length_exceeded', overflow: { n_prompt_tokens: tokens.length, n_ctx: ctx } });
   }
 }
 

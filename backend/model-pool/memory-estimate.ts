@@ -3,6 +3,7 @@
 // replica, from the GGUF's layer count and attention shape. A file whose header cannot be read
 // counts its size only.
 import { stat } from 'node:fs/promises';
+import type { KvType } from '../../contract/kv-types.js';
 import { readGgufHeader, type GgufValue } from '../models/gguf.js';
 
 export interface KvShape {
@@ -10,11 +11,11 @@ export interface KvShape {
   ctx: number | null;
   slots: number;
   replicas: number;
-  kvType: 'f16' | 'q8_0' | 'q4_0' | null;
+  kvType: KvType | null;
 }
 
 /** Bytes per KV element, ggml's block sizes included (q8_0: 34 bytes per 32, q4_0: 18 per 32). */
-const KV_BYTES: Record<'f16' | 'q8_0' | 'q4_0', number> = { f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
+const KV_BYTES: Record<KvType, number> = { f16: 2, q8_0: 34 / 32, q4_0: 18 / 32 };
 /** The engine's context when none is set and the training context is larger. */
 const DEFAULT_CTX_CAP = 4096;
 

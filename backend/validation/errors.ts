@@ -1,10 +1,9 @@
 // The one error type the HTTP layer answers with, serialised the way OpenAI clients parse it:
-// {"error": {"message", "type", "code", "param"}}.
+// {"error": {"message", "type", "code", "param"}} (contract/errors.ts), with the overflow fields.
+import type { ApiErrorBody, ContextOverflow } from '../../contract/errors.js';
 import { ChatTemplateError } from '../chat/template.js';
 
-export interface ApiErrorBody {
-  error: { message: string; type: string; code: string | null; param: string | null };
-}
+export type { ApiErrorBody } from '../../contract/errors.js';
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
@@ -14,8 +13,10 @@ export class ApiError extends Error {
   readonly code: string | null;
   /** The request field at fault (`messages[2].role`), when there is one. */
   readonly param: string | null;
+  /** What a context_length_exceeded error needed and had, as numbers. */
+  readonly overflow: ContextOverflow | null;
 
-  constructor(status: number, message: string, opts: { type?: string; code?: string; param?: string } = {}) {
+  constructor(status: number, message: string, opts: { type?: string; code?: string; param?: string; overflow?: ContextOverflow } = {}) {
     super(message);
     if (!Number.isInteger(status) || status < 400 || status > 599) {
       throw new RangeError(`ApiError status must be an HTTP error status (400-599), got ${status}`);
@@ -24,10 +25,11 @@ export class ApiError extends Error {
     this.type = opts.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
     this.code = opts.code ?? null;
     this.param = opts.param ?? null;
+    this.overflow = opts.overflow ?? null;
   }
 
   toJSON(): ApiErrorBody {
-    return { error: { message: this.message, type: this.type, code: this.code, param: this.param } };
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param, ...this.overflow } };
   }
 }
 

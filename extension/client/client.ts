@@ -2,13 +2,14 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
+import { contextOverflowOf, type ContextOverflow } from '../../contract/errors.js';
 import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, type GpuBackendsBody } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
-import { SseDecoder } from '../../backend/net/sse-decoder.js';
+import { SseDecoder } from '../../contract/net/sse-decoder.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
@@ -35,8 +36,9 @@ export function reasoningOf(chunk: unknown): string {
 }
 
 export class StrataApiError extends Error {
-  /** `param`: the request field the server named as wrong, when it did. */
-  constructor(message: string, readonly status: number, readonly code: string | null = null, readonly param: string | null = null) {
+  /** `param`: the request field the server named as wrong, when it did; `overflow`: a context overflow's numbers. */
+  constructor(message: string, readonly status: number, readonly code: string | null = null, readonly param: string | null = null,
+    readonly overflow: ContextOverflow | null = null) {
     super(message);
     this.name = 'StrataApiError';
   }
@@ -344,5 +346,6 @@ async function apiError(res: Response): Promise<StrataApiError> {
   const param = (body as { error?: { param?: unknown } } | null)?.error?.param;
   const msg = errorMessage(body) ?? (text.trim().slice(0, 200) || res.statusText);
   const hint = res.status === 401 || res.status === 403 ? ' (check the Strata API key: run "Strata: Set API Key" or the strata.apiKey setting)' : '';
-  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null, typeof param === 'string' ? param : null);
+  return new StrataApiError(`${msg}${hint}`, res.status, typeof code === 'string' || typeof code === 'number' ? String(code) : null, typeof param === 'string' ? param : null,
+    contextOverflowOf((body as { error?: unknown } | null)?.error));
 }

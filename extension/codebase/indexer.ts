@@ -14,6 +14,7 @@ import type { IndexStore } from './store.js';
 import type { SyntaxParsers } from './syntax.js';
 import type { VectorIndex } from './vectorIndex.js';
 import { isIndexable, walk, type WalkOptions } from './walker.js';
+import type { ContextOverflow } from '../../contract/errors.js';
 
 export interface IndexRoot { name: string; path: string }
 
@@ -317,9 +318,9 @@ export function tooLongInput(e: unknown, count: number): number | null {
   return i < count ? i : -1;
 }
 
-/** The text cut to fit: by the token counts the refusal gives ("is N tokens; ... at most L"), with a margin, else halved. */
+/** The text cut to fit: by the token counts the refusal carries (what it needed, what it may have), with a margin, else halved. */
 export function shorten(text: string, e: unknown): string {
-  const m = /is (\d+) tokens;.*?at most (\d+)/.exec((e as Error)?.message ?? '');
-  const ratio = m ? (0.9 * Number(m[2])) / Number(m[1]) : 0.5;
+  const overflow = (e as { overflow?: ContextOverflow | null } | null)?.overflow;
+  const ratio = overflow && overflow.n_prompt_tokens > 0 ? (0.9 * overflow.n_ctx) / overflow.n_prompt_tokens : 0.5;
   return text.slice(0, Math.floor(text.length * Math.min(0.9, ratio)));
 }

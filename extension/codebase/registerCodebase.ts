@@ -54,56 +54,18 @@ export function statusText(v: IndexView): { text: string; tooltip: string } | nu
 export function registerCodebase(context: vscode.ExtensionContext, server: ServerConnection, activity: ActivityTracker, log: vscode.LogOutputChannel): CodebaseHandle {
   const listeners = new Set<(v: IndexView) => void>();
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
-  const s = settings();
   const handle: CodebaseHandle = {
     search: undefined, service: undefined, view: () => OFF, action: () => {},
     onChange: (l) => { listeners.add(l); return { dispose: () => listeners.delete(l) }; },
   };
-  if (!s.enabled || !context.storageUri || folders.length === 0) return handle;
-
-  const foreground = (): Promise<void> => (activity.busy ? new Promise((resolve) => {
-    const sub = activity.onChange((busy) => { if (!busy) { sub.dispose(); resolve(); } });
-  }) : Promise.resolve());
+  if (!settings().enabled || !context.storageUri || folders.length === 0) return handle;
   let service: CodebaseService;
   try {
-    mkdirSync(context.storageUri.fsPath, { recursive: true });
-    service = new CodebaseService({
-      roots: folders.map((f) => ({ name: f.name, path: f.uri.fsPath })),
-      storePath: join(context.storageUri.fsPath, 'codebase-index.sqlite'),
-      wasmDir: join(context.extensionPath, 'dist', 'tree-sitter'),
-      workerScript: join(context.extensionPath, 'dist', 'codebase-worker.cjs'),
-      models: {
-        embedding: () => {
-          const c = server.client;
-          const name = c?.modelFor('embedding');
-          return c && name && settings().embeddingModel ? { name, embed: (t, sig) => c.embeddings(t, sig) } : null;
-        },
-        reranker: () => {
-          const c = server.client;
-          const name = c?.modelFor('rerank');
-          return c && name && settings().rerankModel ? { name, rerank: (q, d, sig) => c.rerank(q, d, sig) } : null;
-        },
-      },
-      foreground,
-      onForeground: (l) => { const sub = activity.onChange(l); if (activity.busy) l(true); return () => sub.dispose(); },
-      log: (m) => log.info(`codebase index: ${m}`),
-      options: { walk: { exclude: s.exclude, maxFileBytes: s.maxFileBytes }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 8 },
-    });
+    service = createService(context, context.storageUri, folders, server, activity, log);
   } catch (e) {
     log.warn(`codebase index unavailable: ${(e as Error).message}`);
     return handle;
   }
-  const item = vscode.window.createStatusBarItem('strata.codebaseIndex', vscode.StatusBarAlignment.Right, 99);
-  item.name = 'Strata codebase index';
-  item.command = 'strata.codebase.menu';
-  const render = (v: IndexView): void => {
-    const t = statusText(v);
-    if (!t) { item.hide(); return; }
-    item.text = t.text;
-    item.tooltip = t.tooltip;
-    item.accessibilityInformation = { label: t.tooltip };
-    item.show();
-  };
   const sync = (): void => void service.indexer.sync().catch((e: Error) => log.warn(`codebase index: ${e.message}`));
   const action = (a: IndexAction): void => {
     if (a === 'pause') service.indexer.pause();
@@ -111,31 +73,11 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
     else if (a === 'cancel') service.indexer.cancel();
     else sync();
   };
-
-  // Watcher events, batched: a rename arrives as a delete and a create, which land in one update
-  // (the renamed file's vectors are kept by their chunks' hashes).
-  const pending = new Set<string>();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const stored = (uri: vscode.Uri): string | null => {
-    const f = vscode.workspace.getWorkspaceFolder(uri);
-    if (!f || f.uri.scheme !== 'file') return null;
-    const rel = vscode.workspace.asRelativePath(uri, false);
-    return service.indexer.storedPath({ name: f.name, path: f.uri.fsPath }, rel);
-  };
-  const onFile = (uri: vscode.Uri): void => {
-    const p = stored(uri);
-    if (!p) return;
-    pending.add(p);
-    clearTimeout(timer);
-    timer = setTimeout(() => { const batch = [...pending]; pending.clear(); void service.indexer.update(batch); }, WATCH_BATCH_MS);
-  };
-  const watcher = vscode.workspace.createFileSystemWatcher('**/*');
   const wasReady = { v: server.status.state === 'ready' };
   context.subscriptions.push(
-    item, watcher,
-    watcher.onDidCreate(onFile), watcher.onDidChange(onFile), watcher.onDidDelete(onFile),
-    service.onChange(render),
-    { dispose: () => { clearTimeout(timer); void service.dispose(); } },
+    statusItem(service),
+    ...watchFiles(service),
+    { dispose: () => void service.dispose() },
     server.onDidChange((st) => {
       // A server that comes up may serve the embedding model: embed what has no vector yet.
       const ready = st.state === 'ready';
@@ -145,6 +87,88 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('strata.embeddingModel') || e.affectsConfiguration('strata.rerankModel') || e.affectsConfiguration('strata.codebase')) sync();
     }),
+    ...commands(service, action),
+  );
+  sync();
+  handle.service = service;
+  handle.search = (q, o) => service.search(q, o);
+  handle.view = () => service.view();
+  handle.action = action;
+  handle.onChange = (l) => service.onChange(l);
+  return handle;
+}
+
+/** The index over the folders, stored in the workspace's storage, embedding and reranking with the server's models. */
+function createService(context: vscode.ExtensionContext, storage: vscode.Uri, folders: readonly vscode.WorkspaceFolder[], server: ServerConnection,
+  activity: ActivityTracker, log: vscode.LogOutputChannel): CodebaseService {
+  const s = settings();
+  const foreground = (): Promise<void> => (activity.busy ? new Promise((resolve) => {
+    const sub = activity.onChange((busy) => { if (!busy) { sub.dispose(); resolve(); } });
+  }) : Promise.resolve());
+  mkdirSync(storage.fsPath, { recursive: true });
+  return new CodebaseService({
+    roots: folders.map((f) => ({ name: f.name, path: f.uri.fsPath })),
+    storePath: join(storage.fsPath, 'codebase-index.sqlite'),
+    wasmDir: join(context.extensionPath, 'dist', 'tree-sitter'),
+    workerScript: join(context.extensionPath, 'dist', 'codebase-worker.cjs'),
+    models: {
+      embedding: () => {
+        const c = server.client;
+        const name = c?.modelFor('embedding');
+        return c && name && settings().embeddingModel ? { name, embed: (t, sig) => c.embeddings(t, sig) } : null;
+      },
+      reranker: () => {
+        const c = server.client;
+        const name = c?.modelFor('rerank');
+        return c && name && settings().rerankModel ? { name, rerank: (q, d, sig) => c.rerank(q, d, sig) } : null;
+      },
+    },
+    foreground,
+    onForeground: (l) => { const sub = activity.onChange(l); if (activity.busy) l(true); return () => sub.dispose(); },
+    log: (m) => log.info(`codebase index: ${m}`),
+    options: { walk: { exclude: s.exclude, maxFileBytes: s.maxFileBytes }, chunk: DEFAULT_CHUNK_OPTIONS, batch: 8 },
+  });
+}
+
+/** The status bar item: progress and ETA while a pass runs; click for the menu. */
+function statusItem(service: CodebaseService): vscode.Disposable {
+  const item = vscode.window.createStatusBarItem('strata.codebaseIndex', vscode.StatusBarAlignment.Right, 99);
+  item.name = 'Strata codebase index';
+  item.command = 'strata.codebase.menu';
+  const sub = service.onChange((v) => {
+    const t = statusText(v);
+    if (!t) { item.hide(); return; }
+    item.text = t.text;
+    item.tooltip = t.tooltip;
+    item.accessibilityInformation = { label: t.tooltip };
+    item.show();
+  });
+  return { dispose: () => { sub.dispose(); item.dispose(); } };
+}
+
+/**
+ * Watcher events, batched: a rename arrives as a delete and a create, which land in one update
+ * (the renamed file's vectors are kept by their chunks' hashes).
+ */
+function watchFiles(service: CodebaseService): vscode.Disposable[] {
+  const pending = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const onFile = (uri: vscode.Uri): void => {
+    const f = vscode.workspace.getWorkspaceFolder(uri);
+    if (!f || f.uri.scheme !== 'file') return;
+    const p = service.indexer.storedPath({ name: f.name, path: f.uri.fsPath }, vscode.workspace.asRelativePath(uri, false));
+    if (!p) return;
+    pending.add(p);
+    clearTimeout(timer);
+    timer = setTimeout(() => { const batch = [...pending]; pending.clear(); void service.indexer.update(batch); }, WATCH_BATCH_MS);
+  };
+  const watcher = vscode.workspace.createFileSystemWatcher('**/*');
+  return [watcher, watcher.onDidCreate(onFile), watcher.onDidChange(onFile), watcher.onDidDelete(onFile), { dispose: () => clearTimeout(timer) }];
+}
+
+/** The palette commands: rebuild, pause, resume, cancel, the menu, and a search that opens a hit. */
+function commands(service: CodebaseService, action: (a: IndexAction) => void): vscode.Disposable[] {
+  return [
     vscode.commands.registerCommand('strata.codebase.rebuild', () => action('rebuild')),
     vscode.commands.registerCommand('strata.codebase.pause', () => action('pause')),
     vscode.commands.registerCommand('strata.codebase.resume', () => action('resume')),
@@ -172,12 +196,5 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
       const range = new vscode.Range(pick.hit.chunk.startLine - 1, 0, pick.hit.chunk.endLine - 1, 0);
       await vscode.window.showTextDocument(doc, { selection: range });
     }),
-  );
-  sync();
-  handle.service = service;
-  handle.search = (q, o) => service.search(q, o);
-  handle.view = () => service.view();
-  handle.action = action;
-  handle.onChange = (l) => service.onChange(l);
-  return handle;
+  ];
 }

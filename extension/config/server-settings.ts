@@ -1,6 +1,6 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
-import { settingDefault } from './settings-schema.js';
+import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
 
 export type SplitMode = 'none' | 'layer' | 'row' | '';
 
@@ -87,14 +87,15 @@ export function servedModels(s: ServerSettings): ServedModels {
 /** Problems a user must fix in settings before the server can start (empty = fine). */
 export function settingsProblems(s: ServerSettings): string[] {
   const out: string[] = [];
-  const int = (v: number, name: string, min: number, max: number): void => {
+  const int = (v: number, name: SettingName): void => {
+    const { min, max } = settingRange(name);
     if (!Number.isInteger(v) || v < min || v > max) out.push(`strata.${name} must be a whole number from ${min} to ${max} (is ${v})`);
   };
-  int(s.port, 'port', 0, 65535);
-  int(s.slots, 'slots', 1, 256);
-  int(s.contextSize, 'contextSize', 256, 1 << 21);
-  int(s.cacheMiB, 'cacheMiB', 0, 1 << 20);
-  int(s.replicas, 'replicas', 1, 64);
+  int(s.port, 'port');
+  int(s.slots, 'slots');
+  int(s.contextSize, 'contextSize');
+  int(s.cacheMiB, 'cacheMiB');
+  int(s.replicas, 'replicas');
   if (s.tensorSplit.some((v) => !Number.isFinite(v) || v < 0)) out.push('strata.tensorSplit must be non-negative numbers, e.g. "3,1"');
   for (const r of s.rpcServers) if (!/^[\w.\-[\]:]+:\d{1,5}$/.test(r)) out.push(`strata.rpcServers entry '${r}' is not host:port`);
   return out;

@@ -19,3 +19,9 @@ export const SETTING_NAMES = Object.keys(PROPERTIES).map((k) => k.replace(/^stra
 export function settingDefault<N extends SettingName>(name: N): SettingValue<N> {
   return PROPERTIES[`strata.${name}` as keyof Properties].default as SettingValue<N>;
 }
+
+/** The whole-number range package.json gives a setting (the server's range for one that becomes a flag). */
+export function settingRange(name: SettingName): { min: number; max: number } {
+  const p = PROPERTIES[`strata.${name}` as keyof Properties] as { minimum?: number; maximum?: number };
+  return { min: p.minimum ?? Number.MIN_SAFE_INTEGER, max: p.maximum ?? Number.MAX_SAFE_INTEGER };
+}

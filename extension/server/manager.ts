@@ -8,7 +8,7 @@ import * as config from '../config/config.js';
 import type { ActivityTracker } from './activity.js';
 import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
-import { freePort } from '../../backend/net/free-port.js';
+import { freePort } from '../../contract/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
 import { buildServeArgs, requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';

@@ -5,6 +5,8 @@
 // commands (submit, cancel, park/session work) or read thread-safe snapshots; events come
 // back batched, one onEvents call per engine step for all sequences.
 
+/** The KV cache types (contract/kv-types.ts lists them as values for the server and the settings). */
+export type KvType = 'f16' | 'q8_0' | 'q4_0';
 export type FinishReason = 'stop' | 'length' | 'cancel' | 'error';
 export type DeviceType = 'cpu' | 'gpu' | 'igpu' | 'accel';
 
@@ -52,7 +54,7 @@ export interface EngineOptions {
   admitWindowMs?: number;
   threads?: number;
   threadsBatch?: number;
-  kvType?: 'f16' | 'q8_0' | 'q4_0';
+  kvType?: KvType;
   flashAttn?: 'auto' | 'on' | 'off';
   /** Host RAM budget for parked conversations, MiB (default 1024; 0 disables parking). */
   parkBudgetMiB?: number;
@@ -405,7 +407,7 @@ export interface FitSuggestion {
   change: string;
   slots: number;
   ctx: number;
-  kvType: 'f16' | 'q8_0' | 'q4_0';
+  kvType: KvType;
   gpuLayers: number;
 }
 
@@ -418,7 +420,7 @@ export interface FitReport {
   /** Context per slot, slots, KV type of the plan. */
   ctx: number;
   slots: number;
-  kvType: 'f16' | 'q8_0' | 'q4_0';
+  kvType: KvType;
   marginBytes: number;
   /** The offload devices, in order. */
   devices: FitDeviceUse[];

@@ -16,40 +16,42 @@ using namespace js;
 static SpeculativeConfig ParseSpeculative(const Napi::Value& v) {
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "speculative must be an object");
-  const Napi::Object o = v.As<Napi::Object>();
+  Fields o(v.As<Napi::Object>(), "speculative");
   SpeculativeConfig sp;
-  if (Present(o, "ngram")) {
+  if (o.Has("ngram")) {
     const Napi::Value b = o.Get("ngram");
     if (!b.IsBoolean()) TypeErr(env, "speculative.ngram must be a boolean");
     sp.ngram = b.As<Napi::Boolean>().Value();
   }
-  if (Present(o, "draftModel")) sp.draft_model = Str(o.Get("draftModel"), "speculative.draftModel");
-  if (Present(o, "draftMax")) sp.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "speculative.draftMax", 1, 256));
-  if (Present(o, "draftMin")) sp.draft_min = static_cast<int32_t>(IntIn(o.Get("draftMin"), "speculative.draftMin", 1, 256));
-  if (Present(o, "ngramMin")) sp.ngram_min = static_cast<int32_t>(IntIn(o.Get("ngramMin"), "speculative.ngramMin", 1, 64));
-  if (Present(o, "ngramMax")) sp.ngram_max = static_cast<int32_t>(IntIn(o.Get("ngramMax"), "speculative.ngramMax", 1, 64));
-  if (Present(o, "draftPMin")) sp.draft_p_min = static_cast<float>(FiniteIn(o.Get("draftPMin"), "speculative.draftPMin", 0, 1));
+  if (o.Has("draftModel")) sp.draft_model = Str(o.Get("draftModel"), "speculative.draftModel");
+  if (o.Has("draftMax")) sp.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "speculative.draftMax", 1, 256));
+  if (o.Has("draftMin")) sp.draft_min = static_cast<int32_t>(IntIn(o.Get("draftMin"), "speculative.draftMin", 1, 256));
+  if (o.Has("ngramMin")) sp.ngram_min = static_cast<int32_t>(IntIn(o.Get("ngramMin"), "speculative.ngramMin", 1, 64));
+  if (o.Has("ngramMax")) sp.ngram_max = static_cast<int32_t>(IntIn(o.Get("ngramMax"), "speculative.ngramMax", 1, 64));
+  if (o.Has("draftPMin")) sp.draft_p_min = static_cast<float>(FiniteIn(o.Get("draftPMin"), "speculative.draftPMin", 0, 1));
   if (sp.ngram_min > sp.ngram_max) RangeErr(env, "speculative.ngramMin must not be above speculative.ngramMax");
   if (sp.draft_min > sp.draft_max) RangeErr(env, "speculative.draftMin must not be above speculative.draftMax");
+  o.RejectUnread();
   return sp;
 }
 
-EngineConfig ParseEngineOptions(const Napi::Object& o) {
-  Napi::Env env = o.Env();
+EngineConfig ParseEngineOptions(const Napi::Object& options) {
+  Napi::Env env = options.Env();
+  Fields o(options, "engine options");
   EngineConfig c;
-  if (!Present(o, "model")) TypeErr(env, "model must be a path to a GGUF file");
+  if (!o.Has("model")) TypeErr(env, "model must be a path to a GGUF file");
   c.model = Str(o.Get("model"), "model");
   if (c.model.empty()) RangeErr(env, "model must not be empty");
-  if (Present(o, "devices")) {
+  if (o.Has("devices")) {
     c.devices_given = true;
     c.devices = StrArray(o.Get("devices"), "devices", 64);
   }
-  if (Present(o, "rpc")) c.rpc = StrArray(o.Get("rpc"), "rpc", 16);
-  if (Present(o, "splitMode")) {
+  if (o.Has("rpc")) c.rpc = StrArray(o.Get("rpc"), "rpc", 16);
+  if (o.Has("splitMode")) {
     c.split_mode = Enum<llama_split_mode>(o.Get("splitMode"), "splitMode",
         {{"none", LLAMA_SPLIT_MODE_NONE}, {"layer", LLAMA_SPLIT_MODE_LAYER}, {"row", LLAMA_SPLIT_MODE_ROW}});
   }
-  if (Present(o, "tensorSplit")) {
+  if (o.Has("tensorSplit")) {
     const Napi::Value v = o.Get("tensorSplit");
     if (!v.IsArray()) TypeErr(env, "tensorSplit must be an array of numbers");
     const Napi::Array a = v.As<Napi::Array>();
@@ -58,66 +60,66 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
       c.tensor_split.push_back(static_cast<float>(FiniteIn(a.Get(i), "tensorSplit[" + std::to_string(i) + "]", 0, 1e9)));
     }
   }
-  if (Present(o, "mainGpu")) c.main_gpu = static_cast<int32_t>(IntIn(o.Get("mainGpu"), "mainGpu", 0, 255));
-  if (Present(o, "gpuLayers")) {
+  if (o.Has("mainGpu")) c.main_gpu = static_cast<int32_t>(IntIn(o.Get("mainGpu"), "mainGpu", 0, 255));
+  if (o.Has("gpuLayers")) {
     c.gpu_layers = static_cast<int32_t>(IntIn(o.Get("gpuLayers"), "gpuLayers", -1, 100000));
     c.gpu_layers_given = true;
   }
-  if (Present(o, "ctx")) c.ctx = static_cast<int32_t>(IntIn(o.Get("ctx"), "ctx", 16, 16 * 1024 * 1024));
-  if (Present(o, "slots")) {
+  if (o.Has("ctx")) c.ctx = static_cast<int32_t>(IntIn(o.Get("ctx"), "ctx", 16, 16 * 1024 * 1024));
+  if (o.Has("slots")) {
     c.slots = static_cast<int32_t>(IntIn(o.Get("slots"), "slots", 1, static_cast<double>(llama_max_parallel_sequences())));
   }
-  if (Present(o, "batch")) c.batch = static_cast<int32_t>(IntIn(o.Get("batch"), "batch", 1, 1 << 20));
+  if (o.Has("batch")) c.batch = static_cast<int32_t>(IntIn(o.Get("batch"), "batch", 1, 1 << 20));
   if (c.batch < c.slots) {
     RangeErr(env, "batch (" + std::to_string(c.batch) + ") must be at least slots (" + std::to_string(c.slots) +
                       "): every decoding slot adds a token each step");
   }
-  if (Present(o, "ubatch")) c.ubatch = static_cast<int32_t>(IntIn(o.Get("ubatch"), "ubatch", 1, c.batch));
-  if (Present(o, "threads")) c.threads = static_cast<int32_t>(IntIn(o.Get("threads"), "threads", 1, 1024));
-  if (Present(o, "threadsBatch")) c.threads_batch = static_cast<int32_t>(IntIn(o.Get("threadsBatch"), "threadsBatch", 1, 1024));
-  if (Present(o, "decodePromptBudget")) {
+  if (o.Has("ubatch")) c.ubatch = static_cast<int32_t>(IntIn(o.Get("ubatch"), "ubatch", 1, c.batch));
+  if (o.Has("threads")) c.threads = static_cast<int32_t>(IntIn(o.Get("threads"), "threads", 1, 1024));
+  if (o.Has("threadsBatch")) c.threads_batch = static_cast<int32_t>(IntIn(o.Get("threadsBatch"), "threadsBatch", 1, 1024));
+  if (o.Has("decodePromptBudget")) {
     c.decode_prompt_budget = static_cast<int32_t>(IntIn(o.Get("decodePromptBudget"), "decodePromptBudget", 0, 1 << 20));
   }
-  if (Present(o, "admitWindowMs")) c.admit_window_ms = static_cast<int32_t>(IntIn(o.Get("admitWindowMs"), "admitWindowMs", 0, 1000));
-  if (Present(o, "kvType")) {
+  if (o.Has("admitWindowMs")) c.admit_window_ms = static_cast<int32_t>(IntIn(o.Get("admitWindowMs"), "admitWindowMs", 0, 1000));
+  if (o.Has("kvType")) {
     c.kv_type = Enum<ggml_type>(o.Get("kvType"), "kvType",
         {{"f16", GGML_TYPE_F16}, {"q8_0", GGML_TYPE_Q8_0}, {"q4_0", GGML_TYPE_Q4_0}});
   }
-  if (Present(o, "flashAttn")) {
+  if (o.Has("flashAttn")) {
     c.flash_attn = Enum<llama_flash_attn_type>(o.Get("flashAttn"), "flashAttn",
         {{"auto", LLAMA_FLASH_ATTN_TYPE_AUTO}, {"on", LLAMA_FLASH_ATTN_TYPE_ENABLED}, {"off", LLAMA_FLASH_ATTN_TYPE_DISABLED}});
   }
-  if (Present(o, "parkBudgetMiB")) c.park_budget_mib = FiniteIn(o.Get("parkBudgetMiB"), "parkBudgetMiB", 0, 1 << 24);
-  if (Present(o, "freeRamFloorMiB")) c.free_ram_floor_mib = FiniteIn(o.Get("freeRamFloorMiB"), "freeRamFloorMiB", 0, 1 << 24);
-  if (Present(o, "traceSteps")) c.trace_steps = static_cast<int32_t>(IntIn(o.Get("traceSteps"), "traceSteps", 0, 1 << 20));
-  if (Present(o, "cpuVariant")) c.backends.cpu_variant = Str(o.Get("cpuVariant"), "cpuVariant");
-  if (Present(o, "backendDirs")) c.backends.dirs = StrArray(o.Get("backendDirs"), "backendDirs", 16);
-  if (Present(o, "cpuRepack")) {
+  if (o.Has("parkBudgetMiB")) c.park_budget_mib = FiniteIn(o.Get("parkBudgetMiB"), "parkBudgetMiB", 0, 1 << 24);
+  if (o.Has("freeRamFloorMiB")) c.free_ram_floor_mib = FiniteIn(o.Get("freeRamFloorMiB"), "freeRamFloorMiB", 0, 1 << 24);
+  if (o.Has("traceSteps")) c.trace_steps = static_cast<int32_t>(IntIn(o.Get("traceSteps"), "traceSteps", 0, 1 << 20));
+  if (o.Has("cpuVariant")) c.backends.cpu_variant = Str(o.Get("cpuVariant"), "cpuVariant");
+  if (o.Has("backendDirs")) c.backends.dirs = StrArray(o.Get("backendDirs"), "backendDirs", 16);
+  if (o.Has("cpuRepack")) {
     const Napi::Value v = o.Get("cpuRepack");
     if (!v.IsBoolean()) TypeErr(env, "cpuRepack must be a boolean");
     c.cpu_repack = v.As<Napi::Boolean>().Value();
   }
-  if (Present(o, "deterministic")) {
+  if (o.Has("deterministic")) {
     const Napi::Value v = o.Get("deterministic");
     if (!v.IsBoolean()) TypeErr(env, "deterministic must be a boolean");
     c.deterministic = v.As<Napi::Boolean>().Value();
   }
-  if (Present(o, "opOffload")) {
+  if (o.Has("opOffload")) {
     const Napi::Value v = o.Get("opOffload");
     if (!v.IsBoolean()) TypeErr(env, "opOffload must be a boolean");
     c.op_offload = v.As<Napi::Boolean>().Value();
   }
-  if (Present(o, "speculative")) c.spec = ParseSpeculative(o.Get("speculative"));
-  if (Present(o, "embeddings")) {
+  if (o.Has("speculative")) c.spec = ParseSpeculative(o.Get("speculative"));
+  if (o.Has("embeddings")) {
     c.embeddings = Enum<int32_t>(o.Get("embeddings"), "embeddings", {{"auto", -1}, {"off", 0}, {"on", 1}});
   }
-  if (Present(o, "fit")) {
+  if (o.Has("fit")) {
     const Napi::Value v = o.Get("fit");
     if (v.IsBoolean()) c.fit = v.As<Napi::Boolean>().Value() ? 1 : 0;
     else if (v.IsString() && v.As<Napi::String>().Utf8Value() == "auto") c.fit = -1;
     else TypeErr(env, "fit must be true, false or 'auto'");
   }
-  if (Present(o, "fitReserved")) {
+  if (o.Has("fitReserved")) {
     const Napi::Value v = o.Get("fitReserved");
     if (!v.IsObject() || v.IsArray()) TypeErr(env, "fitReserved must be an object of device name -> bytes");
     const Napi::Object r = v.As<Napi::Object>();
@@ -127,10 +129,11 @@ EngineConfig ParseEngineOptions(const Napi::Object& o) {
       c.fit_reserved[name] = static_cast<uint64_t>(IntIn(r.Get(name), ("fitReserved." + name).c_str(), 0, 9.0e15));
     }
   }
-  if (Present(o, "fitMarginMiB")) {
+  if (o.Has("fitMarginMiB")) {
     c.fit_margin = static_cast<uint64_t>(IntIn(o.Get("fitMarginMiB"), "fitMarginMiB", 0, 1 << 24)) << 20;
   }
-  if (Present(o, "fitCtxMin")) c.fit_ctx_min = static_cast<int32_t>(IntIn(o.Get("fitCtxMin"), "fitCtxMin", 256, 16 * 1024 * 1024));
+  if (o.Has("fitCtxMin")) c.fit_ctx_min = static_cast<int32_t>(IntIn(o.Get("fitCtxMin"), "fitCtxMin", 256, 16 * 1024 * 1024));
+  o.RejectUnread({"onEvents", "onFatal"});  // the callbacks: engine_wrap.cpp reads them
   return c;
 }
 
@@ -172,26 +175,26 @@ static SamplingParams ParseSampling(const Napi::Value& v, const ModelInfo& info)
   Napi::Env env = v.Env();
   SamplingParams p;
   if (!v.IsObject()) TypeErr(env, "sampling must be an object");
-  const Napi::Object o = v.As<Napi::Object>();
-  if (Present(o, "temperature")) p.temperature = static_cast<float>(FiniteIn(o.Get("temperature"), "sampling.temperature", 0, 100));
-  if (Present(o, "topK")) p.top_k = static_cast<int32_t>(IntIn(o.Get("topK"), "sampling.topK", 0, info.vocab_size));
-  if (Present(o, "topP")) {
+  Fields o(v.As<Napi::Object>(), "sampling");
+  if (o.Has("temperature")) p.temperature = static_cast<float>(FiniteIn(o.Get("temperature"), "sampling.temperature", 0, 100));
+  if (o.Has("topK")) p.top_k = static_cast<int32_t>(IntIn(o.Get("topK"), "sampling.topK", 0, info.vocab_size));
+  if (o.Has("topP")) {
     p.top_p = static_cast<float>(FiniteIn(o.Get("topP"), "sampling.topP", 0, 1));
     if (p.top_p <= 0) RangeErr(env, "sampling.topP must be above 0 (got 0)");
   }
-  if (Present(o, "minP")) p.min_p = static_cast<float>(FiniteIn(o.Get("minP"), "sampling.minP", 0, 1));
-  if (Present(o, "seed")) p.seed = static_cast<uint32_t>(IntIn(o.Get("seed"), "sampling.seed", 0, 4294967295.0));
-  if (Present(o, "repeatPenalty")) {
+  if (o.Has("minP")) p.min_p = static_cast<float>(FiniteIn(o.Get("minP"), "sampling.minP", 0, 1));
+  if (o.Has("seed")) p.seed = static_cast<uint32_t>(IntIn(o.Get("seed"), "sampling.seed", 0, 4294967295.0));
+  if (o.Has("repeatPenalty")) {
     p.repeat_penalty = static_cast<float>(FiniteIn(o.Get("repeatPenalty"), "sampling.repeatPenalty", 0, 100));
     if (p.repeat_penalty <= 0) RangeErr(env, "sampling.repeatPenalty must be above 0 (got 0)");
   }
-  if (Present(o, "repeatLastN")) {
+  if (o.Has("repeatLastN")) {
     p.repeat_last_n = static_cast<int32_t>(IntIn(o.Get("repeatLastN"), "sampling.repeatLastN", -1, info.ctx));
     if (p.repeat_last_n < 0) p.repeat_last_n = info.ctx;  // -1 = the whole context, as in llama-server
   }
-  if (Present(o, "frequencyPenalty")) p.frequency_penalty = static_cast<float>(FiniteIn(o.Get("frequencyPenalty"), "sampling.frequencyPenalty", -2, 2));
-  if (Present(o, "presencePenalty")) p.presence_penalty = static_cast<float>(FiniteIn(o.Get("presencePenalty"), "sampling.presencePenalty", -2, 2));
-  if (Present(o, "logitBias")) {
+  if (o.Has("frequencyPenalty")) p.frequency_penalty = static_cast<float>(FiniteIn(o.Get("frequencyPenalty"), "sampling.frequencyPenalty", -2, 2));
+  if (o.Has("presencePenalty")) p.presence_penalty = static_cast<float>(FiniteIn(o.Get("presencePenalty"), "sampling.presencePenalty", -2, 2));
+  if (o.Has("logitBias")) {
     const Napi::Value lb = o.Get("logitBias");
     if (!lb.IsArray()) TypeErr(env, "sampling.logitBias must be an array of [token, bias] pairs");
     const Napi::Array a = lb.As<Napi::Array>();
@@ -206,6 +209,7 @@ static SamplingParams ParseSampling(const Napi::Value& v, const ModelInfo& info)
       p.logit_bias.push_back({tok, static_cast<float>(bias)});
     }
   }
+  o.RejectUnread();
   return p;
 }
 
@@ -214,48 +218,48 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "request must be an object");
   if (info.embedding) RangeErr(env, "this is an embedding model (pooling " + info.pooling + "): it makes embeddings, not text");
-  const Napi::Object o = v.As<Napi::Object>();
+  Fields o(v.As<Napi::Object>(), "request");
   GenerateRequest r;
-  if (!Present(o, "id")) TypeErr(env, "id must be a positive safe integer");
+  if (!o.Has("id")) TypeErr(env, "id must be a positive safe integer");
   r.id = IntIn(o.Get("id"), "id", 1, kMaxSafeInteger);
   if (live.count(r.id)) RangeErr(env, "id " + std::to_string(r.id) + " is already in use by a live request");
-  if (!Present(o, "prompt")) TypeErr(env, "prompt must be an array of token ids or an Int32Array");
+  if (!o.Has("prompt")) TypeErr(env, "prompt must be an array of token ids or an Int32Array");
   r.prompt = ParseTokens(o.Get("prompt"), "prompt", info.vocab_size, false);
   if (r.prompt.size() > static_cast<size_t>(info.ctx)) {
     RangeErr(env, "prompt has " + std::to_string(r.prompt.size()) + " tokens, more than the slot context (" +
                       std::to_string(info.ctx) + ")");
   }
-  if (!Present(o, "maxTokens")) TypeErr(env, "maxTokens must be a non-negative integer");
+  if (!o.Has("maxTokens")) TypeErr(env, "maxTokens must be a non-negative integer");
   r.max_tokens = static_cast<int32_t>(IntIn(o.Get("maxTokens"), "maxTokens", 0, 2147483647.0));
-  if (Present(o, "sampling")) r.sampling = ParseSampling(o.Get("sampling"), info);
-  if (Present(o, "stop")) {
+  if (o.Has("sampling")) r.sampling = ParseSampling(o.Get("sampling"), info);
+  if (o.Has("stop")) {
     r.stop = StrArray(o.Get("stop"), "stop", 64);
     for (size_t i = 0; i < r.stop.size(); ++i) {
       if (r.stop[i].empty()) RangeErr(env, "stop[" + std::to_string(i) + "] is an empty string");
     }
   }
-  if (Present(o, "stopTokens")) r.stop_tokens = ParseTokens(o.Get("stopTokens"), "stopTokens", info.vocab_size, true);
-  if (Present(o, "prediction")) r.prediction = ParseTokens(o.Get("prediction"), "prediction", info.vocab_size, true);
-  if (Present(o, "renderTokens")) r.render_tokens = ParseTokens(o.Get("renderTokens"), "renderTokens", info.vocab_size, true);
-  if (Present(o, "ignoreEos")) {
+  if (o.Has("stopTokens")) r.stop_tokens = ParseTokens(o.Get("stopTokens"), "stopTokens", info.vocab_size, true);
+  if (o.Has("prediction")) r.prediction = ParseTokens(o.Get("prediction"), "prediction", info.vocab_size, true);
+  if (o.Has("renderTokens")) r.render_tokens = ParseTokens(o.Get("renderTokens"), "renderTokens", info.vocab_size, true);
+  if (o.Has("ignoreEos")) {
     const Napi::Value b = o.Get("ignoreEos");
     if (!b.IsBoolean()) TypeErr(env, "ignoreEos must be a boolean");
     r.ignore_eos = b.As<Napi::Boolean>().Value();
   }
-  if (Present(o, "cachePrompt")) {
+  if (o.Has("cachePrompt")) {
     const Napi::Value b = o.Get("cachePrompt");
     if (!b.IsBoolean()) TypeErr(env, "cachePrompt must be a boolean");
     r.cache_prompt = b.As<Napi::Boolean>().Value();
   }
-  if (Present(o, "priority")) r.priority = static_cast<int32_t>(IntIn(o.Get("priority"), "priority", -1e9, 1e9));
-  if (Present(o, "logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
-  if (Present(o, "n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));
-  if (Present(o, "draftMax")) r.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "draftMax", -1, 256));
-  if (Present(o, "grammarTriggers")) {
-    if (!Present(o, "grammar")) TypeErr(env, "grammarTriggers needs a grammar");
+  if (o.Has("priority")) r.priority = static_cast<int32_t>(IntIn(o.Get("priority"), "priority", -1e9, 1e9));
+  if (o.Has("logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
+  if (o.Has("n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));
+  if (o.Has("draftMax")) r.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "draftMax", -1, 256));
+  if (o.Has("grammarTriggers")) {
+    if (!o.Has("grammar")) TypeErr(env, "grammarTriggers needs a grammar");
     r.grammar_triggers = std::make_shared<const GrammarTriggers>(ParseGrammarTriggers(o.Get("grammarTriggers")));
   }
-  if (Present(o, "grammar")) {
+  if (o.Has("grammar")) {
     const std::string gbnf = Str(o.Get("grammar"), "grammar");
     try {
       r.grammar = std::shared_ptr<llama_sampler>(MakeGrammarSampler(vocab, gbnf, r.grammar_triggers.get()), llama_sampler_free);
@@ -263,17 +267,18 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
       RangeErr(env, std::string("grammar: ") + e.what());
     }
   }
+  o.RejectUnread();
   return r;
 }
 
 GrammarTriggers ParseGrammarTriggers(const Napi::Value& v) {
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "grammarTriggers must be an object");
-  const Napi::Object o = v.As<Napi::Object>();
+  Fields o(v.As<Napi::Object>(), "grammarTriggers");
   GrammarTriggers t;
   auto texts = [&](const char* key) {
     const std::string field = std::string("grammarTriggers.") + key;
-    std::vector<std::string> out = Present(o, key) ? StrArray(o.Get(key), field, 32) : std::vector<std::string>{};
+    std::vector<std::string> out = o.Has(key) ? StrArray(o.Get(key), field, 32) : std::vector<std::string>{};
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i].empty() || out[i].size() > 256) RangeErr(env, field + "[" + std::to_string(i) + "] must be 1 to 256 bytes");
     }
@@ -282,17 +287,19 @@ GrammarTriggers ParseGrammarTriggers(const Napi::Value& v) {
   t.words = texts("words");
   t.at_start = texts("atStart");
   if (t.words.empty() && t.at_start.empty()) RangeErr(env, "grammarTriggers: give at least one of words, atStart");
-  if (Present(o, "thinking")) {
+  if (o.Has("thinking")) {
     const Napi::Value th = o.Get("thinking");
     if (!th.IsObject()) TypeErr(env, "grammarTriggers.thinking must be an object {open, close, inside}");
-    const Napi::Object tho = th.As<Napi::Object>();
+    Fields tho(th.As<Napi::Object>(), "grammarTriggers.thinking");
     t.think_open = Str(tho.Get("open"), "grammarTriggers.thinking.open");
     t.think_close = Str(tho.Get("close"), "grammarTriggers.thinking.close");
     if (t.think_open.empty() || t.think_close.empty()) RangeErr(env, "grammarTriggers.thinking: open and close must not be empty");
     const Napi::Value inside = tho.Get("inside");
     if (!inside.IsBoolean()) TypeErr(env, "grammarTriggers.thinking.inside must be a boolean");
     t.think_inside = inside.As<Napi::Boolean>().Value();
+    tho.RejectUnread();
   }
+  o.RejectUnread();
   return t;
 }
 
@@ -301,12 +308,12 @@ EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int3
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "embed request must be an object");
   if (!info.embedding) RangeErr(env, "this model makes text, not embeddings (its GGUF declares no pooling type)");
-  const Napi::Object o = v.As<Napi::Object>();
+  Fields o(v.As<Napi::Object>(), "embed request");
   EmbedRequest r;
-  if (!Present(o, "id")) TypeErr(env, "id must be a positive safe integer");
+  if (!o.Has("id")) TypeErr(env, "id must be a positive safe integer");
   r.id = IntIn(o.Get("id"), "id", 1, kMaxSafeInteger);
   if (live.count(r.id)) RangeErr(env, "id " + std::to_string(r.id) + " is already in use by a live request");
-  if (!Present(o, "inputs") || !o.Get("inputs").IsArray()) TypeErr(env, "inputs must be an array of token arrays");
+  if (!o.Has("inputs") || !o.Get("inputs").IsArray()) TypeErr(env, "inputs must be an array of token arrays");
   const Napi::Array a = o.Get("inputs").As<Napi::Array>();
   if (a.Length() == 0) RangeErr(env, "inputs is empty");
   const int32_t limit = std::min(info.ctx, batch);
@@ -319,20 +326,21 @@ EmbedRequest ParseEmbedRequest(const Napi::Value& v, const ModelInfo& info, int3
     }
     r.tokens += static_cast<int32_t>(r.inputs.back().size());
   }
-  if (Present(o, "normalize")) {
+  if (o.Has("normalize")) {
     const Napi::Value b = o.Get("normalize");
     if (!b.IsBoolean()) TypeErr(env, "normalize must be a boolean");
     r.normalize = b.As<Napi::Boolean>().Value();
   }
+  o.RejectUnread();
   return r;
 }
 
 GrammarSpec ParseGrammarSpec(const Napi::Value& v) {
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "grammar spec must be an object");
-  const Napi::Object o = v.As<Napi::Object>();
+  Fields o(v.As<Napi::Object>(), "grammar spec");
   GrammarSpec spec;
-  if (!Present(o, "schemas") || !o.Get("schemas").IsObject() || o.Get("schemas").IsArray()) {
+  if (!o.Has("schemas") || !o.Get("schemas").IsObject() || o.Get("schemas").IsArray()) {
     TypeErr(env, "schemas must be an object of rule name -> JSON schema text");
   }
   const Napi::Object schemas = o.Get("schemas").As<Napi::Object>();
@@ -345,7 +353,8 @@ GrammarSpec ParseGrammarSpec(const Napi::Value& v) {
     spec.schemas.emplace_back(name, Str(schemas.Get(name), "schemas." + name));
   }
   if (spec.schemas.empty()) RangeErr(env, "schemas is empty");
-  if (Present(o, "root")) spec.root = Str(o.Get("root"), "root");
+  if (o.Has("root")) spec.root = Str(o.Get("root"), "root");
+  o.RejectUnread({"gbnf"});  // engine_wrap.cpp's buildGrammar reads it
   return spec;
 }
 

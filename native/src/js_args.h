@@ -34,6 +34,39 @@ inline bool Present(const Napi::Object& o, const char* key) {
   return !v.IsUndefined();
 }
 
+// An object whose keys a parser reads through Has/Get; RejectUnread() then refuses any key it never
+// read, so a field that addon.d.ts declares but the parser lacks is an error, not silently dropped.
+class Fields {
+ public:
+  Fields(const Napi::Object& o, std::string where) : o_(o), where_(std::move(where)) {}
+  const Napi::Object& Object() const { return o_; }
+  bool Has(const char* key) {
+    read_.emplace_back(key);
+    return Present(o_, key);
+  }
+  Napi::Value Get(const char* key) {
+    read_.emplace_back(key);
+    return o_.Get(key);
+  }
+  // `elsewhere`: keys another function reads (e.g. the callbacks of the engine options).
+  void RejectUnread(std::initializer_list<const char*> elsewhere = {}) const {
+    const Napi::Array keys = o_.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); ++i) {
+      const std::string k = keys.Get(i).ToString().Utf8Value();
+      if (o_.Get(k).IsUndefined()) continue;
+      bool known = false;
+      for (const auto& r : read_) known = known || r == k;
+      for (const char* e : elsewhere) known = known || k == e;
+      if (!known) TypeErr(o_.Env(), where_ + " has an unknown key '" + k + "'");
+    }
+  }
+
+ private:
+  Napi::Object o_;
+  std::string where_;
+  std::vector<std::string> read_;
+};
+
 inline double Number(const Napi::Value& v, const std::string& field) {
   if (!v.IsNumber()) TypeErr(v.Env(), field + " must be a number");
   return v.As<Napi::Number>().DoubleValue();

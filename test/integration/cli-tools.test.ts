@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../backend/addon/loader.js';
 import type { DeviceInfo } from '../../native/lib/addon.js';
-import { freePort } from '../../backend/net/free-port.js';
+import { freePort } from '../../contract/net/free-port.js';
 
 let dir = '';
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'strata-cli-tools-')); });

@@ -76,6 +76,8 @@ describe('Engine.load', () => {
     await expect(load({ model: 42 as unknown as string })).rejects.toThrow(/model must be a string/);
     await expect(loadAddon().Engine.load({ model } as EngineOptions)).rejects.toThrow(/onEvents must be a function/);
     await expect(load({ kvType: 'q8_0', flashAttn: 'off' })).rejects.toThrow(/needs flash attention/);
+    await expect(load({ context: 512 } as Partial<EngineOptions>)).rejects.toThrow(/engine options has an unknown key 'context'/);
+    await expect(load({ speculative: { ngram: true, draftMaxx: 4 } as EngineOptions['speculative'] })).rejects.toThrow(/speculative has an unknown key 'draftMaxx'/);
   });
 
   it('cannot be constructed directly', () => {
@@ -108,6 +110,10 @@ describe('submit validation', () => {
     ['a grammar that does not parse', (r) => ({ ...r, grammar: 'root ::= "unclosed' }), /grammar: the grammar does not parse: .*unexpected end of input/],
     ['a grammar without root', (r) => ({ ...r, grammar: 'other ::= "a"' }), /grammar: the grammar does not parse/],
     ['not an object', () => 42, /request must be an object/],
+    // A field the native side does not read is refused, never silently dropped.
+    ['an unknown key', (r) => ({ ...r, maxToken: 5 }), /request has an unknown key 'maxToken'/],
+    ['an unknown sampling key', (r) => ({ ...r, sampling: { temprature: 0 } }), /sampling has an unknown key 'temprature'/],
+    ['an unknown trigger key', (r) => ({ ...r, grammar: 'root ::= "a"', grammarTriggers: { words: ['x'], word: ['y'] } }), /grammarTriggers has an unknown key 'word'/],
   ];
 
   it.each(cases)('refuses %s and changes nothing', (_name, mutate, message) => {
@@ -124,6 +130,7 @@ describe('submit validation', () => {
     expect(() => eng.engine.buildGrammar({ schemas: { root: 'not json' } })).toThrow(/schema 'root' is not valid JSON/);
     expect(() => eng.engine.buildGrammar({ schemas: { 'bad name': '{}' } })).toThrow(/rule name 'bad name'/);
     expect(() => eng.engine.buildGrammar({ gbnf: 'root ::= (' })).toThrow(/does not parse/);
+    expect(() => eng.engine.buildGrammar({ schemas: { item: '{}' }, rooot: 'item' } as never)).toThrow(/grammar spec has an unknown key 'rooot'/);
     expect(eng.engine.buildGrammar({ schemas: { item: '{"type": "integer"}' }, root: '"[" item "]"' })).toMatch(/^root ::= "\[" item "\]"/m);
   });
 

@@ -198,8 +198,9 @@ describe('indexing a folder', () => {
         requests.push([...texts]);
         const at = texts.findIndex((t) => t.length > limit);
         if (at >= 0) {
-          throw Object.assign(new Error(`input[${at}] is ${texts[at]!.length} tokens; an input may have at most ${limit} (the context per slot and the batch, --ctx and --batch)`),
-            { status: 400, code: 'context_length_exceeded', param: texts.length === 1 ? 'input' : `input[${at}]` });
+          // The numbers come as fields (the message is never read for them).
+          throw Object.assign(new Error('an input is too long'), { status: 400, code: 'context_length_exceeded',
+            param: texts.length === 1 ? 'input' : `input[${at}]`, overflow: { n_prompt_tokens: texts[at]!.length, n_ctx: limit } });
         }
         return texts.map(bagOfWords);
       },

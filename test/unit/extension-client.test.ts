@@ -9,7 +9,7 @@ import { parseSessions } from '../../contract/sessions.js';
 import { parseTraces } from '../../contract/traces.js';
 import { parseHealth, parseModels } from '../../extension/client/normalize.js';
 import { devicesBody, engineBody, historyEntry, metricsBody, replicaDevices, sessionMeta, traceEntry } from '../helpers/contract-bodies.js';
-import { SseDecoder } from '../../backend/net/sse-decoder.js';
+import { SseDecoder } from '../../contract/net/sse-decoder.js';
 import type { ChatStreamEvent } from '../../extension/client/types.js';
 import { ActivityTracker } from '../../extension/server/activity.js';
 
@@ -171,6 +171,9 @@ describe('StrataClient over HTTP', () => {
           const j = JSON.parse(body) as { input_prefix: string; input_extra: unknown[]; max_tokens: number; supersede_key?: string };
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ content: `[${j.input_prefix}|${j.input_extra.length}|${j.max_tokens}${j.supersede_key ? `|${j.supersede_key}` : ''}]` }));
+        } else if (req.url === '/v1/embeddings') {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'input is too long', type: 'invalid_request_error', code: 'context_length_exceeded', param: 'input', n_prompt_tokens: 900, n_ctx: 512 } }));
         } else if (req.url === '/v1/tokenize') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ tokens: (JSON.parse(body) as { content: string }).content.split(' ').map((_, i) => i) }));
@@ -240,6 +243,14 @@ describe('StrataClient over HTTP', () => {
     expect(err).toBeInstanceOf(StrataApiError);
     expect((err as StrataApiError).message).toBe("messages[0].role: unknown role 'x'");
     expect((err as StrataApiError).status).toBe(400);
+  });
+
+  it('carries a context overflow\'s numbers as fields', async () => {
+    const c = new StrataClient({ baseUrl: base });
+    const err = await c.embeddings(['a long text']).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'input', overflow: { n_prompt_tokens: 900, n_ctx: 512 } });
+    const other = await c.sessions().catch((e: unknown) => e);
+    expect((other as StrataApiError).overflow).toBeNull();
   });
 
   it('says which server it could not reach', async () => {

@@ -219,7 +219,7 @@ describe('HTTP server with scripted engines', () => {
     // The fake tokenizes one token per byte and has a 256-token context.
     const long = await raw(h.port, 'POST', '/v1/completions', JSON.stringify({ prompt: 'x'.repeat(400) }));
     expect(long.status).toBe(400);
-    expect(JSON.parse(long.body).error).toMatchObject({ code: 'context_length_exceeded', param: 'prompt' });
+    expect(JSON.parse(long.body).error).toMatchObject({ code: 'context_length_exceeded', param: 'prompt', n_prompt_tokens: 400, n_ctx: 256 });
     expect(JSON.parse(long.body).error.message).toMatch(/400 tokens.*256/);
     const notFound = await raw(h.port, 'GET', '/v1/nothing');
     expect(notFound.status).toBe(404);

@@ -123,6 +123,13 @@ describe('import graph', () => {
     expect(importers).toEqual([]);
   });
 
+  it('keeps the extension and the webview on contract/ (and the addon\'s types) only: never the server\'s folders', () => {
+    const outside = [...graph]
+      .filter(([f]) => ['extension', 'webview'].includes(topFolder(f)))
+      .flatMap(([f, ts]) => ts.filter((t) => !['contract', topFolder(f)].includes(topFolder(t)) && !t.startsWith('native/lib/')).map((t) => `${f} -> ${t}`));
+    expect(outside).toEqual([]);
+  });
+
   it('finds a cycle when there is one (the check itself)', () => {
     const fake = new Map([['a/x/1.ts', ['b/y/2.ts']], ['b/y/2.ts', ['a/x/3.ts']], ['a/x/3.ts', []]]);
     expect(folderCycles(fake, topFolder)).toEqual(['a <-> b: a -> b (a/x/1.ts -> b/y/2.ts); b -> a (b/y/2.ts -> a/x/3.ts)']);

@@ -46,7 +46,7 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
       const param = body.inputs.length === 1 ? 'input' : `input[${i}]`;
       if (toks.length === 0) throw new ApiError(400, `${param} is empty after tokenization`, { param, code: 'empty_input' });
       if (toks.length > limit) {
-        throw new ApiError(400, `${param} is ${toks.length} tokens; an input may have at most ${limit} (the context per slot and the batch, --ctx and --batch)`, { param, code: 'context_length_exceeded' });
+        throw new ApiError(400, `${param} is ${toks.length} tokens; an input may have at most ${limit} (the context per slot and the batch, --ctx and --batch)`, { param, code: 'context_length_exceeded', overflow: { n_prompt_tokens: toks.length, n_ctx: limit } });
       }
     });
     const vectors: Array<Float32Array | undefined> = new Array(inputs.length);

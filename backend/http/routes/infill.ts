@@ -54,7 +54,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
       extra, repoHeader, prefix: window, prefixCut: window.length < prefix.length, suffix, prompt,
     }, { batch, ctx, maxTokens }, fimOrderFor(model.info.metadata, app.config.fimOrder));
     if (built.tokens.length + maxTokens > ctx) {
-      throw new ApiError(400, `the infill prompt is ${built.tokens.length} tokens and max_tokens ${maxTokens}; together they exceed the context of ${ctx} tokens (--ctx)`, { param: 'max_tokens', code: 'context_length_exceeded' });
+      throw new ApiError(400, `the infill prompt is ${built.tokens.length} tokens and max_tokens ${maxTokens}; together they exceed the context of ${ctx} tokens (--ctx)`, { param: 'max_tokens', code: 'context_length_exceeded', overflow: { n_prompt_tokens: built.tokens.length + maxTokens, n_ctx: ctx } });
     }
     const id = `cmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);

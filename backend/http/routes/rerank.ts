@@ -46,7 +46,7 @@ export async function pairInputs(
   }
   const fixed = build([]).length;
   if (fixed >= limit) {
-    throw new ApiError(400, `query is ${query.length} tokens; with the pair's markup it leaves no room for a document within the ${limit} tokens an input may have (--ctx and --batch)`, { param: 'query', code: 'context_length_exceeded' });
+    throw new ApiError(400, `query is ${query.length} tokens; with the pair's markup it leaves no room for a document within the ${limit} tokens an input may have (--ctx and --batch)`, { param: 'query', code: 'context_length_exceeded', overflow: { n_prompt_tokens: fixed, n_ctx: limit } });
   }
   let truncated = 0;
   const inputs = docs.map((d) => {

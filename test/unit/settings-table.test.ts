@@ -1,0 +1,45 @@
+// One table of settings: the VS Code settings that become `strata serve` flags take their range and
+// enum from the server's option table (serve-options.ts), so the settings editor, the extension's
+// own check (settingsProblems) and the server agree on what a value may be.
+import { describe, expect, it } from 'vitest';
+import pkg from '../../package.json' with { type: 'json' };
+import { SERVE_OPTIONS } from '../../backend/app/serve-options.js';
+import { KV_TYPES } from '../../contract/kv-types.js';
+import { buildServeArgs, DEFAULT_SETTINGS, settingsProblems } from '../../extension/config/server-settings.js';
+
+const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[] }>;
+/** Setting (without `strata.`) -> the serve option it becomes. */
+const FLAGS: Record<string, keyof typeof SERVE_OPTIONS> = {
+  slots: 'slots', contextSize: 'ctx', kvType: 'kvType', cacheMiB: 'cacheMib', replicas: 'replicas', fit: 'fit',
+  splitMode: 'splitMode', port: 'port',
+};
+
+describe('settings that become serve flags', () => {
+  it.each(Object.entries(FLAGS))('strata.%s has the range or the values of its flag (%s)', (setting, option) => {
+    const p = PROPS[`strata.${setting}`]!;
+    const kind = SERVE_OPTIONS[option].kind as { t: string; min?: number; max?: number; values?: readonly string[] };
+    if (kind.t === 'int') expect({ min: p.minimum, max: p.maximum }).toEqual({ min: kind.min, max: kind.max });
+    // '' in a setting's enum means "unset: the server decides".
+    if (kind.t === 'enum') expect(p.enum!.filter((v) => v !== '')).toEqual([...kind.values!]);
+  });
+
+  it('the KV types are the one list', () => {
+    expect(PROPS['strata.kvType']!.enum).toEqual([...KV_TYPES]);
+    expect((SERVE_OPTIONS.kvType.kind as { values: readonly string[] }).values).toEqual([...KV_TYPES]);
+  });
+
+  it('the extension refuses what the server would, at the same bounds', () => {
+    const ctx = SERVE_OPTIONS.ctx.kind as { min: number; max: number };
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max })).toEqual([]);
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max + 1 })).toEqual([`strata.contextSize must be a whole number from ${ctx.min} to ${ctx.max} (is ${ctx.max + 1})`]);
+    const cache = SERVE_OPTIONS.cacheMib.kind as { min: number; max: number };
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, cacheMiB: cache.max + 1 })).toHaveLength(1);
+  });
+
+  it('every flag the extension passes is a serve option', () => {
+    const args = buildServeArgs({ ...DEFAULT_SETTINGS, replicas: 2, devices: ['CPU'], splitMode: 'layer', tensorSplit: [1], rpcServers: ['h:1'], fit: 'on' }, 1234);
+    const kebab = (k: string): string => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    const known = new Set(Object.keys(SERVE_OPTIONS).map((k) => `--${kebab(k)}`));
+    expect(args.filter((a) => a.startsWith('--') && !known.has(a))).toEqual([]);
+  });
+});
