@@ -11,6 +11,7 @@ import type { TraceCollector } from '../metrics/traces.js';
 import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
+import type { ResponseStore } from '../responses/response-store.js';
 import type { ModelView } from '../served-model/model-view.js';
 import type { ModelActionBody, ModelMetricsBody, ModelRole, ModelState } from '../../contract/models.js';
 
@@ -36,6 +37,8 @@ export interface AppContext {
   readonly engines: readonly EngineClient[];
   readonly traces: TraceCollector;
   readonly sessions: SessionService;
+  /** Stored Responses API responses, shared by every model. */
+  readonly responses: ResponseStore;
   /** Streams whose clients fall behind are cut (--slow-reader-ms). */
   readonly readers: SlowReaderWatch;
   readonly startedAt: number;
