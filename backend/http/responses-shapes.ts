@@ -22,7 +22,7 @@ export class OutputStream {
   private seq = 0;
   /** Tokens inside the thinking (a reasoning item open, or its opening tag still held back). */
   reasoningTokens = 0;
-  /** Tokens whose text produced no delta yet (a tag held back): they count as the part that follows. */
+  /** Tokens whose text produced no delta yet (a tag or whitespace held back). */
   private pendingTokens = 0;
 
   /** `prefix`: what item ids start with after their kind (the response's own id part). */
@@ -31,10 +31,9 @@ export class OutputStream {
   /** The deltas of `tokens` generated tokens (0: text that was withheld, no new tokens). */
   push(deltas: readonly ChatDelta[], tokens = 0): ResponseEvent[] {
     if (deltas.length === 0) { this.pendingTokens += tokens; return []; }
-    const first = deltas[0]!.type;
-    const thinking = deltas.every((d) => d.type === 'reasoning');
-    if (first === 'reasoning') this.reasoningTokens += this.pendingTokens;
-    if (thinking) this.reasoningTokens += tokens;
+    // Held-back tokens belong to the thinking when it opens with them (`<think>`) or they close it (`</think>`).
+    if (deltas[0]!.type === 'reasoning' || this.open?.type === 'reasoning') this.reasoningTokens += this.pendingTokens;
+    if (deltas.every((d) => d.type === 'reasoning')) this.reasoningTokens += tokens;
     this.pendingTokens = 0;
     return deltas.flatMap((d) => this.one(d));
   }

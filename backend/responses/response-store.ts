@@ -46,7 +46,7 @@ export class ResponseStore {
   constructor(readonly dir: string, private readonly limits: ResponseStoreLimits, private readonly now: () => number = Date.now) {}
 
   /** Stores a response (replacing one of its id). False when it alone is larger than the byte bound (nothing stored). */
-  put(record: StoredResponse): Promise<boolean> {
+  async put(record: StoredResponse): Promise<boolean> {
     const id = this.checked(record.response.id);
     return this.serial(async () => {
       const text = JSON.stringify(record);
