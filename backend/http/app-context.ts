@@ -12,6 +12,7 @@ import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
 import type { ResponseStore } from '../responses/response-store.js';
+import type { ReasoningMode } from '../chat/thinking-switch.js';
 import type { ModelView } from '../served-model/model-view.js';
 import type { ModelActionBody, ModelMetricsBody, ModelRole, ModelState } from '../../contract/models.js';
 
@@ -25,6 +26,8 @@ export interface RouteSettings {
   /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
   readonly infillDelayMs: number;
   readonly fimOrder: 'auto' | 'psm' | 'spm';
+  /** Thinking by default (--reasoning): auto leaves it to the template; on / off set its enable_thinking. */
+  readonly reasoning: ReasoningMode;
   /** The model-load limit (--engine-ready-timeout-ms): /health says it while loading, so the extension waits as long. */
   readonly engineReadyTimeoutMs: number;
 }

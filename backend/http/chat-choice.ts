@@ -8,24 +8,27 @@ import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../
 import { reasoningSplitterFor, thinkingTags, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
 import type { CallStyle } from '../chat/chat-types.js';
 import { ToolCallStreamParser } from '../chat/tool-calls.js';
+import { closeOpenThinking, withThinkingDefault, type ReasoningMode } from '../chat/thinking-switch.js';
 import type { ToolCallsAsked } from './constraint.js';
 import type { ChatLogprob } from './logprob-shapes.js';
 import type { ChatDelta } from './openai-shapes.js';
 
 /**
  * The conversation as the model's prompt with the generation prompt, tools only when they are on,
- * the client's text protected (chat/chat-prompt.ts). Throws ChatTemplateError as the template does.
+ * the client's text protected (chat/chat-prompt.ts), thinking as the request or else the server's
+ * --reasoning sets it (chat/thinking-switch.ts). Throws ChatTemplateError as the template does.
  */
 export function renderConversation(
-  model: ChatPromptModel, body: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'templateKwargs'>,
+  model: ChatPromptModel, body: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'templateKwargs'>, reasoning: ReasoningMode = 'auto',
 ): { toolsOn: boolean; rendered: RenderedPrompt } {
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
+  const kwargs = withThinkingDefault(body.templateKwargs, reasoning);
   const rendered = renderChatPrompt(model, body.messages, {
     ...(toolsOn ? { tools: body.tools } : {}),
     addGenerationPrompt: true,
-    ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
+    ...(Object.keys(kwargs).length ? { extraContext: kwargs } : {}),
   });
-  return { toolsOn, rendered };
+  return { toolsOn, rendered: closeOpenThinking(rendered, kwargs) };
 }
 
 /** One choice's text path: reasoning splitter, then the tool-call parser; what it produced so far. */

@@ -9,6 +9,7 @@ import type {
 import type { ToolSpec } from '../chat/chat-types.js';
 import { TOOL_NAME, type ToolChoice } from './chat-schema.js';
 import type { OutputConstraint } from './output-schema.js';
+import { REASONING_EFFORTS } from './schemas.js';
 import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
@@ -41,7 +42,6 @@ export interface ResponsesRequest {
 export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,120}$/;
 
 const MAX_METADATA = 16;
-const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
 
 function textParts(v: unknown[], path: string, role: string): TextPart[] {
   return v.map((p, i) => {
@@ -229,7 +229,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     sampling: parseSampling(obj),
     textFormat: format,
     constraint,
-    reasoningEffort: effort === undefined ? null : checkEnum(effort, 'reasoning.effort', EFFORTS),
+    reasoningEffort: effort === undefined ? null : checkEnum(effort, 'reasoning.effort', REASONING_EFFORTS),
     store: optBool(obj, 'store', '') ?? true,
     previousResponseId: previous === undefined ? null : checkResponseId(previous, 'previous_response_id'),
     stream: optBool(obj, 'stream', '') ?? false,

@@ -24,7 +24,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const model = requireModel(app);
   requireTextModel(model);
   checkChoices(body.n, model);
-  const { toolsOn, rendered } = renderConversation(model, body);
+  const { toolsOn, rendered } = renderConversation(model, body, app.config.reasoning);
   const style = model.template.callStyle;
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {

@@ -49,7 +49,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseMessagesRequest(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024));
     const model = requireModel(app);
     requireTextModel(model);
-    const { toolsOn, rendered } = renderConversation(model, body);
+    const { toolsOn, rendered } = renderConversation(model, body, app.config.reasoning);
     const style = model.template.callStyle;
 
     await withRequest(app, 'chat', body.stream, ctx.res, async (run) => {
@@ -122,7 +122,7 @@ export function countTokens(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseConversation(requireObject(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024), ''));
     const model = requireModel(app);
     requireTextModel(model);
-    const prompt = await tokenizeChat(app, renderConversation(model, body).rendered);
+    const prompt = await tokenizeChat(app, renderConversation(model, body, app.config.reasoning).rendered);
     sendJson(ctx.res, 200, { input_tokens: prompt.length });
   });
 }

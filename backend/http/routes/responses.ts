@@ -11,6 +11,7 @@ import type { ConversationItem, ResponseObject } from '../../../contract/respons
 import { chatMessagesOf } from '../../responses/conversation.js';
 import { ApiError, type ApiErrorBody } from '../../validation/errors.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
+import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
@@ -38,13 +39,11 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
   const items = [...earlier, ...body.input];
   const messages = chatMessagesOf(body.instructions, items);
   if (messages.length === 0) throw new ApiError(400, 'input: holds no message', { code: 'invalid_value', param: 'input' });
-  // Thinking off where the template has the switch (Qwen3's enable_thinking); other templates ignore it.
-  const thinkingOff = body.reasoningEffort === 'none' || body.reasoningEffort === 'minimal';
   const chat = {
     messages, tools: body.tools, toolChoice: body.toolChoice, parallelToolCalls: body.parallelToolCalls,
-    templateKwargs: thinkingOff ? { enable_thinking: false } : {},
+    templateKwargs: withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort'),
   };
-  return { items, chat, ...renderConversation(model, chat) };
+  return { items, chat, ...renderConversation(model, chat, app.config.reasoning) };
 }
 
 export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
