@@ -1,16 +1,9 @@
 // Thinking off and on, per request and by the server's --reasoning default, with scripted engines
 // whose model carries a reasoning template: a template with the enable_thinking switch renders it;
 // one that opens <think> regardless gets the block closed at once, so the answer is content.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StrataServer } from '../../backend/app/app.js';
-import { defaultConfig } from '../../backend/app/config.js';
-import { silentLogger } from '../../backend/log/logger.js';
 import type { ReasoningMode } from '../../backend/chat/thinking-switch.js';
-import type { ModelInfo } from '../../native/lib/addon.js';
-import { FakeEngineClient, type FakeEngineOptions } from '../helpers/fake-engine-client.js';
+import { serveScripted, type ScriptedServer } from '../helpers/scripted-server.js';
 
 const CHATML = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}";
 // Qwen3's switch: thinking off renders an empty think block after the assistant header.
@@ -18,45 +11,18 @@ const SWITCH = `${CHATML}{% if add_generation_prompt %}<|im_start|>assistant\n{%
 // DeepSeek-R1 distills: the assistant turn always opens the thinking.
 const FORCED = `${CHATML}{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}`;
 
-class TemplatedFake extends FakeEngineClient {
-  constructor(opts: FakeEngineOptions, private readonly template: string) { super(opts); }
-  override async start(): Promise<ModelInfo> {
-    const info = await super.start();
-    info.chatTemplate = this.template;
-    return info;
-  }
-}
-
-const running: Array<{ server: StrataServer; dir: string }> = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) {
-    await r.server.close();
-    rmSync(r.dir, { recursive: true, force: true });
-  }
-});
+const running: ScriptedServer[] = [];
+afterEach(async () => { for (const r of running.splice(0)) await r.close(); });
 
 async function serve(template: string, pieces: string[], reasoning: ReasoningMode = 'auto') {
-  const dir = mkdtempSync(join(tmpdir(), 'strata-thinking-'));
-  const modelPath = join(dir, 'fake.gguf');
-  writeFileSync(modelPath, 'not really a model: the scripted engines never read it');
-  const fakes: FakeEngineClient[] = [];
-  const server = new StrataServer({
-    config: { ...defaultConfig(), port: 0, sessionsDir: dir, responsesDir: join(dir, 'responses'), reasoning }, modelPath, log: silentLogger,
-    engineFactory: (replica) => {
-      const f = new TemplatedFake({ replica, slots: 2, ctx: 1024, autoRun: { tokens: pieces.length, text: () => pieces } }, template);
-      fakes.push(f);
-      return f;
-    },
-  });
-  running.push({ server, dir });
-  const { url } = await server.listen();
-  await server.startEngines();
+  const srv = await serveScripted(() => pieces, { template, config: { reasoning } });
+  running.push(srv);
   const post = async (path: string, body: Record<string, unknown>) => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: await res.json() as any };
   };
   /** The prompt the engine was given for the last request, as text. */
-  const lastPrompt = () => fakes[0]!.detokenize(fakes[0]!.all.at(-1)!.input.prompt as number[]);
+  const lastPrompt = () => srv.fakes[0]!.detokenize(srv.fakes[0]!.all.at(-1)!.input.prompt as number[]);
   return { post, lastPrompt };
 }
 

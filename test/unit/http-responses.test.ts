@@ -6,16 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StrataServer } from '../../backend/app/app.js';
-import { defaultConfig } from '../../backend/app/config.js';
 import { OutputStream } from '../../backend/http/responses-shapes.js';
-import { silentLogger } from '../../backend/log/logger.js';
 import { chatMessagesOf } from '../../backend/responses/conversation.js';
 import { ResponseStore, type StoredResponse } from '../../backend/responses/response-store.js';
 import { ApiError } from '../../backend/validation/errors.js';
 import { parseResponsesRequest } from '../../backend/validation/responses-schema.js';
 import { parseResponse, type ResponseObject } from '../../contract/responses.js';
-import { FakeEngineClient, type FakeRequest } from '../helpers/fake-engine-client.js';
+import type { FakeRequest } from '../helpers/fake-engine-client.js';
+import { serveScripted, type ScriptedServer } from '../helpers/scripted-server.js';
 
 function refusal(fn: () => unknown): string {
   try {
@@ -182,30 +180,18 @@ describe('the response store', () => {
 
 // ---- the server with scripted engines ----
 
-const servers: StrataServer[] = [];
+const servers: ScriptedServer[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** Serves fake engines that answer every request with the pieces `answer` gives; `dir` holds the model and the stored responses. */
+/** Serves scripted engines answering with the pieces `answer` gives; `dir` holds the model and the stored responses. */
 async function serve(dir: string, answer: (r: FakeRequest) => string[]) {
-  const modelPath = join(dir, 'fake.gguf');
-  writeFileSync(modelPath, 'not really a model: the scripted engines never read it');
-  const fakes: FakeEngineClient[] = [];
-  const server = new StrataServer({
-    config: { ...defaultConfig(), port: 0, sessionsDir: join(dir, 'sessions'), responsesDir: join(dir, 'responses') }, modelPath, log: silentLogger,
-    engineFactory: (replica) => {
-      const f = new FakeEngineClient({ replica, slots: 2, ctx: 4096, autoRun: { tokens: 0, text: answer } });
-      fakes.push(f);
-      return f;
-    },
-  });
-  servers.push(server);
-  const { url } = await server.listen();
-  await server.startEngines();
-  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
-  return { url, fakes, client, server };
+  const srv = await serveScripted(answer, { dir, ctx: 4096 });
+  servers.push(srv);
+  const client = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  return { ...srv, client };
 }
 
 const R1_PIECES = ['<th', 'ink>\n', 'plan', '\n</th', 'ink>', '\n\nans', 'wer'];
