@@ -263,4 +263,27 @@ describe('POST /v1/responses (scripted engine)', () => {
     expect(missing).toMatchObject({ status: 404, param: 'previous_response_id' });
     expect(readdirSync(join(dir, 'responses'))).toEqual([`${follow.id}.json`]);
   });
+
+  it('an engine that dies mid-stream ends the stream with response.failed carrying the error and what was written', async () => {
+    const { client, fakes } = await serve(tempDir(), () => []);
+    const fake = fakes[0]!;
+    fake.autoRun = null;
+    fake.onGenerate = (r) => {
+      setImmediate(() => {
+        r.admit();
+        r.tokens([1], 'Hel');
+        setImmediate(() => fake.die('killed'));
+      });
+    };
+    const events: Array<{ type: string; sequence_number: number; response?: { status: string; error: unknown; output: unknown[] } }> = [];
+    for await (const ev of await client.responses.create({ model: 'fake', input: 'Hi', stream: true })) events.push(ev as never);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.failed',
+    ]);
+    const failed = events.at(-1)!.response!;
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ code: 'engine_unavailable' });
+    expect(failed.output).toMatchObject([{ type: 'message', content: [{ text: 'Hel' }] }]);
+  });
 });
