@@ -106,7 +106,7 @@ describe('tools', () => {
     parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 8 } }, required: ['city'], additionalProperties: false },
   }];
 
-  it('a forced call streams its arguments, validates, and its output continues the conversation', async () => {
+  it('a forced call streams its arguments, validates, and its output continues the conversation from the KV of the call', async () => {
     const stream = srv.openai.responses.stream({
       model: 'any', input: 'Weather in Oslo?', tools, tool_choice: { type: 'function', name: 'get_weather' }, temperature: 0, max_output_tokens: 60,
     });
@@ -126,12 +126,17 @@ describe('tools', () => {
     expect(ajv.validate(tools[0]!.parameters, JSON.parse(call.arguments)), call.arguments).toBe(true);
     expect(types).toContain('response.function_call_arguments.done');
 
+    // The same tools (as an agent sends them every turn), so the template renders the same prompt before the call.
     const next = await srv.openai.responses.create({
-      model: 'any', previous_response_id: r.id, tools, tool_choice: 'none', temperature: 0, max_output_tokens: 8,
+      model: 'any', previous_response_id: r.id, tools, temperature: 0, max_output_tokens: 8,
       input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"sky": "clear"}' }],
     });
-    expect(next.output.map((i) => i.type)).toEqual(['message']);
-    expect(next.usage!.input_tokens_details.cached_tokens).toBeGreaterThan(r.usage!.input_tokens);
+    expect(next.status).not.toBe('failed');
+    expect(next.output.length).toBeGreaterThan(0);
+    const cached = next.usage!.input_tokens_details.cached_tokens;
+    console.log(`tool turn 1: ${r.usage!.input_tokens} prompt + ${r.usage!.output_tokens} output; turn 2: ${next.usage!.input_tokens} prompt, ${cached} cached`);
+    // The call as the model wrote it is re-rendered token for token: its KV is reused too.
+    expect(cached).toBeGreaterThanOrEqual(r.usage!.input_tokens + r.usage!.output_tokens - 1);
   }, 600_000);
 });
 
