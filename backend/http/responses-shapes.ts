@@ -14,34 +14,22 @@ export type ResponseEvent = { type: string } & Record<string, unknown>;
 /**
  * Turns one answer's deltas into output items and their events. Items open as their first delta
  * arrives and close when another kind begins or the answer ends; a call's arguments stream as
- * function_call_arguments deltas. Counts the tokens written inside the thinking.
+ * function_call_arguments deltas.
  */
 export class OutputStream {
   readonly items: OutputItem[] = [];
   private open: OutputItem | null = null;
   private seq = 0;
-  /** Tokens inside the thinking (a reasoning item open, or its opening tag still held back). */
-  reasoningTokens = 0;
-  /** Tokens whose text produced no delta yet (a tag or whitespace held back). */
-  private pendingTokens = 0;
 
   /** `prefix`: what item ids start with after their kind (the response's own id part). */
   constructor(private readonly prefix: string) {}
 
-  /** The deltas of `tokens` generated tokens (0: text that was withheld, no new tokens). */
-  push(deltas: readonly ChatDelta[], tokens = 0): ResponseEvent[] {
-    if (deltas.length === 0) { this.pendingTokens += tokens; return []; }
-    // Held-back tokens belong to the thinking when it opens with them (`<think>`) or they close it (`</think>`).
-    if (deltas[0]!.type === 'reasoning' || this.open?.type === 'reasoning') this.reasoningTokens += this.pendingTokens;
-    if (deltas.every((d) => d.type === 'reasoning')) this.reasoningTokens += tokens;
-    this.pendingTokens = 0;
+  push(deltas: readonly ChatDelta[]): ResponseEvent[] {
     return deltas.flatMap((d) => this.one(d));
   }
 
   /** The answer ended: the open item closes (`status`: incomplete when it was cut by max_output_tokens). */
   end(status: ItemStatus = 'completed'): ResponseEvent[] {
-    if (this.open?.type === 'reasoning') this.reasoningTokens += this.pendingTokens;
-    this.pendingTokens = 0;
     return this.close(status);
   }
 

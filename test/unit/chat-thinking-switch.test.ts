@@ -23,7 +23,7 @@ async function serve(template: string, pieces: string[], reasoning: ReasoningMod
   };
   /** The prompt the engine was given for the last request, as text. */
   const lastPrompt = () => srv.fakes[0]!.detokenize(srv.fakes[0]!.all.at(-1)!.input.prompt as number[]);
-  return { post, lastPrompt };
+  return { post, lastPrompt, url: srv.url };
 }
 
 const user = [{ role: 'user', content: 'Hi' }];
@@ -66,5 +66,20 @@ describe('thinking off and on', () => {
     const r = await postOff('/v1/responses', { input: 'Hi' });
     expect(r.body.output.map((i: { type: string }) => i.type)).toEqual(['message']);
     expect(r.body.usage.output_tokens_details.reasoning_tokens).toBe(0);
+  });
+
+  it('chat usage counts the tokens written inside the thinking, tags included, streamed and not', async () => {
+    // <th|ink>\n|plan|\n</th|ink> are the thinking's five tokens; the answer is two more.
+    const { post, url } = await serve(CHATML, ['<th', 'ink>\n', 'plan', '\n</th', 'ink>', '\n\nans', 'wer']);
+    const whole = await post('/v1/chat/completions', { messages: user });
+    expect(whole.body.usage).toMatchObject({ completion_tokens: 7, completion_tokens_details: { reasoning_tokens: 5 } });
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: user, stream: true, stream_options: { include_usage: true } }),
+    });
+    const chunks = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => JSON.parse(e.slice(6)));
+    expect(chunks.at(-1).usage.completion_tokens_details).toEqual({ reasoning_tokens: 5 });
+    const { post: plain } = await serve(CHATML, ['no', ' thinking']);
+    expect((await plain('/v1/chat/completions', { messages: user })).body.usage.completion_tokens_details).toBeUndefined();
   });
 });

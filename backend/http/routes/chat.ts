@@ -51,9 +51,9 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       if (!opened) { opened = true; for (let i = 0; i < choices.length; i++) sse.event(chunks.role(i)); }
       sse.event(chunk);
     };
-    const emit = (i: number, piece: string, lps?: Parameters<typeof chatLogprobs>[0]): void => {
+    const emit = (i: number, piece: string, lps?: Parameters<typeof chatLogprobs>[0], tokens = 0): void => {
       const c = choices[i]!;
-      const deltas = piece ? c.push(piece) : [];
+      const deltas = piece || tokens ? c.push(piece, tokens) : [];
       const logprobs = lps && top !== null ? chatLogprobs(lps, top) : null;
       if (sse) { for (const chunk of chunks.deltas(deltas, i, logprobs)) send(chunk); return; }
       c.collect(deltas);
@@ -71,7 +71,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       onText(piece) { emit(0, piece); },
       onTokens(ev) {
         choices[ev.choice ?? 0]!.ids.push(...ev.ids);
-        emit(ev.choice ?? 0, ev.text, ev.logprobs);
+        emit(ev.choice ?? 0, ev.text, ev.logprobs, ev.ids.length);
       },
       ...(sse && body.returnProgress ? {
         onProgress: (p: PromptProgress) => send({ ...chunks.empty(), prompt_progress: p }),
@@ -85,7 +85,10 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const tails = choices.map((c) => c.end());
     if (choices.some((c) => c.parser.calls.length > 0)) run.request.outcome('tool_calls');
     await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, choices);
-    const figures = { ...figuresOf(run.rec, done, body.prediction !== null), warnings: grammar.warnings };
+    const figures = {
+      ...figuresOf(run.rec, done, body.prediction !== null), warnings: grammar.warnings,
+      reasoningTokens: choices.reduce((n, c) => n + c.reasoningTokens, 0),
+    };
     if (sse) {
       tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) send(c); });
       const last = choices.length - 1;

@@ -96,8 +96,8 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
       send(events);
     };
     const take = (piece: string, tokens: number): void => {
-      const deltas = piece ? answer.push(piece) : [];
-      emit(outputs.push(deltas, tokens));
+      const deltas = piece || tokens ? answer.push(piece, tokens) : [];
+      emit(outputs.push(deltas));
     };
 
     const done = await follow(run, {
@@ -113,7 +113,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
     emit([...outputs.push(answer.end()), ...outputs.end(cut ? 'incomplete' : 'completed')]);
     if (answer.parser.calls.length > 0) run.request.outcome('tool_calls');
     await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, [answer]);
-    const usage = responseUsage(figuresOf(run.rec, done), outputs.reasoningTokens);
+    const usage = responseUsage(figuresOf(run.rec, done), answer.reasoningTokens);
     const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
     if (body.store) {
       const kept = await app.responses.put({ response: final, items: [...items, ...outputs.items] });
