@@ -87,14 +87,21 @@ describe('previous_response_id', () => {
     expect(again.output_text).toBe(t2.output_text);
   }, 300_000);
 
-  it('a stored response outlives its engine: after a restart the conversation continues (read again, nothing cached)', async () => {
+  it('a stored response outlives its engine: after a restart the conversation continues (read again, nothing cached) with the same answer', async () => {
     const t1 = await srv.openai.responses.create({ model: 'any', input: 'Count to three.', temperature: 0, max_output_tokens: 6 });
+    const follow = { model: 'any', previous_response_id: t1.id, input: 'Again.', temperature: 0, max_output_tokens: 4 };
+    // Before the restart, from the KV of turn 1 (q8_0 weights, a prompt under 64 tokens: greedy is exact either way).
+    const warm = await srv.openai.responses.create({ ...follow, store: false });
+    expect(warm.usage!.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+    expect(warm.usage!.output_tokens).toBeGreaterThan(0);
     const before = await metrics(srv.port);
     const pid = before.engines[0].pid as number;
     process.kill(pid, 'SIGKILL');
     await until('the engine back', () => metrics(srv.port), (m) => m.engines[0].state === 'ready' && m.engines[0].pid !== pid, 120_000);
-    const t2 = await srv.openai.responses.create({ model: 'any', previous_response_id: t1.id, input: 'Again.', temperature: 0, max_output_tokens: 4 });
+    const t2 = await srv.openai.responses.create(follow);
     expect(t2.status).not.toBe('failed');
+    expect(t2.output_text).toBe(warm.output_text);
+    expect(t2.usage!.input_tokens).toBe(warm.usage!.input_tokens);
     expect(t2.usage!.input_tokens).toBeGreaterThan(t1.usage!.input_tokens + t1.usage!.output_tokens);
     expect(t2.usage!.input_tokens_details.cached_tokens).toBe(0);
   }, 300_000);
