@@ -209,11 +209,9 @@ export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as
  * chat_template_kwargs set wins); absent: the kwargs as they are.
  */
 export function withEffort(kwargs: Record<string, unknown>, effort: unknown, path: string): Record<string, unknown> {
-  if (effort === undefined || kwargs.enable_thinking !== undefined) {
-    if (effort !== undefined) checkEnum(effort, path, REASONING_EFFORTS);
-    return kwargs;
-  }
+  if (effort === undefined) return kwargs;
   const e = checkEnum(effort, path, REASONING_EFFORTS);
+  if (kwargs.enable_thinking !== undefined) return kwargs;
   return { ...kwargs, enable_thinking: e !== 'none' && e !== 'minimal' };
 }
 
