@@ -138,6 +138,8 @@ export const SERVE_OPTIONS = {
   draftPMin: option(num(0, 1), null, 'draft model: stop a draft at a token below this probability', ENGINE),
   /** Thinking of reasoning models by default: auto (the template's), on, off (enable_thinking; a block the template opens is closed at once). */
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
+  /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */
+  reasoningBudget: option(int(-1, 1 << 24), -1, 'tokens a reasoning model may think before the server ends the thinking (the family\'s </think>) and the answer goes on; -1: no limit (a request\'s thinking.budget_tokens wins)', { perModel: true }),
   /** Embeddings: auto (the GGUF says), on, off. */
   embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
 };

@@ -28,6 +28,8 @@ export interface RouteSettings {
   readonly fimOrder: 'auto' | 'psm' | 'spm';
   /** Thinking by default (--reasoning): auto leaves it to the template; on / off set its enable_thinking. */
   readonly reasoning: ReasoningMode;
+  /** Thinking tokens allowed before the engine ends the thinking (--reasoning-budget; -1: no limit). */
+  readonly reasoningBudget: number;
   /** The model-load limit (--engine-ready-timeout-ms): /health says it while loading, so the extension waits as long. */
   readonly engineReadyTimeoutMs: number;
 }

@@ -82,4 +82,23 @@ describe('thinking off and on', () => {
     const { post: plain } = await serve(CHATML, ['no', ' thinking']);
     expect((await plain('/v1/chat/completions', { messages: user })).body.usage.completion_tokens_details).toBeUndefined();
   });
+
+  it('a thinking budget goes to the engine from --reasoning-budget, or from the request\'s thinking.budget_tokens', async () => {
+    const srv = await serveScripted(() => ['answer'], { template: FORCED, config: { reasoningBudget: 5 } });
+    running.push(srv);
+    const send = (path: string, body: Record<string, unknown>) => fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const budget = () => srv.fakes[0]!.all.at(-1)!.input.sampling?.thinkingBudget;
+    await send('/v1/chat/completions', { messages: user });
+    expect(budget()).toMatchObject({ tokens: 5, inside: true, open: [...Buffer.from('<think>')], close: [...Buffer.from('\n</think>\n\n')] });
+    await send('/v1/messages', { messages: user, max_tokens: 8, thinking: { type: 'enabled', budget_tokens: 2 } });
+    expect(budget()?.tokens).toBe(2);
+    const bad = await send('/v1/messages', { messages: user, max_tokens: 8, thinking: { type: 'enabled', budget_tokens: -1 } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/thinking\.budget_tokens/);
+    // No budget by default: the engine gets none.
+    const plain = await serveScripted(() => ['answer'], { template: FORCED });
+    running.push(plain);
+    await fetch(`${plain.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: user }) });
+    expect(plain.fakes[0]!.all.at(-1)!.input.sampling?.thinkingBudget).toBeUndefined();
+  });
 });

@@ -14,6 +14,7 @@ import {
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
 import { predictionSpec } from '../prediction.js';
+import { withThinkingBudget } from '../thinking-budget.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
 import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -37,6 +38,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       tools: body.constraint ? null : toolCallsAsked(body, style, body.reasoningFormat, rendered.text),
     });
     if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
+    const sampling = await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget);
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
@@ -61,7 +63,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     };
 
     const done = await follow(run, {
-      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
+      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),

@@ -22,6 +22,7 @@ import { requireTextModel } from '../model-checks.js';
 import type { ModelView } from '../../served-model/model-view.js';
 import { EventNumbers, OutputStream, responseAt, responseUsage, type ResponseEvent } from '../responses-shapes.js';
 import { readJson, sendJson } from '../respond.js';
+import { withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
 
 /** The conversation a request continues and adds to, rendered as the model's prompt. */
@@ -101,7 +102,8 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
     };
 
     const done = await follow(run, {
-      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling, stop: [],
+      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: [],
+      sampling: await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget),
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
       ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
     }, {
