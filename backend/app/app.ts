@@ -22,6 +22,7 @@ import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../served-model/model-view.js';
 import { SessionStore } from '../sessions/session-store.js';
+import { ResponseStore } from '../responses/response-store.js';
 import type { ServerConfig } from './config.js';
 import { modelNameOf, type ModelSpec } from './model-specs.js';
 import { ModelRuntime, engineConfigFor, modelConfig } from './model-runtime.js';
@@ -111,6 +112,9 @@ export class StrataServer {
     const gate = new InteractiveGate(config.backgroundWaitMs);
     this.readers = new SlowReaderWatch({ boundMs: config.slowReaderMs });
     this.store = new SessionStore(config.sessionsDir);
+    const responses = new ResponseStore(config.responsesDir, {
+      maxCount: config.responsesMax, maxBytes: config.responsesMib * 2 ** 20, ttlMs: config.responsesTtlH * 3_600_000,
+    });
     const startedAt = Date.now();
     // The fit probe measures what a model needs per device; where nothing offloads (no GPU backend,
     // no RPC server) there is nothing to measure.
@@ -121,7 +125,7 @@ export class StrataServer {
       ...(deviceNeeds ? { deviceNeeds } : {}),
       deviceMarginBytes: config.fit === 'off' ? 0 : config.fitMarginMib * 2 ** 20,
       make: (spec, held) => new ModelRuntime(spec.path, config.models.length > 0 ? spec : null, {
-        config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, readers: this.readers,
+        config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, responses, readers: this.readers,
         models: this.pool, startedAt, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
         gpuBackends: (): { installed: InstalledBackend[]; machine: MachineReport } => ({ installed, machine: machine ??= probeMachine() }),
         nextRequestId: () => requestId++,

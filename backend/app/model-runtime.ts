@@ -19,6 +19,7 @@ import { Scheduler } from '../scheduler/scheduler.js';
 import { createModelView, type ModelView } from '../served-model/model-view.js';
 import { SessionService } from '../sessions/session-service.js';
 import type { SessionStore } from '../sessions/session-store.js';
+import type { ResponseStore } from '../responses/response-store.js';
 import type { ServerConfig } from './config.js';
 import type { ModelSpec } from './model-specs.js';
 
@@ -71,6 +72,8 @@ export interface RuntimeShared {
   makeEngine(replica: number, config: EngineConfig, model: string): EngineClient;
   backendDirs: string[];
   store: SessionStore;
+  /** Stored Responses API responses (every model's: previous_response_id may name any). */
+  responses: ResponseStore;
   readers: SlowReaderWatch;
   models: ModelDirectory;
   startedAt: number;
@@ -110,7 +113,7 @@ export class ModelRuntime implements PoolRuntime {
     this.traces = new TraceCollector(this.engines, this.ledger, { log });
     const sessions = new SessionService(shared.store, { model: () => this.view, scheduler: this.scheduler, log });
     this.app = {
-      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, readers: shared.readers,
+      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, responses: shared.responses, readers: shared.readers,
       startedAt: shared.startedAt, modelPath, fingerprint: 'strata-0.1.0', models: shared.models,
       model: () => this.view, stopping: shared.stopping, cpuPath: shared.cpuPath, gpuBackends: shared.gpuBackends,
     };

@@ -46,11 +46,15 @@ const numlist = { t: 'numlist' } as const;
 const bool = { t: 'bool' } as const;
 const ENGINE = { defaultText: "the engine's" };
 
-export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', 'sessions');
+/** A folder of the server's data: $XDG_DATA_HOME/strata/<name> (%LOCALAPPDATA%/strata/<name> on Windows). */
+function dataDir(name: string, env: NodeJS.ProcessEnv): string {
+  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', name);
   const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
-  return join(base, 'strata', 'sessions');
+  return join(base, 'strata', name);
 }
+
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('sessions', env); }
+export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('responses', env); }
 
 /** Every `strata serve` option, in --help order. */
 export const SERVE_OPTIONS = {
@@ -102,6 +106,11 @@ export const SERVE_OPTIONS = {
   /** Required on every route but /health when set (Bearer or x-api-key). */
   apiKey: option(str, null, 'API key clients must send', { defaultText: 'none' }),
   sessionsDir: option(str, defaultSessionsDir, 'folder for saved sessions', { defaultText: '$XDG_DATA_HOME/strata/sessions (~/.local/share/…)' }),
+  /** Stored Responses API responses (store: true), which previous_response_id continues. */
+  responsesDir: option(str, defaultResponsesDir, 'folder for stored /v1/responses responses (previous_response_id continues them)', { defaultText: '$XDG_DATA_HOME/strata/responses (~/.local/share/…)' }),
+  responsesMax: option(int(1, 10_000_000), 10_000, 'stored responses kept at most; the least recently used goes first'),
+  responsesMib: option(int(1, 1 << 20), 1024, 'disk for stored responses at most, MiB; the least recently used goes first'),
+  responsesTtlH: option(int(1, 87_600), 720, 'a stored response unused this many hours expires'),
   logFormat: option(oneOf('text', 'json'), 'text', 'log line format'),
   logLevel: option(oneOf('debug', 'info', 'warn', 'error'), 'info', 'least level logged'),
   bodyLimitMib: option(int(1, 4096), 32, 'largest request body, MiB'),
@@ -128,6 +137,10 @@ export const SERVE_OPTIONS = {
   draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', ENGINE),
   draftMin: option(int(1, 256), null, 'no shorter draft than this', ENGINE),
   draftPMin: option(num(0, 1), null, 'draft model: stop a draft at a token below this probability', ENGINE),
+  /** Thinking of reasoning models by default: auto (the template's), on, off (enable_thinking; a block the template opens is closed at once). */
+  reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
+  /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */
+  reasoningBudget: option(int(-1, 1 << 24), -1, 'tokens a reasoning model may think before the server ends the thinking (the family\'s </think>) and the answer goes on; -1: no limit (a request\'s thinking.budget_tokens wins)', { perModel: true }),
   /** Embeddings: auto (the GGUF says), on, off. */
   embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
 };

@@ -11,6 +11,8 @@ import type { TraceCollector } from '../metrics/traces.js';
 import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
+import type { ResponseStore } from '../responses/response-store.js';
+import type { ReasoningMode } from '../chat/thinking-switch.js';
 import type { ModelView } from '../served-model/model-view.js';
 import type { ModelActionBody, ModelMetricsBody, ModelRole, ModelState } from '../../contract/models.js';
 
@@ -24,6 +26,10 @@ export interface RouteSettings {
   /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
   readonly infillDelayMs: number;
   readonly fimOrder: 'auto' | 'psm' | 'spm';
+  /** Thinking by default (--reasoning): auto leaves it to the template; on / off set its enable_thinking. */
+  readonly reasoning: ReasoningMode;
+  /** Thinking tokens allowed before the engine ends the thinking (--reasoning-budget; -1: no limit). */
+  readonly reasoningBudget: number;
   /** The model-load limit (--engine-ready-timeout-ms): /health says it while loading, so the extension waits as long. */
   readonly engineReadyTimeoutMs: number;
 }
@@ -36,6 +42,8 @@ export interface AppContext {
   readonly engines: readonly EngineClient[];
   readonly traces: TraceCollector;
   readonly sessions: SessionService;
+  /** Stored Responses API responses, shared by every model. */
+  readonly responses: ResponseStore;
   /** Streams whose clients fall behind are cut (--slow-reader-ms). */
   readonly readers: SlowReaderWatch;
   readonly startedAt: number;

@@ -8,24 +8,27 @@ import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../
 import { reasoningSplitterFor, thinkingTags, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
 import type { CallStyle } from '../chat/chat-types.js';
 import { ToolCallStreamParser } from '../chat/tool-calls.js';
+import { closeOpenThinking, withThinkingDefault, type ReasoningMode } from '../chat/thinking-switch.js';
 import type { ToolCallsAsked } from './constraint.js';
 import type { ChatLogprob } from './logprob-shapes.js';
 import type { ChatDelta } from './openai-shapes.js';
 
 /**
  * The conversation as the model's prompt with the generation prompt, tools only when they are on,
- * the client's text protected (chat/chat-prompt.ts). Throws ChatTemplateError as the template does.
+ * the client's text protected (chat/chat-prompt.ts), thinking as the request or else the server's
+ * --reasoning sets it (chat/thinking-switch.ts). Throws ChatTemplateError as the template does.
  */
 export function renderConversation(
-  model: ChatPromptModel, body: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'templateKwargs'>,
+  model: ChatPromptModel, body: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'templateKwargs'>, reasoning: ReasoningMode = 'auto',
 ): { toolsOn: boolean; rendered: RenderedPrompt } {
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
+  const kwargs = withThinkingDefault(body.templateKwargs, reasoning);
   const rendered = renderChatPrompt(model, body.messages, {
     ...(toolsOn ? { tools: body.tools } : {}),
     addGenerationPrompt: true,
-    ...(Object.keys(body.templateKwargs).length ? { extraContext: body.templateKwargs } : {}),
+    ...(Object.keys(kwargs).length ? { extraContext: kwargs } : {}),
   });
-  return { toolsOn, rendered };
+  return { toolsOn, rendered: closeOpenThinking(rendered, kwargs) };
 }
 
 /** One choice's text path: reasoning splitter, then the tool-call parser; what it produced so far. */
@@ -38,6 +41,11 @@ export class ChoiceText {
   /** The tokens the model wrote for this choice, in order, and their text as it streamed. */
   readonly ids: number[] = [];
   raw = '';
+  /** Tokens written inside the thinking, its tags included (usage's reasoning_tokens). */
+  reasoningTokens = 0;
+  /** Tokens whose text produced no delta yet (a tag or whitespace held back). */
+  private heldTokens = 0;
+  private lastKind: ChatDelta['type'] | null = null;
 
   constructor(style: CallStyle, toolsOn: boolean, reasoningFormat: ReasoningFormat, prompt: string) {
     this.parser = new ToolCallStreamParser(style.format, { toolsEnabled: toolsOn, json: style.json });
@@ -49,11 +57,26 @@ export class ChoiceText {
     return pieces.flatMap((p): ChatDelta[] => (p.type === 'reasoning' ? [p] : this.parser.push(p.text)));
   }
 
-  push(text: string): ChatDelta[] {
+  /** `tokens`: how many generated tokens the text is (0: withheld text released at the end). */
+  push(text: string, tokens = 0): ChatDelta[] {
     this.raw += text;
-    return this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text);
+    return this.count(this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text), tokens);
   }
-  end(): ChatDelta[] { return [...(this.splitter ? this.route(this.splitter.end()) : []), ...this.parser.end()]; }
+  end(): ChatDelta[] {
+    const out = [...(this.splitter ? this.route(this.splitter.end()) : []), ...this.parser.end()];
+    if (out.length === 0 && this.lastKind === 'reasoning') this.reasoningTokens += this.heldTokens;
+    return this.count(out, 0);
+  }
+
+  // Held-back tokens belong to the thinking when it opens with them (`<think>`) or they close it (`</think>`).
+  private count(deltas: ChatDelta[], tokens: number): ChatDelta[] {
+    if (deltas.length === 0) { this.heldTokens += tokens; return deltas; }
+    if (deltas[0]!.type === 'reasoning' || this.lastKind === 'reasoning') this.reasoningTokens += this.heldTokens;
+    if (deltas.every((d) => d.type === 'reasoning')) this.reasoningTokens += tokens;
+    this.heldTokens = 0;
+    this.lastKind = deltas.at(-1)!.type;
+    return deltas;
+  }
 
   collect(deltas: readonly ChatDelta[]): void {
     for (const d of deltas) {

@@ -10,8 +10,11 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
-  /** With a prediction (OpenAI's predicted outputs): its tokens the answer followed, and those verified and thrown away. */
-  completion_tokens_details?: { accepted_prediction_tokens: number; rejected_prediction_tokens: number };
+  /**
+   * With a prediction (OpenAI's predicted outputs): its tokens the answer followed, and those verified
+   * and thrown away; with thinking: the tokens written inside it (reasoning_tokens).
+   */
+  completion_tokens_details?: { accepted_prediction_tokens?: number; rejected_prediction_tokens?: number; reasoning_tokens?: number };
 }
 
 /** llama-server's `timings`; a figure the engine did not report stays null. */
@@ -45,6 +48,8 @@ export interface Figures {
   warnings?: string[];
   /** The request's prediction: its tokens accepted and rejected (absent: the request had none). */
   prediction?: { accepted: number; rejected: number };
+  /** Tokens the model wrote inside its thinking (absent or 0: it did not think). */
+  reasoningTokens?: number;
 }
 
 export function usageOf(f: Figures): Usage {
@@ -53,8 +58,11 @@ export function usageOf(f: Figures): Usage {
     completion_tokens: f.generated,
     total_tokens: f.promptTokens + f.generated,
     prompt_tokens_details: { cached_tokens: f.reused ?? 0 },
-    ...(f.prediction ? {
-      completion_tokens_details: { accepted_prediction_tokens: f.prediction.accepted, rejected_prediction_tokens: f.prediction.rejected },
+    ...(f.prediction || f.reasoningTokens ? {
+      completion_tokens_details: {
+        ...(f.prediction ? { accepted_prediction_tokens: f.prediction.accepted, rejected_prediction_tokens: f.prediction.rejected } : {}),
+        ...(f.reasoningTokens ? { reasoning_tokens: f.reasoningTokens } : {}),
+      },
     } : {}),
   };
 }

@@ -21,6 +21,8 @@ export interface MessagesRequest {
   stream: boolean;
   sampling: SamplingParams;
   templateKwargs: Record<string, unknown>;
+  /** thinking.budget_tokens: thinking tokens before the server ends the thinking; null: the server's --reasoning-budget. */
+  thinkingBudget: number | null;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -125,7 +127,7 @@ function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; p
 }
 
 /** The conversation part, shared with count_tokens (which has no max_tokens). */
-export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' | 'tools' | 'toolChoice' | 'parallelToolCalls' | 'templateKwargs'> {
+export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' | 'tools' | 'toolChoice' | 'parallelToolCalls' | 'templateKwargs' | 'thinkingBudget'> {
   const raw = get(obj, 'messages');
   if (raw === undefined) fail('messages', 'is required', 'missing_required_parameter');
   const list = checkArray(raw, 'messages');
@@ -143,11 +145,14 @@ export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' |
   // thinking: {type: "enabled" | "disabled"} -> the templates' enable_thinking switch.
   const templateKwargs: Record<string, unknown> = {};
   const thinking = get(obj, 'thinking');
+  let thinkingBudget: number | null = null;
   if (thinking !== undefined) {
-    const type = checkEnum(get(requireObject(thinking, 'thinking'), 'type'), 'thinking.type', ['enabled', 'disabled'] as const);
+    const t = requireObject(thinking, 'thinking');
+    const type = checkEnum(get(t, 'type'), 'thinking.type', ['enabled', 'disabled'] as const);
     templateKwargs.enable_thinking = type === 'enabled';
+    if (type === 'enabled') thinkingBudget = optNumber(t, 'budget_tokens', 'thinking', { integer: true, min: 0 }) ?? null;
   }
-  return { messages, tools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs };
+  return { messages, tools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs, thinkingBudget };
 }
 
 export function parseMessagesRequest(body: unknown): MessagesRequest {

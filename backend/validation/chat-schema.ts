@@ -7,7 +7,8 @@ import {
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
 const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+/** What a tool name may be (OpenAI's rule), for every route that declares tools. */
+export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 function parseContentParts(v: unknown[], path: string): ContentPart[] {
   return v.map((p, i) => {

@@ -11,7 +11,7 @@ import {
 } from './output-schema.js';
 import { parsePrediction } from './prediction-schema.js';
 import {
-  checkArray, checkDepth, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
+  checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
 } from './validate.js';
 
@@ -201,6 +201,20 @@ function parseReasoningFormat(obj: Json): ReasoningFormat {
   fail('reasoning_format', `must be one of ${REASONING_FORMATS.join(', ')}, got ${got}`);
 }
 
+/** OpenAI's reasoning efforts: none and minimal turn thinking off, the others on. */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+
+/**
+ * A reasoning effort as the templates' enable_thinking switch (an enable_thinking the request's
+ * chat_template_kwargs set wins); absent: the kwargs as they are.
+ */
+export function withEffort(kwargs: Record<string, unknown>, effort: unknown, path: string): Record<string, unknown> {
+  if (effort === undefined) return kwargs;
+  const e = checkEnum(effort, path, REASONING_EFFORTS);
+  if (kwargs.enable_thinking !== undefined) return kwargs;
+  return { ...kwargs, enable_thinking: e !== 'none' && e !== 'minimal' };
+}
+
 function checkedKwargs(v: unknown): Record<string, unknown> {
   const kwargs = requireObject(v, 'chat_template_kwargs');
   checkDepth(kwargs, 'chat_template_kwargs');
@@ -224,7 +238,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     tools,
     toolChoice,
     parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
-    templateKwargs: kwargs === undefined ? {} : checkedKwargs(kwargs),
+    templateKwargs: withEffort(kwargs === undefined ? {} : checkedKwargs(kwargs), get(obj, 'reasoning_effort'), 'reasoning_effort'),
     reasoningFormat: parseReasoningFormat(obj),
   };
 }

@@ -160,6 +160,12 @@ export interface SamplingParams {
   presencePenalty?: number;
   /** [token id, bias] pairs; bias -Infinity bans the token. */
   logitBias?: Array<[number, number]>;
+  /**
+   * A thinking budget: once `tokens` tokens were sampled inside the thinking (opened by the `open`
+   * tokens at the output's start, or already by the prompt: `inside`), the next tokens are `close`
+   * (the family's end of thinking), then sampling goes on. Not applied while a grammar constrains.
+   */
+  thinkingBudget?: { tokens: number; open: number[]; close: number[]; inside: boolean };
 }
 
 export interface GenerateRequest {

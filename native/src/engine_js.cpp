@@ -209,6 +209,16 @@ static SamplingParams ParseSampling(const Napi::Value& v, const ModelInfo& info)
       p.logit_bias.push_back({tok, static_cast<float>(bias)});
     }
   }
+  if (o.Has("thinkingBudget")) {
+    const Napi::Value tb = o.Get("thinkingBudget");
+    if (!tb.IsObject()) TypeErr(env, "sampling.thinkingBudget must be an object {tokens, open, close, inside}");
+    Fields t(tb.As<Napi::Object>(), "sampling.thinkingBudget");
+    p.think_budget = static_cast<int32_t>(IntIn(t.Get("tokens"), "sampling.thinkingBudget.tokens", 0, info.ctx));
+    p.think_open = ParseTokens(t.Get("open"), "sampling.thinkingBudget.open", info.vocab_size, true);
+    p.think_close = ParseTokens(t.Get("close"), "sampling.thinkingBudget.close", info.vocab_size, false);
+    p.think_inside = t.Get("inside").ToBoolean().Value();
+    t.RejectUnread();
+  }
   o.RejectUnread();
   return p;
 }

@@ -28,6 +28,13 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;
   float presence_penalty = 0.0f;
   std::vector<llama_logit_bias> logit_bias;
+  // A thinking budget: once `think_budget` tokens were sampled inside the thinking (opened by
+  // `think_open` at the output's start, or already by the prompt: `think_inside`), the next
+  // tokens are `think_close`, and sampling goes on after them. -1: no budget.
+  int32_t think_budget = -1;
+  std::vector<llama_token> think_open;
+  std::vector<llama_token> think_close;
+  bool think_inside = false;
 };
 
 // A validated request (the N-API layer checks every field before it gets here).

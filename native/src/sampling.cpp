@@ -82,7 +82,10 @@ SeqSampler::SeqSampler(const SamplingParams& p, const llama_vocab* vocab, const 
     : chain_(MakeSamplerChain(p, vocab)), grammar_(grammar ? llama_sampler_clone(grammar) : nullptr),
       scan_(grammar && triggers ? std::make_unique<TriggerScan>(*triggers) : nullptr),
       vocab_(vocab), piece_(64), greedy_(IsPlainGreedy(p)), temp0_(p.temperature <= 0.0f),
-      n_vocab_(llama_vocab_n_tokens(vocab)) {
+      n_vocab_(llama_vocab_n_tokens(vocab)),
+      think_budget_(p.think_close.empty() ? -1 : p.think_budget), think_open_(p.think_open), think_close_(p.think_close),
+      think_(p.think_inside ? Think::Inside : think_open_.empty() ? Think::After : Think::Before) {
+  forcing_ = think_ == Think::Inside && think_budget_ == 0;
   // The prompt's tail, so repeat penalties see it (as llama-server does).
   if (!HasPenalties(p)) return;
   const size_t n = p.repeat_last_n < 0 ? prompt.size() : std::min(prompt.size(), static_cast<size_t>(p.repeat_last_n));
@@ -95,9 +98,14 @@ void SeqSampler::FillCandidates(const float* logits) {
 }
 
 llama_token SeqSampler::Sample(llama_context* ctx, int32_t idx) {
+  if (forcing_) return ForceClose();
   const float* logits = llama_get_logits_ith(ctx, idx);
   const bool constrain = constrained();
-  if (greedy_ && !grammar_) return ArgmaxToken(logits, n_vocab_);
+  if (greedy_ && !grammar_) {
+    const llama_token tok = ArgmaxToken(logits, n_vocab_);
+    TrackThinking(tok);
+    return tok;
+  }
 
   llama_token tok;
   if (greedy_) {
@@ -110,6 +118,36 @@ llama_token SeqSampler::Sample(llama_context* ctx, int32_t idx) {
   }
   if (constrain && !GrammarAllows(tok)) tok = greedy_ || temp0_ ? ConstrainedArgmax(logits) : ConstrainedSample(logits);
   if (constrain) llama_sampler_accept(grammar_.get(), tok);
+  if (!greedy_) llama_sampler_accept(chain_.get(), tok);
+  if (scan_) Watch(tok);
+  TrackThinking(tok);
+  return tok;
+}
+
+void SeqSampler::TrackThinking(llama_token tok) {
+  if (think_budget_ < 0 || think_ == Think::After) return;
+  if (think_ == Think::Before) {
+    // Only an output that starts with think_open_ thinks.
+    if (tok != think_open_[think_match_]) { think_ = Think::After; return; }
+    if (++think_match_ < think_open_.size()) return;
+    think_ = Think::Inside;
+    think_match_ = 0;
+    forcing_ = think_budget_ == 0;
+    return;
+  }
+  ++think_count_;
+  if (tok == think_close_[think_match_]) {
+    if (++think_match_ == think_close_.size()) { think_ = Think::After; return; }
+  } else {
+    think_match_ = tok == think_close_[0] ? 1 : 0;
+  }
+  // A grammar that constrains the output decides alone (a forced token could break it).
+  if (think_count_ >= think_budget_ && !constrained()) forcing_ = true;
+}
+
+llama_token SeqSampler::ForceClose() {
+  const llama_token tok = think_close_[think_match_++];
+  if (think_match_ == think_close_.size()) { forcing_ = false; think_ = Think::After; }
   if (!greedy_) llama_sampler_accept(chain_.get(), tok);
   if (scan_) Watch(tok);
   return tok;

@@ -45,6 +45,12 @@ class SeqSampler {
   bool constrained() const { return grammar_ != nullptr && scan_ == nullptr; }
 
  private:
+  // The thinking budget (SamplingParams::think_budget): where the output is, and how far it got.
+  enum class Think { Before, Inside, After };
+  void TrackThinking(llama_token tok);
+  // The next token of think_close, accepted as if sampled.
+  llama_token ForceClose();
+
   void Watch(llama_token tok);
   void FillCandidates(const float* logits);
   bool GrammarAllows(llama_token tok);
@@ -60,6 +66,13 @@ class SeqSampler {
   const bool temp0_;
   const int32_t n_vocab_;
   std::vector<llama_token_data> cur_;
+  const int32_t think_budget_;
+  const std::vector<llama_token> think_open_;
+  const std::vector<llama_token> think_close_;
+  Think think_;
+  int32_t think_count_ = 0;
+  size_t think_match_ = 0;  // tokens of think_open_ (Before) or think_close_ (Inside) matched so far
+  bool forcing_ = false;    // the budget is spent: think_close_ from think_match_ on
 };
 
 }  // namespace strata

@@ -1,17 +1,10 @@
 // Reasoning models through the chat route: reasoning_format in the schema, reasoning_content in
 // chunk and message shapes, and the server end to end with scripted engine output.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../backend/validation/errors.js';
 import { parseChatRequest } from '../../backend/validation/schemas.js';
 import { ChatChunkBuilder, chatCompletionChoices, type ChatDelta, type Figures } from '../../backend/http/openai-shapes.js';
-import { silentLogger } from '../../backend/log/logger.js';
-import { StrataServer } from '../../backend/app/app.js';
-import { defaultConfig } from '../../backend/app/config.js';
-import type { ModelInfo } from '../../native/lib/addon.js';
-import { FakeEngineClient, type FakeEngineOptions } from '../helpers/fake-engine-client.js';
+import { serveScripted, type ScriptedServer } from '../helpers/scripted-server.js';
 
 const user = { role: 'user', content: 'Hi' };
 
@@ -74,42 +67,14 @@ describe('reasoning_content in chunk and message shapes', () => {
 
 // ---- the server with scripted engines ----
 
-const running: Array<{ server: StrataServer; dir: string }> = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) {
-    await r.server.close();
-    rmSync(r.dir, { recursive: true, force: true });
-  }
-});
-
-/** A fake engine whose model carries `template` as its chat template. */
-class TemplatedFake extends FakeEngineClient {
-  constructor(opts: FakeEngineOptions, private readonly template: string | null) { super(opts); }
-  override async start(): Promise<ModelInfo> {
-    const info = await super.start();
-    info.chatTemplate = this.template;
-    return info;
-  }
-}
+const running: ScriptedServer[] = [];
+afterEach(async () => { for (const r of running.splice(0)) await r.close(); });
 
 /** Serves fake engines that answer every request with `pieces`; returns the server's URL and the engines. */
 async function serve(pieces: string[], template: string | null = null) {
-  const dir = mkdtempSync(join(tmpdir(), 'strata-reasoning-'));
-  const modelPath = join(dir, 'fake.gguf');
-  writeFileSync(modelPath, 'not really a model: the scripted engines never read it');
-  const fakes: FakeEngineClient[] = [];
-  const server = new StrataServer({
-    config: { ...defaultConfig(), port: 0, sessionsDir: dir }, modelPath, log: silentLogger,
-    engineFactory: (replica) => {
-      const f = new TemplatedFake({ replica, slots: 2, ctx: 1024, autoRun: { tokens: pieces.length, text: () => pieces } }, template);
-      fakes.push(f);
-      return f;
-    },
-  });
-  running.push({ server, dir });
-  const { url } = await server.listen();
-  await server.startEngines();
-  return { url, fakes };
+  const srv = await serveScripted(() => pieces, { template });
+  running.push(srv);
+  return { url: srv.url, fakes: srv.fakes };
 }
 
 async function post(url: string, body: Record<string, unknown>): Promise<Response> {

@@ -52,6 +52,7 @@ const PAIRS: Array<[string, string, string, string[], string[]]> = [
   ['ParseEngineOptions', 'o', 'EngineOptions', [], ['onEvents', 'onFatal']],
   ['ParseSpeculative', 'o', 'SpeculativeOptions', [], []],
   ['ParseSampling', 'o', 'SamplingParams', [], []],
+  ['ParseSampling', 't', 'SamplingParams', ['thinkingBudget'], []],
   ['ParseRequest', 'o', 'GenerateRequest', [], []],
   ['ParseGrammarTriggers', 'o', 'GrammarTriggers', [], []],
   ['ParseGrammarTriggers', 'tho', 'GrammarTriggers', ['thinking'], []],

@@ -14,6 +14,7 @@ import {
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
 import { predictionSpec } from '../prediction.js';
+import { withThinkingBudget } from '../thinking-budget.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
 import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -24,7 +25,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const model = requireModel(app);
   requireTextModel(model);
   checkChoices(body.n, model);
-  const { toolsOn, rendered } = renderConversation(model, body);
+  const { toolsOn, rendered } = renderConversation(model, body, app.config.reasoning);
   const style = model.template.callStyle;
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
@@ -37,6 +38,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       tools: body.constraint ? null : toolCallsAsked(body, style, body.reasoningFormat, rendered.text),
     });
     if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
+    const sampling = await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget);
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
@@ -51,9 +53,9 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       if (!opened) { opened = true; for (let i = 0; i < choices.length; i++) sse.event(chunks.role(i)); }
       sse.event(chunk);
     };
-    const emit = (i: number, piece: string, lps?: Parameters<typeof chatLogprobs>[0]): void => {
+    const emit = (i: number, piece: string, lps?: Parameters<typeof chatLogprobs>[0], tokens = 0): void => {
       const c = choices[i]!;
-      const deltas = piece ? c.push(piece) : [];
+      const deltas = piece || tokens ? c.push(piece, tokens) : [];
       const logprobs = lps && top !== null ? chatLogprobs(lps, top) : null;
       if (sse) { for (const chunk of chunks.deltas(deltas, i, logprobs)) send(chunk); return; }
       c.collect(deltas);
@@ -61,7 +63,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     };
 
     const done = await follow(run, {
-      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
+      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
@@ -71,7 +73,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       onText(piece) { emit(0, piece); },
       onTokens(ev) {
         choices[ev.choice ?? 0]!.ids.push(...ev.ids);
-        emit(ev.choice ?? 0, ev.text, ev.logprobs);
+        emit(ev.choice ?? 0, ev.text, ev.logprobs, ev.ids.length);
       },
       ...(sse && body.returnProgress ? {
         onProgress: (p: PromptProgress) => send({ ...chunks.empty(), prompt_progress: p }),
@@ -85,7 +87,10 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const tails = choices.map((c) => c.end());
     if (choices.some((c) => c.parser.calls.length > 0)) run.request.outcome('tool_calls');
     await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, choices);
-    const figures = { ...figuresOf(run.rec, done, body.prediction !== null), warnings: grammar.warnings };
+    const figures = {
+      ...figuresOf(run.rec, done, body.prediction !== null), warnings: grammar.warnings,
+      reasoningTokens: choices.reduce((n, c) => n + c.reasoningTokens, 0),
+    };
     if (sse) {
       tails.forEach((tail, i) => { for (const c of chunks.deltas(tail, i)) send(c); });
       const last = choices.length - 1;

@@ -17,6 +17,7 @@ import {
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import { readJson, sendJson } from '../respond.js';
+import { withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
 import type { SseStream } from '../sse.js';
 
@@ -49,7 +50,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseMessagesRequest(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024));
     const model = requireModel(app);
     requireTextModel(model);
-    const { toolsOn, rendered } = renderConversation(model, body);
+    const { toolsOn, rendered } = renderConversation(model, body, app.config.reasoning);
     const style = model.template.callStyle;
 
     await withRequest(app, 'chat', body.stream, ctx.res, async (run) => {
@@ -84,7 +85,8 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
         else answer.collect(deltas);
       };
       const done = await follow(run, {
-        prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling, stop: body.stop,
+        prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: body.stop,
+        sampling: await withThinkingBudget(app, body.sampling, rendered, body.thinkingBudget ?? app.config.reasoningBudget),
         ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
         ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
       }, {
@@ -122,7 +124,7 @@ export function countTokens(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseConversation(requireObject(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024), ''));
     const model = requireModel(app);
     requireTextModel(model);
-    const prompt = await tokenizeChat(app, renderConversation(model, body).rendered);
+    const prompt = await tokenizeChat(app, renderConversation(model, body, app.config.reasoning).rendered);
     sendJson(ctx.res, 200, { input_tokens: prompt.length });
   });
 }

@@ -1,0 +1,157 @@
+// OpenAI's Responses API over the chat path: POST /v1/responses renders its conversation (a stored
+// response's items when previous_response_id names one, then the request's input; instructions as
+// the system message) with the model's template, and generates exactly as /v1/chat/completions
+// does (the same sampling, grammar for text.format and forced tool calls, reasoning splitter and
+// tool-call parser); the deltas leave as output items (responses-shapes.ts), streamed as the
+// Responses events or whole. A stored response keeps its whole conversation (responses/), so a
+// follow-up re-renders the same text and the slot's KV of the earlier turns is reused.
+// GET and DELETE /v1/responses/{id}; POST /v1/responses/input_tokens counts a request's prompt.
+import { randomBytes } from 'node:crypto';
+import type { ConversationItem, ResponseObject } from '../../../contract/responses.js';
+import { chatMessagesOf } from '../../responses/conversation.js';
+import { ApiError, type ApiErrorBody } from '../../validation/errors.js';
+import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
+import { withEffort } from '../../validation/schemas.js';
+import type { AppContext } from '../app-context.js';
+import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
+import { grammarFor, outputSpec } from '../constraint.js';
+import {
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
+} from '../generation.js';
+import { requireTextModel } from '../model-checks.js';
+import type { ModelView } from '../../served-model/model-view.js';
+import { EventNumbers, OutputStream, responseAt, responseUsage, type ResponseEvent } from '../responses-shapes.js';
+import { readJson, sendJson } from '../respond.js';
+import { withThinkingBudget } from '../thinking-budget.js';
+import type { RouteContext } from '../router.js';
+
+/** The conversation a request continues and adds to, rendered as the model's prompt. */
+async function conversationOf(app: AppContext, model: ModelView, body: ResponsesRequest) {
+  let earlier: ConversationItem[] = [];
+  if (body.previousResponseId !== null) {
+    const stored = await app.responses.get(body.previousResponseId);
+    if (!stored) {
+      throw new ApiError(404, `previous_response_id: no stored response ${body.previousResponseId} (never stored, deleted, or expired)`, {
+        code: 'previous_response_not_found', param: 'previous_response_id',
+      });
+    }
+    earlier = stored.items;
+  }
+  const items = [...earlier, ...body.input];
+  const messages = chatMessagesOf(body.instructions, items);
+  if (messages.length === 0) throw new ApiError(400, 'input: holds no message', { code: 'invalid_value', param: 'input' });
+  const chat = {
+    messages, tools: body.tools, toolChoice: body.toolChoice, parallelToolCalls: body.parallelToolCalls,
+    templateKwargs: withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort'),
+  };
+  return { items, chat, ...renderConversation(model, chat, app.config.reasoning) };
+}
+
+export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseResponsesRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const model = requireModel(app);
+  requireTextModel(model);
+  const { items, chat, toolsOn, rendered } = await conversationOf(app, model, body);
+  const style = model.template.callStyle;
+  const id = `resp_${randomBytes(16).toString('hex')}`;
+  const base: Omit<ResponseObject, 'status' | 'output' | 'usage' | 'error' | 'incomplete_details'> = {
+    id, object: 'response', created_at: Math.floor(Date.now() / 1000), instructions: body.instructions,
+    max_output_tokens: body.maxTokens, model: model.id, parallel_tool_calls: body.parallelToolCalls,
+    previous_response_id: body.previousResponseId, reasoning: { effort: body.reasoningEffort, summary: null },
+    store: body.store, temperature: body.sampling.temperature ?? null, top_p: body.sampling.topP ?? null,
+    text: { format: body.textFormat }, tool_choice: body.declaredToolChoice, tools: body.declaredTools, metadata: body.metadata,
+  };
+
+  await withRequest(app, 'chat', body.stream, res, async (run) => {
+    const prompt = await tokenizeChat(app, rendered);
+    checkContext(prompt, model, 'input');
+    const grammar = await grammarFor(app, {
+      constraint: body.constraint,
+      tools: body.constraint ? null : toolCallsAsked(chat, style, 'auto', rendered.text),
+    });
+    if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
+    const answer = new ChoiceText(style, toolsOn, 'auto', rendered.text);
+    const outputs = new OutputStream(id.slice('resp_'.length));
+    const numbers = new EventNumbers();
+    const sse = run.sse;
+    const send = (events: readonly ResponseEvent[]): void => {
+      if (!sse) return;
+      for (const ev of events) sse.named(ev.type, numbers.number(ev));
+    };
+    // A failure after the first event ends the stream as response.failed, with what was written so far.
+    sse?.setErrorFormat((e) => {
+      const err = (e as ApiErrorBody)?.error;
+      const failed = responseAt(base, { status: 'failed', output: outputs.items, error: { code: err?.code ?? 'server_error', message: err?.message ?? 'unknown error' } });
+      return `event: response.failed\ndata: ${JSON.stringify(numbers.number({ type: 'response.failed', response: failed }))}\n\n`;
+    });
+    // response.created opens the stream with its first real event, so a request that fails before
+    // its first token still gets a status code (see withRequest).
+    let opened = false;
+    const emit = (events: readonly ResponseEvent[]): void => {
+      if (!sse || events.length === 0) return;
+      if (!opened) {
+        opened = true;
+        const now = responseAt(base, { status: 'in_progress' });
+        send([{ type: 'response.created', response: now }, { type: 'response.in_progress', response: now }]);
+      }
+      send(events);
+    };
+    const take = (piece: string, tokens: number): void => {
+      const deltas = piece || tokens ? answer.push(piece, tokens) : [];
+      emit(outputs.push(deltas));
+    };
+
+    const done = await follow(run, {
+      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: [],
+      sampling: await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget),
+      ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
+      ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
+    }, {
+      onText(piece) { take(piece, 0); },
+      onTokens(ev) { answer.ids.push(...ev.ids); take(ev.text, ev.ids.length); },
+    });
+    if (!settle(run, done)) return;
+    const cut = done.finish === 'length';
+    emit([...outputs.push(answer.end()), ...outputs.end(cut ? 'incomplete' : 'completed')]);
+    if (answer.parser.calls.length > 0) run.request.outcome('tool_calls');
+    await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, [answer]);
+    const usage = responseUsage(figuresOf(run.rec, done), answer.reasoningTokens);
+    const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
+    if (body.store) {
+      const kept = await app.responses.put({ response: final, items: [...items, ...outputs.items] });
+      if (!kept) app.log.warn('response not stored: larger than the store (--responses-mib)', { request: run.rec.id, response: id });
+    }
+    if (sse) {
+      emit([{ type: cut ? 'response.incomplete' : 'response.completed', response: final }]);
+      sse.close();
+      return;
+    }
+    sendJson(res, 200, final);
+  });
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError(404, `no stored response ${id} (never stored, deleted, or expired)`, { code: 'response_not_found', param: 'response_id' });
+}
+
+export async function getResponse(app: AppContext, { res, params }: RouteContext): Promise<void> {
+  const id = params.id ?? '';
+  const stored = await app.responses.get(id);
+  if (!stored) throw notFound(id);
+  sendJson(res, 200, stored.response);
+}
+
+export async function deleteResponse(app: AppContext, { res, params }: RouteContext): Promise<void> {
+  const id = params.id ?? '';
+  if (!(await app.responses.delete(id))) throw notFound(id);
+  sendJson(res, 200, { id, object: 'response', deleted: true });
+}
+
+/** The prompt a request would read, in tokens (the conversation it continues included). */
+export async function inputTokens(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseResponsesRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const model = requireModel(app);
+  requireTextModel(model);
+  const prompt = await tokenizeChat(app, (await conversationOf(app, model, body)).rendered);
+  sendJson(res, 200, { object: 'response.input_tokens', input_tokens: prompt.length });
+}

@@ -1,0 +1,24 @@
+// A reasoning model's thinking budget as the engine samples it: `<think>` and the family's end of
+// thinking (`\n</think>\n\n`, as the models write it) in the model's tokens; once the budget is
+// spent inside the thinking, the engine writes the end itself and the answer goes on
+// (SamplingParams.thinkingBudget). The budget comes from the request (Anthropic's
+// thinking.budget_tokens) or the server's --reasoning-budget; thinking switched off needs none.
+import type { SamplingParams } from '../../native/lib/addon.js';
+import type { RenderedPrompt } from '../chat/chat-prompt.js';
+import { promptOpensThinking } from '../chat/reasoning.js';
+import type { AppContext } from './app-context.js';
+import { onEngine } from './generation.js';
+
+const OPEN = '<think>';
+const CLOSE = '\n</think>\n\n';
+
+/** The sampling a request generates with, its thinking budget added; `budget` null or < 0: none. */
+export async function withThinkingBudget(
+  app: AppContext, sampling: SamplingParams, rendered: RenderedPrompt, budget: number | null,
+): Promise<SamplingParams> {
+  if (budget === null || budget < 0) return sampling;
+  const [open, close] = await onEngine(app, 'tokenize', 'the engine could not tokenize the thinking tags', (c) => Promise.all([
+    c.tokenize(OPEN, false, true), c.tokenize(CLOSE, false, true),
+  ]));
+  return { ...sampling, thinkingBudget: { tokens: budget, open: open!, close: close!, inside: promptOpensThinking(rendered.text) } };
+}

@@ -1,0 +1,171 @@
+// Stored responses (store: true): each one's response object and its whole conversation (input
+// items + output items), which previous_response_id continues from. One JSON file per response in
+// the server's responses folder (0700), <id>.json, mode 0600, written to a temp file, synced and
+// renamed (a crash leaves the old file or the new one, never half of one), so they survive a
+// restart of the engine and of the server. Bounded by count and bytes, least recently used
+// evicted first; one unused for the expiry is gone. Ids reaching the file system are checked
+// against the one id form again here.
+import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
+import { RESPONSE_ID } from '../validation/responses-schema.js';
+
+export interface StoredResponse {
+  response: ResponseObject;
+  /** The conversation up to and with this response's output: what a follow-up renders before its own input. */
+  items: ConversationItem[];
+}
+
+export interface ResponseStoreLimits {
+  /** Responses kept at most. */
+  maxCount: number;
+  /** Bytes of their files at most. */
+  maxBytes: number;
+  /** A response not used (stored, read, continued) this long expires. */
+  ttlMs: number;
+}
+
+interface Entry { bytes: number; usedAt: number }
+
+const FILE = /^(resp_[A-Za-z0-9_-]{1,120})\.json$/;
+const TEMP = /^resp_[A-Za-z0-9_-]{1,120}\.json\.tmp-(\d+)-\d+$/;
+
+function processAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+export class ResponseStore {
+  /** Every stored response, least recently used first (a Map keeps insertion order; a use re-inserts). */
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  private ready: Promise<void> | null = null;
+  /** File work runs one operation at a time, so a put, a read and a delete of one id never interleave. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private tempSeq = 0;
+
+  constructor(readonly dir: string, private readonly limits: ResponseStoreLimits, private readonly now: () => number = Date.now) {}
+
+  /** Stores a response (replacing one of its id). False when it alone is larger than the byte bound (nothing stored). */
+  async put(record: StoredResponse): Promise<boolean> {
+    const id = this.checked(record.response.id);
+    return this.serial(async () => {
+      const text = JSON.stringify(record);
+      const size = Buffer.byteLength(text);
+      if (size > this.limits.maxBytes) return false;
+      const temp = join(this.dir, `${id}.json.tmp-${process.pid}-${this.tempSeq++}`);
+      const fh = await open(temp, 'wx', 0o600);
+      try {
+        await fh.writeFile(text);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(temp, this.pathOf(id));
+      this.forget(id);
+      this.entries.set(id, { bytes: size, usedAt: this.now() });
+      this.bytes += size;
+      await this.evict();
+      return true;
+    });
+  }
+
+  /** A stored response (its use counts for the LRU order and the expiry), or null: unknown, expired or unreadable. */
+  get(id: string): Promise<StoredResponse | null> {
+    if (!RESPONSE_ID.test(id)) return Promise.resolve(null);
+    return this.serial(async () => {
+      const e = this.entries.get(id);
+      if (!e) return null;
+      if (this.expired(e)) { await this.remove(id); return null; }
+      let record: StoredResponse;
+      try {
+        record = JSON.parse(await readFile(this.pathOf(id), 'utf8')) as StoredResponse;
+      } catch {
+        await this.remove(id);
+        return null;
+      }
+      const usedAt = this.now();
+      this.entries.delete(id);
+      this.entries.set(id, { ...e, usedAt });
+      // The file's time is the last use, so the LRU order and the expiry survive a restart.
+      await utimes(this.pathOf(id), usedAt / 1000, usedAt / 1000).catch(() => {});
+      return record;
+    });
+  }
+
+  /** Deletes a stored response; false when there was none. */
+  delete(id: string): Promise<boolean> {
+    if (!RESPONSE_ID.test(id)) return Promise.resolve(false);
+    return this.serial(async () => {
+      const e = this.entries.get(id);
+      if (!e) return false;
+      const live = !this.expired(e);
+      await this.remove(id);
+      return live;
+    });
+  }
+
+  /** How many responses are stored and their bytes (expired ones not yet swept included). */
+  size(): { count: number; bytes: number } {
+    return { count: this.entries.size, bytes: this.bytes };
+  }
+
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => this.load()).then(op);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Reads the folder once: the files there, ordered by their last use; leftovers of interrupted writes removed. */
+  private load(): Promise<void> {
+    this.ready ??= (async () => {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      const found: Array<[string, Entry]> = [];
+      for (const name of await readdir(this.dir)) {
+        const temp = TEMP.exec(name);
+        if (temp) {
+          if (!processAlive(Number(temp[1])) || Number(temp[1]) === process.pid) await rm(join(this.dir, name), { force: true });
+          continue;
+        }
+        const m = FILE.exec(name);
+        if (!m) continue;
+        const st = await stat(join(this.dir, name)).catch(() => null);
+        if (st?.isFile()) found.push([m[1]!, { bytes: st.size, usedAt: st.mtimeMs }]);
+      }
+      found.sort((a, b) => a[1].usedAt - b[1].usedAt);
+      for (const [id, e] of found) { this.entries.set(id, e); this.bytes += e.bytes; }
+      await this.evict();
+    })();
+    return this.ready;
+  }
+
+  private expired(e: Entry): boolean { return this.now() - e.usedAt > this.limits.ttlMs; }
+
+  /** Drops expired responses, then the least recently used while over a bound. */
+  private async evict(): Promise<void> {
+    for (const [id, e] of [...this.entries]) if (this.expired(e)) await this.remove(id);
+    while (this.entries.size > this.limits.maxCount || this.bytes > this.limits.maxBytes) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      await this.remove(oldest);
+    }
+  }
+
+  private async remove(id: string): Promise<void> {
+    this.forget(id);
+    await rm(this.pathOf(id), { force: true });
+  }
+
+  private forget(id: string): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.bytes -= e.bytes;
+    this.entries.delete(id);
+  }
+
+  private checked(id: string): string {
+    if (!RESPONSE_ID.test(id)) throw new Error(`not a response id: ${JSON.stringify(id)}`);
+    return id;
+  }
+
+  private pathOf(id: string): string { return join(this.dir, `${this.checked(id)}.json`); }
+}
