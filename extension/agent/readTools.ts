@@ -1,6 +1,7 @@
 // The read-only tools: read_file, list_files, search_text, get_diagnostics, search_codebase.
 // They only look; with strata.agent.autoApproveReadOnly (the default) they run without asking.
 import picomatch from 'picomatch';
+import { looksSecret } from './sensitiveFiles.js';
 import type { AgentTool, ToolContext, ToolOutcome } from './types.js';
 
 const MAX_LIST = 400;
@@ -25,6 +26,12 @@ export const readFile: AgentTool = {
       endLine: { type: 'integer', minimum: 1, description: 'Last line to read (default: the end)' },
     },
     required: ['path'],
+  },
+  async askFirst(args, ctx): Promise<string | null> {
+    const { abs, rel } = await inWorkspace(ctx, args.path);
+    if (looksSecret(rel)) return `${rel} looks like it holds secrets`;
+    if (await ctx.workspace.isIgnored(abs)) return `the workspace ignores ${rel} (.gitignore)`;
+    return null;
   },
   async run(args, ctx): Promise<ToolOutcome> {
     const { abs, rel } = await inWorkspace(ctx, args.path);
@@ -63,7 +70,7 @@ export const listFiles: AgentTool = {
 export const searchText: AgentTool = {
   name: 'search_text',
   kind: 'read',
-  description: 'Search the text of the workspace files for a string (or a regular expression); answers path:line: text for each matching line.',
+  description: 'Search the text of the workspace files for a string (or a regular expression); answers path:line: text for each matching line. Files that look like they hold secrets (.env, keys) are left out: read_file them (the user is asked).',
   parameters: {
     type: 'object',
     properties: {

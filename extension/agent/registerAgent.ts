@@ -9,6 +9,7 @@ import { CHANGE_TOOLS } from './changeTools.js';
 import { ProposalDiffs } from './diffView.js';
 import { AgentLoop } from './loop.js';
 import { McpTools } from './mcp.js';
+import { mcpConsent } from './mcpConsent.js';
 import { WorkspacePaths } from './paths.js';
 import { agentSystemPrompt } from './prompt.js';
 import { READ_TOOLS, searchCodebase } from './readTools.js';
@@ -27,10 +28,16 @@ function filesExclude(): string[] {
   return Object.entries(ex).filter(([, on]) => on === true).map(([g]) => g);
 }
 
+/** Tells the model which configured MCP servers the user did not allow, so it can say why their tools are missing. */
+export function mcpDeclinedNote(declined: readonly string[]): string {
+  if (!declined.length) return '';
+  return `\n\nThe MCP server${declined.length > 1 ? 's' : ''} ${declined.map((n) => JSON.stringify(n)).join(', ')} ${declined.length > 1 ? 'are' : 'is'} configured, but the user did not allow ${declined.length > 1 ? 'them' : 'it'} to start, so ${declined.length > 1 ? 'their' : 'its'} tools are not available. Say so when a request needs them.`;
+}
+
 export function registerAgent(context: vscode.ExtensionContext, opts: { conversations: ConversationStore; codebase?: CodebaseSearchFn | undefined; log: vscode.LogOutputChannel }): AgentProvider {
   const terminal = new AgentTerminal();
   const diffs = new ProposalDiffs();
-  const mcp = new McpTools((m) => opts.log.info(m), () => folders()[0]?.uri.fsPath);
+  const mcp = new McpTools((m) => opts.log.info(m), () => folders()[0]?.uri.fsPath, mcpConsent(context.globalState));
   context.subscriptions.push(terminal, diffs, { dispose: () => void mcp.dispose() });
   const builtin = (): ToolRegistry => new ToolRegistry([...READ_TOOLS.filter((t) => t !== searchCodebase || opts.codebase), ...CHANGE_TOOLS]);
   let lastTools = builtin().specs();
@@ -54,7 +61,8 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
       const paths = new WorkspacePaths(open.map((f) => ({ name: f.name, path: f.uri.fsPath })));
       const settings = agentSettings();
       const tools = builtin();
-      for (const t of await mcp.tools(settings.mcpServers)) {
+      const external = await mcp.tools(settings.mcpServers);
+      for (const t of external.tools) {
         try { tools.add(t); } catch (err) { opts.log.warn(`MCP tool left out: ${(err as Error).message}`); }
       }
       lastTools = tools.specs();
@@ -63,7 +71,7 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
         client, tools, workspace, paths, approvals, settings, onEvent,
         countTokens: async (text, signal) => (await client.tokenize(text, signal)).length,
       });
-      return { loop, system: system() };
+      return { loop, system: system() + mcpDeclinedNote(external.declined) };
     },
   };
 }
