@@ -48,6 +48,12 @@ export function mcpResultText(content: unknown): string {
   }).join('\n');
 }
 
+/** Tells the model which configured MCP servers the user did not allow, so it can say why their tools are missing. */
+export function mcpDeclinedNote(declined: readonly string[]): string {
+  if (!declined.length) return '';
+  return `\n\nThe MCP server${declined.length > 1 ? 's' : ''} ${declined.map((n) => JSON.stringify(n)).join(', ')} ${declined.length > 1 ? 'are' : 'is'} configured, but the user did not allow ${declined.length > 1 ? 'them' : 'it'} to start, so ${declined.length > 1 ? 'their' : 'its'} tools are not available. Say so when a request needs them.`;
+}
+
 export class McpTools {
   private readonly connections = new Map<string, Connection>();
   /** Configurations the user declined in this session (not asked again until it changes). */

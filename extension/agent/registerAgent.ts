@@ -8,7 +8,7 @@ import type { AgentProvider } from './agentChats.js';
 import { CHANGE_TOOLS } from './changeTools.js';
 import { ProposalDiffs } from './diffView.js';
 import { AgentLoop } from './loop.js';
-import { McpTools } from './mcp.js';
+import { mcpDeclinedNote, McpTools } from './mcp.js';
 import { mcpConsent } from './mcpConsent.js';
 import { WorkspacePaths } from './paths.js';
 import { agentSystemPrompt } from './prompt.js';
@@ -26,12 +26,6 @@ function folders(): vscode.WorkspaceFolder[] {
 function filesExclude(): string[] {
   const ex = vscode.workspace.getConfiguration('files').get<Record<string, boolean>>('exclude', {});
   return Object.entries(ex).filter(([, on]) => on === true).map(([g]) => g);
-}
-
-/** Tells the model which configured MCP servers the user did not allow, so it can say why their tools are missing. */
-export function mcpDeclinedNote(declined: readonly string[]): string {
-  if (!declined.length) return '';
-  return `\n\nThe MCP server${declined.length > 1 ? 's' : ''} ${declined.map((n) => JSON.stringify(n)).join(', ')} ${declined.length > 1 ? 'are' : 'is'} configured, but the user did not allow ${declined.length > 1 ? 'them' : 'it'} to start, so ${declined.length > 1 ? 'their' : 'its'} tools are not available. Say so when a request needs them.`;
 }
 
 export function registerAgent(context: vscode.ExtensionContext, opts: { conversations: ConversationStore; codebase?: CodebaseSearchFn | undefined; log: vscode.LogOutputChannel }): AgentProvider {
