@@ -66,7 +66,7 @@ export async function findProgram(program: string, cwd: string, env: NodeJS.Proc
 /** Runs a program with its arguments, no shell in between (an allow-listed command). */
 export async function runChildArgv(argv: readonly string[], cwd: string, signal: AbortSignal): Promise<CommandResult> {
   const program = await findProgram(argv[0]!, cwd);
-  if (!program) return { output: `${argv[0]}: no such program on PATH`, exitCode: 127, note: 'allow-listed: it ran without a shell' };
+  if (!program) return { output: `${argv[0]}: no such program on PATH (allow-listed commands run without a shell: no shell built-ins or aliases${process.platform === 'win32' ? ', and only .exe and .com programs' : ''})`, exitCode: 127, note: null };
   return collect(() => spawn(program, argv.slice(1), { cwd, shell: false, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, windowsHide: true }),
     signal, 'allow-listed: it ran without a shell');
 }

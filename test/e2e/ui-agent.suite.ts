@@ -2,10 +2,10 @@
 // (test/helpers/scripted-model-server.ts): the tiny test model's answers are noise, and these steps
 // need a model that reads a file, proposes an edit and runs a command, so the scripted server
 // plays the model's turns (each chosen by what the conversation holds so far). The extension is
-// switched to `strata.serverMode: remote` at it through the workspace settings, so these steps run
+// switched to `strata.serverMode: remote` at it through the user's settings, so these steps run
 // last. Everything else is real: VS Code, the extension, the agent loop and its tools, the panel,
 // the WorkspaceEdit, the terminal.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
 import { waitForAnswerEnd } from './lib/panel.js';
@@ -36,7 +36,7 @@ function agentTurn(body: Record<string, unknown>): ChatTurnScript {
   return { text: `Done: greet now says "Hi". The last result was: ${msgs.at(-1)!.content.split('\n')[0]}` };
 }
 
-export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promise<void> {
+export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiContext): Promise<void> {
   const scripted = new ScriptedModelServer({ chat: (b) => agentTurn(b) });
   const url = await scripted.start();
   const file = join(workspace, AGENT_FILE);
@@ -46,10 +46,8 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       // Switch only once the managed server is up (as after the other areas): a settings change
       // while it still starts would race its start.
       await wb.waitForStatusBar(/Strata: ready/, 180_000);
-      mkdirSync(join(workspace, '.vscode'), { recursive: true });
-      const path = join(workspace, '.vscode', 'settings.json');
-      const was = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> : {};
-      writeFileSync(path, JSON.stringify({ ...was, 'strata.serverMode': 'remote', 'strata.remoteUrl': url }, null, 2));
+      // User settings: a workspace's .vscode/settings.json cannot pick the server.
+      userSettings({ 'strata.serverMode': 'remote', 'strata.remoteUrl': url });
       const toast = await wb.waitForNotification(/Strata server settings changed/, 60_000);
       await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
       await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);

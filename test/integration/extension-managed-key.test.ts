@@ -12,6 +12,7 @@ import { DEFAULT_SETTINGS } from '../../extension/config/server-settings.js';
 import { managedLaunch, newApiKey } from '../../extension/server/managedLaunch.js';
 import { spawnNodeScript } from '../../extension/server/nodeProcess.js';
 import { Supervisor } from '../../extension/server/supervisor.js';
+import { managedServerKey } from '../e2e/lib/server-key.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { raw, tempDir } from './server-helpers.js';
 
@@ -71,5 +72,7 @@ describe('the managed server\'s key', () => {
     if (process.platform !== 'linux' || !pid) return;
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain(apiKey);
     expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain(`STRATA_API_KEY=${apiKey}`);
+    // The e2e runner finds it there by the server's port.
+    expect(managedServerKey(port)).toBe(apiKey);
   });
 });

@@ -104,7 +104,7 @@ describe('an allow-listed command runs without a shell', () => {
     expect(await findProgram('git', dir, { PATH: dir })).toBe(join(dir, 'git'));
     expect(await findProgram('./git', dir, { PATH: '' })).toBe(join(dir, 'git'));
     const r = await runChildArgv(['no-such-program-strata'], dir, new AbortController().signal);
-    expect(r).toMatchObject({ exitCode: 127, output: 'no-such-program-strata: no such program on PATH' });
+    expect(r).toMatchObject({ exitCode: 127, output: 'no-such-program-strata: no such program on PATH (allow-listed commands run without a shell: no shell built-ins or aliases)' });
   });
 });
 
