@@ -124,8 +124,10 @@ export const searchCodebase: AgentTool = {
     const search = ctx.workspace.codebase;
     if (!search) return { type: 'error', message: 'the codebase index is off (strata.codebase.enabled) or not built; use search_text' };
     const r = await search(str(args.query) ?? '', { limit: int(args.limit) ?? 5 }, ctx.signal);
-    if (!r.hits.length) return { type: 'text', text: 'the codebase index found nothing for that query' };
-    return { type: 'text', text: r.hits.map((h) => `${h.chunk.path}:${h.chunk.startLine}-${h.chunk.endLine}\n${h.chunk.text}`).join('\n\n') };
+    // As search_text: files that look like they hold secrets only through read_file, which asks.
+    const hits = r.hits.filter((h) => !looksSecret(h.chunk.path));
+    if (!hits.length) return { type: 'text', text: 'the codebase index found nothing for that query' };
+    return { type: 'text', text: hits.map((h) => `${h.chunk.path}:${h.chunk.startLine}-${h.chunk.endLine}\n${h.chunk.text}`).join('\n\n') };
   },
 };
 

@@ -11,7 +11,7 @@ import { AgentLoop } from '../../extension/agent/loop.js';
 import { CHANGE_TOOLS, createFile, editFile } from '../../extension/agent/changeTools.js';
 import { NodeWorkspace } from '../../extension/agent/nodeWorkspace.js';
 import { lexicalProblem, PathRefused, WorkspacePaths } from '../../extension/agent/paths.js';
-import { READ_TOOLS } from '../../extension/agent/readTools.js';
+import { READ_TOOLS, searchCodebase } from '../../extension/agent/readTools.js';
 import { ToolRegistry } from '../../extension/agent/registry.js';
 import { looksSecret, writeRefusal } from '../../extension/agent/sensitiveFiles.js';
 import type { AgentApprovals, ToolContext } from '../../extension/agent/types.js';
@@ -128,6 +128,14 @@ describe('files that run code or hold secrets', () => {
     expect(existsSync(join(dir, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect((await createFile.run({ path: '.vscode/extensions.json', content: '{}' }, ctx)).type).toBe('change');
     expect(writeRefusal('src/git.ts')).toBeNull();
+  });
+
+  it('search_codebase leaves out chunks of secret-looking files', async () => {
+    const paths = new WorkspacePaths([{ name: 'ws', path: dir }]);
+    const ctx = ctxFor(paths);
+    const chunk = (path: string, text: string) => ({ chunk: { path, startLine: 1, endLine: 1, text } });
+    ctx.workspace.codebase = async () => ({ hits: [chunk('.env', 'TOKEN=hunter2'), chunk('certs/server.key', 'KEY'), chunk('main.ts', 'const TOKEN = 1;')] });
+    expect(await searchCodebase.run({ query: 'TOKEN' }, ctx)).toEqual({ type: 'text', text: 'main.ts:1-1\nconst TOKEN = 1;' });
   });
 
   it('names that look like secrets', () => {
