@@ -77,6 +77,7 @@ export class McpTools {
         if (!c) {
           const hash = mcpConfigHash(spec, this.cwd());
           if (this.declined.has(hash) || !(await this.consent(name, spec, this.cwd()))) {
+            if (!this.declined.has(hash)) this.log(`MCP server "${name}": not started (the user did not allow its command)`);
             this.declined.add(hash);
             declined.push(name);
             continue;
