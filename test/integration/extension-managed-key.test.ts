@@ -59,7 +59,11 @@ describe('the managed server\'s key', () => {
     expect((without as StrataApiError).status).toBe(401);
     // The extension's client sends it on every request.
     const client = new StrataClient({ baseUrl: url, apiKey });
-    await client.saveSession('notes', [{ role: 'user', content: 'private words' }, { role: 'assistant', content: 'ok' }]);
+    const messages = [{ role: 'user' as const, content: 'private words' }, { role: 'assistant' as const, content: 'ok' }];
+    // The server saves a conversation it holds: it reads these messages once first.
+    const chat = await raw(port, 'POST', '/v1/chat/completions', { messages: [...messages, { role: 'user', content: 'Thanks.' }], max_tokens: 1, temperature: 0 }, { authorization: `Bearer ${apiKey}` });
+    expect(chat.status).toBe(200);
+    await client.saveSession('notes', messages);
     expect((await client.sessions()).map((s) => s.name)).toEqual(['notes']);
     const read = await raw(port, 'GET', '/v1/sessions/notes', undefined, { authorization: `Bearer ${apiKey}` });
     expect(read.status).toBe(200);
