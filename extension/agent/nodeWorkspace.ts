@@ -3,7 +3,7 @@
 // The unit tests run the loop on it; vscodeWorkspace.ts builds on it inside VS Code.
 import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { isIndexable, readText, walk } from '../codebase/walker.js';
 import { runChildArgv, runChildCommand } from './childCommand.js';
@@ -35,7 +35,7 @@ export class NodeWorkspace implements AgentWorkspace {
 
   async isIgnored(abs: string): Promise<boolean> {
     const roots = await this.paths.real();
-    const i = roots.findIndex((r) => !relative(r, abs).startsWith('..'));
+    const i = roots.findIndex((r) => { const rel = relative(r, abs); return !rel.startsWith('..') && !isAbsolute(rel); });
     if (i < 0) return false;
     const rel = relative(roots[i]!, abs).split(sep).join('/');
     return rel !== '' && !(await isIndexable(roots[i]!, rel, { exclude: [], maxFileBytes: Number.MAX_SAFE_INTEGER }));
