@@ -16,7 +16,7 @@ import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
 const usage = `usage: strata bench --url URL [options]
 
   --url URL             server base URL (OpenAI-compatible), e.g. http://127.0.0.1:8080
-  --api-key K           bearer token
+  --api-key K           bearer token (also STRATA_API_KEY, which keeps it off the command line)
   --model NAME          model name to send (default: the first of /v1/models)
   --scenarios A,B       ${Object.keys(scenarios).join(',')} (default: all)
   --runs N              runs of each scenario (default 3)
@@ -56,7 +56,7 @@ async function bench(args: ParsedArgs): Promise<number> {
   const label = optString(args, 'label') ?? null;
   const slots = optInt(args, 'slots', 1, 1024);
   const ctxOpt = optInt(args, 'ctx', 64, 1 << 24);
-  const apiKey = optString(args, 'api-key');
+  const apiKey = optString(args, 'api-key') ?? (process.env.STRATA_API_KEY || undefined);
   const model = optString(args, 'model');
   const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
   const vocabFile = optString(args, 'ban-invalid-utf8');

@@ -41,11 +41,14 @@ export function hostOf(header: string): string | null {
   return host;
 }
 
-/** An Origin a local page of ours may have: loopback http(s), or VS Code's webview schemes. */
+/**
+ * An Origin a local page of ours may have: loopback http(s), or VS Code's own window. Not a
+ * webview's: any extension's webview has that scheme, and no Strata webview calls the server.
+ */
 export function isAllowedOrigin(origin: string): boolean {
   let url: URL;
   try { url = new URL(origin); } catch { return false; }
-  if (url.protocol === 'vscode-webview:' || url.protocol === 'vscode-file:') return true;
+  if (url.protocol === 'vscode-file:') return true;
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
   return isLoopbackHost(url.hostname);
 }

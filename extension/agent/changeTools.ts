@@ -27,7 +27,7 @@ export const editFile: AgentTool = {
     required: ['path', 'edits'],
   },
   async run(args, ctx): Promise<ToolOutcome> {
-    const { abs, rel } = await ctx.paths.resolve(str(args.path) ?? '');
+    const { abs, rel } = await ctx.paths.resolveForWrite(str(args.path) ?? '');
     const before = await ctx.readCurrent(abs);
     if (before === null) return { type: 'error', message: `${rel}: no such text file in the workspace (use create_file for a new file)` };
     const r = applyBlocks(before, args.edits as EditBlock[]);
@@ -48,7 +48,7 @@ export const createFile: AgentTool = {
     required: ['path', 'content'],
   },
   async run(args, ctx): Promise<ToolOutcome> {
-    const { abs, rel } = await ctx.paths.resolve(str(args.path) ?? '');
+    const { abs, rel } = await ctx.paths.resolveForWrite(str(args.path) ?? '');
     if ((await ctx.readCurrent(abs)) !== null) return { type: 'error', message: `${rel} exists already; change it with edit_file` };
     const content = str(args.content) ?? '';
     return { type: 'change', change: { path: rel, abs, before: null, after: content }, summary: `new file, ${content.split('\n').length} lines` };

@@ -7,7 +7,7 @@ import type { AgentStepView } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
 import { CHAT_MAX_TOKENS, type ChatRequest } from '../client/types.js';
 import { boundResult, type TokenCounter } from './budget.js';
-import { isAllowListed } from './commandPolicy.js';
+import { allowListedArgv } from './commandPolicy.js';
 import { unifiedDiff } from './diffText.js';
 import { PathRefused, type WorkspacePaths } from './paths.js';
 import type { ToolRegistry } from './registry.js';
@@ -142,7 +142,7 @@ export class AgentLoop {
         const parsed = this.deps.tools.parse(call.name, call.arguments);
         if (typeof parsed === 'string') { finish(i, 'error', `error: ${parsed}`); continue; }
         const ref: StepRef = { id: view.id, tool: call.name, args: parsed.args };
-        if (this.needsAsking(parsed.tool)) {
+        if (await this.needsAsking(parsed.tool, parsed.args, ctx)) {
           Object.assign(view, { status: 'waiting', ask: 'tool' });
           emit(view);
           if (!(await this.deps.approvals.allowTool(ref, signal))) { signal.throwIfAborted(); finish(i, 'rejected', 'the user did not allow this call'); continue; }
@@ -181,7 +181,8 @@ export class AgentLoop {
         } else {
           // Changes before a command are decided first: the command may depend on them (a test run).
           await this.review(pending, finish, signal);
-          const allowListed = isAllowListed(outcome.command, this.deps.settings.allowedCommands);
+          const argv = allowListedArgv(outcome.command, this.deps.settings.allowedCommands);
+          const allowListed = argv !== null;
           Object.assign(view, { command: { text: outcome.command, cwd: outcome.cwd, allowListed } });
           if (!allowListed) {
             Object.assign(view, { status: 'waiting', ask: 'command' });
@@ -194,7 +195,7 @@ export class AgentLoop {
           }
           Object.assign(view, { status: 'running', ask: null });
           emit(view);
-          const r = await this.deps.workspace.runCommand(outcome.command, outcome.cwd, signal);
+          const r = await this.deps.workspace.runCommand(outcome.command, outcome.cwd, signal, argv ?? undefined);
           signal.throwIfAborted();
           const head = `exit code: ${r.exitCode ?? 'unknown'}${r.note ? ` (${r.note})` : ''}\n`;
           const b = await boundResult(r.output, this.deps.settings.maxResultTokens, { count: this.deps.countTokens, keepTail: true, signal });
@@ -242,8 +243,9 @@ export class AgentLoop {
     }
   }
 
-  private needsAsking(tool: AgentTool): boolean {
-    if (tool.kind === 'read') return !this.deps.settings.autoApproveReadOnly;
+  private async needsAsking(tool: AgentTool, args: Record<string, unknown>, ctx: ToolContext): Promise<boolean> {
+    // A path the tool would refuse is left to run() to report.
+    if (tool.kind === 'read') return !this.deps.settings.autoApproveReadOnly || (await tool.askFirst?.(args, ctx).catch(() => null) ?? null) !== null;
     if (tool.kind === 'external') return !(tool.readOnlyHint && this.deps.settings.autoApproveReadOnly);
     return false; // change and command tools ask in their own way (review, allowCommand)
   }

@@ -2,12 +2,31 @@
 // StdioClientTransport: each server's tools join the agent's with their input schemas, named
 // "<server>_<tool>". A server is started on the first agent run that needs it and kept while its
 // settings stay the same; one that fails to start is logged and left out, the others still serve.
+// Before a server's command first runs the user consents (McpConsent: shown the exact command,
+// arguments, environment and folder); a server the user declines is left out for the session.
+// A tool's annotations are the server's own claims: they count only for a server the user marked
+// trusted, and a tool that may reach the network always asks.
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JsonSchema } from './schema.js';
 import type { AgentTool, ToolOutcome } from './types.js';
 
-export interface McpServerSpec { command: string; args: string[]; env: Record<string, string> }
+export interface McpServerSpec { command: string; args: string[]; env: Record<string, string>; trusted?: boolean }
+
+/** Asks the user whether a server's command may start (resolves true when it may). */
+export type McpConsent = (name: string, spec: McpServerSpec, cwd: string | undefined) => Promise<boolean>;
+
+/** The identity of what a consent allows: the exact command, arguments, environment and folder. */
+export function mcpConfigHash(spec: McpServerSpec, cwd: string | undefined): string {
+  const env = Object.keys(spec.env).sort().map((k) => [k, spec.env[k]]);
+  return createHash('sha256').update(JSON.stringify([spec.command, spec.args, env, cwd ?? null])).digest('hex');
+}
+
+/** Whether a tool may run without asking: its server is trusted, and it says it only reads and stays off the network. */
+export function mcpRunsUnasked(trusted: boolean, annotations: { readOnlyHint?: boolean | undefined; openWorldHint?: boolean | undefined } | undefined): boolean {
+  return trusted && annotations?.readOnlyHint === true && annotations.openWorldHint === false;
+}
 
 /** How long a server may take to start and list its tools. */
 const START_TIMEOUT_MS = 20_000;
@@ -29,27 +48,49 @@ export function mcpResultText(content: unknown): string {
   }).join('\n');
 }
 
+/** Tells the model which configured MCP servers the user did not allow, so it can say why their tools are missing. */
+export function mcpDeclinedNote(declined: readonly string[]): string {
+  if (!declined.length) return '';
+  return `\n\nThe MCP server${declined.length > 1 ? 's' : ''} ${declined.map((n) => JSON.stringify(n)).join(', ')} ${declined.length > 1 ? 'are' : 'is'} configured, but the user did not allow ${declined.length > 1 ? 'them' : 'it'} to start, so ${declined.length > 1 ? 'their' : 'its'} tools are not available. Say so when a request needs them.`;
+}
+
 export class McpTools {
   private readonly connections = new Map<string, Connection>();
+  /** Configurations the user declined in this session (not asked again until it changes). */
+  private readonly declined = new Set<string>();
 
-  constructor(private readonly log: (message: string) => void, private readonly cwd: () => string | undefined) {}
+  constructor(private readonly log: (message: string) => void, private readonly cwd: () => string | undefined, private readonly consent: McpConsent) {}
 
-  /** The tools of every configured server (starting the ones not running); closes servers no longer configured. */
-  async tools(servers: Record<string, McpServerSpec>, signal?: AbortSignal): Promise<AgentTool[]> {
+  /**
+   * The tools of every configured server (starting the ones not running, after consent), and the
+   * servers the user did not allow to start; closes servers no longer configured.
+   */
+  async tools(servers: Record<string, McpServerSpec>, signal?: AbortSignal): Promise<{ tools: AgentTool[]; declined: string[] }> {
     for (const [name, c] of this.connections) {
       if (!servers[name] || c.key !== JSON.stringify(servers[name])) await this.close(name);
     }
     const out: AgentTool[] = [];
+    const declined: string[] = [];
     for (const [name, spec] of Object.entries(servers)) {
       try {
-        const c = this.connections.get(name) ?? await this.connect(name, spec, signal);
+        let c = this.connections.get(name);
+        if (!c) {
+          const hash = mcpConfigHash(spec, this.cwd());
+          if (this.declined.has(hash) || !(await this.consent(name, spec, this.cwd()))) {
+            if (!this.declined.has(hash)) this.log(`MCP server "${name}": not started (the user did not allow its command)`);
+            this.declined.add(hash);
+            declined.push(name);
+            continue;
+          }
+          c = await this.connect(name, spec, signal);
+        }
         out.push(...c.tools);
       } catch (err) {
         if (signal?.aborted) throw err;
         this.log(`MCP server "${name}" (${spec.command}) could not start: ${(err as Error).message}`);
       }
     }
-    return out;
+    return { tools: out, declined };
   }
 
   private async connect(name: string, spec: McpServerSpec, signal?: AbortSignal): Promise<Connection> {
@@ -65,7 +106,7 @@ export class McpTools {
       const tools = listed.tools.map((t): AgentTool => ({
         name: mcpToolName(name, t.name),
         kind: 'external',
-        readOnlyHint: t.annotations?.readOnlyHint === true,
+        readOnlyHint: mcpRunsUnasked(spec.trusted === true, t.annotations),
         description: `${t.description ?? t.title ?? t.name} (MCP server ${name})`,
         parameters: t.inputSchema as JsonSchema,
         run: async (args, ctx): Promise<ToolOutcome> => {

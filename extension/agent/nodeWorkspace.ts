@@ -1,12 +1,14 @@
 // The agent's workspace on plain folders (Node only): files from disk, the listing of the
 // codebase index's walker (.gitignore, excludes), a line search, commands in a child process.
 // The unit tests run the loop on it; vscodeWorkspace.ts builds on it inside VS Code.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
-import { readText, walk } from '../codebase/walker.js';
-import { runChildCommand } from './childCommand.js';
-import type { WorkspacePaths } from './paths.js';
+import { isIndexable, readText, walk } from '../codebase/walker.js';
+import { runChildArgv, runChildCommand } from './childCommand.js';
+import { isLink, type WorkspacePaths } from './paths.js';
+import { looksSecret } from './sensitiveFiles.js';
 import type { AgentWorkspace, CodebaseSearchFn, CommandResult, DiagnosticItem, ProposedChange, TextMatch } from './types.js';
 
 /** The largest file read_file, search_text and edit_file open. */
@@ -31,6 +33,14 @@ export class NodeWorkspace implements AgentWorkspace {
     return readText(abs, MAX_FILE_BYTES);
   }
 
+  async isIgnored(abs: string): Promise<boolean> {
+    const roots = await this.paths.real();
+    const i = roots.findIndex((r) => { const rel = relative(r, abs); return !rel.startsWith('..') && !isAbsolute(rel); });
+    if (i < 0) return false;
+    const rel = relative(roots[i]!, abs).split(sep).join('/');
+    return rel !== '' && !(await isIndexable(roots[i]!, rel, { exclude: [], maxFileBytes: Number.MAX_SAFE_INTEGER }));
+  }
+
   async listFiles(signal: AbortSignal): Promise<string[]> {
     const out: string[] = [];
     const multi = this.paths.roots.length > 1;
@@ -47,6 +57,7 @@ export class NodeWorkspace implements AgentWorkspace {
     const hits: TextMatch[] = [];
     for (const rel of await this.listFiles(signal)) {
       if (match && !match(rel) && !match(rel.split('/').pop()!)) continue;
+      if (looksSecret(rel)) continue;
       signal.throwIfAborted();
       const text = await this.readText(this.absOf(rel));
       if (text === null) continue;
@@ -67,16 +78,20 @@ export class NodeWorkspace implements AgentWorkspace {
 
   async apply(change: ProposedChange): Promise<string | null> {
     try {
+      if (await isLink(change.abs)) return `${change.path} is a symbolic link now; the agent does not write through links`;
       await mkdir(dirname(change.abs), { recursive: true });
-      await writeFile(change.abs, change.after, change.before === null ? { flag: 'wx' } : {});
+      // Never through a link, even one put there since the check; a new file must not exist yet.
+      const flags = constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0) | (change.before === null ? constants.O_CREAT | constants.O_EXCL : constants.O_TRUNC);
+      const file = await open(change.abs, flags, 0o666);
+      try { await file.writeFile(change.after); } finally { await file.close(); }
       return null;
     } catch (err) {
       return (err as Error).message;
     }
   }
 
-  runCommand(command: string, cwd: string, signal: AbortSignal): Promise<CommandResult> {
-    return runChildCommand(command, cwd, signal);
+  runCommand(command: string, cwd: string, signal: AbortSignal, argv?: readonly string[]): Promise<CommandResult> {
+    return argv ? runChildArgv(argv, cwd, signal) : runChildCommand(command, cwd, signal);
   }
 
   /** The absolute path of a listed (workspace-relative) path. */

@@ -1,9 +1,14 @@
 // Where the agent may read and write: inside the workspace folders only. A path is resolved
-// against the first folder (or a folder named by its first segment in a multi-root workspace),
-// symbolic links are resolved (also of the nearest existing parent, for a file to create), and
-// anything whose real location is outside every folder is refused.
-import { realpath } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+// against the first folder (or a folder named by its first segment in a multi-root workspace)
+// and checked twice: as written, before the file system is touched (so a UNC or device path
+// never opens a network connection, and ".." cannot climb out), then with its symbolic links
+// resolved (also of the nearest existing parent, for a file to create). A link that leads
+// nowhere is refused, as is a folder too broad to be a workspace (the file system's root, the
+// home folder). Writes also refuse a link at the file itself and the files sensitiveFiles.ts names.
+import { lstat, realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, parse, relative, resolve, sep } from 'node:path';
+import { writeRefusal } from './sensitiveFiles.js';
 
 export interface WorkspaceRoot { name: string; path: string }
 
@@ -19,27 +24,65 @@ const inside = (root: string, p: string): boolean => {
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
 };
 
-/** The real path of `p`, or of its nearest existing parent joined with the rest. */
+/** Why a path as written is refused before it is looked up, or null. */
+export function lexicalProblem(p: string): string | null {
+  if (p.includes('\0')) return 'the path contains a NUL character';
+  // \\host\share, \\?\C:\, \\.\pipe\x (and the same with "/"): network shares and devices.
+  if (/^[\\/]{2}/.test(p)) return `${p} is a network (UNC) or device path`;
+  if (/^[a-zA-Z]:(?![\\/])/.test(p)) return `${p} is relative to a drive's current folder`;
+  // NTFS alternate data streams ("settings.json:stream") name another file than they seem to.
+  if (process.platform === 'win32' && p.replace(/^[a-zA-Z]:/, '').includes(':')) return `${p} names an alternate data stream`;
+  return null;
+}
+
+/** The real path of `p`, or of its nearest existing parent joined with the rest; a dangling link is refused. */
 async function realOrParent(p: string): Promise<string> {
   try {
     return await realpath(p);
   } catch {
+    // Something is there (a link to nowhere, a loop): it cannot be followed, and must not be replaced.
+    if (await lstat(p).then(() => true, () => false)) throw new PathRefused(`${p} is a symbolic link that leads nowhere`);
     const parent = dirname(p);
     if (parent === p) return p;
     return resolve(await realOrParent(parent), basename(p));
   }
 }
 
+/** Whether `abs` is a symbolic link itself (not following it). */
+export async function isLink(abs: string): Promise<boolean> {
+  return lstat(abs).then((s) => s.isSymbolicLink(), () => false);
+}
+
 export class WorkspacePaths {
   private realRoots: Promise<string[]> | undefined;
+  private broad: Promise<Array<string | null>> | undefined;
 
   constructor(readonly roots: readonly WorkspaceRoot[]) {}
 
   /** The absolute, real path of `p` inside the workspace; throws PathRefused otherwise. */
   async resolve(p: string): Promise<{ abs: string; rel: string }> {
+    return (await this.locate(p)).real;
+  }
+
+  /**
+   * resolve() for a file the agent writes: also refused when the file is a symbolic link (a link
+   * is never written through) or one that runs code (sensitiveFiles.ts).
+   */
+  async resolveForWrite(p: string): Promise<{ abs: string; rel: string }> {
+    const { real, lexical, lexicalRel } = await this.locate(p);
+    if (await isLink(lexical)) throw new PathRefused(`${p} is a symbolic link; the agent does not write through links`);
+    for (const rel of new Set([lexicalRel, real.rel])) {
+      const why = writeRefusal(rel);
+      if (why) throw new PathRefused(why);
+    }
+    return real;
+  }
+
+  private async locate(p: string): Promise<{ real: { abs: string; rel: string }; lexical: string; lexicalRel: string }> {
     if (!this.roots.length) throw new PathRefused('there is no workspace folder open');
     if (typeof p !== 'string' || !p.trim()) throw new PathRefused('the path is empty');
-    if (p.includes('\0')) throw new PathRefused('the path contains a NUL character');
+    const problem = lexicalProblem(p.trim());
+    if (problem) throw new PathRefused(problem);
     const want = p.trim().replace(/\\/g, '/');
     let root = this.roots[0]!;
     let rest = want;
@@ -47,11 +90,28 @@ export class WorkspacePaths {
     const named = this.roots.length > 1 ? this.roots.find((r) => r.name === first) : undefined;
     if (named) { root = named; rest = want.slice(first!.length + 1); }
     const abs = isAbsolute(rest) ? resolve(rest) : resolve(root.path, rest);
-    const real = await realOrParent(abs);
     const roots = await this.real();
+    const outside = (): PathRefused => new PathRefused(`${p} is outside the workspace (only files under ${this.roots.map((r) => r.path).join(', ')} can be used)`);
+    // As written first: nothing outside the folders is looked up at all.
+    const j = this.roots.findIndex((r, k) => inside(resolve(r.path), abs) || inside(roots[k]!, abs));
+    if (j < 0) throw outside();
+    await this.refuseBroad(j);
+    const real = await realOrParent(abs);
     const i = roots.findIndex((r) => inside(r, real));
-    if (i < 0) throw new PathRefused(`${p} is outside the workspace (only files under ${this.roots.map((r) => r.path).join(', ')} can be used)`);
-    return { abs: real, rel: this.relative(real, i, roots) };
+    if (i < 0) throw outside();
+    await this.refuseBroad(i);
+    const base = inside(resolve(this.roots[j]!.path), abs) ? resolve(this.roots[j]!.path) : roots[j]!;
+    return { real: { abs: real, rel: this.relative(real, i, roots) }, lexical: abs, lexicalRel: relative(base, abs).split(sep).join('/') };
+  }
+
+  /** Refuses every path under a folder that is the file system's (or a drive's) root or the home folder. */
+  private async refuseBroad(i: number): Promise<void> {
+    this.broad ??= this.real().then(async (roots) => {
+      const home = await realpath(homedir()).catch(() => resolve(homedir()));
+      return roots.map((r) => (parse(r).root === r ? 'the root of the file system' : r === home ? 'your home folder' : null));
+    });
+    const why = (await this.broad)[i];
+    if (why) throw new PathRefused(`the workspace folder ${this.roots[i]!.path} is ${why}, too broad for the agent to work in: open a project's folder instead`);
   }
 
   /** Workspace-relative form of a real path under root `i` (the folder's name first when there are several). */

@@ -1,6 +1,7 @@
 // The read-only tools: read_file, list_files, search_text, get_diagnostics, search_codebase.
 // They only look; with strata.agent.autoApproveReadOnly (the default) they run without asking.
 import picomatch from 'picomatch';
+import { looksSecret } from './sensitiveFiles.js';
 import type { AgentTool, ToolContext, ToolOutcome } from './types.js';
 
 const MAX_LIST = 400;
@@ -25,6 +26,12 @@ export const readFile: AgentTool = {
       endLine: { type: 'integer', minimum: 1, description: 'Last line to read (default: the end)' },
     },
     required: ['path'],
+  },
+  async askFirst(args, ctx): Promise<string | null> {
+    const { abs, rel } = await inWorkspace(ctx, args.path);
+    if (looksSecret(rel)) return `${rel} looks like it holds secrets`;
+    if (await ctx.workspace.isIgnored(abs)) return `the workspace ignores ${rel} (.gitignore)`;
+    return null;
   },
   async run(args, ctx): Promise<ToolOutcome> {
     const { abs, rel } = await inWorkspace(ctx, args.path);
@@ -63,7 +70,7 @@ export const listFiles: AgentTool = {
 export const searchText: AgentTool = {
   name: 'search_text',
   kind: 'read',
-  description: 'Search the text of the workspace files for a string (or a regular expression); answers path:line: text for each matching line.',
+  description: 'Search the text of the workspace files for a string (or a regular expression); answers path:line: text for each matching line. Files that look like they hold secrets (.env, keys) are left out: read_file them (the user is asked).',
   parameters: {
     type: 'object',
     properties: {
@@ -117,8 +124,10 @@ export const searchCodebase: AgentTool = {
     const search = ctx.workspace.codebase;
     if (!search) return { type: 'error', message: 'the codebase index is off (strata.codebase.enabled) or not built; use search_text' };
     const r = await search(str(args.query) ?? '', { limit: int(args.limit) ?? 5 }, ctx.signal);
-    if (!r.hits.length) return { type: 'text', text: 'the codebase index found nothing for that query' };
-    return { type: 'text', text: r.hits.map((h) => `${h.chunk.path}:${h.chunk.startLine}-${h.chunk.endLine}\n${h.chunk.text}`).join('\n\n') };
+    // As search_text: files that look like they hold secrets only through read_file, which asks.
+    const hits = r.hits.filter((h) => !looksSecret(h.chunk.path));
+    if (!hits.length) return { type: 'text', text: 'the codebase index found nothing for that query' };
+    return { type: 'text', text: hits.map((h) => `${h.chunk.path}:${h.chunk.startLine}-${h.chunk.endLine}\n${h.chunk.text}`).join('\n\n') };
   },
 };
 

@@ -8,7 +8,8 @@ import type { AgentProvider } from './agentChats.js';
 import { CHANGE_TOOLS } from './changeTools.js';
 import { ProposalDiffs } from './diffView.js';
 import { AgentLoop } from './loop.js';
-import { McpTools } from './mcp.js';
+import { mcpDeclinedNote, McpTools } from './mcp.js';
+import { mcpConsent } from './mcpConsent.js';
 import { WorkspacePaths } from './paths.js';
 import { agentSystemPrompt } from './prompt.js';
 import { READ_TOOLS, searchCodebase } from './readTools.js';
@@ -30,7 +31,7 @@ function filesExclude(): string[] {
 export function registerAgent(context: vscode.ExtensionContext, opts: { conversations: ConversationStore; codebase?: CodebaseSearchFn | undefined; log: vscode.LogOutputChannel }): AgentProvider {
   const terminal = new AgentTerminal();
   const diffs = new ProposalDiffs();
-  const mcp = new McpTools((m) => opts.log.info(m), () => folders()[0]?.uri.fsPath);
+  const mcp = new McpTools((m) => opts.log.info(m), () => folders()[0]?.uri.fsPath, mcpConsent(context.globalState));
   context.subscriptions.push(terminal, diffs, { dispose: () => void mcp.dispose() });
   const builtin = (): ToolRegistry => new ToolRegistry([...READ_TOOLS.filter((t) => t !== searchCodebase || opts.codebase), ...CHANGE_TOOLS]);
   let lastTools = builtin().specs();
@@ -54,7 +55,8 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
       const paths = new WorkspacePaths(open.map((f) => ({ name: f.name, path: f.uri.fsPath })));
       const settings = agentSettings();
       const tools = builtin();
-      for (const t of await mcp.tools(settings.mcpServers)) {
+      const external = await mcp.tools(settings.mcpServers);
+      for (const t of external.tools) {
         try { tools.add(t); } catch (err) { opts.log.warn(`MCP tool left out: ${(err as Error).message}`); }
       }
       lastTools = tools.specs();
@@ -63,7 +65,7 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
         client, tools, workspace, paths, approvals, settings, onEvent,
         countTokens: async (text, signal) => (await client.tokenize(text, signal)).length,
       });
-      return { loop, system: system() };
+      return { loop, system: system() + mcpDeclinedNote(external.declined) };
     },
   };
 }

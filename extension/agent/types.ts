@@ -42,8 +42,10 @@ export interface AgentTool {
   /** JSON schema of the arguments (sent to the model as the function's parameters). */
   parameters: JsonSchema;
   kind: ToolKind;
-  /** external tools only: the server says the tool only reads (MCP readOnlyHint). */
+  /** external tools only: it may run without asking (the user trusts its server, which says it only reads and stays off the network). */
   readOnlyHint?: boolean;
+  /** Why this call asks even where its kind runs without asking (a file that looks secret), or null. */
+  askFirst?(args: Record<string, unknown>, ctx: ToolContext): Promise<string | null>;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutcome>;
 }
 
@@ -65,6 +67,8 @@ export type CodebaseSearchFn = (query: string, opts?: { limit?: number }, signal
 export interface AgentWorkspace {
   /** A file's text: the open document's (unsaved edits included) when it is open, else the disk's; null: no such file or not text. */
   readText(abs: string): Promise<string | null>;
+  /** Whether the workspace ignores the file (.gitignore, or inside .git). */
+  isIgnored(abs: string): Promise<boolean>;
   /** Files under the roots, respecting .gitignore and files.exclude, workspace-relative, sorted. */
   listFiles(signal: AbortSignal): Promise<string[]>;
   searchText(query: string, opts: { regex: boolean; glob: string | null; maxResults: number }, signal: AbortSignal): Promise<TextMatch[]>;
@@ -72,7 +76,8 @@ export interface AgentWorkspace {
   diagnostics(abs: string | undefined): DiagnosticItem[];
   /** Writes an accepted change (one undo step in VS Code); resolves with a problem, or null. */
   apply(change: ProposedChange): Promise<string | null>;
-  runCommand(command: string, cwd: string, signal: AbortSignal): Promise<CommandResult>;
+  /** argv: an allow-listed command's words, run without a shell (the command line is what the user saw). */
+  runCommand(command: string, cwd: string, signal: AbortSignal, argv?: readonly string[]): Promise<CommandResult>;
   codebase?: CodebaseSearchFn | undefined;
 }
 

@@ -4,8 +4,9 @@
 // commands the agent runs next see them.
 import * as vscode from 'vscode';
 import { NodeWorkspace, type NodeWorkspaceOptions } from './nodeWorkspace.js';
-import type { WorkspacePaths } from './paths.js';
+import { isLink, type WorkspacePaths } from './paths.js';
 import { findRipgrep, ripgrepSearch } from './ripgrep.js';
+import { SECRET_NAME_GLOBS } from './sensitiveFiles.js';
 import type { AgentTerminal } from './terminalCommand.js';
 import type { CommandResult, DiagnosticItem, ProposedChange, TextMatch } from './types.js';
 
@@ -31,7 +32,7 @@ export class VscodeWorkspace extends NodeWorkspace {
     if (!this.rg) return super.searchText(query, opts, signal);
     const multi = this.paths.roots.length > 1;
     return ripgrepSearch(this.rg, {
-      query, regex: opts.regex, glob: opts.glob, exclude: this.opts.exclude(), maxResults: opts.maxResults,
+      query, regex: opts.regex, glob: opts.glob, exclude: [...this.opts.exclude(), ...SECRET_NAME_GLOBS], maxResults: opts.maxResults,
       roots: this.paths.roots.map((r) => ({ path: r.path, prefix: multi ? r.name : '' })),
     }, signal);
   }
@@ -52,6 +53,7 @@ export class VscodeWorkspace extends NodeWorkspace {
   }
 
   override async apply(change: ProposedChange): Promise<string | null> {
+    if (await isLink(change.abs)) return `${change.path} is a symbolic link now; the agent does not write through links`;
     const uri = vscode.Uri.file(change.abs);
     const edit = new vscode.WorkspaceEdit();
     if (change.before === null) {
@@ -67,7 +69,8 @@ export class VscodeWorkspace extends NodeWorkspace {
     return null;
   }
 
-  override runCommand(command: string, cwd: string, signal: AbortSignal): Promise<CommandResult> {
-    return this.terminal.run(command, cwd, signal);
+  override runCommand(command: string, cwd: string, signal: AbortSignal, argv?: readonly string[]): Promise<CommandResult> {
+    // An allow-listed command never reaches the terminal's shell.
+    return argv ? super.runCommand(command, cwd, signal, argv) : this.terminal.run(command, cwd, signal);
   }
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerConnection } from '../server/connection.js';
-import { apiKey } from '../config/config.js';
+import { API_KEY_ENV } from '../server/managedLaunch.js';
 import { spawnNodeScript } from '../server/nodeProcess.js';
 import type { BenchView } from '../../contract/bench.js';
 import { benchFigures, benchRun, BenchStore } from './benchResults.js';
@@ -78,11 +78,11 @@ export function registerBenchmark(context: vscode.ExtensionContext, server: Serv
     const tracker = new BenchProgressTracker(plan, client.baseUrl, store.runs(), startedAt);
     showBenchTab();
     set({ running: true, progress: tracker.view(), error: null });
-    // A remote server may need the key (managed ones run without one).
-    const key = server.status.mode === 'remote' ? await apiKey(context.secrets) : undefined;
+    // The key goes in the environment, not on the command line other users can read.
+    const key = client.apiKey;
     const argsFor = (url: string, out: string, withKey: boolean): string[] => [
       'bench', '--url', url, '--json', out, '--scenarios', plan.scenarios.join(','), '--runs', String(plan.runs),
-      '--label', `vscode ${new Date(startedAt).toISOString()}`, ...(withKey && key ? ['--api-key', key] : []),
+      '--label', `vscode ${new Date(startedAt).toISOString()}`,
     ];
     try {
       const outcome = await vscode.window.withProgress(
@@ -101,8 +101,8 @@ export function registerBenchmark(context: vscode.ExtensionContext, server: Serv
           show();
           const runOne = (url: string, out: string, withKey: boolean): Promise<number | null> => new Promise((resolve) => {
             const args = argsFor(url, out, withKey);
-            log.info(`benchmark: ${args.filter((a) => a !== key).join(' ')}`);
-            const child = spawnNodeScript(cli, args);
+            log.info(`benchmark: ${args.join(' ')}`);
+            const child = spawnNodeScript(cli, args, withKey && key ? { [API_KEY_ENV]: key } : {});
             const sub = token.onCancellationRequested(() => child.kill('SIGTERM'));
             child.onOutput((line) => {
               log.info(`[bench] ${line}`);

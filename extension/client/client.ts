@@ -84,7 +84,8 @@ export function toWireTool(t: ToolSpec): Record<string, unknown> {
 
 export class StrataClient {
   readonly baseUrl: string;
-  private readonly apiKey: string | undefined;
+  /** Sent as Bearer on every request (the managed server's key for this start, or the remote server's). */
+  readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private readonly activity: ActivitySink | undefined;
   private readonly timeoutMs: number;

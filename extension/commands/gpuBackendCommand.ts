@@ -102,7 +102,7 @@ export function registerGpuBackendCommand(context: vscode.ExtensionContext, serv
   const suggest = async (url: string): Promise<void> => {
     let suggestion: { kind: GpuBackendKind; reason: string } | null = null;
     try {
-      suggestion = await new StrataClient({ baseUrl: url, timeoutMs: 10_000 }).gpuSuggestion();
+      suggestion = await new StrataClient({ baseUrl: url, apiKey: server.client?.apiKey, timeoutMs: 10_000 }).gpuSuggestion();
     } catch (err) {
       log.debug(`gpu backend: no suggestion (${(err as Error).message})`);
       return;

@@ -18,6 +18,16 @@ export function setting<N extends SettingName>(name: N): SettingValue<N> {
   return cfg().get<SettingValue<N>>(name, settingDefault(name));
 }
 
+/**
+ * A setting as the user set it (user settings, never a workspace's or a folder's), else its
+ * default. For the settings that start programs, choose the server the extension talks to or
+ * let the agent act without asking: a cloned repository's .vscode/settings.json must not set them.
+ */
+export function userSetting<N extends SettingName>(name: N): SettingValue<N> {
+  const v = cfg().inspect<SettingValue<N>>(name)?.globalValue;
+  return v === undefined ? settingDefault(name) : v;
+}
+
 export function readServerSettings(): ServerSettings {
   const split = setting('splitMode');
   // A list setting may also be written as a JSON array in settings.json.
@@ -45,11 +55,11 @@ export function readServerSettings(): ServerSettings {
 }
 
 export function serverMode(): 'managed' | 'remote' {
-  return setting('serverMode') === 'remote' ? 'remote' : 'managed';
+  return userSetting('serverMode') === 'remote' ? 'remote' : 'managed';
 }
 
 export function remoteUrl(): string {
-  return setting('remoteUrl').trim();
+  return String(userSetting('remoteUrl')).trim();
 }
 
 export function autoStart(): boolean {
@@ -58,7 +68,7 @@ export function autoStart(): boolean {
 
 /** The API key: SecretStorage first, then the (plain-text) setting as a fallback. */
 export async function apiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
-  return (await secrets.get(API_KEY_SECRET)) || setting('apiKey').trim() || undefined;
+  return (await secrets.get(API_KEY_SECRET)) || String(userSetting('apiKey')).trim() || undefined;
 }
 
 export interface CompletionSettings {
@@ -100,7 +110,8 @@ export function nextEditSettings(): NextEditSettings {
   };
 }
 
-export interface McpServerConfig { command: string; args: string[]; env: Record<string, string> }
+/** trusted: the user vouches for the server, so its tools that say they only read may run without asking. */
+export interface McpServerConfig { command: string; args: string[]; env: Record<string, string>; trusted: boolean }
 
 export interface AgentConfig {
   maxSteps: number;
@@ -113,19 +124,20 @@ export interface AgentConfig {
 
 export function agentSettings(): AgentConfig {
   const servers: Record<string, McpServerConfig> = {};
-  for (const [name, raw] of Object.entries((setting('agent.mcpServers') ?? {}) as Record<string, unknown>)) {
-    const o = (raw ?? {}) as { command?: unknown; args?: unknown; env?: unknown };
+  for (const [name, raw] of Object.entries((userSetting('agent.mcpServers') ?? {}) as Record<string, unknown>)) {
+    const o = (raw ?? {}) as { command?: unknown; args?: unknown; env?: unknown; trusted?: unknown };
     if (typeof o.command !== 'string' || !o.command.trim()) continue;
     servers[name] = {
       command: o.command,
       args: Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === 'string') : [],
       env: Object.fromEntries(Object.entries((o.env ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === 'string')),
+      trusted: o.trusted === true,
     };
   }
   return {
     maxSteps: clampInt(setting('agent.maxSteps'), 1, 200),
-    autoApproveReadOnly: setting('agent.autoApproveReadOnly'),
-    allowedCommands: (setting('agent.allowedCommands') as unknown[]).filter((c): c is string => typeof c === 'string'),
+    autoApproveReadOnly: userSetting('agent.autoApproveReadOnly') === true,
+    allowedCommands: (Array.isArray(userSetting('agent.allowedCommands')) ? userSetting('agent.allowedCommands') as unknown[] : []).filter((c): c is string => typeof c === 'string'),
     maxResultTokens: clampInt(setting('agent.maxResultTokens'), 100, 1_000_000),
     mcpServers: servers,
   };

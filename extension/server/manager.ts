@@ -10,7 +10,8 @@ import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
 import { freePort } from '../../contract/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
-import { buildServeArgs, requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
+import { requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
+import { managedLaunch, newApiKey } from './managedLaunch.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */
@@ -35,6 +36,8 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   private currentClient: StrataClient | undefined;
   /** The `model` names the managed server's clients send (from the settings it was started with). */
   private requestModels: ReturnType<typeof requestModels> = {};
+  /** The managed server's key for this start (its clients send it). */
+  private managedKey: string | undefined;
   private pending: Promise<StrataClient> | undefined;
   private remoteAbort: AbortController | undefined;
   private state: ServerStatus;
@@ -144,11 +147,13 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     mkdirSync(sessionsDir, { recursive: true });
 
     this.detach();
+    const apiKey = newApiKey();
+    this.managedKey = apiKey;
     const sup = new Supervisor({
       spawn: (port) => {
-        const args = [...buildServeArgs(settings, port), '--sessions-dir', sessionsDir, '--parent-pid', String(process.pid)];
-        this.log.info(`starting: ${basename(process.execPath)} ${cli} ${args.join(' ')}`);
-        return spawnNodeScript(cli, args);
+        const launch = managedLaunch(settings, port, { sessionsDir, parentPid: process.pid, apiKey });
+        this.log.info(`starting: ${basename(process.execPath)} ${cli} ${launch.args.join(' ')} (with a new API key in its environment)`);
+        return spawnNodeScript(cli, launch.args, launch.env);
       },
       pickPort: freePort,
       probe: (port) => new StrataClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2000 }).health(),
@@ -184,7 +189,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
         break;
       case 'ready': {
         const url = `http://127.0.0.1:${s.port}`;
-        this.currentClient = new StrataClient({ baseUrl: url, activity: this.activity, models: this.requestModels });
+        this.currentClient = new StrataClient({ baseUrl: url, apiKey: this.managedKey, activity: this.activity, models: this.requestModels });
         this.log.info(`server ready at ${url} (model ${s.model ?? '?'}, ${s.slots ?? '?'} slots)`);
         this.update({ state: 'ready', url, model: displayModel(s.model), message: null });
         break;

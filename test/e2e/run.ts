@@ -92,7 +92,7 @@ async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<Ste
     }, { timeoutMs: 120_000 });
     if (wb) {
       if (selfCheck) await selfCheckUiSuite(t, wb, server.workspace);
-      else await uiSuite(t, wb, server.workspace);
+      else await uiSuite(t, wb, server.workspace, (patch) => server.updateSettings(patch));
     }
     await wb?.close().catch(() => undefined);
   });

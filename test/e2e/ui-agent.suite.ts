@@ -2,10 +2,10 @@
 // (test/helpers/scripted-model-server.ts): the tiny test model's answers are noise, and these steps
 // need a model that reads a file, proposes an edit and runs a command, so the scripted server
 // plays the model's turns (each chosen by what the conversation holds so far). The extension is
-// switched to `strata.serverMode: remote` at it through the workspace settings, so these steps run
+// switched to `strata.serverMode: remote` at it through the user's settings, so these steps run
 // last. Everything else is real: VS Code, the extension, the agent loop and its tools, the panel,
 // the WorkspaceEdit, the terminal.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
 import { waitForAnswerEnd } from './lib/panel.js';
@@ -17,7 +17,7 @@ const S = {
   read: 'agent: in Agent mode the model reads a file; the step shows the tool, its arguments and a collapsible result',
   diff: 'agent: the edit it proposes shows as a diff with Accept / Reject (and in VS Code\'s diff editor); the file is unchanged',
   accept: 'agent: Accept applies the change (the file holds it)',
-  command: 'agent: run_command waits for Run / Skip (nothing ran yet); Run runs it and the answer ends',
+  command: 'agent: run_command waits for Run / Skip (nothing ran yet; a bidi control in it shown escaped); Run runs it and the answer ends',
   undo: 'agent: Ctrl+Z in the editor takes the accepted change back in one step',
 };
 
@@ -25,6 +25,8 @@ export const AGENT_FILE = 'e2e_agent.py';
 const SRC = 'def greet(name):\n    return "Hello " + name\n\n\nprint(greet("VS Code"))\n';
 const EDITED = SRC.replace('"Hello "', '"Hi "');
 const MARKER = 'e2e_agent_ran.txt';
+/** A right-to-left override in a shell comment: shown as it is, it would turn the text after it around. */
+const HIDDEN_TAIL = ' # \u202e txt.exe';
 
 /** The scripted model: read the file, then edit it, then run a command, then answer. */
 function agentTurn(body: Record<string, unknown>): ChatTurnScript {
@@ -32,11 +34,11 @@ function agentTurn(body: Record<string, unknown>): ChatTurnScript {
   const results = msgs.filter((m) => m.role === 'tool').length;
   if (results === 0) return { text: 'I will read the file first.', toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: AGENT_FILE }) }] };
   if (results === 1) return { text: 'Now the change.', toolCalls: [{ name: 'edit_file', arguments: JSON.stringify({ path: AGENT_FILE, edits: [{ search: '"Hello "', replace: '"Hi "' }] }) }] };
-  if (results === 2) return { text: 'And a check.', toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command: `echo agent-ran > ${MARKER}` }) }] };
+  if (results === 2) return { text: 'And a check.', toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command: `echo agent-ran > ${MARKER}${HIDDEN_TAIL}` }) }] };
   return { text: `Done: greet now says "Hi". The last result was: ${msgs.at(-1)!.content.split('\n')[0]}` };
 }
 
-export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promise<void> {
+export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiContext): Promise<void> {
   const scripted = new ScriptedModelServer({ chat: (b) => agentTurn(b) });
   const url = await scripted.start();
   const file = join(workspace, AGENT_FILE);
@@ -46,10 +48,8 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       // Switch only once the managed server is up (as after the other areas): a settings change
       // while it still starts would race its start.
       await wb.waitForStatusBar(/Strata: ready/, 180_000);
-      mkdirSync(join(workspace, '.vscode'), { recursive: true });
-      const path = join(workspace, '.vscode', 'settings.json');
-      const was = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> : {};
-      writeFileSync(path, JSON.stringify({ ...was, 'strata.serverMode': 'remote', 'strata.remoteUrl': url }, null, 2));
+      // User settings: a workspace's .vscode/settings.json cannot pick the server.
+      userSettings({ 'strata.serverMode': 'remote', 'strata.remoteUrl': url });
       const toast = await wb.waitForNotification(/Strata server settings changed/, 60_000);
       await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
       await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);
@@ -105,7 +105,9 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
     await t.step(S.command, async () => {
       const cmd = await stepEl('run_command');
       await cmd.getByRole('button', { name: 'Run the command' }).waitFor({ timeout: 30_000 });
-      if (!(await cmd.locator('pre.step-command').innerText()).includes(`echo agent-ran > ${MARKER}`)) throw new Error('the command is not shown');
+      const shown = await cmd.locator('pre.step-command').innerText();
+      if (!shown.includes(`echo agent-ran > ${MARKER}`)) throw new Error('the command is not shown');
+      if (!shown.includes(' # \\u202e txt.exe') || shown.includes('\u202e')) throw new Error(`the bidi control is not shown escaped: ${JSON.stringify(shown)}`);
       if (existsSync(join(workspace, MARKER))) throw new Error('the command ran before Run was pressed');
       await wb.screenshot('64-agent-command-waits');
       await cmd.getByRole('button', { name: 'Run the command' }).click();

@@ -1,7 +1,7 @@
 // UI steps of next-edit suggestions and completion candidates, against a scripted model server the
 // runner starts (test/helpers/scripted-model-server.ts): the tiny test model's answers are noise,
 // and these steps need a next edit that finishes a rename and candidates that differ. The extension
-// is switched to `strata.serverMode: remote` at that server through the workspace's settings, as a
+// is switched to `strata.serverMode: remote` at that server through the user's settings, as a
 // user pointing it at another server would, so these steps run last (after the managed server's).
 // Everything else is real: VS Code, the extension, its HTTP client, the keys.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -37,7 +37,7 @@ function finishSum(b: NextEditRequest): string {
   return line.endsWith('total = price') ? `${b.region.slice(0, at)} + tax${b.region.slice(at)}` : b.region;
 }
 
-export async function nextEditSteps({ t, wb, workspace }: UiContext): Promise<void> {
+export async function nextEditSteps({ t, wb, workspace, userSettings }: UiContext): Promise<void> {
   const scripted = new ScriptedModelServer({
     // In the ghost file the scripted model finishes a sum at the cursor; elsewhere a rename.
     nextEdit: (b) => (b.file === GHOST_FILE ? finishSum(b) : renameAnswer(b)),
@@ -74,8 +74,9 @@ export async function nextEditSteps({ t, wb, workspace }: UiContext): Promise<vo
   try {
     await t.step(S.connect, async () => {
       mkdirSync(join(workspace, '.vscode'), { recursive: true });
+      // The server mode and URL from user settings only (a workspace's are ignored).
+      userSettings({ 'strata.serverMode': 'remote', 'strata.remoteUrl': url });
       writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify({
-        'strata.serverMode': 'remote', 'strata.remoteUrl': url,
         'strata.nextEdit.enabled': true, 'strata.nextEdit.delayMs': 150,
         'strata.inlineCompletion.candidates': 3,
       }, null, 2));

@@ -48,6 +48,8 @@ export interface UiContext {
   t: StepRunner;
   wb: Workbench;
   workspace: string;
+  /** Changes user settings (the only place the server mode and its URL are read from). */
+  userSettings(patch: Record<string, unknown>): void;
   /** The editor-area Strata panel (opened or revealed when needed); a fresh frame each time it was hidden. */
   panel(): Promise<Frame>;
 }
@@ -68,9 +70,9 @@ export function prepareWorkspace(workspace: string): void {
   for (const f of FILES) if (!existsSync(join(workspace, f))) writeFileSync(join(workspace, f), '\n');
 }
 
-export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string): Promise<void> {
+export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string, userSettings: (patch: Record<string, unknown>) => void): Promise<void> {
   const ctx: UiContext = {
-    t, wb, workspace,
+    t, wb, workspace, userSettings,
     panel: async () => {
       const open = await panelFrame(wb, 'editor', 1000).catch(() => undefined);
       if (open) return open;

@@ -220,17 +220,19 @@ describe('agent loop', () => {
 
   it('run_command asks unless allow-listed, a skipped command does not run, output and exit code come back', async () => {
     mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'exit3.js'), "console.log('listed', process.argv[2]); process.exit(3);\n");
     const ap = approvals({ command: false });
     const { loop } = await setup([
       { toolCalls: [
-        { name: 'run_command', arguments: JSON.stringify({ command: 'echo listed; exit 3', cwd: 'sub' }) },
+        { name: 'run_command', arguments: JSON.stringify({ command: "node exit3.js 'a  b'", cwd: 'sub' }) },
         { name: 'run_command', arguments: JSON.stringify({ command: `touch ${join(dir, 'skipped')}` }) },
       ] },
       { text: 'Done.' },
-    ], { approvals: ap, settings: { allowedCommands: ['echo listed; exit 3'] } });
+    ], { approvals: ap, settings: { allowedCommands: ['node exit3.js *'] } });
     const run = await loop.run(question, new AbortController().signal);
     const results = run.messages.filter((m) => m.role === 'tool').map((m) => m.content);
-    expect(results[0]).toBe('exit code: 3\nlisted\n');
+    // Allow-listed: it ran at once, without a shell (the quoted words are one argument).
+    expect(results[0]).toBe('exit code: 3 (allow-listed: it ran without a shell)\nlisted a  b\n');
     expect(results[1]).toMatch(/skipped this command/);
     expect(ap.asked.commands).toEqual([`touch ${join(dir, 'skipped')}`]);
     expect(existsSync(join(dir, 'skipped'))).toBe(false);

@@ -171,28 +171,31 @@ describe('panel state in Agent mode', () => {
 });
 
 describe('MCP tools (official SDK client, a real stdio server)', () => {
-  const mcp = new McpTools(() => undefined, () => undefined);
+  const allow = async (): Promise<boolean> => true;
+  const mcp = new McpTools(() => undefined, () => undefined, allow);
   afterAll(() => mcp.dispose());
   const spec = { command: process.execPath, args: [resolve(import.meta.dirname, '../fixtures/mcp/echo-server.mjs')], env: { ECHO_TAG: 'from-settings' } };
 
   it('lists the server\'s tools with their schemas and calls them; a failing tool is a tool error', async () => {
-    const tools = await mcp.tools({ 'my echo': spec });
-    expect(tools.map((t) => t.name)).toEqual(['my_echo_echo', 'my_echo_fail']);
-    expect(tools[0]).toMatchObject({ kind: 'external', readOnlyHint: true, parameters: { type: 'object', required: ['text'] } });
-    expect(tools[1]!.readOnlyHint).toBe(false);
+    const { tools } = await mcp.tools({ 'my echo': spec });
+    expect(tools.map((t) => t.name)).toEqual(['my_echo_echo', 'my_echo_look', 'my_echo_fail']);
+    expect(tools[0]).toMatchObject({ kind: 'external', parameters: { type: 'object', required: ['text'] } });
+    // Not a trusted server: its own claim to only read counts for nothing.
+    expect(tools.map((t) => t.readOnlyHint)).toEqual([false, false, false]);
+    tools.splice(1, 1);
     const ctx = { signal: new AbortController().signal } as Parameters<typeof tools[0]['run']>[1];
     expect(await tools[0]!.run({ text: 'hi' }, ctx)).toEqual({ type: 'text', text: 'echo: hi (from-settings)' });
     expect(await tools[1]!.run({}, ctx)).toEqual({ type: 'error', message: 'this tool always fails' });
     // The same settings: the running server is reused (same tool objects).
-    expect((await mcp.tools({ 'my echo': spec }))[0]).toBe(tools[0]);
+    expect((await mcp.tools({ 'my echo': spec })).tools[0]).toBe(tools[0]);
     expect(mcpToolName('a.b', 'c d')).toBe('a_b_c_d');
   }, 30_000);
 
   it('a server that cannot start is left out and logged; the others still serve', async () => {
     const logs: string[] = [];
-    const m = new McpTools((l) => logs.push(l), () => undefined);
-    const tools = await m.tools({ broken: { command: join(dir, 'no-such-binary'), args: [], env: {} }, ok: spec });
-    expect(tools.map((t) => t.name)).toEqual(['ok_echo', 'ok_fail']);
+    const m = new McpTools((l) => logs.push(l), () => undefined, allow);
+    const { tools } = await m.tools({ broken: { command: join(dir, 'no-such-binary'), args: [], env: {} }, ok: spec });
+    expect(tools.map((t) => t.name)).toEqual(['ok_echo', 'ok_look', 'ok_fail']);
     expect(logs.some((l) => l.startsWith('MCP server "broken"'))).toBe(true);
     await m.dispose();
   }, 30_000);

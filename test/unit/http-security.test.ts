@@ -24,3 +24,12 @@ describe('Host header', () => {
     expect(checkAccess({ host: '127.0.0.1:80@evil.com', authorization: 'Bearer k' }, 'k', false)).toEqual({ ok: true });
   });
 });
+
+describe('Origin without a key', () => {
+  it('refuses a webview\'s origin: any extension\'s webview has that scheme, and no Strata webview calls the server', () => {
+    for (const origin of ['vscode-webview://1abc2def', 'vscode-webview://anything/index.html']) {
+      expect(checkAccess({ host: '127.0.0.1:8080', origin }, null, false)).toMatchObject({ ok: false, status: 403, code: 'origin_not_allowed' });
+    }
+    expect(checkAccess({ host: '127.0.0.1:8080', origin: 'http://localhost:5173' }, null, false)).toEqual({ ok: true });
+  });
+});

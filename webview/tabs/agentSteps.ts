@@ -2,6 +2,7 @@
 // the arguments and result collapsed, a proposed change as a diff with Accept / Reject / Accept all
 // (and Open Diff for VS Code's diff editor), a command with Run / Skip, a tool with Allow / Deny.
 import type { AgentDecision, AgentStepView } from '../../contract/agent.js';
+import { visibleText } from '../../contract/visible-text.js';
 import { argsSummary } from '../agentTurns.js';
 import { button, h } from '../dom.js';
 import { icon, labelledIconButton } from '../icons.js';
@@ -34,7 +35,7 @@ export function stepEl(step: AgentStepView, actions: StepActions, pendingChanges
   const head = h('div', { class: 'step-head' },
     icon(TOOL_ICON[step.tool] ?? 'tools'),
     h('span', { class: 'step-tool' }, step.tool),
-    h('span', { class: 'step-arg muted' }, argsSummary(step.args)),
+    h('span', { class: 'step-arg muted' }, visibleText(argsSummary(step.args))),
     h('span', { class: `step-status ${step.status}` }, step.proposal && step.proposal.decision !== 'pending' && step.proposal.decision !== 'part' ? step.proposal.decision : STATUS[step.status]));
   const parts: Array<HTMLElement | null> = [head];
   const p = step.proposal;
@@ -44,7 +45,8 @@ export function stepEl(step: AgentStepView, actions: StepActions, pendingChanges
     parts.push(h('div', { class: 'muted' }, `part of the change to ${p.path} above`));
   }
   if (step.command) {
-    parts.push(h('pre', { class: 'step-command', 'aria-label': 'Command' }, `$ ${step.command.text}`),
+    // The whole command as it will run: hidden and bidi characters escaped, blank runs counted.
+    parts.push(h('pre', { class: 'step-command', 'aria-label': 'Command' }, `$ ${visibleText(step.command.text)}`),
       h('div', { class: 'muted' }, `in ${step.command.cwd}${step.command.allowListed ? ' · allow-listed (strata.agent.allowedCommands)' : ''}`));
   }
   if (step.ask === 'change') {
@@ -62,7 +64,7 @@ export function stepEl(step: AgentStepView, actions: StepActions, pendingChanges
       button('Allow', decide('allow'), { class: 'primary', 'aria-label': `Allow ${step.tool}` }),
       button('Deny', decide('deny'), { 'aria-label': `Deny ${step.tool}` })));
   }
-  parts.push(h('details', { class: 'step-args' }, h('summary', { class: 'muted' }, 'Arguments'), h('pre', {}, prettyArgs(step.args))));
+  parts.push(h('details', { class: 'step-args' }, h('summary', { class: 'muted' }, 'Arguments'), h('pre', {}, visibleText(prettyArgs(step.args)))));
   if (step.result !== null) {
     parts.push(h('details', { class: 'step-result' }, h('summary', { class: 'muted' }, 'Result'), h('pre', {}, step.result)));
   }

@@ -1,5 +1,6 @@
 // The e2e runner talking to the Strata server the extension started (its URL read from the status
 // bar's tooltip): sessions saved through the HTTP API, metrics, and the engine process to crash.
+import { managedServerKey } from './server-key.js';
 import { waitForValue, type Workbench } from './workbench.js';
 
 /** The managed server's URL, from the status bar item's tooltip ("Strata server at http://…"). */
@@ -14,9 +15,11 @@ export async function strataUrl(wb: Workbench): Promise<string> {
 }
 
 export async function api<T = unknown>(base: string, path: string, body?: unknown): Promise<T> {
+  // The managed server wants this start's key (read from its environment, as any process of the user could).
+  const key = managedServerKey(Number(new URL(base).port));
   const res = await fetch(base + path, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();

@@ -2,7 +2,7 @@
 // test flags) on Node 24, with its own HOME/XDG and data dirs, in its own process group.
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
+import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -137,6 +137,18 @@ export class VsCodeServer {
     for (const dir of [join(this.userDataDir, 'User'), join(this.userDataDir, 'Machine')]) {
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'settings.json'), JSON.stringify(all, null, 2));
+    }
+  }
+
+  /**
+   * Changes user (and remote machine) settings while VS Code runs, as the user would in the
+   * Settings editor: the settings a workspace cannot set (the server mode, its URL) change here.
+   */
+  updateSettings(patch: Record<string, unknown>): void {
+    for (const dir of [join(this.userDataDir, 'User'), join(this.userDataDir, 'Machine')]) {
+      const path = join(dir, 'settings.json');
+      const was = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> : {};
+      writeFileSync(path, JSON.stringify({ ...was, ...patch }, null, 2));
     }
   }
 

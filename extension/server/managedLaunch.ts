@@ -1,0 +1,30 @@
+// How the extension starts its managed server: the `strata serve` arguments and the environment.
+// Each start gets a new random API key, passed in the environment (never the command line, which
+// other users of the machine can read), so no other process or user can use the server or read
+// its saved sessions. Node only, no vscode: the integration test starts the server this way.
+import { randomBytes } from 'node:crypto';
+import { envOf } from '../../backend/app/serve-options.js';
+import { buildServeArgs, type ServerSettings } from '../config/server-settings.js';
+
+export interface ManagedLaunch {
+  args: string[];
+  /** Added to the extension's own environment. */
+  env: Record<string, string>;
+  /** The key every request must send (Authorization: Bearer). */
+  apiKey: string;
+}
+
+/** The environment variable `strata serve` and `strata bench` read the API key from. */
+export const API_KEY_ENV = envOf('apiKey');
+
+export function newApiKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function managedLaunch(settings: ServerSettings, port: number, opts: { sessionsDir: string; parentPid: number; apiKey: string }): ManagedLaunch {
+  return {
+    args: [...buildServeArgs(settings, port), '--sessions-dir', opts.sessionsDir, '--parent-pid', String(opts.parentPid)],
+    env: { [API_KEY_ENV]: opts.apiKey },
+    apiKey: opts.apiKey,
+  };
+}
