@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../backend/addon/loader.js';
-import { freePort } from '../../backend/net/free-port.js';
+import { freePort } from '../../contract/net/free-port.js';
 import { StrataApiError, StrataClient } from '../../extension/client/client.js';
 import { DEFAULT_SETTINGS } from '../../extension/config/server-settings.js';
 import { managedLaunch, newApiKey } from '../../extension/server/managedLaunch.js';
