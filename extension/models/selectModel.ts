@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerControl } from '../server/connection.js';
 import { setModelPath } from '../config/config.js';
-import { downloadModel } from './download.js';
+import { downloadModel } from '../../backend/hub/download.js';
 import { RecentModels } from './recent.js';
 
 type Choice = vscode.QuickPickItem & { action: 'browse' | 'download' | 'demo' | 'path'; path?: string };
