@@ -19,6 +19,8 @@ const HF_PREFIX = 'hf:';
 /** The Hub's repository name rule (letters, digits, - _ .), never "." or "..". */
 const NAME = /^(?!\.\.?$)[A-Za-z0-9][A-Za-z0-9._-]{0,95}$/;
 const QUANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/;
+/** A segment of a file path in a repository (file names run longer than repository names, and may hold +). */
+const SEGMENT = /^(?!\.\.?$)[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$/;
 
 /** `strata serve --model hf:ORG/REPO:QUANT` is a Hub reference, anything else a file. */
 export function isHubModel(value: string): boolean {
@@ -43,7 +45,7 @@ export function parseHubRef(input: string): HubRef {
   if (!NAME.test(org) || !NAME.test(name)) throw new HubRefError(`${usage}: bad repository name '${org}/${name}'`);
   const path = parts.slice(2);
   // Each segment is a plain name: the path becomes a local path under the models folder.
-  if (path.some((s) => !NAME.test(s))) throw new HubRefError(`${usage}: bad file path '${path.join('/')}'`);
+  if (path.some((s) => !SEGMENT.test(s))) throw new HubRefError(`${usage}: bad file path '${path.join('/')}'`);
   if (!/\.gguf$/i.test(path.at(-1)!)) throw new HubRefError(`${usage}: '${path.join('/')}' is not a .gguf file`);
   return { repo: `${org}/${name}`, quant: null, file: path.join('/') };
 }

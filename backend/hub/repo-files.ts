@@ -26,7 +26,8 @@ export async function listRepoFiles(access: HubAccess, repo: string, signal: Abo
     const body: unknown = await res.json().catch(() => null);
     if (!Array.isArray(body)) throw new HubRefError(`${repo}: the Hub's file list is not a JSON array (${url})`);
     for (const e of body as TreeEntry[]) {
-      if (typeof e.path !== 'string') continue;
+      // The path becomes a local path under the models folder: a name that could climb out is not a file we take.
+      if (typeof e.path !== 'string' || !isSafeRepoPath(e.path)) continue;
       if (e.type === 'directory') { folders.push(e.path); continue; }
       if (e.type !== 'file') continue;
       const lfsOid = typeof e.lfs?.oid === 'string' && /^[0-9a-f]{64}$/i.test(e.lfs.oid) ? e.lfs.oid.toLowerCase() : null;
@@ -62,6 +63,11 @@ async function fetchListing(access: HubAccess, repo: string, url: string, signal
   }
   if (res.status === 404) throw new HubRefError(`${repo}: no such repository on ${access.endpoint} (the Hub answered 404)`);
   throw new HubRefError(`${repo}: the Hub answered ${res.status} to ${url}`);
+}
+
+/** Plain names joined by /: no empty, "." or ".." segment, no backslash or control character. */
+function isSafeRepoPath(path: string): boolean {
+  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\\\x00-\x1f]/.test(s));
 }
 
 /** The rel="next" URL of a Link header. */

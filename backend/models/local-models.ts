@@ -58,12 +58,14 @@ const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/i;
 
 const num = (v: GgufValue | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-function ggufFiles(dir: string, root = dir): string[] {
+function ggufFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...ggufFiles(path, root));
-    else if (entry.isFile() && /\.gguf$/i.test(entry.name)) out.push(path);
+    // A link to a model elsewhere counts as the model (a folder link is not followed: no loops).
+    const isFile = entry.isFile() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isFile() === true);
+    if (entry.isDirectory()) out.push(...ggufFiles(path));
+    else if (isFile && /\.gguf$/i.test(entry.name)) out.push(path);
   }
   return out;
 }

@@ -115,6 +115,13 @@ describe('strata pull: the pick', () => {
     expect((await pull('org/coder-GGUF/coder-Q4_0.gguf')).path).toMatch(/coder-Q4_0\.gguf$/);
   });
 
+  it('takes no listed path that would climb out of the models folder', async () => {
+    hub.addRepo('org/evil', [{ path: 'a/../../../../evil-Q4_K_M.gguf', body: Q2 }]);
+    await expect(pull('org/evil:Q4_K_M')).rejects.toThrow('org/evil has no GGUF model file');
+    expect(existsSync(join(dir, '..', 'evil-Q4_K_M.gguf'))).toBe(false);
+    expect(hub.requests.filter((q) => q.url.includes('/resolve/'))).toEqual([]);
+  });
+
   it('names what there is when the quantisation is not there', async () => {
     await expect(pull('org/coder-GGUF:IQ2_XS')).rejects.toThrow(/org\/coder-GGUF has no IQ2_XS GGUF; it has:\n {2}coder-Q2_K\.gguf/);
   });
