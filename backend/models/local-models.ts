@@ -3,12 +3,13 @@
 // roles the server would give it. FIM tokens -> completion (infill); a declared pooling or an
 // encoder architecture -> embedding (pooling "rank": rerank); a chat template -> chat, with the
 // tool-call format the template teaches. A split model is listed once, by its first part.
-import { readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';
 import { detectToolFormat } from '../chat/template.js';
 import { readGgufHeader, type GgufValue } from './gguf.js';
+import { ggufFilesUnder } from './gguf-files.js';
 
 export interface LocalModel {
   /** Relative to the folder listed, with / separators. */
@@ -58,20 +59,8 @@ const SPLIT = /-(\d{5})-of-(\d{5})\.gguf$/i;
 
 const num = (v: GgufValue | undefined): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-function ggufFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    // A link to a model elsewhere counts as the model (a folder link is not followed: no loops).
-    const isFile = entry.isFile() || (entry.isSymbolicLink() && statSync(path, { throwIfNoEntry: false })?.isFile() === true);
-    if (entry.isDirectory()) out.push(...ggufFiles(path));
-    else if (isFile && /\.gguf$/i.test(entry.name)) out.push(path);
-  }
-  return out;
-}
-
 export async function listLocalModels(dir: string): Promise<LocalModel[]> {
-  const files = ggufFiles(dir).sort();
+  const files = ggufFilesUnder(dir);
   const models: LocalModel[] = [];
   for (const path of files) {
     const split = SPLIT.exec(path);
