@@ -6,14 +6,14 @@ import { freemem } from 'node:os';
 import * as vscode from 'vscode';
 import type { DeviceMemory } from '../../contract/devices.js';
 import { formatHubRef, parseHubRef, hubAccess, type HubRef } from '../../backend/hub/hub-ref.js';
-import { formatSize, modelChoices } from '../../backend/hub/pick.js';
+import { formatSize } from '../../backend/hub/pick.js';
 import { pullModel } from '../../backend/hub/pull.js';
 import { listRepoFiles } from '../../backend/hub/repo-files.js';
 import { defaultModelsDir } from '../../backend/models/cache-dir.js';
 import { setServerSetting, setting } from '../config/config.js';
 import type { ServerControl } from '../server/connection.js';
 import { CATALOGUE, ROLE_SETTING, ROLE_TITLE, type CatalogueRole } from './catalogue.js';
-import { fitChoices, machineMemory } from './modelFit.js';
+import { fileRows, machineMemory } from './modelFit.js';
 
 type RoleItem = vscode.QuickPickItem & { role: CatalogueRole };
 type RepoItem = vscode.QuickPickItem & { repo: string | null; quant: string | null };
@@ -76,17 +76,11 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   );
   const devices: DeviceMemory[] = await server.client?.devices().catch(() => []) ?? [];
   const mem = machineMemory(freemem(), devices);
-  const rows = fitChoices(modelChoices(files).map((c) => ({ name: c.path, bytes: c.size, parts: c.parts.length })), mem);
+  const rows = fileRows(files, ref.quant, mem);
   if (rows.length === 0) throw new Error(`${ref.repo} has no GGUF model file`);
-  const preferred = (name: string): boolean => ref.quant !== null && name.toLowerCase().includes(ref.quant.toLowerCase());
-  const items: FileItem[] = rows
-    .sort((a, b) => Number(preferred(b.name)) - Number(preferred(a.name)) || Number(b.fit.fits) - Number(a.fit.fits) || a.bytes - b.bytes)
-    .map((r) => ({
-      label: `${r.fit.fits ? '$(pass)' : '$(warning)'} ${r.name}`,
-      description: `${formatSize(r.bytes)}${r.parts > 1 ? `, ${r.parts} parts` : ''}`,
-      detail: r.fit.fits ? r.fit.text : `${r.fit.text}; ${r.instead}`,
-      path: r.name,
-    }));
+  const items: FileItem[] = rows.map((r) => ({
+    label: `${r.fits ? '$(pass)' : '$(warning)'} ${r.path}`, description: r.description, detail: r.detail, path: r.path,
+  }));
   const gpuNote = mem.gpus.length === 0 ? ' (GPU memory is read from the running server: start it to see what fits a GPU)' : '';
   const pick = await vscode.window.showQuickPick(items, { title: `Strata: Choose Models (3/3): ${ref.repo}`, placeHolder: `Which file? Fit to this machine${gpuNote}`, matchOnDetail: true });
   return pick?.path;

@@ -3,6 +3,8 @@
 // devices) and the free RAM. The room is a rule of thumb, not the server's fit probe (which needs
 // the file): a tenth of the model and at least 512 MiB. No vscode here.
 import type { DeviceMemory } from '../../contract/devices.js';
+import { formatSize, modelChoices } from '../../backend/hub/pick.js';
+import type { HubFile } from '../../backend/hub/repo-files.js';
 
 export interface MachineMemory {
   ramFree: number;
@@ -49,4 +51,32 @@ export function fitChoices<T extends { name: string; bytes: number }>(choices: r
   const verdicts = choices.map((c) => ({ ...c, fit: fitOf(c.bytes, mem) }));
   const best = verdicts.filter((v) => v.fit.fits).sort((a, b) => b.bytes - a.bytes)[0];
   return verdicts.map((v) => ({ ...v, instead: v.fit.fits ? null : best ? `${best.name} would fit` : 'no file of this model fits' }));
+}
+
+export interface FileRow {
+  /** The file to pull (a split model's first part). */
+  path: string;
+  bytes: number;
+  parts: number;
+  fits: boolean;
+  /** Size (and parts). */
+  description: string;
+  /** The fit, and what would fit instead when it does not. */
+  detail: string;
+}
+
+/**
+ * A repository's models as Choose Models lists them: the catalogue's quantisation first, then
+ * those that fit, smallest first, then the rest.
+ */
+export function fileRows(files: readonly HubFile[], preferredQuant: string | null, mem: MachineMemory): FileRow[] {
+  const rows = fitChoices(modelChoices(files).map((c) => ({ name: c.path, bytes: c.size, parts: c.parts.length })), mem);
+  const preferred = (name: string): boolean => preferredQuant !== null && name.toLowerCase().includes(preferredQuant.toLowerCase());
+  return rows
+    .sort((a, b) => Number(preferred(b.name)) - Number(preferred(a.name)) || Number(b.fit.fits) - Number(a.fit.fits) || a.bytes - b.bytes)
+    .map((r) => ({
+      path: r.name, bytes: r.bytes, parts: r.parts, fits: r.fit.fits,
+      description: `${formatSize(r.bytes)}${r.parts > 1 ? `, ${r.parts} parts` : ''}`,
+      detail: r.fit.fits ? r.fit.text : `${r.fit.text}; ${r.instead}`,
+    }));
 }

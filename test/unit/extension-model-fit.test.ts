@@ -3,8 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceMemory } from '../../contract/devices.js';
 import { CATALOGUE, ROLE_SETTING } from '../../extension/models/catalogue.js';
-import { fitChoices, fitOf, machineMemory, neededBytes } from '../../extension/models/modelFit.js';
-import { parseHubRef } from '../../backend/hub/hub-ref.js';
+import { fileRows, fitChoices, fitOf, machineMemory, neededBytes } from '../../extension/models/modelFit.js';
+import { hubAccess, parseHubRef } from '../../backend/hub/hub-ref.js';
+import { listRepoFiles } from '../../backend/hub/repo-files.js';
+import { FakeHub } from '../helpers/fake-hub.js';
 
 const GIB = 1 << 30;
 const device = (name: string, type: string, free: number | null, replica: number | null = null): DeviceMemory =>
@@ -39,6 +41,29 @@ describe('fitChoices', () => {
       ['m-Q8_0.gguf', false, 'm-Q4_K_M.gguf would fit'], ['m-Q4_K_M.gguf', true, null], ['m-Q2_K.gguf', true, null],
     ]);
     expect(fitChoices(files, machineMemory(GIB, []))[0]!.instead).toBe('no file of this model fits');
+  });
+});
+
+describe('fileRows (the file list of Choose Models)', () => {
+  it('lists a Hub repository\'s models with size and fit: the catalogue\'s quantisation first, then what fits, smallest first', async () => {
+    const hub = await FakeHub.start();
+    try {
+      const file = (path: string, mib: number) => ({ path, body: Buffer.alloc(mib << 20) });
+      hub.addRepo('org/m-GGUF', [
+        file('m-Q8_0.gguf', 30), file('m-Q4_K_M.gguf', 20), file('m-Q2_K.gguf', 10),
+        file('big/m-F16-00001-of-00002.gguf', 40), file('big/m-F16-00002-of-00002.gguf', 40), file('mmproj-m.gguf', 1),
+      ]);
+      const files = await listRepoFiles(hubAccess({ HF_ENDPOINT: hub.endpoint }), 'org/m-GGUF', new AbortController().signal);
+      // 540 MiB of RAM: each needs its file + 512 MiB, so the 10 and 20 MiB files fit, 30 MiB and up do not.
+      const rows = fileRows(files, 'Q8_0', machineMemory(540 << 20, []));
+      expect(rows.map((r) => [r.path, r.description, r.fits])).toEqual([
+        ['m-Q8_0.gguf', '30.0 MiB', false], ['m-Q2_K.gguf', '10.0 MiB', true], ['m-Q4_K_M.gguf', '20.0 MiB', true],
+        ['big/m-F16-00001-of-00002.gguf', '80.0 MiB, 2 parts', false],
+      ]);
+      expect(rows[0]!.detail).toBe('too big: needs about 0.5 GiB, 0.5 GiB free in RAM; m-Q4_K_M.gguf would fit');
+    } finally {
+      await hub.close();
+    }
   });
 });
 
