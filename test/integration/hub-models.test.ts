@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalModel } from '../../backend/models/local-models.js';
-import type { ModelsBody } from '../../contract/models.js';
+import type { LoadedModelMeta, ModelsBody } from '../../contract/models.js';
 import { FakeHub } from '../helpers/fake-hub.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { cliPath as cli, spawnServe, type ServeProcess } from '../helpers/serve-process.js';
@@ -67,20 +67,19 @@ describe('strata models', () => {
     const { models } = JSON.parse(json.stdout) as { models: LocalModel[] };
     const by = Object.fromEntries(models.map((m) => [m.file, m]));
     expect(Object.keys(by).sort()).toEqual(['broken.gguf', 'embed.gguf', 'llama3.gguf', 'org/coder/coder-Q8_0.gguf', 'rerank.gguf', 'split-00001-of-00002.gguf', 'starcoder.gguf']);
-    expect(by['org/coder/coder-Q8_0.gguf']).toMatchObject({ fileType: 'Q8_0', architecture: 'qwen2', roles: ['completion', 'chat'], toolFormat: 'hermes', parts: 1, error: null });
-    expect(by['starcoder.gguf']).toMatchObject({ roles: expect.arrayContaining(['completion']), error: null });
-    expect(by['embed.gguf']).toMatchObject({ architecture: 'bert', roles: ['embedding'], toolFormat: null });
+    // The generator writes every text model as a llama with a 4096-token training context.
+    expect(by['org/coder/coder-Q8_0.gguf']).toMatchObject({ fileType: 'Q8_0', architecture: 'llama', contextLength: 4096, roles: ['completion', 'chat'], toolFormat: 'hermes', parts: 1, error: null });
+    expect(by['starcoder.gguf']).toMatchObject({ roles: ['completion'], toolFormat: null, error: null });
+    expect(by['embed.gguf']).toMatchObject({ architecture: 'bert', contextLength: 512, roles: ['embedding'], toolFormat: null });
     expect(by['rerank.gguf']).toMatchObject({ architecture: 'bert', roles: ['rerank'] });
     expect(by['llama3.gguf']).toMatchObject({ roles: ['chat'], toolFormat: 'llama3' });
     expect(by['split-00001-of-00002.gguf']).toMatchObject({ parts: 2, bytes: readFileSync(coder).length + 1000, roles: ['completion', 'chat'] });
     expect(by['broken.gguf']!.error).toMatch(/is not a GGUF file/);
-    // The context is the file's own training context, as the engine reads it.
-    expect(by['embed.gguf']!.contextLength).toBeGreaterThan(0);
 
     const text = strata(['models', '--dir', dir]);
     expect(text.code).toBe(0);
     const row = text.stdout.split('\n').find((l) => l.startsWith('org/coder/coder-Q8_0.gguf'))!;
-    expect(row).toMatch(/Q8_0\s+qwen2\s+\d+\s+completion, chat \(tools: hermes\)$/);
+    expect(row).toMatch(/Q8_0\s+llama\s+4096\s+completion, chat \(tools: hermes\)$/);
     expect(text.stdout).toMatch(/split-00001-of-00002\.gguf \(2 parts\)/);
     expect(text.stdout).toMatch(/broken\.gguf .*unreadable: .*is not a GGUF file/);
   });
@@ -123,7 +122,13 @@ describe('strata serve --model hf:ORG/REPO:QUANT', () => {
     expect(readFileSync(pulled).equals(readFileSync(coder))).toBe(true);
     expect(first.out.join('\n')).toMatch(/model tiny-GGUF:q8_0: pulling tiny-Q8_0\.gguf .*: q8_0/);
     const models = await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json() as ModelsBody;
-    expect(models.data.map((m) => [m.id, m.file, m.state])).toEqual([['tiny-GGUF:q8_0', pulled, 'loaded']]);
+    expect(models.data.map((m) => [m.id, m.file, m.state])).toEqual([['tiny-GGUF:q8_0', 'tiny-Q8_0.gguf', 'loaded']]);
+    // What `strata models` reads from the header is what the engine found loading it.
+    const meta = models.data[0]!.meta as LoadedModelMeta;
+    const listed = JSON.parse((await strataAsync(['models', '--dir', join(tmp.dir, 'pulled'), '--json'], {})).stdout) as { models: LocalModel[] };
+    expect(listed.models.map((m) => [m.file, m.architecture, m.contextLength, m.roles.includes('completion'), m.toolFormat])).toEqual([
+      ['org/tiny-GGUF/tiny-Q8_0.gguf', meta.architecture, meta.n_ctx_train, meta.fim, meta.tool_format],
+    ]);
     const chat = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
