@@ -1,5 +1,6 @@
-// A pull's events as text for a person: on a terminal one line rewritten in place; elsewhere (a
-// log, a pipe, the server's log) a line per tenth of the download, so logs stay short.
+// A pull's events as text for a person: on a terminal one line rewritten in place (at most ten
+// times a second); elsewhere (a log, a pipe, the server's log) a line per tenth of the download,
+// so logs stay short.
 import { formatSize } from './pick.js';
 import type { PullEvent } from './pull.js';
 
@@ -14,9 +15,10 @@ export function pullProgress(sink: ProgressSink, now: () => number = Date.now): 
   let started = 0;
   let startBytes = 0;
   let lastTenth = -1;
+  let lastDrawn = -Infinity;
   return (e) => {
     if (e.kind === 'picked') {
-      sink.line(`pulling ${e.file}${e.parts > 1 ? ` and ${e.parts - 1} more parts` : ''} (${formatSize(e.bytes)}): ${e.reason}`);
+      sink.line(`picked ${e.file}${e.parts > 1 ? ` and ${e.parts - 1} more parts` : ''} (${formatSize(e.bytes)}): ${e.reason}`);
       return;
     }
     if (e.kind === 'retry') { sink.line(`${e.file}: ${e.error}; resuming (attempt ${e.attempt})`); return; }
@@ -26,7 +28,12 @@ export function pullProgress(sink: ProgressSink, now: () => number = Date.now): 
     const secs = (now() - started) / 1000;
     const rate = secs > 0.5 ? `  ${formatSize((e.received - startBytes) / secs)}/s` : '';
     const text = `${e.parts > 1 ? `part ${e.part}/${e.parts}  ` : ''}${String(pct).padStart(3)}%  ${formatSize(e.received)} of ${formatSize(e.total)}${rate}`;
-    if (sink.overwrite) { sink.overwrite(text); return; }
+    if (sink.overwrite) {
+      if (now() - lastDrawn < 100 && e.received < e.total) return;
+      lastDrawn = now();
+      sink.overwrite(text);
+      return;
+    }
     const tenth = Math.floor(pct / 10);
     if (tenth > lastTenth) { lastTenth = tenth; sink.line(text); }
   };

@@ -34,7 +34,7 @@ export interface PullResult {
   /** The file to load (a split model's first part). */
   path: string;
   files: string[];
-  /** Everything was there: no request was made. */
+  /** Every file was there: nothing was downloaded (and, when the reference was pulled before, nothing asked). */
   alreadyPresent: boolean;
   /** Why this file (the pick's reason), or null when it was already there. */
   reason: string | null;
@@ -96,9 +96,12 @@ export async function pullModel(opts: PullOptions): Promise<PullResult> {
   opts.onEvent?.({ kind: 'picked', file: model.path, parts: model.parts.length, bytes: model.size, reason: picked.reason });
   const base = repoDir(dir, ref);
   mkdirSync(base, { recursive: true });
-  const paths = await downloadParts(access, ref, model, base, opts);
+  // Pulled before under another reference (ORG/REPO, then ORG/REPO:Q4_K_M): the files are there.
+  const local = model.parts.map((p) => join(base, ...p.path.split('/')));
+  const there = model.parts.every((p, i) => sizeOf(local[i]!) === p.size);
+  const paths = there ? local : await downloadParts(access, ref, model, base, opts);
   recordPull(dir, ref, model.parts.map((p, i) => ({ path: p.path, size: statSync(paths[i]!).size, sha256: p.sha256 })));
-  return { path: paths[0]!, files: paths, alreadyPresent: false, reason: picked.reason };
+  return { path: paths[0]!, files: paths, alreadyPresent: there, reason: picked.reason };
 }
 
 async function downloadParts(access: HubAccess, ref: HubRef, model: ModelChoice, base: string, opts: PullOptions): Promise<string[]> {

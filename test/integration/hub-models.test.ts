@@ -120,7 +120,7 @@ describe('strata serve --model hf:ORG/REPO:QUANT', () => {
     const port = await first.port;
     const pulled = join(tmp.dir, 'pulled', 'org', 'tiny-GGUF', 'tiny-Q8_0.gguf');
     expect(readFileSync(pulled).equals(readFileSync(coder))).toBe(true);
-    expect(first.out.join('\n')).toMatch(/model tiny-GGUF:q8_0: pulling tiny-Q8_0\.gguf .*: q8_0/);
+    expect(first.out.join('\n')).toMatch(/model tiny-GGUF:q8_0: picked tiny-Q8_0\.gguf .*: q8_0/);
     const models = await (await fetch(`http://127.0.0.1:${port}/v1/models`)).json() as ModelsBody;
     expect(models.data.map((m) => [m.id, m.file, m.state])).toEqual([['tiny-GGUF:q8_0', 'tiny-Q8_0.gguf', 'loaded']]);
     // What `strata models` reads from the header is what the engine found loading it.

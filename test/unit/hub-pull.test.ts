@@ -201,6 +201,18 @@ describe('strata pull: the download', () => {
     await expect(pull('org/coder-GGUF:Q8_0')).rejects.toThrow(`cannot reach ${down} to list org/coder-GGUF: ECONNREFUSED`);
   });
 
+  it('a file pulled under another reference is not downloaded again', async () => {
+    await pull('org/coder-GGUF');
+    hub.requests.length = 0;
+    const r = await pull('org/coder-GGUF:Q4_K_M');
+    expect(r).toMatchObject({ alreadyPresent: true, reason: 'Q4_K_M' });
+    expect(hub.requests.map((q) => q.url)).toEqual(['/api/models/org/coder-GGUF/tree/main?recursive=true']);
+    // Now remembered under this reference too: no request at all.
+    hub.requests.length = 0;
+    await pull('org/coder-GGUF:Q4_K_M');
+    expect(hub.requests).toEqual([]);
+  });
+
   it('a pulled file gone from disk is pulled again', async () => {
     const first = await pull('org/coder-GGUF:Q2_K');
     rmSync(first.path);
@@ -236,9 +248,11 @@ describe('progress text', () => {
     const piped = pullProgress({ line: (t) => lines.push(t) }, () => 0);
     for (let n = 0; n <= 1000; n += 50) piped(progress(n));
     expect(lines.map((l) => l.trim().split('%')[0])).toEqual(['0', '10', '20', '30', '40', '50', '60', '70', '80', '90', '100']);
-    const tty = pullProgress({ line: (t) => lines.push(t), overwrite: (t) => overwrites.push(t) }, () => 0);
-    for (let n = 0; n <= 1000; n += 50) tty(progress(n));
-    expect(overwrites).toHaveLength(21);
+    // Redrawn at most every 100 ms: 21 events 40 ms apart draw at 0, 120, 240, … 720 ms and at 100% (800 ms).
+    let clock = 0;
+    const tty = pullProgress({ line: (t) => lines.push(t), overwrite: (t) => overwrites.push(t) }, () => clock);
+    for (let n = 0; n <= 1000; n += 50, clock += 40) tty(progress(n));
+    expect(overwrites).toHaveLength(8);
     expect(overwrites.at(-1)).toMatch(/^100% {2}1000\.0 KiB|^100% {2}1\.0 KiB/);
   });
 });
@@ -255,7 +269,7 @@ describe('strata pull (the command)', () => {
       const cmd = await commands.pull!();
       expect(await cmd.run(parseArgs(['org/coder-GGUF:Q2_K', '--dir', dir]))).toBe(0);
       expect(out).toBe(`${join(dir, 'org', 'coder-GGUF', 'coder-Q2_K.gguf')}\n`);
-      expect(err).toMatch(/^pulling coder-Q2_K\.gguf \(58\.6 KiB\): Q2_K\n/);
+      expect(err).toMatch(/^picked coder-Q2_K\.gguf \(58\.6 KiB\): Q2_K\n/);
       expect(err).toContain(`coder-Q2_K.gguf: sha256 ${sha(Q2)} verified`);
       out = ''; err = '';
       expect(await cmd.run(parseArgs(['org/../x', '--dir', dir]))).toBe(2);
