@@ -52,7 +52,7 @@ async function fetchListing(access: HubAccess, repo: string, url: string, signal
     const toHub = new URL(url).origin === new URL(access.endpoint).origin;
     res = await fetch(url, { signal, headers: { 'user-agent': 'strata-vscode', ...(access.token && toHub ? { authorization: `Bearer ${access.token}` } : {}) } });
   } catch (e) {
-    if (signal.aborted) throw new HubRefError('cancelled');
+    if (signal.aborted) throw new HubRefError(`cancelled while listing ${repo}`);
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new HubRefError(`cannot reach ${access.endpoint} to list ${repo}: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
   }
