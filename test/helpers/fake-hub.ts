@@ -6,7 +6,13 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 
-export interface HubFileSpec { path: string; body: Buffer; lfs?: boolean }
+export interface HubFileSpec {
+  path: string;
+  body: Buffer;
+  lfs?: boolean;
+  /** The size the listing claims, when not the body's (a file listed as huge, never downloaded). */
+  listedSize?: number;
+}
 
 export interface RecordedRequest { server: 'hub' | 'cdn'; url: string; headers: IncomingHttpHeaders }
 
@@ -90,8 +96,8 @@ export class FakeHub {
         if (!recursive) continue;
       }
       out.push({
-        type: 'file', path: f.path, size: f.body.length, oid: createHash('sha1').update(f.body).digest('hex'),
-        ...(f.lfs === false ? {} : { lfs: { oid: this.sha(f), size: f.body.length, pointerSize: 134 } }),
+        type: 'file', path: f.path, size: f.listedSize ?? f.body.length, oid: createHash('sha1').update(f.body).digest('hex'),
+        ...(f.lfs === false ? {} : { lfs: { oid: this.sha(f), size: f.listedSize ?? f.body.length, pointerSize: 134 } }),
       });
     }
     return [...[...dirs].map((d) => ({ type: 'directory', path: d, oid: '0'.repeat(40), size: 0 })), ...out];
