@@ -81,7 +81,8 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   const items: FileItem[] = rows.map((r) => ({
     label: `${r.fits ? '$(pass)' : '$(warning)'} ${r.path}`, description: r.description, detail: r.detail, path: r.path,
   }));
-  const gpuNote = mem.gpus.length === 0 ? ' (GPU memory is read from the running server: start it to see what fits a GPU)' : '';
+  const gpuNote = mem.gpus.length > 0 ? ''
+    : server.client ? ' (the server reports no GPU: RAM only)' : ' (GPU memory is read from the running server: start it to see what fits a GPU)';
   const pick = await vscode.window.showQuickPick(items, { title: `Strata: Choose Models (3/3): ${ref.repo}`, placeHolder: `Which file? Fit to this machine${gpuNote}`, matchOnDetail: true });
   return pick?.path;
 }
