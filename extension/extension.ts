@@ -22,6 +22,7 @@ import { registerInlineEdit } from './edit/inlineEdit.js';
 import { registerChatModelProvider } from './lm/provider.js';
 import { registerNextEdit } from './next-edit/controller.js';
 import { registerSelectModel } from './models/selectModel.js';
+import { registerChooseModels } from './models/chooseModels.js';
 import { registerPanel } from './panel/registerPanel.js';
 import { FileConversationStore } from './sessions/conversationMemory.js';
 import { registerContextKeys } from './status/contextKeys.js';
@@ -44,6 +45,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerContextKeys(context, server);
   registerServerCommands(context, server, log);
   registerSelectModel(context, server, log);
+  registerChooseModels(context, server, log);
   registerEngineWatch(context, server, feed, log, vscode.Uri.joinPath(context.extensionUri, 'docs', 'user-guide.md'));
   registerGpuBackendCommand(context, server, log);
 

@@ -4,6 +4,7 @@
 // name: its alias, else the file's base name without .gguf.
 import { basename, join } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
+import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
 import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
 
@@ -40,6 +41,12 @@ export interface ModelSources {
   listDir: (dir: string) => string[];
 }
 
+/** hf:ORG/REPO:QUANT is pulled before the engines load (cli/serve.ts); a malformed one is refused here. */
+function checkHubModel(path: string, where: string): void {
+  if (!isHubModel(path)) return;
+  try { parseHubRef(path); } catch (e) { throw new ConfigError(`${where}: ${(e as Error).message}`); }
+}
+
 export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
   const specs: ModelSpec[] = [];
   const add = (spec: ModelSpec, where: string): void => {
@@ -53,6 +60,7 @@ export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
     const aliased = eq > 0 && NAME.test(value.slice(0, eq));
     const path = aliased ? value.slice(eq + 1) : value;
     if (path.trim() === '') throw new ConfigError(`--model '${value}' names no file`);
+    checkHubModel(path, `--model ${value}`);
     add({ name: aliased ? value.slice(0, eq) : modelNameOf(path), path, role: null, settings: {} }, `--model ${value}`);
   }
   if (src.modelsDir !== null) {
@@ -109,5 +117,6 @@ function sectionEntry(
     return;
   }
   if (path === null) throw new ConfigError(`${where}: no "path", and no --model or --models-dir model is named '${name}'`);
+  checkHubModel(path, `${where}.path`);
   add({ name: name ?? modelNameOf(path), path, role, ...(pinned !== null ? { pinned } : {}), settings }, where);
 }

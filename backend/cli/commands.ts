@@ -7,6 +7,8 @@ export interface Command { summary: string; run: (args: ParsedArgs) => Promise<n
 export const commands: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve.js')).command,
   'make-test-model': async () => (await import('./make-test-model.js')).command,
+  pull: async () => (await import('./pull.js')).command,
+  models: async () => (await import('./models.js')).command,
   devices: async () => (await import('./devices.js')).command,
   backend: async () => (await import('./backend.js')).command,
   'rpc-server': async () => (await import('./rpc-server.js')).command,

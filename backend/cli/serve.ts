@@ -9,6 +9,12 @@ import { createLogger } from '../log/logger.js';
 import { StrataServer } from '../app/app.js';
 import { ConfigError, resolveConfig, serveHelp } from '../app/config.js';
 import { ensureModel } from '../models/stand-in.js';
+import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
+import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
+import { pullModel } from '../../contract/hub/pull.js';
+import { pullProgress } from '../../contract/hub/pull-progress.js';
+import type { Logger } from '../log/logger.js';
+import type { ServerConfig } from '../app/config.js';
 import type { ParsedArgs } from '../args/args.js';
 
 export const command = {
@@ -38,6 +44,13 @@ export const command = {
       }
       log.warn(`no --model given: serving a random-weight DEMO model (${modelPath}); its answers are meaningless text. Pass --model FILE.gguf to serve a real model.`);
     } else {
+      try {
+        modelPath = await pullHubModels(config, log);
+      } catch (e) {
+        process.stderr.write(`strata serve: ${(e as Error).message}\n`);
+        await log.flush();
+        return 1;
+      }
       const missing = config.models.find((m) => !existsSync(m.path));
       if (missing) {
         process.stderr.write(`strata serve: model file not found: ${missing.path}${config.models.length > 1 ? ` (model '${missing.name}')` : ''}\n`);
@@ -100,6 +113,34 @@ export const command = {
     return code;
   },
 };
+
+/**
+ * hf:ORG/REPO:QUANT models become their local files, pulled into the models folder when missing
+ * (none asked for when they are there), before anything loads. Ctrl+C stops a pull; what arrived
+ * is kept for the next start to resume. Returns the default model's path.
+ */
+async function pullHubModels(config: ServerConfig, log: Logger): Promise<string> {
+  const ac = new AbortController();
+  const stop = (): void => ac.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    for (const spec of config.models) {
+      if (!isHubModel(spec.path)) continue;
+      const r = await pullModel({
+        ref: parseHubRef(spec.path), dir: defaultModelsDir(), signal: ac.signal,
+        onEvent: pullProgress({ line: (text) => log.info(`model ${spec.name}: ${text}`) }),
+      });
+      log.info(`model ${spec.name}: ${spec.path} is ${r.path}${r.alreadyPresent ? ' (already pulled)' : ''}`);
+      spec.path = r.path;
+    }
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  config.model = config.models[0]!.path;
+  return config.model;
+}
 
 function processAlive(pid: number): boolean {
   try {

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'no
 import { release } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { CpuVariant } from '../../native/lib/addon.js';
-import { strataCacheDir } from '../models/cache-dir.js';
+import { strataCacheDir } from '../../contract/hub/cache-dir.js';
 import { addonPath, packageRoot } from '../addon/loader.js';
 
 export type RepackSetting = 'auto' | 'on' | 'off';

@@ -4,16 +4,12 @@
 // loopback (DNS rebinding) and a cross-site Origin is refused.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isLoopbackHost } from '../../contract/net/loopback.js';
 
 export type AccessVerdict =
   | { ok: true }
   | { ok: false; status: 401 | 403; code: string; message: string };
 
-const loopbackHosts = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-export function isLoopbackHost(host: string): boolean {
-  return loopbackHosts.has(host.toLowerCase()) || /^127(\.\d{1,3}){3}$/.test(host);
-}
 
 /**
  * The host of a Host header ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost"), parsed as

@@ -150,10 +150,15 @@ function clampInt(v: number, min: number, max: number): number {
 let selfChanges = 0;
 
 /** Sets the model; the caller restarts the server itself, so no "restart?" prompt for this change. */
-export async function setModelPath(path: string): Promise<void> {
+export function setModelPath(path: string): Promise<void> {
+  return setServerSetting('modelPath', path);
+}
+
+/** Sets a server setting (a role's model); the caller restarts the server itself, as for setModelPath. */
+export async function setServerSetting(name: 'modelPath' | 'completionModel' | 'chatModel' | 'embeddingModel' | 'rerankModel' | 'nextEditModel', value: string): Promise<void> {
   selfChanges++;
   try {
-    await cfg().update('modelPath', path, vscode.ConfigurationTarget.Global);
+    await cfg().update(name, value, vscode.ConfigurationTarget.Global);
   } finally {
     selfChanges--;
   }

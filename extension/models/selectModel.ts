@@ -1,11 +1,13 @@
-// "Strata: Select Model": a GGUF file from disk, a recent one, one downloaded earlier, or a new
-// download from a Hugging Face URL. Sets strata.modelPath and restarts a running server.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// "Strata: Select Model": a GGUF file from disk, a recent one, one downloaded or pulled earlier,
+// or a new download from a Hugging Face URL. Sets strata.modelPath and restarts a running server.
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerControl } from '../server/connection.js';
 import { setModelPath } from '../config/config.js';
-import { downloadModel } from './download.js';
+import { downloadModel } from '../../contract/hub/download.js';
+import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
+import { ggufFilesUnder } from '../../contract/hub/gguf-files.js';
 import { RecentModels } from './recent.js';
 
 type Choice = vscode.QuickPickItem & { action: 'browse' | 'download' | 'demo' | 'path'; path?: string };
@@ -30,7 +32,10 @@ export function registerSelectModel(context: vscode.ExtensionContext, server: Se
     ];
     const seen = new Set<string>();
     const recentItems = recent.list().filter((p) => existsSync(p));
-    const downloaded = existsSync(downloads) ? readdirSync(downloads).filter((f) => f.endsWith('.gguf')).map((f) => join(downloads, f)) : [];
+    // Downloaded here, and pulled by Choose Models or `strata pull`.
+    // A split model is loaded from its first part: the others are not choices.
+    const downloaded = [downloads, defaultModelsDir()].flatMap((d) => (existsSync(d) ? ggufFilesUnder(d) : []))
+      .filter((p) => !/-(?!00001)\d{5}-of-\d{5}\.gguf$/i.test(p));
     for (const [group, paths] of [['recent', recentItems], ['downloaded', downloaded]] as const) {
       const fresh = paths.filter((p) => !seen.has(p));
       if (!fresh.length) continue;

@@ -3,7 +3,6 @@
 // other users of the machine can read), so no other process or user can use the server or read
 // its saved sessions. Node only, no vscode: the integration test starts the server this way.
 import { randomBytes } from 'node:crypto';
-import { envOf } from '../../backend/app/serve-options.js';
 import { buildServeArgs, type ServerSettings } from '../config/server-settings.js';
 
 export interface ManagedLaunch {
@@ -15,7 +14,8 @@ export interface ManagedLaunch {
 }
 
 /** The environment variable `strata serve` and `strata bench` read the API key from. */
-export const API_KEY_ENV = envOf('apiKey');
+/** The server's --api-key in its environment (serve-options.ts envOf('apiKey'); test/unit/settings-table.test.ts checks it). */
+export const API_KEY_ENV = 'STRATA_API_KEY';
 
 export function newApiKey(): string {
   return randomBytes(32).toString('base64url');

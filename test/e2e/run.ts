@@ -19,6 +19,7 @@ import { VsCodeServer } from './lib/vscode-server.js';
 import { Workbench } from './lib/workbench.js';
 import { buildHarnessCheckVsix, SELF_CHECK_SETTINGS, selfCheckUiSuite } from './self-check.suite.js';
 import { prepareWorkspace, STRATA_SETTINGS_FOR, uiSuite } from './ui.suite.js';
+import { startModelsHub } from './ui-models.suite.js';
 
 const selfCheck = process.argv.includes('--self-check');
 const only = process.env.STRATA_E2E_ONLY;
@@ -79,24 +80,30 @@ interface Phase {
 }
 
 async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
-  // No smoke-test driver here: with it VS Code hides every notification toast.
-  const server = await VsCodeServer.start(env, { name: 'ui', vsixes: [phase.vsix], settings: phase.settings, smokeTestDriver: false });
-  if (!selfCheck) prepareWorkspace(server.workspace);
-  let wb: Workbench | undefined;
-  const t = new StepRunner(selfCheck ? 'ui self-check' : 'ui', async (name) => {
-    if (wb && !interrupted) await wb.screenshot(`failed-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`);
+  // The Hub that Choose Models lists (ui-models.suite.ts), on 127.0.0.1, named to the extension host.
+  const hub = selfCheck ? null : await startModelsHub();
+  return withStop(async () => { await hub?.close(); }, async () => {
+    // No smoke-test driver here: with it VS Code hides every notification toast.
+    const server = await VsCodeServer.start(env, {
+      name: 'ui', vsixes: [phase.vsix], settings: phase.settings, smokeTestDriver: false, ...(hub ? { env: { HF_ENDPOINT: hub.endpoint } } : {}),
+    });
+    if (!selfCheck) prepareWorkspace(server.workspace);
+    let wb: Workbench | undefined;
+    const t = new StepRunner(selfCheck ? 'ui self-check' : 'ui', async (name) => {
+      if (wb && !interrupted) await wb.screenshot(`failed-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`);
+    });
+    await withStop(() => server.stop(), async () => {
+      await t.step('workbench opens', async () => {
+        wb = await Workbench.open(browser, server.workbenchUrl(), env.outDir, 'ui');
+      }, { timeoutMs: 120_000 });
+      if (wb) {
+        if (selfCheck) await selfCheckUiSuite(t, wb, server.workspace);
+        else await uiSuite(t, wb, server.workspace, (patch) => server.updateSettings(patch));
+      }
+      await wb?.close().catch(() => undefined);
+    });
+    return t.results;
   });
-  await withStop(() => server.stop(), async () => {
-    await t.step('workbench opens', async () => {
-      wb = await Workbench.open(browser, server.workbenchUrl(), env.outDir, 'ui');
-    }, { timeoutMs: 120_000 });
-    if (wb) {
-      if (selfCheck) await selfCheckUiSuite(t, wb, server.workspace);
-      else await uiSuite(t, wb, server.workspace, (patch) => server.updateSettings(patch));
-    }
-    await wb?.close().catch(() => undefined);
-  });
-  return t.results;
 }
 
 async function extHostPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {

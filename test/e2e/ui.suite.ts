@@ -14,6 +14,7 @@ import { completionSteps } from './ui-completion.suite.js';
 import { indexSteps } from './ui-index.suite.js';
 import { nextEditSteps } from './ui-next-edit.suite.js';
 import { AGENT_FILE, agentSteps } from './ui-agent.suite.js';
+import { modelsSteps } from './ui-models.suite.js';
 import { serverSteps, startupSteps } from './ui-server.suite.js';
 
 export { STRATA_EXTENSION_ID };
@@ -64,7 +65,7 @@ export const STEP = {
 const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py', AGENT_FILE];
 
 /** The areas in run order; STRATA_E2E_AREAS=next-edit,... runs only those (while working on one). */
-const AREAS = ['startup', 'chat', 'completion', 'index', 'server', 'next-edit', 'agent'] as const;
+const AREAS = ['startup', 'models', 'chat', 'completion', 'index', 'server', 'next-edit', 'agent'] as const;
 
 export function prepareWorkspace(workspace: string): void {
   for (const f of FILES) if (!existsSync(join(workspace, f))) writeFileSync(join(workspace, f), '\n');
@@ -84,7 +85,7 @@ export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string, u
   const unknown = only?.filter((a) => !(AREAS as readonly string[]).includes(a)) ?? [];
   if (unknown.length) throw new Error(`STRATA_E2E_AREAS names no area ${unknown.join(', ')} (areas: ${AREAS.join(', ')})`);
   const steps: Record<(typeof AREAS)[number], (c: UiContext) => Promise<void>> = {
-    startup: startupSteps, chat: chatSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
+    startup: startupSteps, models: modelsSteps, chat: chatSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
     // Last: it switches the extension to a scripted server in remote mode.
     'next-edit': nextEditSteps,
     // After next-edit: it switches to its own scripted server (the model's turns of an agent run).

@@ -5,11 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
+import { cliPath as cli, spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 import { json, stream, tempDir, until } from './server-helpers.js';
 
-const cli = join(packageRoot, 'dist', 'strata.mjs');
 const children: ChildProcess[] = [];
 const tmp = tempDir('strata-cli-it-');
 let model = '';
@@ -20,33 +19,10 @@ afterAll(() => {
   tmp.remove();
 });
 
-interface Proc { child: ChildProcess; out: string[]; port: Promise<number>; exit: Promise<number | null> }
-
-function serve(args: string[], env: Record<string, string> = {}, detached = false): Proc {
-  const child = spawn(process.execPath, [cli, 'serve', ...args], {
-    env: { ...process.env, STRATA_SESSIONS_DIR: join(tmp.dir, 'sessions'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // detached: its own process group, so a signal to the group reaches it and its engine hosts as
-    // a terminal's Ctrl+C does.
-    detached,
-  });
-  children.push(child);
-  const out: string[] = [];
-  const port = new Promise<number>((resolve, reject) => {
-    const onData = (b: Buffer) => {
-      for (const line of b.toString().split('\n')) {
-        if (line) out.push(line);
-        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
-        if (m) resolve(Number(m[1]));
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}) before listening:\n${out.join('\n')}`)));
-  });
-  port.catch(() => {});
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, out, port, exit };
+function serve(args: string[], env: Record<string, string> = {}, detached = false): ServeProcess {
+  const p = spawnServe(args, { ...process.env, STRATA_SESSIONS_DIR: join(tmp.dir, 'sessions'), ...env }, detached);
+  children.push(p.child);
+  return p;
 }
 
 function alive(pid: number): boolean {

@@ -21,7 +21,7 @@ describe('strata <command> --help', () => {
   afterEach(() => { vi.restoreAllMocks(); });
 
   it('names every subcommand in the table', () => {
-    expect(Object.keys(commands).sort()).toEqual(['backend', 'bench', 'bench-engine', 'devices', 'make-test-model', 'rpc-server', 'serve']);
+    expect(Object.keys(commands).sort()).toEqual(['backend', 'bench', 'bench-engine', 'devices', 'make-test-model', 'models', 'pull', 'rpc-server', 'serve']);
   });
 
   for (const name of Object.keys(commands)) {

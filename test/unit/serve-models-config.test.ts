@@ -28,6 +28,16 @@ describe('serving several models', () => {
     expect(engineConfigFor(modelConfig(cfg, cfg.models[0]!), cfg.models[0]!.path, 0).slots).toBe(3);
   });
 
+  it('takes hf:ORG/REPO:QUANT as a Hub model named REPO:QUANT (pulled at start), and refuses a malformed one', () => {
+    const cfg = fromArgv(['--model', 'hf:Qwen/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M', '--model', 'fim=hf:org/coder/sub/c.gguf']);
+    expect(cfg.models.map((m) => [m.name, m.path])).toEqual([
+      ['Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M', 'hf:Qwen/Qwen2.5-Coder-7B-Instruct-GGUF:Q4_K_M'], ['fim', 'hf:org/coder/sub/c.gguf'],
+    ]);
+    expect(() => fromArgv(['--model', 'hf:org/../x'])).toThrowError(/^--model hf:org\/\.\.\/x: 'hf:org\/\.\.\/x' is not ORG\/REPO\[:QUANT\] or ORG\/REPO\/FILE\.gguf/);
+    const file = JSON.stringify({ models: [{ name: 'x', path: 'hf:org/r/notes.txt' }] });
+    expect(() => fromArgv(['--config', '/c.json'], { readFile: () => file })).toThrowError(/config file \/c\.json: models\[0\]\.path: .*'notes\.txt' is not a \.gguf file/);
+  });
+
   it('adds every .gguf of --models-dir (sorted, skipping one given by --model)', () => {
     const cfg = fromArgv(['--model', '/d/b.gguf', '--models-dir', '/d'], { listDir: () => ['c.gguf', 'notes.txt', 'b.gguf', 'a.gguf'] });
     expect(cfg.models.map((m) => m.name)).toEqual(['b', 'a', 'c']);

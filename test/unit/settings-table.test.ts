@@ -3,7 +3,8 @@
 // own check (settingsProblems) and the server agree on what a value may be.
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
-import { SERVE_OPTIONS } from '../../backend/app/serve-options.js';
+import { envOf, SERVE_OPTIONS } from '../../backend/app/serve-options.js';
+import { API_KEY_ENV } from '../../extension/server/managedLaunch.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { buildServeArgs, DEFAULT_SETTINGS, settingsProblems } from '../../extension/config/server-settings.js';
 
@@ -34,6 +35,10 @@ describe('settings that become serve flags', () => {
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max + 1 })).toEqual([`strata.contextSize must be a whole number from ${ctx.min} to ${ctx.max} (is ${ctx.max + 1})`]);
     const cache = SERVE_OPTIONS.cacheMib.kind as { min: number; max: number };
     expect(settingsProblems({ ...DEFAULT_SETTINGS, cacheMiB: cache.max + 1 })).toHaveLength(1);
+  });
+
+  it('the managed server\'s key travels in the variable the server reads', () => {
+    expect(API_KEY_ENV).toBe(envOf('apiKey'));
   });
 
   it('every flag the extension passes is a serve option', () => {
