@@ -1,7 +1,7 @@
 // The agent's workspace on plain folders (Node only): files from disk, the listing of the
 // codebase index's walker (.gitignore, excludes), a line search, commands in a child process.
 // The unit tests run the loop on it; vscodeWorkspace.ts builds on it inside VS Code.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import picomatch from 'picomatch';
 import { readText, walk } from '../codebase/walker.js';
@@ -69,6 +69,16 @@ export class NodeWorkspace implements AgentWorkspace {
     try {
       await mkdir(dirname(change.abs), { recursive: true });
       await writeFile(change.abs, change.after, change.before === null ? { flag: 'wx' } : {});
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  /** Deletes a file (Restore to here takes back a file the agent created). */
+  async remove(abs: string): Promise<string | null> {
+    try {
+      await rm(abs);
       return null;
     } catch (err) {
       return (err as Error).message;

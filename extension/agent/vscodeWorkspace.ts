@@ -67,6 +67,12 @@ export class VscodeWorkspace extends NodeWorkspace {
     return null;
   }
 
+  override async remove(abs: string): Promise<string | null> {
+    const edit = new vscode.WorkspaceEdit();
+    edit.deleteFile(vscode.Uri.file(abs), { ignoreIfNotExists: false });
+    return (await vscode.workspace.applyEdit(edit)) ? null : 'VS Code did not delete the file';
+  }
+
   override runCommand(command: string, cwd: string, signal: AbortSignal): Promise<CommandResult> {
     return this.terminal.run(command, cwd, signal);
   }

@@ -109,6 +109,8 @@ export interface AgentConfig {
   maxResultTokens: number;
   /** By name; entries without a command are left out. */
   mcpServers: Record<string, McpServerConfig>;
+  /** Rule files beside AGENTS.md, relative to each workspace folder. */
+  rulesFiles: string[];
 }
 
 export function agentSettings(): AgentConfig {
@@ -128,6 +130,7 @@ export function agentSettings(): AgentConfig {
     allowedCommands: (setting('agent.allowedCommands') as unknown[]).filter((c): c is string => typeof c === 'string'),
     maxResultTokens: clampInt(setting('agent.maxResultTokens'), 100, 1_000_000),
     mcpServers: servers,
+    rulesFiles: (setting('agent.rulesFiles') as unknown[]).filter((c): c is string => typeof c === 'string' && c.trim() !== ''),
   };
 }
 

@@ -9,6 +9,8 @@ import { icon, labelledIconButton } from '../icons.js';
 export interface StepActions {
   decide(stepId: string, decision: AgentDecision): void;
   showDiff(stepId: string): void;
+  /** Restore to here (a checkpoint step: an applied change, a command that ran). */
+  restore?(stepId: string): void;
 }
 
 const STATUS: Record<AgentStepView['status'], string> = {
@@ -20,7 +22,7 @@ const TOOL_ICON: Record<string, string> = {
 };
 
 /** A unified diff with its lines marked added / removed / hunk header (colours in panel.css). */
-function diffEl(diff: string): HTMLElement {
+export function diffEl(diff: string): HTMLElement {
   const pre = h('pre', { class: 'agent-diff', 'aria-label': 'Proposed change' });
   for (const line of diff.split('\n')) {
     const kind = line.startsWith('+++') || line.startsWith('---') ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
@@ -61,6 +63,9 @@ export function stepEl(step: AgentStepView, actions: StepActions, pendingChanges
     parts.push(h('div', { class: 'row step-ask', role: 'group', 'aria-label': `Allow ${step.tool}` },
       button('Allow', decide('allow'), { class: 'primary', 'aria-label': `Allow ${step.tool}` }),
       button('Deny', decide('deny'), { 'aria-label': `Deny ${step.tool}` })));
+  }
+  if (step.checkpoint && actions.restore && step.ask === null) {
+    parts.push(h('div', { class: 'row step-restore' }, labelledIconButton('history', 'Restore to here', () => actions.restore!(step.id), { 'aria-label': `Restore to here: the files as they were after this ${step.tool} step` })));
   }
   parts.push(h('details', { class: 'step-args' }, h('summary', { class: 'muted' }, 'Arguments'), h('pre', {}, prettyArgs(step.args))));
   if (step.result !== null) {
