@@ -15,9 +15,12 @@ import type { RestoreFileView, RestorePlanView, RestoreResultView } from '../../
 import { unifiedDiff } from './diffText.js';
 import type { ProposedChange } from './types.js';
 
+/** A change as the store records it: a ProposedChange, or a deletion (after: null). */
+export type RecordedChange = Omit<ProposedChange, 'after'> & { after: string | null };
+
 /** What the loop tells the store (AgentLoopDeps.checkpoints). */
 export interface CheckpointRecorder {
-  changed(stepId: string, change: ProposedChange): Promise<void>;
+  changed(stepId: string, change: RecordedChange): Promise<void>;
   commandRan(stepId: string, command: string, cwd: string): Promise<void>;
 }
 
@@ -71,7 +74,7 @@ export class CheckpointStore {
     return {
       changed: (stepId, change) => this.add(async () => {
         const before = change.before === null ? null : await this.putBlob(change.before);
-        return { kind: 'change', seq: 0, chatId, stepId, path: change.path, abs: change.abs, before, after: hashOf(change.after) };
+        return { kind: 'change', seq: 0, chatId, stepId, path: change.path, abs: change.abs, before, after: change.after === null ? null : hashOf(change.after) };
       }),
       commandRan: (stepId, command, cwd) => this.add(async () => ({ kind: 'command', seq: 0, chatId, stepId, command, cwd })),
     };
@@ -153,7 +156,7 @@ export class CheckpointStore {
       if (t) t.expected = e.after;
       else byFile.set(e.abs, { path: e.path, abs: e.abs, target: e.before, expected: e.after });
     }
-    return [...byFile.values()];
+    return [...byFile.values()].sort((x, y) => x.path.localeCompare(y.path));
   }
 
   private add(make: () => Promise<Entry>): Promise<void> {
