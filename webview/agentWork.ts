@@ -110,7 +110,10 @@ export function reduceAgentWork<T extends CuttableTurn, S extends WithAgentWork<
       const shown = w.restorePlan?.chatId === r.chatId && w.restorePlan.stepId === r.stepId ? null : w.restorePlan;
       if (r.error) return { ...s, agentWork: { ...w, restorePlan: shown }, notice: { level: 'error', text: `Restore to here: ${r.error}` } };
       const turns = cutAtStep(s.turns, r);
-      return { ...s, ...(turns ? { turns } : {}), agentWork: { ...w, restorePlan: shown, todo: null } };
+      const work = { ...w, restorePlan: shown, todo: null };
+      if (turns) return { ...s, turns, agentWork: work };
+      // Shown here but not cut (its messages no longer match its steps): the files were still put back.
+      return s.turns.some((t) => t.chatId === r.chatId) ? { ...s, agentWork: work, notice: { level: 'info', text: restoreNote(r).replace(' Ask again from here.', ' The conversation could not be cut at that step.') } } : { ...s, agentWork: work };
     }
   }
 }

@@ -264,8 +264,12 @@ export class PanelHub {
     const agent = this.deps.agent;
     if (!agent?.restorePlan || !agent.restore) return this.editorAction(view, async () => 'Agent mode is not available');
     if (this.agents?.anyRunning()) return this.editorAction(view, async () => 'Stop the agent before restoring a checkpoint');
-    if (what === 'agentRestorePreview') view.sink.post({ type: 'agentRestorePlan', plan: await agent.restorePlan(chatId, stepId) });
-    else this.broadcast({ type: 'agentRestored', result: await agent.restore(chatId, stepId) });
+    try {
+      if (what === 'agentRestorePreview') view.sink.post({ type: 'agentRestorePlan', plan: await agent.restorePlan(chatId, stepId) });
+      else this.broadcast({ type: 'agentRestored', result: await agent.restore(chatId, stepId) });
+    } catch (err) {
+      view.sink.post({ type: 'notice', level: 'error', text: `Restore to here failed: ${(err as Error).message}` });
+    }
   }
 
   private async editorAction(view: View, act: () => Promise<string | null>): Promise<void> {

@@ -18,6 +18,7 @@ import { CheckpointStore } from '../../extension/agent/checkpoints.js';
 import type { AgentStepView } from '../../contract/agent.js';
 import { cutAtStep } from '../../webview/agentWork.js';
 import { conversation, type ChatTurn } from '../../webview/state.js';
+import { validateFromWebview } from '../../contract/panel.js';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
 
 let dir: string;
@@ -174,5 +175,11 @@ describe('agent checkpoints', () => {
     expect(sent.at(-1)!.toolCallId).toBe(sent[5]!.toolCalls![0]!.id);
     // Another view's conversation without that answer stays as it is.
     expect(cutAtStep([{ role: 'user', content: 'x' }] as ChatTurn[], { chatId: 'c1', stepId: 's3-0', restored: [], conflicts: [], error: null })).toBeNull();
+  });
+
+  it('a Restore message from the panel without its step is refused, naming the field', () => {
+    expect(validateFromWebview({ type: 'agentRestore', chatId: 'c1' })).toEqual({ ok: false, reason: 'agentRestore needs chatId and stepId' });
+    expect(validateFromWebview({ type: 'agentRestorePreview', stepId: 's1-0' })).toEqual({ ok: false, reason: 'agentRestorePreview needs chatId and stepId' });
+    expect(validateFromWebview({ type: 'agentRestore', chatId: 'c1', stepId: 's1-0' }).ok).toBe(true);
   });
 });

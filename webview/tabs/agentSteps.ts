@@ -18,7 +18,7 @@ const STATUS: Record<AgentStepView['status'], string> = {
 };
 const TOOL_ICON: Record<string, string> = {
   read_file: 'file', list_files: 'list-tree', search_text: 'search', get_diagnostics: 'warning', search_codebase: 'database',
-  edit_file: 'edit', create_file: 'new-file', run_command: 'terminal',
+  edit_file: 'edit', create_file: 'new-file', run_command: 'terminal', todo: 'checklist',
 };
 
 /** A unified diff with its lines marked added / removed / hunk header (colours in panel.css). */
