@@ -18,7 +18,8 @@ import { CheckpointStore } from '../../extension/agent/checkpoints.js';
 import type { AgentStepView } from '../../contract/agent.js';
 import { cutAtStep } from '../../webview/agentWork.js';
 import { conversation, type ChatTurn } from '../../webview/state.js';
-import { validateFromWebview } from '../../contract/panel.js';
+import { validateFromWebview, type ToWebview } from '../../contract/panel.js';
+import { PanelHub, type PanelClient, type PanelDeps } from '../../extension/panel/hub.js';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
 
 let dir: string;
@@ -181,5 +182,44 @@ describe('agent checkpoints', () => {
     expect(validateFromWebview({ type: 'agentRestore', chatId: 'c1' })).toEqual({ ok: false, reason: 'agentRestore needs chatId and stepId' });
     expect(validateFromWebview({ type: 'agentRestorePreview', stepId: 's1-0' })).toEqual({ ok: false, reason: 'agentRestorePreview needs chatId and stepId' });
     expect(validateFromWebview({ type: 'agentRestore', chatId: 'c1', stepId: 's1-0' }).ok).toBe(true);
+  });
+
+  it('the panel hub shows the plan to the view that asked, the result to every view, and refuses while an agent answer runs', async () => {
+    const calls: string[] = [];
+    let startLoop: (v: string) => void = () => undefined;
+    let loopAsked: () => void = () => undefined;
+    const asked = new Promise<void>((r) => { loopAsked = r; });
+    const agent: NonNullable<PanelDeps['agent']> = {
+      makeLoop: () => new Promise((r) => { startLoop = r; loopAsked(); }), showDiff: async () => undefined,
+      system: () => 'S', tools: () => [], saveMode: () => undefined, loadMode: () => null,
+      restorePlan: async (chatId, stepId) => { calls.push(`plan:${stepId}`); return { chatId, stepId, files: [], commands: ['make'], error: null }; },
+      restore: async (chatId, stepId) => { calls.push(`restore:${stepId}`); return { chatId, stepId, restored: ['a.txt'], conflicts: [], error: null }; },
+    };
+    const client = {
+      tokenize: async (text: string) => text.split(/\s+/).filter(Boolean).map((_, i) => i),
+      models: async () => [{ id: 'tiny', contextLength: 4096, maxOutputTokens: null, toolCalling: true }],
+    } as unknown as PanelClient;
+    const hub = new PanelHub({
+      client: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined, clearBench: async () => undefined,
+      visibilityChanged: () => undefined, log: () => undefined, agent,
+      editor: { copy: async () => undefined, insert: async () => null, apply: async () => null, context: async () => null },
+    });
+    const one: ToWebview[] = [];
+    const two: ToWebview[] = [];
+    const v1 = hub.attach({ post: (m) => one.push(m) }, true);
+    hub.attach({ post: (m) => two.push(m) }, true);
+    await v1.receive({ type: 'agentRestorePreview', chatId: 'c1', stepId: 's1-0' });
+    expect(one.filter((m) => m.type === 'agentRestorePlan')).toHaveLength(1);
+    expect(two.filter((m) => m.type === 'agentRestorePlan')).toHaveLength(0);
+    await v1.receive({ type: 'agentRestore', chatId: 'c1', stepId: 's1-0' });
+    expect(two.find((m) => m.type === 'agentRestored')).toEqual({ type: 'agentRestored', result: { chatId: 'c1', stepId: 's1-0', restored: ['a.txt'], conflicts: [], error: null } });
+    // An agent answer running (here: still making its loop): nothing is restored.
+    const running = v1.receive({ type: 'chatSend', chatId: 'c2', name: 'n', messages: [{ role: 'user', content: 'go' }], mode: 'agent' });
+    await asked;
+    await v1.receive({ type: 'agentRestore', chatId: 'c1', stepId: 's1-0' });
+    expect(one.at(-1)).toEqual({ type: 'notice', level: 'error', text: 'Stop the agent before restoring a checkpoint' });
+    expect(calls).toEqual(['plan:s1-0', 'restore:s1-0']);
+    startLoop('done');
+    await running;
   });
 });
