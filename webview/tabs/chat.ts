@@ -51,6 +51,7 @@ export class ChatTab {
   private readonly chips: HTMLElement;
   /** Agent mode: the rules chips, the pinned plan, the Restore to here confirmation. */
   private readonly agentWork: HTMLElement;
+  private agentWorkShown: unknown[] = [];
   private readonly cost: HTMLElement;
   private readonly addMenu: HTMLElement;
   private rendered: Array<{ turn: ChatTurn; el: HTMLElement; last: boolean }> = [];
@@ -176,10 +177,15 @@ export class ChatTab {
     const w = s.agentWork;
     const running = w.todo && s.turns.some((t) => t.pending && t.chatId === w.todo!.chatId) ? w.todo : null;
     const plan = w.restorePlan && s.turns.some((t) => t.chatId === w.restorePlan!.chatId) ? w.restorePlan : null;
+    const rules = s.mode === 'agent' ? w.rules : null;
+    // Redrawn only when one of them changed (an open diff stays open while metrics update the view).
+    const shown = [plan, running, rules];
+    if (shown.every((x, i) => x === this.agentWorkShown[i])) return;
+    this.agentWorkShown = shown;
     this.agentWork.replaceChildren(...[
       plan ? restorePlanEl(plan, () => this.host.post({ type: 'agentRestore', chatId: plan.chatId, stepId: plan.stepId }), () => this.host.update(cancelRestore(this.host.state()))) : null,
       running?.items.length ? todoEl(running.items) : null,
-      s.mode === 'agent' && w.rules ? rulesChips(w.rules) : null,
+      rules ? rulesChips(rules) : null,
     ].filter((e): e is HTMLElement => e !== null));
   }
 
