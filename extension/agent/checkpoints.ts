@@ -156,7 +156,7 @@ export class CheckpointStore {
       if (t) t.expected = e.after;
       else byFile.set(e.abs, { path: e.path, abs: e.abs, target: e.before, expected: e.after });
     }
-    return [...byFile.values()].sort((x, y) => x.path.localeCompare(y.path));
+    return [...byFile.values()].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   }
 
   private add(make: () => Promise<Entry>): Promise<void> {

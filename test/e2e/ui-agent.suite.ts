@@ -193,13 +193,15 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       if (!/AGENTS\.md\s*\d+ tok/.test(chipText)) throw new Error(`the rules chip: ${chipText}`);
       const system = (scripted.of('/v1/chat/completions').at(-1)!.body.messages as Array<{ role: string; content: string }>)[0]!;
       if (system.role !== 'system' || !system.content.includes('Keep functions short and name them with verbs.')) throw new Error(`AGENTS.md is not in the system message: ${system.content.slice(-300)}`);
-      console.log(`        rules chip: ${chipText}`);
+      console.log(`        rules chip: ${chipText.replace(/\s+/g, ' ')}`);
       await wb.screenshot('67-agent-rules-chip-and-plan');
       await first.getByRole('button', { name: `Accept the change to ${CP_FILE}` }).click();
-      await frame.getByRole('button', { name: 'Accept all proposed changes' }).waitFor({ timeout: 30_000 });
+      // Each waiting change offers Accept all; one press accepts both.
+      const acceptAll = frame.getByRole('button', { name: 'Accept all proposed changes' }).first();
+      await acceptAll.waitFor({ timeout: 30_000 });
       await waitForValue('the plan updated live', async () => ((await states()) === 'done,in_progress,pending' ? true : undefined), 10_000);
       await wb.screenshot('68-agent-plan-updated');
-      await frame.getByRole('button', { name: 'Accept all proposed changes' }).click();
+      await acceptAll.click();
       await waitForAnswerEnd(frame, 60_000);
       if (readFileSync(join(workspace, CP_FILE), 'utf8') !== CP_2 || !existsSync(join(workspace, CP_HELPER))) throw new Error('the accepted changes are not on disk');
     }, { needs: [S.connect], timeoutMs: 120_000 });
@@ -211,11 +213,12 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       const dialog = frame.getByRole('dialog', { name: 'Restore to here' });
       await dialog.waitFor({ timeout: 20_000 });
       const files = (await dialog.getByRole('list', { name: 'Files to restore' }).locator('.restore-path').allInnerTexts()).map((x) => x.trim());
-      if (files.join(',') !== `${CP_FILE},${CP_HELPER}`) throw new Error(`the files to restore: ${files.join(',')}`);
+      if ([...files].sort().join(',') !== [CP_FILE, CP_HELPER].sort().join(',')) throw new Error(`the files to restore: ${files.join(',')}`);
       const text = plainSpaces(await dialog.innerText());
       if (!text.includes('cannot be undone')) throw new Error(`the dialog does not say commands cannot be undone: ${text}`);
-      await dialog.locator('details.restore-diff').first().locator('summary').click();
-      const diff = plainSpaces(await dialog.locator('pre.agent-diff').first().innerText());
+      const row = dialog.locator(`li:has(.restore-path:text-is("${CP_FILE}"))`);
+      await row.locator('details.restore-diff summary').click();
+      const diff = plainSpaces(await row.locator('pre.agent-diff').innerText());
       if (!diff.includes('-    return "Welcome " + name') || !diff.includes('+    return "Hello " + name')) throw new Error(`the restore diff: ${diff}`);
       // Nothing changed before the confirmation.
       if (readFileSync(join(workspace, CP_FILE), 'utf8') !== CP_2 || !existsSync(join(workspace, CP_HELPER))) throw new Error('the files changed before Restore was confirmed');
@@ -226,7 +229,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       // The conversation is cut at the step: the later steps are gone, a note says what happened.
       await waitForValue('the later steps gone', async () => ((await frame.locator('.agent-step[data-step="s2-1"]').count()) === 0 ? true : undefined), 10_000);
       const note = plainSpaces(await frame.locator('.turn.assistant .note').last().innerText());
-      if (!note.includes(`put back ${CP_FILE}, ${CP_HELPER}`)) throw new Error(`the restore note: ${note}`);
+      if (!note.includes('put back') || !note.includes(CP_FILE) || !note.includes(CP_HELPER)) throw new Error(`the restore note: ${note}`);
       console.log(`        ${CP_FILE} on disk after the restore: ${JSON.stringify(readFileSync(join(workspace, CP_FILE), 'utf8'))}`);
       await wb.screenshot('70-agent-restore-after');
     }, { needs: [S.rulesTodo], timeoutMs: 60_000 });
