@@ -166,6 +166,8 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
     }, { needs: [S.accept], timeoutMs: 60_000 });
 
     await t.step(S.rulesTodo, async () => {
+      // The terminal of the command steps above would take half of the pictures.
+      await wb.runCommand('View: Close Panel');
       writeFileSync(join(workspace, 'AGENTS.md'), RULES);
       writeFileSync(join(workspace, CP_FILE), CP_SRC);
       const frame = await panel();

@@ -19,6 +19,7 @@ import { latestTodo, renderTodo, TodoList, todoTool } from '../../extension/agen
 import type { TodoItem } from '../../contract/agent-plan.js';
 import type { ToWebview } from '../../contract/panel.js';
 import { initialState, reduce } from '../../webview/state.js';
+import { argsSummary } from '../../webview/agentTurns.js';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
 
 let dir: string;
@@ -165,5 +166,7 @@ describe('todo tool', () => {
     expect(s.agentWork.todo).toEqual({ chatId: 'c1', items: [{ text: 'a', state: 'in_progress' }] });
     s = reduce(s, { type: 'agentTodo', chatId: 'c1', items: [{ text: 'a', state: 'done' }] });
     expect(s.agentWork.todo!.items[0]!.state).toBe('done');
+    // The step's header names the plan's size, not its JSON.
+    expect(argsSummary(JSON.stringify({ items: [{ text: 'a', state: 'done' }, { text: 'b', state: 'pending' }] }))).toBe('2 items');
   });
 });
