@@ -167,7 +167,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
 
     await t.step(S.rulesTodo, async () => {
       // The terminal of the command steps above would take half of the pictures.
-      await wb.runCommand('View: Close Panel');
+      if (await wb.page.locator('.part.panel').isVisible()) await wb.runCommand('View: Toggle Panel Visibility');
       writeFileSync(join(workspace, 'AGENTS.md'), RULES);
       writeFileSync(join(workspace, CP_FILE), CP_SRC);
       const frame = await panel();
