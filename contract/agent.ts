@@ -26,6 +26,8 @@ export interface AgentStepView {
   proposal?: { path: string; diff: string; created: boolean; decision: 'pending' | 'accepted' | 'rejected' | 'part' };
   /** A command: its text and folder; allowListed: it ran without asking. */
   command?: { text: string; cwd: string; allowListed: boolean };
+  /** An applied change or a command that ran: the panel offers Restore to here. */
+  checkpoint?: boolean;
 }
 
 /** The user's answer to a step's ask. acceptAll: every change of this answer waiting now. */

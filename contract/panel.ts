@@ -8,6 +8,8 @@ import type { ChatMessage, Timings, Usage } from './chat.js';
 import { sessionNameProblem } from './session-name.js';
 import type { BenchView } from './bench.js';
 import { isChatMode, type AgentDecision, type AgentStepView, type ChatMode } from './agent.js';
+import type { RuleFileView, TodoItem } from './agent-plan.js';
+import type { RestorePlanView, RestoreResultView } from './agent-checkpoints.js';
 
 export type TabId = 'chat' | 'sessions' | 'kv' | 'trace' | 'devices' | 'bench' | 'index';
 export const TAB_IDS: readonly TabId[] = ['chat', 'sessions', 'kv', 'trace', 'devices', 'bench', 'index'];
@@ -128,6 +130,14 @@ export type ToWebview =
   | { type: 'chatLoad'; name: string; messages: ChatMessage[]; mode?: ChatMode }
   /** A tool step of an Agent-mode answer, new or changed (the same id replaces the earlier one). */
   | { type: 'agentStep'; chatId: string; step: AgentStepView }
+  /** The rule files (AGENTS.md, strata.agent.rulesFiles) in an agent answer's system message. */
+  | { type: 'agentRules'; chatId: string; rules: RuleFileView[] }
+  /** The plan the model keeps with its todo tool, whole, each time it changes. */
+  | { type: 'agentTodo'; chatId: string; items: TodoItem[] }
+  /** Answer to agentRestorePreview: what Restore to here would do. */
+  | { type: 'agentRestorePlan'; plan: RestorePlanView }
+  /** Restore to here happened: the conversation is cut at the step. */
+  | { type: 'agentRestored'; result: RestoreResultView }
   /** The user message as sent (the question with its context), and what was trimmed to fit. */
   | { type: 'chatSent'; chatId: string; content: string; note: string | null }
   | { type: 'contextAdd'; item: ContextItem }
@@ -152,6 +162,10 @@ export type FromWebview =
   | { type: 'agentDecision'; chatId: string; stepId: string; decision: AgentDecision }
   /** Open a proposed change as a diff editor. */
   | { type: 'agentShowDiff'; chatId: string; stepId: string }
+  /** What Restore to here at a checkpoint step would do (nothing changes yet). */
+  | { type: 'agentRestorePreview'; chatId: string; stepId: string }
+  /** Restore to here, confirmed. */
+  | { type: 'agentRestore'; chatId: string; stepId: string }
   | { type: 'chatStop'; chatId: string }
   | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
   /** Attach editor context: the active selection, the active file, or a file the user picks. */
@@ -174,7 +188,7 @@ export type FromWebview =
 const FROM_TYPES = new Set([
   'ready', 'tab', 'chatSend', 'chatStop', 'estimate', 'contextRequest', 'copy', 'insertCode', 'applyCode',
   'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command',
-  'codebaseRequest', 'indexSearch', 'indexAction', 'agentDecision', 'agentShowDiff',
+  'codebaseRequest', 'indexSearch', 'indexAction', 'agentDecision', 'agentShowDiff', 'agentRestorePreview', 'agentRestore',
 ]);
 /** Largest text a panel message may carry (a pasted file, a long answer). */
 const MAX_TEXT = 2_000_000;
@@ -240,8 +254,8 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
     case 'agentDecision':
       return typeof m.chatId === 'string' && typeof m.stepId === 'string' && ['allow', 'deny', 'acceptAll'].includes(m.decision as string)
         ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'agentDecision needs chatId, stepId and a decision (allow, deny, acceptAll)' };
-    case 'agentShowDiff':
-      return typeof m.chatId === 'string' && typeof m.stepId === 'string' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'agentShowDiff needs chatId and stepId' };
+    case 'agentShowDiff': case 'agentRestorePreview': case 'agentRestore':
+      return typeof m.chatId === 'string' && typeof m.stepId === 'string' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `${m.type} needs chatId and stepId` };
     case 'sessionSave':
       if (!isMessages(m.messages) || m.messages.length === 0) return { ok: false, reason: 'there is no conversation to save yet' };
       if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `sessionSave mode must be ask or agent, not ${String(m.mode)}` };

@@ -74,6 +74,7 @@ export function argsSummary(args: string): string {
   try {
     const o = JSON.parse(args) as Record<string, unknown>;
     for (const k of ['path', 'command', 'query', 'glob']) if (typeof o[k] === 'string') return String(o[k]).slice(0, 120);
+    if (Array.isArray(o.items)) return `${o.items.length} item${o.items.length === 1 ? '' : 's'}`; // the todo tool's plan
     return args.slice(0, 120);
   } catch {
     return args.slice(0, 120);

@@ -9,6 +9,7 @@ import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, 
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
 import { turnMessages, turnsFromMessages, upsertStep } from './agentTurns.js';
+import { emptyAgentWork, reduceAgentWork, type AgentWorkState } from './agentWork.js';
 
 export interface ChatTurn {
   role: 'system' | 'user' | 'assistant';
@@ -71,6 +72,8 @@ export interface ViewState extends PersistedState {
   index: IndexView | null;
   indexSearch: IndexSearchView | null;
   indexQuery: string;
+  /** Agent mode's rules chips, pinned plan and Restore to here. */
+  agentWork: AgentWorkState;
 }
 
 const MAX_TURNS = 200;
@@ -93,7 +96,7 @@ export function initialState(saved: unknown): ViewState {
     benchFigure: typeof p.benchFigure === 'string' ? p.benchFigure : null,
     server: null, metrics: null, metricsAt: null, sessions: [], sessionsError: null, devices: [], fit: [], devicesError: null,
     traces: null, tracesError: null, completion: null, bench: null, notice: null, estimate: null,
-    index: null, indexSearch: null, indexQuery: '',
+    index: null, indexSearch: null, indexQuery: '', agentWork: emptyAgentWork(),
   };
 }
 
@@ -194,6 +197,7 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
       return { ...s, turns };
     }
     case 'notice': return { ...s, notice: { level: msg.level, text: msg.text } };
+    case 'agentRules': case 'agentTodo': case 'agentRestorePlan': case 'agentRestored': return reduceAgentWork(s, msg);
   }
 }
 

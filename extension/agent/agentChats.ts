@@ -10,12 +10,22 @@ import { wellFormedToolTurns } from './history.js';
 import type { ChatMode } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
 import type { ToolSpec } from '../client/types.js';
+import type { RuleFileView, TodoItem } from '../../contract/agent-plan.js';
+import type { RestorePlanView, RestoreResultView } from '../../contract/agent-checkpoints.js';
 
 export type AgentClient = Pick<StrataClient, 'chatStream' | 'tokenize'>;
 
+/** A loop ready to run, its system message (with the repository's rules) and the rule files in it. */
+export interface MadeLoop { loop: AgentLoop; system: string; rules?: RuleFileView[] }
+
 /** Agent mode as the panel gets it from registerAgent.ts (VS Code, settings, MCP). */
 export interface AgentProvider {
-  makeLoop(client: AgentClient, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
+  /** `chatId`: the answer the loop's checkpoints belong to. */
+  makeLoop(client: AgentClient, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals, chatId?: string): Promise<MadeLoop | string>;
+  /** What Restore to here at a checkpoint step would do (files, diffs, conflicts, commands); changes nothing. */
+  restorePlan?(chatId: string, stepId: string): Promise<RestorePlanView>;
+  /** Restores the files to the checkpoint (conflicting files are left alone and reported). */
+  restore?(chatId: string, stepId: string): Promise<RestoreResultView>;
   showDiff(change: ProposedChange): Promise<void>;
   closeDiff?(change: ProposedChange): Promise<void>;
   /** The system message agent conversations start with (saved with the session so its KV matches). */
@@ -35,7 +45,7 @@ export interface AgentHost<C> {
   /** The question fitted to the model with its context (the panel's ContextPlanner). */
   prepare(client: C, messages: ChatMessage[], context: ContextItem[]): Promise<{ messages: ChatMessage[]; content: string; note: string | null; error: string | null }>;
   /** A loop with the tools and settings of now, or why Agent mode cannot run (an untrusted workspace, no folder). */
-  makeLoop(client: C, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals): Promise<{ loop: AgentLoop; system: string } | string>;
+  makeLoop(client: C, onEvent: (e: AgentEvent) => void, approvals: AgentApprovals, chatId?: string): Promise<MadeLoop | string>;
   showDiff(change: ProposedChange): Promise<void>;
   /** The change was decided: its diff editor (if open) has nothing left to show. */
   closeDiff?(change: ProposedChange): Promise<void>;
@@ -48,6 +58,8 @@ interface Answer {
   sent: { content: string; note: string | null } | null;
   ac: AbortController;
   end: ChatEndInfo | null;
+  rules?: RuleFileView[];
+  todo?: TodoItem[];
 }
 
 interface Wait { kind: 'tool' | 'change' | 'command'; resolve(ok: boolean): void }
@@ -68,6 +80,10 @@ export class AgentChats<C> {
 
   isRunning(chatId: string): boolean {
     return !!this.answers.get(chatId) && this.answers.get(chatId)!.end === null;
+  }
+
+  anyRunning(): boolean {
+    return [...this.answers.values()].some((a) => a.end === null);
   }
 
   stop(chatId: string): void {
@@ -113,6 +129,8 @@ export class AgentChats<C> {
       if (a.sent) out.push({ type: 'chatSent', chatId, content: a.sent.content, note: a.sent.note });
       out.push({ type: 'chatSnapshot', chatId, text: a.text, ...(a.reasoning ? { reasoning: a.reasoning } : {}) });
       for (const step of a.steps.values()) out.push({ type: 'agentStep', chatId, step });
+      if (a.rules) out.push({ type: 'agentRules', chatId, rules: a.rules });
+      if (a.todo) out.push({ type: 'agentTodo', chatId, items: a.todo });
       if (a.end) out.push({ type: 'chatEnd', chatId, end: a.end });
     }
     return out;
@@ -131,8 +149,12 @@ export class AgentChats<C> {
       this.broadcast({ type: 'chatSent', chatId, content: plan.content, note: plan.note });
       if (plan.error) throw new Error(plan.error);
       conversation = wellFormedToolTurns(plan.messages);
-      const made = await this.host.makeLoop(client, (e) => this.event(chatId, a, e), this.approvals(chatId, a.ac.signal));
+      const made = await this.host.makeLoop(client, (e) => this.event(chatId, a, e), this.approvals(chatId, a.ac.signal), chatId);
       if (typeof made === 'string') throw new Error(made);
+      if (made.rules) {
+        a.rules = made.rules;
+        this.broadcast({ type: 'agentRules', chatId, rules: made.rules });
+      }
       const withSystem = conversation[0]?.role === 'system' ? conversation : [{ role: 'system' as const, content: made.system }, ...conversation];
       const run = await made.loop.run(withSystem, a.ac.signal);
       end = {
@@ -158,6 +180,9 @@ export class AgentChats<C> {
     } else if (e.type === 'reasoning') {
       a.reasoning += e.text;
       this.broadcast({ type: 'chatReasoning', chatId, text: e.text });
+    } else if (e.type === 'todo') {
+      a.todo = e.items;
+      this.broadcast({ type: 'agentTodo', chatId, items: e.items });
     } else {
       a.steps.set(e.step.id, e.step);
       this.broadcast({ type: 'agentStep', chatId, step: e.step });

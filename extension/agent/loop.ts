@@ -12,6 +12,8 @@ import { unifiedDiff } from './diffText.js';
 import { PathRefused, type WorkspacePaths } from './paths.js';
 import type { ToolRegistry } from './registry.js';
 import type { AgentApprovals, AgentTool, AgentWorkspace, ProposedChange, StepRef, ToolContext } from './types.js';
+import type { TodoItem } from '../../contract/agent-plan.js';
+import type { CheckpointRecorder } from './checkpoints.js';
 
 export interface AgentSettings {
   maxSteps: number;
@@ -24,7 +26,9 @@ export interface AgentSettings {
 export type AgentEvent =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string }
-  | { type: 'step'; step: AgentStepView };
+  | { type: 'step'; step: AgentStepView }
+  /** The model's plan (the todo tool) changed. */
+  | { type: 'todo'; items: TodoItem[] };
 
 export interface AgentRun {
   /** The messages the run added after the question (assistant calls, tool results, the answer). */
@@ -51,6 +55,8 @@ export interface AgentLoopDeps {
   toolChoice?: ((step: number) => ChatRequest['toolChoice']) | undefined;
   /** Answer length cap per step (default CHAT_MAX_TOKENS). */
   maxTokens?: number | undefined;
+  /** Records each applied change and each command as a checkpoint (Restore to here). */
+  checkpoints?: CheckpointRecorder | undefined;
 }
 
 const CANCELLED = 'cancelled: the user pressed Stop';
@@ -193,6 +199,10 @@ export class AgentLoop {
               continue;
             }
           }
+          if (this.deps.checkpoints) {
+            await this.deps.checkpoints.commandRan(view.id, outcome.command, outcome.cwd);
+            view.checkpoint = true;
+          }
           Object.assign(view, { status: 'running', ask: null });
           emit(view);
           const r = await this.deps.workspace.runCommand(outcome.command, outcome.cwd, signal, argv ?? undefined);
@@ -231,6 +241,10 @@ export class AgentLoop {
       let result: string;
       if (decisions[k]) {
         const problem = await this.deps.workspace.apply(g.change);
+        if (!problem && this.deps.checkpoints) {
+          await this.deps.checkpoints.changed(first.id, g.change);
+          first.checkpoint = true;
+        }
         status = problem ? 'error' : 'done';
         result = problem ? `error: the change to ${g.change.path} could not be applied: ${problem}` : `applied: the user accepted the change to ${g.change.path}`;
         first.proposal = { ...first.proposal!, decision: problem ? 'rejected' : 'accepted' };

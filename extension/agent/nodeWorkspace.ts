@@ -2,7 +2,7 @@
 // codebase index's walker (.gitignore, excludes), a line search, commands in a child process.
 // The unit tests run the loop on it; vscodeWorkspace.ts builds on it inside VS Code.
 import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { isIndexable, readText, walk } from '../codebase/walker.js';
@@ -84,6 +84,16 @@ export class NodeWorkspace implements AgentWorkspace {
       const flags = constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0) | (change.before === null ? constants.O_CREAT | constants.O_EXCL : constants.O_TRUNC);
       const file = await open(change.abs, flags, 0o666);
       try { await file.writeFile(change.after); } finally { await file.close(); }
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  /** Deletes a file (Restore to here takes back a file the agent created). */
+  async remove(abs: string): Promise<string | null> {
+    try {
+      await rm(abs);
       return null;
     } catch (err) {
       return (err as Error).message;

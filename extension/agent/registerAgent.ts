@@ -1,8 +1,12 @@
 // Wires Agent mode into VS Code: the loop's tools (built-in, and MCP servers' from the settings),
 // the workspace (documents, Problems, ripgrep, the terminal, WorkspaceEdits), workspace trust
 // (no tools in Restricted Mode), the Open Diff view, and the mode each saved session was in.
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { agentSettings } from '../config/config.js';
+import { CheckpointStore } from './checkpoints.js';
+import { loadRules, ruleViews, withRules } from './rules.js';
+import { TodoList, todoTool } from './todoTool.js';
 import type { ConversationStore } from '../sessions/conversationMemory.js';
 import type { AgentProvider } from './agentChats.js';
 import { CHANGE_TOOLS } from './changeTools.js';
@@ -35,9 +39,26 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
   context.subscriptions.push(terminal, diffs, { dispose: () => void mcp.dispose() });
   const builtin = (): ToolRegistry => new ToolRegistry([...READ_TOOLS.filter((t) => t !== searchCodebase || opts.codebase), ...CHANGE_TOOLS]);
   let lastTools = builtin().specs();
-  const system = (): string => agentSystemPrompt(folders().map((f) => f.name));
+  // The last system message a loop got (with the rules then): saved sessions hold it.
+  let lastSystem: string | null = null;
+  const system = (): string => lastSystem ?? agentSystemPrompt(folders().map((f) => f.name));
+  // Checkpoints live in the extension's storage for this workspace, never in the user's folder.
+  const checkpoints = new CheckpointStore(join((context.storageUri ?? context.globalStorageUri).fsPath, 'agent-checkpoints'), (m) => opts.log.warn(m));
+  const workspaceNow = (): VscodeWorkspace | string => {
+    const open = folders();
+    if (!open.length) return 'Restore needs the workspace folder the agent worked in';
+    return new VscodeWorkspace(new WorkspacePaths(open.map((f) => ({ name: f.name, path: f.uri.fsPath }))), { exclude: filesExclude }, terminal);
+  };
   return {
     system,
+    restorePlan: async (chatId, stepId) => {
+      const ws = workspaceNow();
+      return typeof ws === 'string' ? { chatId, stepId, files: [], commands: [], error: ws } : checkpoints.plan(chatId, stepId, ws);
+    },
+    restore: async (chatId, stepId) => {
+      const ws = workspaceNow();
+      return typeof ws === 'string' ? { chatId, stepId, restored: [], conflicts: [], error: ws } : checkpoints.restore(chatId, stepId, ws);
+    },
     tools: () => lastTools,
     saveMode: (name, mode) => opts.conversations.saveMode?.(name, mode),
     loadMode: (name) => opts.conversations.loadMode?.(name) ?? null,
@@ -48,24 +69,29 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
         if (b) void vscode.commands.executeCommand('strata.openPanel');
       });
     },
-    makeLoop: async (client, onEvent, approvals) => {
+    makeLoop: async (client, onEvent, approvals, chatId) => {
       if (!vscode.workspace.isTrusted) return 'Agent mode is off in Restricted Mode: trust this workspace (Manage Workspace Trust) to let the agent use its tools.';
       const open = folders();
       if (!open.length) return 'Agent mode needs a folder: open one (File > Open Folder) for the agent to work in.';
       const paths = new WorkspacePaths(open.map((f) => ({ name: f.name, path: f.uri.fsPath })));
       const settings = agentSettings();
       const tools = builtin();
+      tools.add(todoTool(new TodoList((items) => onEvent({ type: 'todo', items }))));
       const external = await mcp.tools(settings.mcpServers);
       for (const t of external.tools) {
         try { tools.add(t); } catch (err) { opts.log.warn(`MCP tool left out: ${(err as Error).message}`); }
       }
       lastTools = tools.specs();
       const workspace = new VscodeWorkspace(paths, { exclude: filesExclude, codebase: opts.codebase }, terminal);
+      const countTokens = async (text: string, signal: AbortSignal): Promise<number> => (await client.tokenize(text, signal)).length;
+      const rules = await loadRules({ paths, listFiles: (s) => workspace.listFiles(s), readText: (abs) => workspace.readText(abs), extra: settings.rulesFiles, count: countTokens }, AbortSignal.timeout(20_000))
+        .catch((err: unknown) => { opts.log.warn(`agent rules not read: ${(err as Error).message}`); return []; });
+      lastSystem = withRules(agentSystemPrompt(open.map((f) => f.name)), rules);
       const loop = new AgentLoop({
-        client, tools, workspace, paths, approvals, settings, onEvent,
-        countTokens: async (text, signal) => (await client.tokenize(text, signal)).length,
+        client, tools, workspace, paths, approvals, settings, onEvent, countTokens,
+        ...(chatId ? { checkpoints: checkpoints.recorder(chatId) } : {}),
       });
-      return { loop, system: system() + mcpDeclinedNote(external.declined) };
+      return { loop, system: lastSystem + mcpDeclinedNote(external.declined), rules: ruleViews(rules) };
     },
   };
 }

@@ -4,8 +4,8 @@
 import type { JsonSchema } from './schema.js';
 import type { WorkspacePaths } from './paths.js';
 
-/** read: looks only; change: edits or creates a file (a proposal); command: runs a shell command; external: an MCP server's tool. */
-export type ToolKind = 'read' | 'change' | 'command' | 'external';
+/** read: looks only; change: edits or creates a file (a proposal); command: runs a shell command; external: an MCP server's tool; plan: the agent's own checklist (touches nothing, never asks). */
+export type ToolKind = 'read' | 'change' | 'command' | 'external' | 'plan';
 
 /** A file change a tool proposes; nothing is written until the user accepts it. */
 export interface ProposedChange {

@@ -69,6 +69,12 @@ export class VscodeWorkspace extends NodeWorkspace {
     return null;
   }
 
+  override async remove(abs: string): Promise<string | null> {
+    const edit = new vscode.WorkspaceEdit();
+    edit.deleteFile(vscode.Uri.file(abs), { ignoreIfNotExists: false });
+    return (await vscode.workspace.applyEdit(edit)) ? null : 'VS Code did not delete the file';
+  }
+
   override runCommand(command: string, cwd: string, signal: AbortSignal, argv?: readonly string[]): Promise<CommandResult> {
     // An allow-listed command never reaches the terminal's shell.
     return argv ? super.runCommand(command, cwd, signal, argv) : this.terminal.run(command, cwd, signal);

@@ -120,6 +120,8 @@ export interface AgentConfig {
   maxResultTokens: number;
   /** By name; entries without a command are left out. */
   mcpServers: Record<string, McpServerConfig>;
+  /** Rule files beside AGENTS.md, relative to each workspace folder. */
+  rulesFiles: string[];
 }
 
 export function agentSettings(): AgentConfig {
@@ -140,6 +142,7 @@ export function agentSettings(): AgentConfig {
     allowedCommands: (Array.isArray(userSetting('agent.allowedCommands')) ? userSetting('agent.allowedCommands') as unknown[] : []).filter((c): c is string => typeof c === 'string'),
     maxResultTokens: clampInt(setting('agent.maxResultTokens'), 100, 1_000_000),
     mcpServers: servers,
+    rulesFiles: (setting('agent.rulesFiles') as unknown[]).filter((c): c is string => typeof c === 'string' && c.trim() !== ''),
   };
 }
 

@@ -93,7 +93,7 @@ export class PanelHub {
         const plan = await this.planner.plan(client, messages, context);
         return { messages: plan.messages, content: plan.messages.at(-1)!.content, note: plan.note, error: plan.error };
       },
-      makeLoop: (client, onEvent, approvals) => agent.makeLoop(client, onEvent, approvals),
+      makeLoop: (client, onEvent, approvals, chatId) => agent.makeLoop(client, onEvent, approvals, chatId),
       showDiff: (change) => agent.showDiff(change),
       closeDiff: async (change) => agent.closeDiff?.(change),
     }, (m) => {
@@ -259,6 +259,19 @@ export class PanelHub {
     }
   }
 
+  /** Restore to here: the plan goes to the view that asked; the result to every view (each cuts its conversation). */
+  private async restore(view: View, what: 'agentRestorePreview' | 'agentRestore', chatId: string, stepId: string): Promise<void> {
+    const agent = this.deps.agent;
+    if (!agent?.restorePlan || !agent.restore) return this.editorAction(view, async () => 'Agent mode is not available');
+    if (this.agents?.anyRunning()) return this.editorAction(view, async () => 'Stop the agent before restoring a checkpoint');
+    try {
+      if (what === 'agentRestorePreview') view.sink.post({ type: 'agentRestorePlan', plan: await agent.restorePlan(chatId, stepId) });
+      else this.broadcast({ type: 'agentRestored', result: await agent.restore(chatId, stepId) });
+    } catch (err) {
+      view.sink.post({ type: 'notice', level: 'error', text: `Restore to here failed: ${(err as Error).message}` });
+    }
+  }
+
   private async editorAction(view: View, act: () => Promise<string | null>): Promise<void> {
     try {
       const problem = await act();
@@ -337,6 +350,8 @@ export class PanelHub {
         return;
       case 'agentShowDiff':
         return this.editorAction(view, async () => (this.agents ? this.agents.showDiff(msg.chatId, msg.stepId) : 'Agent mode is not available'));
+      case 'agentRestorePreview': case 'agentRestore':
+        return this.restore(view, msg.type, msg.chatId, msg.stepId);
       case 'estimate':
         return this.estimate(view, msg.id, msg.messages, msg.context);
       case 'contextRequest':

@@ -19,6 +19,8 @@ const S = {
   accept: 'agent: Accept applies the change (the file holds it)',
   command: 'agent: run_command waits for Run / Skip (nothing ran yet; a bidi control in it shown escaped); Run runs it and the answer ends',
   undo: 'agent: Ctrl+Z in the editor takes the accepted change back in one step',
+  rulesTodo: 'agent: AGENTS.md shows as a rules chip with its token count and reaches the system message; the plan (todo tool) is pinned above the message box and updates live',
+  restore: 'agent: Restore to here lists the files changed after the step with their diffs and says commands cannot be undone; confirming puts them back on disk and cuts the conversation there',
 };
 
 export const AGENT_FILE = 'e2e_agent.py';
@@ -38,8 +40,34 @@ function agentTurn(body: Record<string, unknown>): ChatTurnScript {
   return { text: `Done: greet now says "Hi". The last result was: ${msgs.at(-1)!.content.split('\n')[0]}` };
 }
 
+// A second task, for checkpoints, rules and the plan: the question names it.
+const CP_TASK = 'Rename greet to welcome and add a helper (checkpoint task).';
+const CP_FILE = 'e2e_cp.py';
+const CP_HELPER = 'e2e_cp_helper.py';
+const CP_SRC = 'def greet(name):\n    return "Hello " + name\n';
+const CP_1 = CP_SRC.replace('def greet', 'def welcome');
+const CP_2 = CP_1.replace('"Hello "', '"Welcome "');
+const RULES = '# Agent rules\nKeep functions short and name them with verbs.\n';
+const plan = (...states: string[]) => JSON.stringify({ items: ['Rename greet', 'Add a helper', 'Check the result'].map((text, i) => ({ text, state: states[i] })) });
+
+/** The scripted model of the checkpoint task: plan + edit; plan + edit + new file; plan all done; answer. */
+function checkpointTurn(body: Record<string, unknown>): ChatTurnScript {
+  const results = (body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool').length;
+  if (results === 0) return { text: 'Plan first.', toolCalls: [{ name: 'todo', arguments: plan('in_progress', 'pending', 'pending') }, { name: 'edit_file', arguments: JSON.stringify({ path: CP_FILE, edits: [{ search: 'def greet', replace: 'def welcome' }] }) }] };
+  if (results === 2) {
+    return { text: 'Next.', toolCalls: [
+      { name: 'todo', arguments: plan('done', 'in_progress', 'pending') },
+      { name: 'edit_file', arguments: JSON.stringify({ path: CP_FILE, edits: [{ search: '"Hello "', replace: '"Welcome "' }] }) },
+      { name: 'create_file', arguments: JSON.stringify({ path: CP_HELPER, content: 'def shout(s):\n    return s.upper()\n' }) },
+    ] };
+  }
+  if (results === 5) return { toolCalls: [{ name: 'todo', arguments: plan('done', 'done', 'done') }] };
+  return { text: 'Done: welcome and a helper.' };
+}
+const isCheckpointTask = (body: Record<string, unknown>): boolean => (body.messages as Array<{ role: string; content: string }>).some((m) => m.role === 'user' && m.content.includes('(checkpoint task)'));
+
 export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiContext): Promise<void> {
-  const scripted = new ScriptedModelServer({ chat: (b) => agentTurn(b) });
+  const scripted = new ScriptedModelServer({ chat: (b) => (isCheckpointTask(b) ? checkpointTurn(b) : agentTurn(b)) });
   const url = await scripted.start();
   const file = join(workspace, AGENT_FILE);
   const stepEl = async (tool: string) => (await panel()).locator(`.agent-step:has(.step-tool:text-is("${tool}"))`).last();
@@ -138,6 +166,77 @@ export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiCo
       await waitForValue('the original text saved', async () => (readFileSync(file, 'utf8') === SRC ? true : undefined), 10_000);
       await wb.screenshot('66-agent-undone');
     }, { needs: [S.accept], timeoutMs: 60_000 });
+
+    await t.step(S.rulesTodo, async () => {
+      // The terminal of the command steps above would take half of the pictures.
+      if (await wb.page.locator('.part.panel').isVisible()) await wb.runCommand('View: Toggle Panel Visibility');
+      writeFileSync(join(workspace, 'AGENTS.md'), RULES);
+      writeFileSync(join(workspace, CP_FILE), CP_SRC);
+      const frame = await panel();
+      await frame.getByRole('tab', { name: 'Chat', exact: true }).click();
+      await frame.getByRole('button', { name: 'New chat' }).click();
+      await frame.locator('button.mode[data-mode="agent"]').click();
+      const input = frame.getByRole('textbox', { name: 'Message' });
+      await input.fill(CP_TASK);
+      await input.press('Enter');
+      const first = frame.locator('.agent-step[data-step="s1-1"]');
+      await first.getByRole('button', { name: `Accept the change to ${CP_FILE}` }).waitFor({ timeout: 30_000 });
+      // The plan, pinned above the message box while the agent runs.
+      const todo = frame.getByRole('region', { name: 'Agent plan' });
+      await todo.waitFor({ timeout: 10_000 });
+      const states = async (): Promise<string> => {
+        const items = todo.locator('li.todo-item');
+        const out: Array<string | null> = [];
+        for (let i = 0; i < (await items.count()); i++) out.push(await items.nth(i).getAttribute('data-state'));
+        return out.join(',');
+      };
+      if (await states() !== 'in_progress,pending,pending') throw new Error(`the plan's states: ${await states()}`);
+      // The rules chip with its token count, and the rules in the system message the model got.
+      const chip = frame.getByRole('list', { name: 'Rules the agent follows' }).getByRole('listitem').first();
+      const chipText = plainSpaces(await chip.innerText());
+      if (!/AGENTS\.md\s*\d+ tok/.test(chipText)) throw new Error(`the rules chip: ${chipText}`);
+      const system = (scripted.of('/v1/chat/completions').at(-1)!.body.messages as Array<{ role: string; content: string }>)[0]!;
+      if (system.role !== 'system' || !system.content.includes('Keep functions short and name them with verbs.')) throw new Error(`AGENTS.md is not in the system message: ${system.content.slice(-300)}`);
+      console.log(`        rules chip: ${chipText.replace(/\s+/g, ' ')}`);
+      await wb.screenshot('67-agent-rules-chip-and-plan');
+      await first.getByRole('button', { name: `Accept the change to ${CP_FILE}` }).click();
+      // Each waiting change offers Accept all; one press accepts both.
+      const acceptAll = frame.getByRole('button', { name: 'Accept all proposed changes' }).first();
+      await acceptAll.waitFor({ timeout: 30_000 });
+      await waitForValue('the plan updated live', async () => ((await states()) === 'done,in_progress,pending' ? true : undefined), 10_000);
+      await wb.screenshot('68-agent-plan-updated');
+      await acceptAll.click();
+      await waitForAnswerEnd(frame, 60_000);
+      if (readFileSync(join(workspace, CP_FILE), 'utf8') !== CP_2 || !existsSync(join(workspace, CP_HELPER))) throw new Error('the accepted changes are not on disk');
+    }, { needs: [S.connect], timeoutMs: 120_000 });
+
+    await t.step(S.restore, async () => {
+      const frame = await panel();
+      const first = frame.locator('.agent-step[data-step="s1-1"]');
+      await first.getByRole('button', { name: /^Restore to here/ }).click();
+      const dialog = frame.getByRole('dialog', { name: 'Restore to here' });
+      await dialog.waitFor({ timeout: 20_000 });
+      const files = (await dialog.getByRole('list', { name: 'Files to restore' }).locator('.restore-path').allInnerTexts()).map((x) => x.trim());
+      if ([...files].sort().join(',') !== [CP_FILE, CP_HELPER].sort().join(',')) throw new Error(`the files to restore: ${files.join(',')}`);
+      const text = plainSpaces(await dialog.innerText());
+      if (!text.includes('cannot be undone')) throw new Error(`the dialog does not say commands cannot be undone: ${text}`);
+      const row = dialog.locator(`li:has(.restore-path:text-is("${CP_FILE}"))`);
+      await row.locator('details.restore-diff summary').click();
+      const diff = plainSpaces(await row.locator('pre.agent-diff').innerText());
+      if (!diff.includes('-    return "Welcome " + name') || !diff.includes('+    return "Hello " + name')) throw new Error(`the restore diff: ${diff}`);
+      // Nothing changed before the confirmation.
+      if (readFileSync(join(workspace, CP_FILE), 'utf8') !== CP_2 || !existsSync(join(workspace, CP_HELPER))) throw new Error('the files changed before Restore was confirmed');
+      await wb.screenshot('69-agent-restore-before');
+      await dialog.getByRole('button', { name: 'Confirm Restore to here' }).click();
+      await waitForValue('the file back as it was after the first edit', async () => (readFileSync(join(workspace, CP_FILE), 'utf8') === CP_1 ? true : undefined), 20_000);
+      await waitForValue('the created file deleted', async () => (!existsSync(join(workspace, CP_HELPER)) ? true : undefined), 20_000);
+      // The conversation is cut at the step: the later steps are gone, a note says what happened.
+      await waitForValue('the later steps gone', async () => ((await frame.locator('.agent-step[data-step="s2-1"]').count()) === 0 ? true : undefined), 10_000);
+      const note = plainSpaces(await frame.locator('.turn.assistant .note').last().innerText());
+      if (!note.includes('put back') || !note.includes(CP_FILE) || !note.includes(CP_HELPER)) throw new Error(`the restore note: ${note}`);
+      console.log(`        ${CP_FILE} on disk after the restore: ${JSON.stringify(readFileSync(join(workspace, CP_FILE), 'utf8'))}`);
+      await wb.screenshot('70-agent-restore-after');
+    }, { needs: [S.rulesTodo], timeoutMs: 60_000 });
   } finally {
     await scripted.close();
   }

@@ -10,6 +10,8 @@ import { icon, labelledIconButton } from '../icons.js';
 export interface StepActions {
   decide(stepId: string, decision: AgentDecision): void;
   showDiff(stepId: string): void;
+  /** Restore to here (a checkpoint step: an applied change, a command that ran). */
+  restore?(stepId: string): void;
 }
 
 const STATUS: Record<AgentStepView['status'], string> = {
@@ -17,11 +19,11 @@ const STATUS: Record<AgentStepView['status'], string> = {
 };
 const TOOL_ICON: Record<string, string> = {
   read_file: 'file', list_files: 'list-tree', search_text: 'search', get_diagnostics: 'warning', search_codebase: 'database',
-  edit_file: 'edit', create_file: 'new-file', run_command: 'terminal',
+  edit_file: 'edit', create_file: 'new-file', run_command: 'terminal', todo: 'checklist',
 };
 
 /** A unified diff with its lines marked added / removed / hunk header (colours in panel.css). */
-function diffEl(diff: string): HTMLElement {
+export function diffEl(diff: string): HTMLElement {
   const pre = h('pre', { class: 'agent-diff', 'aria-label': 'Proposed change' });
   for (const line of diff.split('\n')) {
     const kind = line.startsWith('+++') || line.startsWith('---') ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : 'ctx';
@@ -63,6 +65,9 @@ export function stepEl(step: AgentStepView, actions: StepActions, pendingChanges
     parts.push(h('div', { class: 'row step-ask', role: 'group', 'aria-label': `Allow ${step.tool}` },
       button('Allow', decide('allow'), { class: 'primary', 'aria-label': `Allow ${step.tool}` }),
       button('Deny', decide('deny'), { 'aria-label': `Deny ${step.tool}` })));
+  }
+  if (step.checkpoint && actions.restore && step.ask === null) {
+    parts.push(h('div', { class: 'row step-restore' }, labelledIconButton('history', 'Restore to here', () => actions.restore!(step.id), { 'aria-label': `Restore to here: the files as they were after this ${step.tool} step` })));
   }
   parts.push(h('details', { class: 'step-args' }, h('summary', { class: 'muted' }, 'Arguments'), h('pre', {}, visibleText(prettyArgs(step.args)))));
   if (step.result !== null) {

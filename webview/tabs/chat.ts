@@ -9,6 +9,8 @@ import {
 } from '../state.js';
 import type { ChatMode } from '../../contract/agent.js';
 import { stepEl, type StepActions } from './agentSteps.js';
+import { restorePlanEl, rulesChips, todoEl } from './agentWork.js';
+import { cancelRestore } from '../agentWork.js';
 import { button, h } from '../dom.js';
 import { icon, iconButton } from '../icons.js';
 import { renderMarkdown, type CodeActions } from '../markdown/render.js';
@@ -47,6 +49,9 @@ export class ChatTab {
   private readonly stop: HTMLButtonElement;
   private readonly save: HTMLButtonElement;
   private readonly chips: HTMLElement;
+  /** Agent mode: the rules chips, the pinned plan, the Restore to here confirmation. */
+  private readonly agentWork: HTMLElement;
+  private agentWorkShown: unknown[] = [];
   private readonly cost: HTMLElement;
   private readonly addMenu: HTMLElement;
   private rendered: Array<{ turn: ChatTurn; el: HTMLElement; last: boolean }> = [];
@@ -79,7 +84,12 @@ export class ChatTab {
     this.stepActions = (chatId) => ({
       decide: (stepId, decision) => host.post({ type: 'agentDecision', chatId, stepId, decision }),
       showDiff: (stepId) => host.post({ type: 'agentShowDiff', chatId, stepId }),
+      restore: (stepId) => {
+        if (isStreaming(host.state())) host.update({ ...host.state(), notice: { level: 'error', text: 'Stop the agent before restoring a checkpoint' } });
+        else host.post({ type: 'agentRestorePreview', chatId, stepId });
+      },
     });
+    this.agentWork = h('div', { class: 'agent-work' });
     this.log = h('div', { class: 'chat-log', role: 'log', 'aria-live': 'polite', 'aria-label': 'Conversation' });
     this.input = h('textarea', { class: 'chat-input', rows: 3, placeholder: 'Ask the local model… (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message' });
     this.input.addEventListener('input', () => {
@@ -123,6 +133,7 @@ export class ChatTab {
       h('div', { class: 'row chat-head' }, h('div', { class: 'mode-toggle', role: 'group', 'aria-label': 'Chat mode' }, this.modeButtons.ask, this.modeButtons.agent), this.name, this.save, fresh),
       this.log,
       h('div', { class: 'chat-compose' },
+        this.agentWork,
         h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
         this.input,
         h('div', { class: 'row compose-foot' }, this.cost, this.send, this.stop)));
@@ -147,6 +158,7 @@ export class ChatTab {
     this.save.disabled = streaming || conversation(s.turns).length === 0;
     this.chips.replaceChildren(...s.draftContext.map((c) => chip(c, () => { this.host.update(removeContext(this.host.state(), c.id)); this.scheduleEstimate(); })));
     this.renderCost(s);
+    this.renderAgentWork(s);
     this.renderTurns(s);
     const key = `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${s.turns.length}`;
     if (key !== this.lastEstimateKey && !streaming) this.scheduleEstimate();
@@ -159,6 +171,22 @@ export class ChatTab {
     const size = e.budget !== null ? `≈ ${e.tokens.toLocaleString()} of ${e.budget.toLocaleString()} prompt tokens` : `≈ ${e.tokens.toLocaleString()} tokens (estimate: start the server for an exact count)`;
     const extra = e.error ? h('span', { class: 'error' }, ` · ${e.error}`) : e.note ? h('span', { class: 'warn' }, ` · ${e.note}`) : null;
     this.cost.replaceChildren(h('span', {}, size), ...(extra ? [extra] : []));
+  }
+
+  private renderAgentWork(s: ViewState): void {
+    const w = s.agentWork;
+    const running = w.todo && s.turns.some((t) => t.pending && t.chatId === w.todo!.chatId) ? w.todo : null;
+    const plan = w.restorePlan && s.turns.some((t) => t.chatId === w.restorePlan!.chatId) ? w.restorePlan : null;
+    const rules = s.mode === 'agent' ? w.rules : null;
+    // Redrawn only when one of them changed (an open diff stays open while metrics update the view).
+    const shown = [plan, running, rules];
+    if (shown.every((x, i) => x === this.agentWorkShown[i])) return;
+    this.agentWorkShown = shown;
+    this.agentWork.replaceChildren(...[
+      plan ? restorePlanEl(plan, () => this.host.post({ type: 'agentRestore', chatId: plan.chatId, stepId: plan.stepId }), () => this.host.update(cancelRestore(this.host.state()))) : null,
+      running?.items.length ? todoEl(running.items) : null,
+      rules ? rulesChips(rules) : null,
+    ].filter((e): e is HTMLElement => e !== null));
   }
 
   private scheduleEstimate(): void {
