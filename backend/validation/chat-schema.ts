@@ -3,6 +3,7 @@ import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/chat-
 import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';
+import { checkSchemaLimits } from './grammar-limits.js';
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
@@ -109,7 +110,7 @@ export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
     const parameters = get(fn, 'parameters');
     if (parameters !== undefined) {
       spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
-      checkDepth(parameters, field(fp, 'parameters'));
+      checkSchemaLimits(parameters, field(fp, 'parameters'));
     }
     return spec;
   });

@@ -1,0 +1,114 @@
+// Checks a client's grammar and JSON schemas against the input limits (limits.ts) before any of it
+// reaches the engine: a 400 naming the field and the limit instead of a crashed engine, a request
+// held for minutes, or a stack overflow in the schema checker.
+import { checkDepth, fail } from './validate.js';
+import {
+  MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_RULES,
+  MAX_SCHEMA_BYTES,
+} from './limits.js';
+
+/** What a grammar asks of llama.cpp's parser, read lexically (strings, classes, tokens and comments skipped). */
+export interface GrammarShape {
+  /** Deepest nesting of `(` groups. */
+  nesting: number;
+  /** `|` outside literals, plus one per rule. */
+  alternatives: number;
+  /** `::=` definitions. */
+  rules: number;
+  /** Symbols written out by `{m,n}` repetitions (bound times the repeated item's length). */
+  repeated: number;
+}
+
+/** The parser copies a repeated symbol at most this many times (llama.cpp's MAX_REPETITION_THRESHOLD). */
+const PARSER_REPETITION_CAP = 2000;
+
+/**
+ * Reads the grammar's shape in one pass. The GBNF lexicon as llama.cpp's parser reads it: `"..."`
+ * and `[...]` with backslash escapes, `<...>` tokens, `#` comments to the end of the line. An
+ * unterminated literal ends the scan (the parser refuses the grammar anyway).
+ */
+export function grammarShape(text: string): GrammarShape {
+  const shape: GrammarShape = { nesting: 0, alternatives: 0, rules: 0, repeated: 0 };
+  let depth = 0;
+  /** Length of the item a following `{m,n}` repeats (1 for a rule, group or any-char). */
+  let itemLength = 1;
+  const n = text.length;
+  let i = 0;
+  /** Index after the literal closed by `close` from i (escapes skipped), or n when unterminated. */
+  const skipLiteral = (close: string): number => {
+    let j = i + 1;
+    while (j < n && text[j] !== close) j += text[j] === '\\' ? 2 : 1;
+    return Math.min(j + 1, n);
+  };
+  while (i < n) {
+    const c = text[i]!;
+    if (c === '"' || c === '[') {
+      const end = skipLiteral(c === '"' ? '"' : ']');
+      itemLength = Math.max(1, end - i - 2);
+      i = end;
+    } else if (c === '<') {
+      const end = text.indexOf('>', i);
+      i = end < 0 ? n : end + 1;
+      itemLength = 1;
+    } else if (c === '#') {
+      const end = text.slice(i).search(/[\r\n]/);
+      i = end < 0 ? n : i + end;
+    } else if (c === '(') {
+      depth++;
+      shape.nesting = Math.max(shape.nesting, depth);
+      i++;
+    } else if (c === ')') {
+      depth = Math.max(0, depth - 1);
+      itemLength = 1;
+      i++;
+    } else if (c === '|') {
+      shape.alternatives++;
+      i++;
+    } else if (c === ':' && text.startsWith('::=', i)) {
+      shape.rules++;
+      shape.alternatives++;
+      i += 3;
+    } else if (c === '{') {
+      const close = text.indexOf('}', i);
+      const bounds = (close < 0 ? text.slice(i + 1) : text.slice(i + 1, close)).split(',').map((s) => Number(s.trim()) || 0);
+      const times = Math.min(PARSER_REPETITION_CAP, Math.max(...bounds, 0));
+      shape.repeated += times * itemLength;
+      i = close < 0 ? n : close + 1;
+    } else {
+      if (/[\w-]/.test(c)) itemLength = 1;
+      i++;
+    }
+  }
+  return shape;
+}
+
+/** A client's GBNF grammar within the limits, or a 400 on `param` naming the limit. */
+export function checkGrammarLimits(text: string, param: string): void {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_GRAMMAR_BYTES) fail(param, `is ${bytes} bytes; the limit is ${MAX_GRAMMAR_BYTES} bytes`, 'grammar_too_large');
+  checkShape(grammarShape(text), param);
+}
+
+/** A grammar the server built (from schemas) within the limits, or a 400 on `param`. */
+export function checkShape(shape: GrammarShape, param: string): void {
+  if (shape.nesting > MAX_GRAMMAR_NESTING) {
+    fail(param, `nests groups ${shape.nesting} levels deep; the limit is ${MAX_GRAMMAR_NESTING}`, 'grammar_too_deep');
+  }
+  if (shape.rules > MAX_GRAMMAR_RULES) fail(param, `has ${shape.rules} rules; the limit is ${MAX_GRAMMAR_RULES}`, 'grammar_too_large');
+  if (shape.alternatives > MAX_GRAMMAR_ALTERNATIVES) {
+    fail(param, `has ${shape.alternatives} alternatives; the limit is ${MAX_GRAMMAR_ALTERNATIVES}`, 'grammar_too_large');
+  }
+  if (shape.repeated > MAX_GRAMMAR_REPEATED_SYMBOLS) {
+    fail(param, `repetitions write out ${shape.repeated} symbols; the limit is ${MAX_GRAMMAR_REPEATED_SYMBOLS}`, 'grammar_too_large');
+  }
+}
+
+/**
+ * A JSON schema within the depth and size limits, or a 400 on `param`. Depth first and without
+ * recursion, so the size (JSON.stringify) never sees a value deep enough to overflow the stack.
+ */
+export function checkSchemaLimits(schema: unknown, param: string): void {
+  checkDepth(schema, param);
+  const bytes = Buffer.byteLength(JSON.stringify(schema) ?? '', 'utf8');
+  if (bytes > MAX_SCHEMA_BYTES) fail(param, `is ${bytes} bytes as JSON; the limit is ${MAX_SCHEMA_BYTES} bytes`, 'schema_too_large');
+}

@@ -1,0 +1,111 @@
+// The input limits on grammars and JSON schemas, checked in request validation: every path that
+// takes a schema or a grammar refuses what passes a limit with a 400 naming the field and the
+// limit (the real server's answers are in test/integration/server-input-limits.test.ts).
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../backend/validation/errors.js';
+import { checkGrammarLimits, grammarShape } from '../../backend/validation/grammar-limits.js';
+import {
+  MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_RULES,
+  MAX_JSON_DEPTH, MAX_SCHEMA_BYTES,
+} from '../../backend/validation/limits.js';
+import { parseMessagesRequest } from '../../backend/validation/anthropic-schema.js';
+import { parseChatRequest, parseCompletionRequest } from '../../backend/validation/schemas.js';
+import { alternativesGrammar, deepSchema, nestedGrammar } from '../helpers/hostile-inputs.js';
+
+/** "status code param: message" of the ApiError fn throws. */
+function refusal(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ApiError) return `${e.status} ${e.code} [${e.param}] ${e.message}`;
+    throw e;
+  }
+  throw new Error('expected an ApiError');
+}
+
+const user = { role: 'user', content: 'Hi' };
+const chat = (extra: Record<string, unknown>) => parseChatRequest({ messages: [user], ...extra });
+const completion = (extra: Record<string, unknown>) => parseCompletionRequest({ prompt: 'x', ...extra });
+const anthropic = (extra: Record<string, unknown>) => parseMessagesRequest({ model: 'm', max_tokens: 8, messages: [user], ...extra });
+const rfSchema = (schema: unknown) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+
+describe('grammar shape (GBNF read as llama.cpp reads it)', () => {
+  it('counts groups, alternatives and rules outside literals, classes, tokens and comments', () => {
+    const g = [
+      'root ::= ( "(((" | [()|] | item ) # ((( | | comment',
+      'item ::= ("\\"(" ( [^\\]()] | "x" )) <(>',
+    ].join('\n');
+    expect(grammarShape(g)).toEqual({ nesting: 2, alternatives: 2 + 3, rules: 2, repeated: 0 });
+  });
+
+  it('counts what bounded repetitions write out: the bound times the literal, 1 for a rule or group', () => {
+    expect(grammarShape('root ::= [0-9]{1,15} "ab"{3} x{2,} ("q"){0,7}').repeated).toBe(15 * 3 + 2 * 3 + 2 + 7);
+    // The parser caps a bound at 2,000 copies.
+    expect(grammarShape('root ::= x{0,999999}').repeated).toBe(2000);
+  });
+});
+
+describe('client grammars', () => {
+  it('the issue inputs: 60,000 nested groups (120 KB) and 200,000 alternatives (2 MB) are 400s naming the field and the limit', () => {
+    expect(refusal(() => chat({ grammar: nestedGrammar() }))).toBe(
+      `400 grammar_too_deep [grammar] grammar: nests groups 60000 levels deep; the limit is ${MAX_GRAMMAR_NESTING}`,
+    );
+    const bytes = Buffer.byteLength(alternativesGrammar());
+    expect(refusal(() => completion({ grammar: alternativesGrammar() }))).toBe(
+      `400 grammar_too_large [grammar] grammar: is ${bytes} bytes; the limit is ${MAX_GRAMMAR_BYTES} bytes`,
+    );
+  });
+
+  it('refuses each limit on its own, and takes a grammar at every limit', () => {
+    expect(chat({ grammar: nestedGrammar(MAX_GRAMMAR_NESTING) }).constraint).toMatchObject({ kind: 'gbnf' });
+    expect(refusal(() => chat({ grammar: nestedGrammar(MAX_GRAMMAR_NESTING + 1) }))).toContain(`the limit is ${MAX_GRAMMAR_NESTING}`);
+    // 20,000 alternatives in 180 KB: under the byte limit, over the alternatives limit.
+    expect(refusal(() => chat({ grammar: alternativesGrammar(20_000) }))).toBe(
+      `400 grammar_too_large [grammar] grammar: has 20000 alternatives; the limit is ${MAX_GRAMMAR_ALTERNATIVES}`,
+    );
+    expect(chat({ grammar: alternativesGrammar(MAX_GRAMMAR_ALTERNATIVES) }).constraint).toMatchObject({ kind: 'gbnf' });
+    const rules = (n: number) => Array.from({ length: n }, (_, i) => `r${i} ::= "x"`).join('\n');
+    expect(refusal(() => chat({ grammar: rules(MAX_GRAMMAR_RULES + 1) }))).toContain(`has ${MAX_GRAMMAR_RULES + 1} rules; the limit is ${MAX_GRAMMAR_RULES}`);
+    expect(refusal(() => chat({ grammar: `root ::= ${'"abcdefghij"{2000} '.repeat(6)}` }))).toBe(
+      `400 grammar_too_large [grammar] grammar: repetitions write out 120000 symbols; the limit is ${MAX_GRAMMAR_REPEATED_SYMBOLS}`,
+    );
+    // Parentheses inside literals and classes are not groups: a deep-looking literal is fine.
+    expect(chat({ grammar: `root ::= "${'('.repeat(1000)}" [(${')'.repeat(500)}]` }).constraint).toMatchObject({ kind: 'gbnf' });
+  });
+
+  it('counts bytes, not characters', () => {
+    const g = `root ::= "${'é'.repeat(MAX_GRAMMAR_BYTES / 2)}"`;
+    expect(refusal(() => checkGrammarLimits(g, 'grammar'))).toContain(`the limit is ${MAX_GRAMMAR_BYTES} bytes`);
+  });
+});
+
+describe('schemas, on every path that takes one', () => {
+  const deep = deepSchema();
+  const tooDeep = `is nested more than ${MAX_JSON_DEPTH} levels deep`;
+  it('the issue inputs: a 3,000-level schema in response_format and in a /v1/messages tool are 400s, not stack overflows', () => {
+    expect(refusal(() => chat(rfSchema(deep)))).toBe(`400 too_deep [response_format.json_schema.schema] response_format.json_schema.schema: ${tooDeep}`);
+    expect(refusal(() => anthropic({ tools: [{ name: 't', input_schema: deep }] }))).toBe(`400 too_deep [tools[0].input_schema] tools[0].input_schema: ${tooDeep}`);
+  });
+
+  it('json_object with a schema, llama-server json_schema, chat tools, and tool_use input sent back', () => {
+    expect(refusal(() => chat({ response_format: { type: 'json_object', schema: deep } }))).toContain('[response_format.schema]');
+    expect(refusal(() => completion({ json_schema: deep }))).toContain('[json_schema]');
+    expect(refusal(() => chat({ json_schema: deep }))).toContain('[json_schema]');
+    expect(refusal(() => chat({ tools: [{ type: 'function', function: { name: 'f', parameters: deep } }] }))).toContain('[tools[0].function.parameters]');
+    const input = JSON.parse('{"a":'.repeat(3000) + '1' + '}'.repeat(3000)) as unknown;
+    const sentBack = [user, { role: 'assistant', content: [{ type: 'tool_use', id: 'c', name: 't', input }] }];
+    expect(refusal(() => anthropic({ messages: sentBack }))).toContain('[messages[1].content[0].input]');
+  });
+
+  it('refuses a schema over the size limit, and takes one at the depth limit', () => {
+    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
+    const bytes = Buffer.byteLength(JSON.stringify(wide));
+    expect(refusal(() => chat(rfSchema(wide)))).toBe(
+      `400 schema_too_large [response_format.json_schema.schema] response_format.json_schema.schema: is ${bytes} bytes as JSON; the limit is ${MAX_SCHEMA_BYTES} bytes`,
+    );
+    expect(refusal(() => anthropic({ tools: [{ name: 't', input_schema: wide }] }))).toContain('[tools[0].input_schema]');
+    // Two JSON levels per object: 31 nested objects and the leaf are 63 levels.
+    expect(chat(rfSchema(deepSchema(31))).constraint).toMatchObject({ kind: 'json_schema' });
+    expect(refusal(() => chat(rfSchema(deepSchema(32))))).toContain(tooDeep);
+  });
+});
