@@ -46,7 +46,7 @@ function send(sse: SseStream, events: readonly AnthropicEvent[]): void {
 
 export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
   return anthropicErrors(app, ctx, async () => {
-    const body = parseMessagesRequest(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024));
+    const body = parseMessagesRequest(await readJson(ctx.req, app.bodies));
     const model = requireModel(app);
     requireTextModel(model);
     const { toolsOn, rendered } = renderConversation(model, body);
@@ -119,7 +119,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
 
 export function countTokens(app: AppContext, ctx: RouteContext): Promise<void> {
   return anthropicErrors(app, ctx, async () => {
-    const body = parseConversation(requireObject(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024), ''));
+    const body = parseConversation(requireObject(await readJson(ctx.req, app.bodies), ''));
     const model = requireModel(app);
     requireTextModel(model);
     const prompt = await tokenizeChat(app, renderConversation(model, body).rendered);
