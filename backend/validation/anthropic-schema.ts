@@ -9,7 +9,7 @@ import {
   checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
   requireObject, typeName, type Json,
 } from './validate.js';
-import { checkSchemaLimits } from './grammar-limits.js';
+import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
 
 export interface MessagesRequest {
   model: string | null;
@@ -96,7 +96,8 @@ function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage
 function parseTools(v: unknown): ToolSpec[] {
   if (v === undefined) return [];
   const seen = new Set<string>();
-  return checkArray(v, 'tools').map((t, i) => {
+  const schemaBytes: number[] = [];
+  const tools = checkArray(v, 'tools').map((t, i) => {
     const tp = field('tools', i);
     const tool = requireObject(t, tp);
     const type = get(tool, 'type');
@@ -106,11 +107,13 @@ function parseTools(v: unknown): ToolSpec[] {
     if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
     seen.add(name);
     const spec: ToolSpec = { type: 'function', function: { name, parameters: requireObject(get(tool, 'input_schema'), field(tp, 'input_schema')) } };
-    checkSchemaLimits(spec.function.parameters, field(tp, 'input_schema'));
+    schemaBytes.push(checkSchemaLimits(spec.function.parameters, field(tp, 'input_schema')));
     const description = optString(tool, 'description', tp);
     if (description !== undefined) spec.function.description = description;
     return spec;
   });
+  checkToolSchemasTotal(schemaBytes, 'tools');
+  return tools;
 }
 
 function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; parallel: boolean } {

@@ -4,7 +4,7 @@
 import { checkDepth, fail } from './validate.js';
 import {
   MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_RULES,
-  MAX_SCHEMA_BYTES,
+  MAX_SCHEMA_BYTES, MAX_TOOL_SCHEMAS_BYTES,
 } from './limits.js';
 
 /** What a grammar asks of llama.cpp's parser, read lexically (strings, classes, tokens and comments skipped). */
@@ -104,11 +104,21 @@ export function checkShape(shape: GrammarShape, param: string): void {
 }
 
 /**
- * A JSON schema within the depth and size limits, or a 400 on `param`. Depth first and without
- * recursion, so the size (JSON.stringify) never sees a value deep enough to overflow the stack.
+ * A JSON schema within the depth and size limits, or a 400 on `param`; its size in bytes as JSON.
+ * Depth first and without recursion, so the size (JSON.stringify) never sees a value deep enough
+ * to overflow the stack.
  */
-export function checkSchemaLimits(schema: unknown, param: string): void {
+export function checkSchemaLimits(schema: unknown, param: string): number {
   checkDepth(schema, param);
   const bytes = Buffer.byteLength(JSON.stringify(schema) ?? '', 'utf8');
   if (bytes > MAX_SCHEMA_BYTES) fail(param, `is ${bytes} bytes as JSON; the limit is ${MAX_SCHEMA_BYTES} bytes`, 'schema_too_large');
+  return bytes;
+}
+
+/** The tools' schemas together within MAX_TOOL_SCHEMAS_BYTES (each already checked), or a 400 on `param`. */
+export function checkToolSchemasTotal(bytes: readonly number[], param: string): void {
+  const total = bytes.reduce((a, b) => a + b, 0);
+  if (total > MAX_TOOL_SCHEMAS_BYTES) {
+    fail(param, `the tools' schemas are ${total} bytes as JSON together; the limit is ${MAX_TOOL_SCHEMAS_BYTES} bytes`, 'schema_too_large');
+  }
 }

@@ -17,6 +17,13 @@ export const MAX_JSON_DEPTH = 64;
 export const MAX_SCHEMA_BYTES = 256 * 1024;
 
 /**
+ * Largest total of a request's tool schemas, serialised, in bytes: every tool's schema is
+ * converted for each request, so the total bounds the converter's work. An agent's few dozen
+ * tools are well under 100 KiB.
+ */
+export const MAX_TOOL_SCHEMAS_BYTES = 1024 * 1024;
+
+/**
  * Largest GBNF grammar a client may send (`grammar`), in bytes. llama.cpp's own example grammars
  * are under 4 KiB and a JSON-schema grammar for a large tool set is tens of KiB; a 2 MiB grammar
  * of 200,000 alternatives held its request for minutes.

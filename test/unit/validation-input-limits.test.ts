@@ -6,7 +6,7 @@ import { ApiError } from '../../backend/validation/errors.js';
 import { checkGrammarLimits, grammarShape } from '../../backend/validation/grammar-limits.js';
 import {
   MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_RULES,
-  MAX_JSON_DEPTH, MAX_SCHEMA_BYTES,
+  MAX_JSON_DEPTH, MAX_SCHEMA_BYTES, MAX_TOOL_SCHEMAS_BYTES,
 } from '../../backend/validation/limits.js';
 import { parseMessagesRequest } from '../../backend/validation/anthropic-schema.js';
 import { parseChatRequest, parseCompletionRequest } from '../../backend/validation/schemas.js';
@@ -104,6 +104,15 @@ describe('schemas, on every path that takes one', () => {
       `400 schema_too_large [response_format.json_schema.schema] response_format.json_schema.schema: is ${bytes} bytes as JSON; the limit is ${MAX_SCHEMA_BYTES} bytes`,
     );
     expect(refusal(() => anthropic({ tools: [{ name: 't', input_schema: wide }] }))).toContain('[tools[0].input_schema]');
+    // Each tool under the limit, together over it: every tool's schema is converted for each request.
+    const big = { type: 'object', properties: Object.fromEntries(Array.from({ length: 9000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
+    const each = Buffer.byteLength(JSON.stringify(big));
+    const fiveTools = Array.from({ length: 5 }, (_, i) => ({ type: 'function', function: { name: `f${i}`, parameters: big } }));
+    expect(refusal(() => chat({ tools: fiveTools }))).toBe(
+      `400 schema_too_large [tools] tools: the tools' schemas are ${5 * each} bytes as JSON together; the limit is ${MAX_TOOL_SCHEMAS_BYTES} bytes`,
+    );
+    expect(refusal(() => anthropic({ tools: fiveTools.map((t) => ({ name: t.function.name, input_schema: big })) }))).toContain('[tools]');
+    expect(chat({ tools: fiveTools.slice(0, 4) }).tools).toHaveLength(4);
     // Two JSON levels per object: 31 nested objects and the leaf are 63 levels.
     expect(chat(rfSchema(deepSchema(31))).constraint).toMatchObject({ kind: 'json_schema' });
     expect(refusal(() => chat(rfSchema(deepSchema(32))))).toContain(tooDeep);
