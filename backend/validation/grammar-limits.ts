@@ -70,8 +70,11 @@ export function grammarShape(text: string): GrammarShape {
       i += 3;
     } else if (c === '{') {
       const close = text.indexOf('}', i);
-      const bounds = (close < 0 ? text.slice(i + 1) : text.slice(i + 1, close)).split(',').map((s) => Number(s.trim()) || 0);
-      const times = Math.min(PARSER_REPETITION_CAP, Math.max(...bounds, 0));
+      const [lo = '', hi] = (close < 0 ? text.slice(i + 1) : text.slice(i + 1, close)).split(',');
+      const min = Number(lo.trim()) || 0;
+      const max = hi === undefined ? min : hi.trim() === '' ? Infinity : Number(hi.trim()) || 0;
+      // The parser writes out max copies, or min when max is open or past its cap.
+      const times = Math.min(PARSER_REPETITION_CAP, max <= PARSER_REPETITION_CAP ? max : min);
       shape.repeated += times * itemLength;
       i = close < 0 ? n : close + 1;
     } else {

@@ -40,8 +40,9 @@ describe('grammar shape (GBNF read as llama.cpp reads it)', () => {
 
   it('counts what bounded repetitions write out: the bound times the literal, 1 for a rule or group', () => {
     expect(grammarShape('root ::= [0-9]{1,15} "ab"{3} x{2,} ("q"){0,7}').repeated).toBe(15 * 3 + 2 * 3 + 2 + 7);
-    // The parser caps a bound at 2,000 copies.
-    expect(grammarShape('root ::= x{0,999999}').repeated).toBe(2000);
+    // An open bound, or one past the parser's cap of 2,000, writes out only the minimum.
+    expect(grammarShape('root ::= x{0,999999} y{5,}').repeated).toBe(5);
+    expect(grammarShape('root ::= x{2000} y{0,2000}').repeated).toBe(4000);
   });
 });
 
