@@ -51,8 +51,7 @@ export function grammarShape(text: string): GrammarShape {
       i = end < 0 ? n : end + 1;
       itemLength = 1;
     } else if (c === '#') {
-      const end = text.slice(i).search(/[\r\n]/);
-      i = end < 0 ? n : i + end;
+      while (i < n && text[i] !== '\n' && text[i] !== '\r') i++;
     } else if (c === '(') {
       depth++;
       shape.nesting = Math.max(shape.nesting, depth);

@@ -44,6 +44,13 @@ describe('grammar shape (GBNF read as llama.cpp reads it)', () => {
     expect(grammarShape('root ::= x{0,999999} y{5,}').repeated).toBe(5);
     expect(grammarShape('root ::= x{2000} y{0,2000}').repeated).toBe(4000);
   });
+  it('reads a grammar in one pass: 1 MiB of comments, tokens or literals in well under the time a quadratic scan takes (minutes)', () => {
+    for (const unit of ['#\n', '<a', '"', '[', '{']) {
+      const started = Date.now();
+      grammarShape(unit.repeat((1 << 20) / unit.length));
+      expect(Date.now() - started, JSON.stringify(unit)).toBeLessThan(2000);
+    }
+  });
 });
 
 describe('client grammars', () => {
