@@ -114,7 +114,34 @@ export function checkSchemaLimits(schema: unknown, param: string): number {
   checkDepth(schema, param);
   const bytes = Buffer.byteLength(JSON.stringify(schema) ?? '', 'utf8');
   if (bytes > MAX_SCHEMA_BYTES) fail(param, `is ${bytes} bytes as JSON; the limit is ${MAX_SCHEMA_BYTES} bytes`, 'schema_too_large');
+  const alternatives = schemaAlternatives(schema);
+  if (alternatives > MAX_GRAMMAR_ALTERNATIVES) {
+    fail(param, `has ${alternatives} enum values and anyOf/oneOf branches; the limit is ${MAX_GRAMMAR_ALTERNATIVES}`, 'schema_too_large');
+  }
   return bytes;
+}
+
+/**
+ * Enum values and anyOf/oneOf branches in a schema: each becomes an alternative of the grammar it
+ * converts to, so this is refused before the engine converts it (the grammar's own check follows).
+ */
+function schemaAlternatives(schema: unknown): number {
+  let count = 0;
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (!Array.isArray(node)) {
+      for (const key of ['enum', 'anyOf', 'oneOf']) {
+        const list = (node as Record<string, unknown>)[key];
+        if (Array.isArray(list)) count += list.length;
+      }
+    }
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push(child);
+    }
+  }
+  return count;
 }
 
 /** The tools' schemas together within MAX_TOOL_SCHEMAS_BYTES (each already checked), or a 400 on `param`. */

@@ -121,6 +121,13 @@ describe('schemas, on every path that takes one', () => {
     );
     expect(refusal(() => anthropic({ tools: fiveTools.map((t) => ({ name: t.function.name, input_schema: big })) }))).toContain('[tools]');
     expect(chat({ tools: fiveTools.slice(0, 4) }).tools).toHaveLength(4);
+    // Each enum value and anyOf/oneOf branch becomes an alternative of the converted grammar:
+    // refused before the engine converts it (100,000 one-digit values fit in the size limit).
+    const many = { anyOf: [{ enum: Array.from({ length: 100_000 }, (_, i) => i % 10) }, { oneOf: [{ type: 'null' }, { type: 'string' }] }] };
+    expect(refusal(() => chat(rfSchema(many)))).toBe(
+      `400 schema_too_large [response_format.json_schema.schema] response_format.json_schema.schema: has 100004 enum values and anyOf/oneOf branches; the limit is ${MAX_GRAMMAR_ALTERNATIVES}`,
+    );
+    expect(refusal(() => anthropic({ tools: [{ name: 't', input_schema: { type: 'object', properties: { a: many } } }] }))).toContain('[tools[0].input_schema]');
     // Two JSON levels per object: 31 nested objects and the leaf are 63 levels.
     expect(chat(rfSchema(deepSchema(31))).constraint).toMatchObject({ kind: 'json_schema' });
     expect(refusal(() => chat(rfSchema(deepSchema(32))))).toContain(tooDeep);
