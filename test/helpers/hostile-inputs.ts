@@ -20,7 +20,3 @@ export function deepSchema(depth = 3000): Record<string, unknown> {
   return JSON.parse(`${open.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`) as Record<string, unknown>;
 }
 
-/** The same depth in an array of arrays (JSON nesting without a schema's two levels per object). */
-export function deepArray(depth: number): unknown[] {
-  return JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown[];
-}
