@@ -19,4 +19,3 @@ export function deepSchema(depth = 3000): Record<string, unknown> {
   const open = '{"type":"object","properties":{"a":';
   return JSON.parse(`${open.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`) as Record<string, unknown>;
 }
-
