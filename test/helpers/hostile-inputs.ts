@@ -12,10 +12,20 @@ export function alternativesGrammar(count = 200_000): string {
 }
 
 /**
- * A JSON schema of objects nested `depth` levels (3,000 overflowed the schema checker's stack).
- * Built by JSON.parse, which does not recurse, as the HTTP layer builds it.
+ * A JSON schema of objects nested `depth` levels (3,000 overflowed the schema checker's stack), as
+ * JSON text: JSON.stringify itself overflows on such a value, so a client sends it as written.
  */
-export function deepSchema(depth = 3000): Record<string, unknown> {
+export function deepSchemaJson(depth = 3000): string {
   const open = '{"type":"object","properties":{"a":';
-  return JSON.parse(`${open.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`) as Record<string, unknown>;
+  return `${open.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`;
+}
+
+/** deepSchemaJson parsed, as the HTTP layer parses it (JSON.parse does not recurse). */
+export function deepSchema(depth = 3000): Record<string, unknown> {
+  return JSON.parse(deepSchemaJson(depth)) as Record<string, unknown>;
+}
+
+/** A request body (JSON text) with `schema` (JSON text) in place of the string "$SCHEMA". */
+export function bodyWithSchema(body: Record<string, unknown>, schema: string): string {
+  return JSON.stringify(body).replace('"$SCHEMA"', () => schema);
 }
