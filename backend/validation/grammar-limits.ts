@@ -11,7 +11,7 @@ import {
 export interface GrammarShape {
   /** Deepest nesting of `(` groups. */
   nesting: number;
-  /** `|` outside literals, plus one per rule. */
+  /** Choices of the grammar's alternations (`a | b | c` counts 3), outside literals. */
   alternatives: number;
   /** `::=` definitions. */
   rules: number;
@@ -30,6 +30,9 @@ const PARSER_REPETITION_CAP = 2000;
 export function grammarShape(text: string): GrammarShape {
   const shape: GrammarShape = { nesting: 0, alternatives: 0, rules: 0, repeated: 0 };
   let depth = 0;
+  /** Per open alternation (the rule's body, then each open group): whether it has a `|`. */
+  const lists: boolean[] = [false];
+  const closeList = () => { if (lists.pop()) shape.alternatives++; };
   /** Length of the item a following `{m,n}` repeats (1 for a rule, group or any-char). */
   let itemLength = 1;
   const n = text.length;
@@ -55,17 +58,23 @@ export function grammarShape(text: string): GrammarShape {
     } else if (c === '(') {
       depth++;
       shape.nesting = Math.max(shape.nesting, depth);
+      lists.push(false);
       i++;
     } else if (c === ')') {
+      if (lists.length > 1) closeList();
       depth = Math.max(0, depth - 1);
       itemLength = 1;
       i++;
     } else if (c === '|') {
       shape.alternatives++;
+      lists[lists.length - 1] = true;
       i++;
     } else if (c === ':' && text.startsWith('::=', i)) {
+      // A new rule: whatever the last one left open ends here.
+      while (lists.length > 0) closeList();
+      lists.push(false);
+      depth = 0;
       shape.rules++;
-      shape.alternatives++;
       i += 3;
     } else if (c === '{') {
       const close = text.indexOf('}', i);
@@ -81,6 +90,7 @@ export function grammarShape(text: string): GrammarShape {
       i++;
     }
   }
+  while (lists.length > 0) closeList();
   return shape;
 }
 

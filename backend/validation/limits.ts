@@ -39,11 +39,13 @@ export const MAX_GRAMMAR_BYTES = 256 * 1024;
 export const MAX_GRAMMAR_NESTING = 128;
 
 /**
- * Most alternatives (`|`, each rule's first counted too) in a grammar. Each alternative the grammar can
- * start with is a parse stack the sampler checks against every candidate token at every step.
- * An enum of a few thousand names stays well inside.
+ * Most choices in a grammar's alternations (`a | b | c` is 3), and most enum values plus
+ * anyOf/oneOf branches in a schema (each becomes one). Every choice the grammar can start with is
+ * a parse stack the sampler checks against every candidate token: measured on a 152K-token
+ * vocabulary (2 shared cores), 10,000 choices made the first token 25 s slower and 200,000 took
+ * 127 s to build before sampling began. An enum of a few thousand names stays inside.
  */
-export const MAX_GRAMMAR_ALTERNATIVES = 10_000;
+export const MAX_GRAMMAR_ALTERNATIVES = 4096;
 
 /** Most rules (`name ::= ...`) in a grammar, sent or built from schemas. */
 export const MAX_GRAMMAR_RULES = 5_000;

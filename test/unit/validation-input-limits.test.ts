@@ -30,12 +30,14 @@ const anthropic = (extra: Record<string, unknown>) => parseMessagesRequest({ mod
 const rfSchema = (schema: unknown) => ({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
 
 describe('grammar shape (GBNF read as llama.cpp reads it)', () => {
-  it('counts groups, alternatives and rules outside literals, classes, tokens and comments', () => {
+  it('counts groups, the choices of alternations and rules outside literals, classes, tokens and comments', () => {
     const g = [
       'root ::= ( "(((" | [()|] | item ) # ((( | | comment',
       'item ::= ("\\"(" ( [^\\]()] | "x" )) <(>',
     ].join('\n');
-    expect(grammarShape(g)).toEqual({ nesting: 2, alternatives: 2 + 3, rules: 2, repeated: 0 });
+    expect(grammarShape(g)).toEqual({ nesting: 2, alternatives: 3 + 2, rules: 2, repeated: 0 });
+    // Each alternation counts its choices: 2 in the rule's body, 2 in the group; none without a `|`.
+    expect(grammarShape('root ::= "a" | ("b" | "c") "d"\nx ::= ("e") "f"').alternatives).toBe(4);
   });
 
   it('counts what bounded repetitions write out: the bound times the literal, 1 for a rule or group', () => {
