@@ -3,7 +3,8 @@
 // held for minutes, or a stack overflow in the schema checker.
 import { checkDepth, fail } from './validate.js';
 import {
-  MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_RULES,
+  MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_REPETITION_NESTING,
+  MAX_GRAMMAR_RULES,
   MAX_SCHEMA_BYTES, MAX_TOOL_SCHEMAS_BYTES,
 } from './limits.js';
 
@@ -17,6 +18,8 @@ export interface GrammarShape {
   rules: number;
   /** Symbols written out by `{m,n}` repetitions (bound times the repeated item's length). */
   repeated: number;
+  /** Deepest nesting of repetitions (`*`, `+`, `?`, `{m,n}`) inside repeated groups: `(("a"? "b")*)+` is 3. */
+  repetitionNesting: number;
 }
 
 /** The parser copies a repeated symbol at most this many times (llama.cpp's MAX_REPETITION_THRESHOLD). */
@@ -28,13 +31,25 @@ const PARSER_REPETITION_CAP = 2000;
  * unterminated literal ends the scan (the parser refuses the grammar anyway).
  */
 export function grammarShape(text: string): GrammarShape {
-  const shape: GrammarShape = { nesting: 0, alternatives: 0, rules: 0, repeated: 0 };
-  let depth = 0;
-  /** Per open alternation (the rule's body, then each open group): whether it has a `|`. */
-  const lists: boolean[] = [false];
-  const closeList = () => { if (lists.pop()) shape.alternatives++; };
+  const shape: GrammarShape = { nesting: 0, alternatives: 0, rules: 0, repeated: 0, repetitionNesting: 0 };
+  /** The rule's body, then each open group: whether its alternation has a `|`, and its deepest repetition nesting. */
+  let frames: Array<{ alt: boolean; height: number }> = [{ alt: false, height: 0 }];
+  const top = () => frames[frames.length - 1]!;
+  const closeFrame = () => {
+    const f = frames.pop()!;
+    if (f.alt) shape.alternatives++;
+    return f;
+  };
   /** Length of the item a following `{m,n}` repeats (1 for a rule, group or any-char). */
   let itemLength = 1;
+  /** Repetition nesting of the last item (a group's deepest inside it; 0 for a symbol). */
+  let itemHeight = 0;
+  /** A quantifier repeats the last item: one level deeper than what it holds. */
+  const repeatItem = () => {
+    const h = itemHeight + 1;
+    shape.repetitionNesting = Math.max(shape.repetitionNesting, h);
+    top().height = Math.max(top().height, h);
+  };
   const n = text.length;
   let i = 0;
   /** Index after the literal closed by `close` from i (escapes skipped), or n when unterminated. */
@@ -48,34 +63,38 @@ export function grammarShape(text: string): GrammarShape {
     if (c === '"' || c === '[') {
       const end = skipLiteral(c === '"' ? '"' : ']');
       itemLength = Math.max(1, end - i - 2);
+      itemHeight = 0;
       i = end;
     } else if (c === '<') {
       const end = text.indexOf('>', i);
       i = end < 0 ? n : end + 1;
       itemLength = 1;
+      itemHeight = 0;
     } else if (c === '#') {
       while (i < n && text[i] !== '\n' && text[i] !== '\r') i++;
     } else if (c === '(') {
-      depth++;
-      shape.nesting = Math.max(shape.nesting, depth);
-      lists.push(false);
+      frames.push({ alt: false, height: 0 });
+      shape.nesting = Math.max(shape.nesting, frames.length - 1);
       i++;
     } else if (c === ')') {
-      if (lists.length > 1) closeList();
-      depth = Math.max(0, depth - 1);
+      const f = frames.length > 1 ? closeFrame() : { height: 0 };
+      top().height = Math.max(top().height, f.height);
       itemLength = 1;
+      itemHeight = f.height;
       i++;
     } else if (c === '|') {
       shape.alternatives++;
-      lists[lists.length - 1] = true;
+      top().alt = true;
       i++;
     } else if (c === ':' && text.startsWith('::=', i)) {
       // A new rule: whatever the last one left open ends here.
-      while (lists.length > 0) closeList();
-      lists.push(false);
-      depth = 0;
+      while (frames.length > 0) closeFrame();
+      frames = [{ alt: false, height: 0 }];
       shape.rules++;
       i += 3;
+    } else if (c === '*' || c === '+' || c === '?') {
+      repeatItem();
+      i++;
     } else if (c === '{') {
       const close = text.indexOf('}', i);
       const [lo = '', hi] = (close < 0 ? text.slice(i + 1) : text.slice(i + 1, close)).split(',');
@@ -84,13 +103,14 @@ export function grammarShape(text: string): GrammarShape {
       // The parser writes out max copies, or min when max is open or past its cap.
       const times = Math.min(PARSER_REPETITION_CAP, max <= PARSER_REPETITION_CAP ? max : min);
       shape.repeated += times * itemLength;
+      repeatItem();
       i = close < 0 ? n : close + 1;
     } else {
-      if (/[\w-]/.test(c)) itemLength = 1;
+      if (/[\w.-]/.test(c)) { itemLength = 1; itemHeight = 0; }
       i++;
     }
   }
-  while (lists.length > 0) closeList();
+  while (frames.length > 0) closeFrame();
   return shape;
 }
 
@@ -109,6 +129,9 @@ export function checkShape(shape: GrammarShape, param: string): void {
   if (shape.rules > MAX_GRAMMAR_RULES) fail(param, `has ${shape.rules} rules; the limit is ${MAX_GRAMMAR_RULES}`, 'grammar_too_large');
   if (shape.alternatives > MAX_GRAMMAR_ALTERNATIVES) {
     fail(param, `has ${shape.alternatives} alternatives; the limit is ${MAX_GRAMMAR_ALTERNATIVES}`, 'grammar_too_large');
+  }
+  if (shape.repetitionNesting > MAX_GRAMMAR_REPETITION_NESTING) {
+    fail(param, `nests repetitions ${shape.repetitionNesting} deep; the limit is ${MAX_GRAMMAR_REPETITION_NESTING}`, 'grammar_too_complex');
   }
   if (shape.repeated > MAX_GRAMMAR_REPEATED_SYMBOLS) {
     fail(param, `repetitions write out ${shape.repeated} symbols; the limit is ${MAX_GRAMMAR_REPEATED_SYMBOLS}`, 'grammar_too_large');

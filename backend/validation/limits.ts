@@ -77,3 +77,12 @@ export const BODY_READ_TIMEOUT_MS = 60_000;
  * or group).
  */
 export const MAX_GRAMMAR_REPEATED_SYMBOLS = 100_000;
+
+/**
+ * Deepest nesting of repetitions (`*`, `+`, `?`, `{m,n}`) within a rule: `(("a"? "b")*)+` is 3.
+ * llama.cpp's sampler keeps one parse stack per way the output so far can be read; repetitions
+ * of repetitions multiply those ways, and a 3.8 KB grammar of seven nested levels held the engine
+ * for 9 minutes (found by the fuzz test). Grammars converted from JSON schemas nest 2 levels
+ * (an optional array of items separated by commas); 3 leaves room for hand-written ones.
+ */
+export const MAX_GRAMMAR_REPETITION_NESTING = 3;

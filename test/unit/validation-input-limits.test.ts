@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../backend/validation/errors.js';
 import { checkGrammarLimits, grammarShape } from '../../backend/validation/grammar-limits.js';
 import {
-  MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_RULES,
+  MAX_GRAMMAR_ALTERNATIVES, MAX_GRAMMAR_BYTES, MAX_GRAMMAR_NESTING, MAX_GRAMMAR_REPEATED_SYMBOLS, MAX_GRAMMAR_REPETITION_NESTING, MAX_GRAMMAR_RULES,
   MAX_JSON_DEPTH, MAX_SCHEMA_BYTES, MAX_TOOL_SCHEMAS_BYTES,
 } from '../../backend/validation/limits.js';
 import { parseMessagesRequest } from '../../backend/validation/anthropic-schema.js';
@@ -35,7 +35,7 @@ describe('grammar shape (GBNF read as llama.cpp reads it)', () => {
       'root ::= ( "(((" | [()|] | item ) # ((( | | comment',
       'item ::= ("\\"(" ( [^\\]()] | "x" )) <(>',
     ].join('\n');
-    expect(grammarShape(g)).toEqual({ nesting: 2, alternatives: 3 + 2, rules: 2, repeated: 0 });
+    expect(grammarShape(g)).toEqual({ nesting: 2, alternatives: 3 + 2, rules: 2, repeated: 0, repetitionNesting: 0 });
     // Each alternation counts its choices: 2 in the rule's body, 2 in the group; none without a `|`.
     expect(grammarShape('root ::= "a" | ("b" | "c") "d"\nx ::= ("e") "f"').alternatives).toBe(4);
   });
@@ -46,6 +46,14 @@ describe('grammar shape (GBNF read as llama.cpp reads it)', () => {
     expect(grammarShape('root ::= x{0,999999} y{5,}').repeated).toBe(5);
     expect(grammarShape('root ::= x{2000} y{0,2000}').repeated).toBe(4000);
   });
+  it('counts how deep repetitions nest inside repeated groups, per rule', () => {
+    expect(grammarShape('root ::= (("a"? "b")*)+ x\nx ::= [0-9]{1,3} ("-" y)*').repetitionNesting).toBe(3);
+    // A JSON-schema grammar's deepest: an optional list of comma-separated items.
+    expect(grammarShape('array ::= "[" space ( value ("," space value)* )? space "]"').repetitionNesting).toBe(2);
+    // Quantifier characters inside literals and classes, and hyphens in rule names, are not repetitions.
+    expect(grammarShape('root ::= "a*+?" [*+?] decimal-part').repetitionNesting).toBe(0);
+  });
+
   it('reads a grammar in one pass: 1 MiB of comments, tokens or literals in well under the time a quadratic scan takes (minutes)', () => {
     for (const unit of ['#\n', '<a', '"', '[', '{']) {
       const started = Date.now();
@@ -79,6 +87,11 @@ describe('client grammars', () => {
     expect(refusal(() => chat({ grammar: `root ::= ${'"abcdefghij"{2000} '.repeat(6)}` }))).toBe(
       `400 grammar_too_large [grammar] grammar: repetitions write out 120000 symbols; the limit is ${MAX_GRAMMAR_REPEATED_SYMBOLS}`,
     );
+    // Repetitions of repetitions: a 3.8 KB grammar nesting them 7 deep held the engine for minutes.
+    expect(refusal(() => chat({ grammar: 'root ::= ((((("a" | .)*)?)+ "b")*)?' }))).toBe(
+      `400 grammar_too_complex [grammar] grammar: nests repetitions 5 deep; the limit is ${MAX_GRAMMAR_REPETITION_NESTING}`,
+    );
+    expect(chat({ grammar: 'root ::= (("a"? "b")*)+' }).constraint).toMatchObject({ kind: 'gbnf' });
     // Parentheses inside literals and classes are not groups: a deep-looking literal is fine.
     expect(chat({ grammar: `root ::= "${'('.repeat(1000)}" [(${')'.repeat(500)}]` }).constraint).toMatchObject({ kind: 'gbnf' });
   });
