@@ -1,6 +1,6 @@
 // The server's input limits, in one place: what a request may ask of the grammar engine and of the
 // body reader. Each bound sits well above what real clients send and well below what hurts the
-// server (figures from measuring the pinned llama.cpp on one core).
+// server (figures measured with the pinned llama.cpp on a shared 2-core machine).
 
 /**
  * Deepest nesting of arrays/objects accepted in free-form JSON: a JSON schema (response_format,
