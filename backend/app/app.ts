@@ -15,6 +15,8 @@ import type { AppContext } from '../http/app-context.js';
 import { ConnectionTracker } from '../http/connections.js';
 import { createHttpServer } from '../http/http-server.js';
 import { SlowReaderWatch } from '../http/slow-readers.js';
+import { BodyReader } from '../http/body.js';
+import { BODY_BUDGET_BODIES } from '../validation/limits.js';
 import type { Logger } from '../log/logger.js';
 import { estimateModelBytes } from '../model-pool/memory-estimate.js';
 import { ModelPool, type DeviceBytes, type DeviceNeed, type MeasuredNeeds, type ModelPoolOptions } from '../model-pool/model-pool.js';
@@ -111,6 +113,8 @@ export class StrataServer {
     let requestId = 1;
     const gate = new InteractiveGate(config.backgroundWaitMs);
     this.readers = new SlowReaderWatch({ boundMs: config.slowReaderMs });
+    const bodyLimit = config.bodyLimitMib * 2 ** 20;
+    const bodies = new BodyReader({ limitBytes: bodyLimit, budgetBytes: BODY_BUDGET_BODIES * bodyLimit, timeoutMs: config.bodyTimeoutMs });
     this.store = new SessionStore(config.sessionsDir);
     const responses = new ResponseStore(config.responsesDir, {
       maxCount: config.responsesMax, maxBytes: config.responsesMib * 2 ** 20, ttlMs: config.responsesTtlH * 3_600_000,
@@ -125,7 +129,7 @@ export class StrataServer {
       ...(deviceNeeds ? { deviceNeeds } : {}),
       deviceMarginBytes: config.fit === 'off' ? 0 : config.fitMarginMib * 2 ** 20,
       make: (spec, held) => new ModelRuntime(spec.path, config.models.length > 0 ? spec : null, {
-        config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, responses, readers: this.readers,
+        config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, responses, readers: this.readers, bodies,
         models: this.pool, startedAt, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
         gpuBackends: (): { installed: InstalledBackend[]; machine: MachineReport } => ({ installed, machine: machine ??= probeMachine() }),
         nextRequestId: () => requestId++,

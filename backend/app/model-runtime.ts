@@ -8,6 +8,7 @@ import { fallbackLine } from '../gpu-backends/readiness.js';
 import type { EngineClient, EngineConfig } from '../engine/client.js';
 import type { CpuPath } from '../engine/cpu-path.js';
 import type { AppContext, ModelDirectory } from '../http/app-context.js';
+import type { BodyReader } from '../http/body.js';
 import type { SlowReaderWatch } from '../http/slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import { TraceCollector } from '../metrics/traces.js';
@@ -75,6 +76,7 @@ export interface RuntimeShared {
   /** Stored Responses API responses (every model's: previous_response_id may name any). */
   responses: ResponseStore;
   readers: SlowReaderWatch;
+  bodies: BodyReader;
   models: ModelDirectory;
   startedAt: number;
   stopping(): boolean;
@@ -113,7 +115,7 @@ export class ModelRuntime implements PoolRuntime {
     this.traces = new TraceCollector(this.engines, this.ledger, { log });
     const sessions = new SessionService(shared.store, { model: () => this.view, scheduler: this.scheduler, log });
     this.app = {
-      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, responses: shared.responses, readers: shared.readers,
+      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, responses: shared.responses, readers: shared.readers, bodies: shared.bodies,
       startedAt: shared.startedAt, modelPath, fingerprint: 'strata-0.1.0', models: shared.models,
       model: () => this.view, stopping: shared.stopping, cpuPath: shared.cpuPath, gpuBackends: shared.gpuBackends,
     };

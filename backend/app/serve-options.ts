@@ -7,6 +7,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KV_TYPES } from '../../contract/kv-types.js';
+import { BODY_READ_TIMEOUT_MS } from '../validation/limits.js';
 import type { Kind } from './config-values.js';
 
 /** The value a kind converts to (config-values.ts convert). */
@@ -113,7 +114,9 @@ export const SERVE_OPTIONS = {
   responsesTtlH: option(int(1, 87_600), 720, 'a stored response unused this many hours expires'),
   logFormat: option(oneOf('text', 'json'), 'text', 'log line format'),
   logLevel: option(oneOf('debug', 'info', 'warn', 'error'), 'info', 'least level logged'),
-  bodyLimitMib: option(int(1, 4096), 32, 'largest request body, MiB'),
+  bodyLimitMib: option(int(1, 4096), 32, 'largest request body, MiB (bodies being read at once hold at most 4 times this)'),
+  /** A request whose body has not arrived this long after the server started reading it is answered 408. */
+  bodyTimeoutMs: option(int(0, 3_600_000), BODY_READ_TIMEOUT_MS, 'a request body must arrive within this long, ms (0 = no limit)'),
   writeStallMs: option(int(0, 3_600_000), 30_000, 'a client that reads nothing this long is disconnected'),
   /** A streaming client whose oldest unread output is older than this is disconnected (0 = off). */
   slowReaderMs: option(int(0, 3_600_000), 10_000, 'a streaming client this far behind (age of its oldest unread output) is disconnected and its slot freed (0 = off)'),

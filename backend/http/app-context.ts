@@ -5,6 +5,7 @@ import type { EngineClient } from '../engine/client.js';
 import type { InstalledBackend } from '../gpu-backends/install.js';
 import type { MachineReport } from '../gpu-backends/machine.js';
 import type { CpuPath } from '../engine/cpu-path.js';
+import type { BodyReader } from './body.js';
 import type { SlowReaderWatch } from './slow-readers.js';
 import type { Logger } from '../log/logger.js';
 import type { TraceCollector } from '../metrics/traces.js';
@@ -46,6 +47,8 @@ export interface AppContext {
   readonly responses: ResponseStore;
   /** Streams whose clients fall behind are cut (--slow-reader-ms). */
   readonly readers: SlowReaderWatch;
+  /** Reads request bodies within the size limit, the server-wide read budget and the read timeout. */
+  readonly bodies: BodyReader;
   readonly startedAt: number;
   /** The GGUF served (the demo model's path when none was given). */
   readonly modelPath: string;

@@ -12,6 +12,8 @@ import type { GenerationParams, OutputConstraint } from '../validation/schemas.j
 import type { CallStyle, ToolSpec } from '../chat/chat-types.js';
 import { EngineCallError, type EngineClient } from '../engine/client.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
+import { checkShape, grammarShape } from '../validation/grammar-limits.js';
+import { MAX_BUILT_GRAMMAR_BYTES } from '../validation/limits.js';
 import { checkSchemaSupport, requireSupportedSchema, UnsupportedSchemaError } from '../grammar/schema-support.js';
 import { toolCallGrammar, toolCallTriggers, withJsonStyle, type ToolCallRule } from '../grammar/tool-grammar.js';
 import type { GenerationSpec } from '../scheduler/scheduler.js';
@@ -106,6 +108,13 @@ async function lazyToolGrammar(app: AppContext, asked: ToolCallsAsked): Promise<
       return { warnings };
     }
   }
+  try {
+    checkBuilt(gbnf, 'tools');
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    warnings.push(`${e.message}; tool calls are not constrained`);
+    return { warnings };
+  }
   const triggers = toolCallTriggers(asked.style);
   return {
     grammar: withJsonStyle(gbnf, asked.style.json),
@@ -137,12 +146,28 @@ function refusalOrThrow(e: unknown, client: EngineClient): { status: number; cod
 
 async function build(app: AppContext, spec: GrammarSpec, param: string): Promise<string> {
   const client = readyEngine(app);
+  let gbnf: string;
   try {
-    return await client.buildGrammar(spec);
+    gbnf = await client.buildGrammar(spec);
   } catch (e) {
     const refusal = refusalOrThrow(e, client);
     throw new ApiError(refusal.status, `${param}: ${refusal.why}`, { param, code: refusal.code });
   }
+  if (!('gbnf' in spec)) checkBuilt(gbnf, param);
+  return gbnf;
+}
+
+/**
+ * A grammar converted from schemas within the limits a sent grammar has (limits.ts), or a 400 on
+ * `param`: a small schema (an enum of thousands of values, bounded repetitions) can convert to a
+ * grammar the sampler would take minutes over.
+ */
+function checkBuilt(gbnf: string, param: string): void {
+  const bytes = Buffer.byteLength(gbnf, 'utf8');
+  if (bytes > MAX_BUILT_GRAMMAR_BYTES) {
+    throw new ApiError(400, `${param}: converts to a grammar of ${bytes} bytes; the limit is ${MAX_BUILT_GRAMMAR_BYTES} bytes`, { param, code: 'grammar_too_large' });
+  }
+  checkShape(grammarShape(gbnf), param);
 }
 
 /** The generation fields a request's output options set (grammar, logprobs, choices, draft length). */

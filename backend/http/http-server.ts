@@ -142,7 +142,7 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
     const err = toApiError(e);
     if (err.status >= 500 && !(e instanceof ApiError)) app.log.error('request failed', { method, path: url.pathname, error: (e as Error)?.stack ?? String(e) });
     if (res.headersSent) { res.end(); return; }
-    const headers: Record<string, string> = err.status === 413 ? { Connection: 'close' } : {};
+    const headers: Record<string, string> = err.status === 413 || err.status === 408 ? { Connection: 'close' } : {};
     sendError(res, err, headers);
     if (!req.complete) req.resume();
   } finally {

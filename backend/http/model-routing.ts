@@ -20,7 +20,7 @@ async function askedFor(app: AppContext, ctx: RouteContext): Promise<{ name: str
   const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   // GET routes, and a POST without a body (a session restore): ?model= or none.
   if (req.method !== 'POST' || !hasBody) return { name: ctx.url.searchParams.get('model'), stream: false };
-  const body = await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024);
+  const body = await readJson(ctx.req, app.bodies);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { name: null, stream: false };
   const b = body as Record<string, unknown>;
   // Any other `model` value is the route's schema's to refuse.

@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../validation/errors.js';
 import { parseJsonBody } from '../validation/schemas.js';
-import { BodyTooLarge, readBody } from './body.js';
+import { BodyBudgetSpent, BodyTimedOut, BodyTooLarge, type BodyReader } from './body.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) { res.end(); return; }
@@ -24,25 +24,34 @@ export function sendError(res: ServerResponse, err: ApiError, headers: Record<st
 /** Bodies read before their route ran (model routing reads `model` first): the route reads the same value. */
 const readAlready = new WeakMap<IncomingMessage, Promise<unknown>>();
 
-/** Reads and parses a JSON body: 413 over the limit, 415 not JSON, 400 malformed. Read once per request. */
-export function readJson(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+/**
+ * Reads and parses a JSON body: 413 over the limit, 503 while other bodies hold the read budget,
+ * 408 when it does not arrive in time, 415 not JSON, 400 malformed. Read once per request.
+ */
+export function readJson(req: IncomingMessage, reader: BodyReader): Promise<unknown> {
   let body = readAlready.get(req);
   if (!body) {
-    body = readJsonOnce(req, limitBytes);
+    body = readJsonOnce(req, reader);
     readAlready.set(req, body);
   }
   return body;
 }
 
-async function readJsonOnce(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+async function readJsonOnce(req: IncomingMessage, reader: BodyReader): Promise<unknown> {
   let raw: Buffer;
   try {
-    raw = await readBody(req, limitBytes);
+    raw = await reader.read(req);
   } catch (e) {
     if (e instanceof BodyTooLarge) {
-      throw new ApiError(413, `request body is larger than the limit of ${limitBytes} bytes (--body-limit-mib)`, { code: 'request_too_large' });
+      throw new ApiError(413, `request body is larger than the limit of ${e.limit} bytes (--body-limit-mib)`, { code: 'request_too_large' });
+    }
+    if (e instanceof BodyBudgetSpent) {
+      throw new ApiError(503, `${e.message} (the server reads at most ${e.budget} bytes of bodies at once)`, { code: 'body_budget_spent' });
+    }
+    if (e instanceof BodyTimedOut) {
+      throw new ApiError(408, `${e.message} (--body-timeout-ms)`, { code: 'body_timeout' });
     }
     throw new ApiError(400, (e as Error).message, { code: 'invalid_body' });
   }
-  return parseJsonBody(raw, req.headers['content-type'], limitBytes);
+  return parseJsonBody(raw, req.headers['content-type'], reader.limitBytes);
 }

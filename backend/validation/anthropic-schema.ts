@@ -6,9 +6,10 @@ import type { SamplingParams } from '../../native/lib/addon.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../chat/chat-types.js';
 import type { ToolChoice } from './chat-schema.js';
 import {
-  checkArray, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
+  checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
   requireObject, typeName, type Json,
 } from './validate.js';
+import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
 
 export interface MessagesRequest {
   model: string | null;
@@ -68,6 +69,7 @@ function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage
         const name = checkString(get(block, 'name'), field(bp, 'name'), { nonEmpty: true });
         const input = get(block, 'input') ?? {};
         if (!isRecord(input)) fail(field(bp, 'input'), `must be an object, got ${typeName(input)}`);
+        checkDepth(input, field(bp, 'input'));
         ids.add(id);
         calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(input) } });
         break;
@@ -96,7 +98,8 @@ function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage
 function parseTools(v: unknown): ToolSpec[] {
   if (v === undefined) return [];
   const seen = new Set<string>();
-  return checkArray(v, 'tools').map((t, i) => {
+  const schemaBytes: number[] = [];
+  const tools = checkArray(v, 'tools').map((t, i) => {
     const tp = field('tools', i);
     const tool = requireObject(t, tp);
     const type = get(tool, 'type');
@@ -106,10 +109,13 @@ function parseTools(v: unknown): ToolSpec[] {
     if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
     seen.add(name);
     const spec: ToolSpec = { type: 'function', function: { name, parameters: requireObject(get(tool, 'input_schema'), field(tp, 'input_schema')) } };
+    schemaBytes.push(checkSchemaLimits(spec.function.parameters, field(tp, 'input_schema')));
     const description = optString(tool, 'description', tp);
     if (description !== undefined) spec.function.description = description;
     return spec;
   });
+  checkToolSchemasTotal(schemaBytes, 'tools');
+  return tools;
 }
 
 function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; parallel: boolean } {

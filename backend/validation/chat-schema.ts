@@ -3,6 +3,7 @@ import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/chat-
 import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';
+import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
@@ -93,7 +94,8 @@ export function parseMessages(v: unknown, path = 'messages'): ChatMessage[] {
 export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
   if (v === undefined) return [];
   const seen = new Set<string>();
-  return checkArray(v, path).map((t, i) => {
+  const schemaBytes: number[] = [];
+  const tools = checkArray(v, path).map((t, i) => {
     const tp = field(path, i);
     const tool = requireObject(t, tp);
     const type = get(tool, 'type') ?? 'function';
@@ -110,10 +112,12 @@ export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
     const parameters = get(fn, 'parameters');
     if (parameters !== undefined) {
       spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
-      checkDepth(parameters, field(fp, 'parameters'));
+      schemaBytes.push(checkSchemaLimits(parameters, field(fp, 'parameters')));
     }
     return spec;
   });
+  checkToolSchemasTotal(schemaBytes, path);
+  return tools;
 }
 
 export function parseToolChoice(v: unknown, tools: ToolSpec[], path = 'tool_choice'): ToolChoice {

@@ -4,6 +4,7 @@
 import {
   checkNumber, checkString, fail, get, isRecord, optBool, optNumber, requireObject, typeName, type Json,
 } from './validate.js';
+import { checkGrammarLimits, checkSchemaLimits } from './grammar-limits.js';
 
 /** What constrains the output (each leaves as a grammar for the engine). */
 export type OutputConstraint =
@@ -24,7 +25,7 @@ export function parseOutputConstraint(obj: Json, allowResponseFormat: boolean): 
     if (type === 'json_object') {
       // OpenAI's JSON mode: an object; a schema given beside it (llama-server) narrows it.
       const schema = get(f, 'schema');
-      found.push({ kind: 'json_schema', schema: schema === undefined ? { type: 'object' } : requireObject(schema, 'response_format.schema'), name: null, strict: true, param: 'response_format' });
+      found.push({ kind: 'json_schema', schema: schema === undefined ? { type: 'object' } : requireObject(schema, 'response_format.schema'), name: null, strict: true, param: schema === undefined ? 'response_format' : 'response_format.schema' });
     } else if (type === 'json_schema') {
       const js = requireObject(get(f, 'json_schema'), 'response_format.json_schema');
       const name = get(js, 'name');
@@ -54,7 +55,10 @@ export function parseOutputConstraint(obj: Json, allowResponseFormat: boolean): 
     if (g.trim() !== '') found.push({ kind: 'gbnf', grammar: g, param: 'grammar' });
   }
   if (found.length > 1) fail(found[1]!.param.split('.')[0]!, `give only one of response_format, json_schema and grammar`);
-  return found[0] ?? null;
+  const constraint = found[0] ?? null;
+  if (constraint?.kind === 'json_schema') checkSchemaLimits(constraint.schema, constraint.param);
+  if (constraint?.kind === 'gbnf') checkGrammarLimits(constraint.grammar, constraint.param);
+  return constraint;
 }
 
 /** Chat: logprobs (boolean) and top_logprobs (0..20, needs logprobs) -> the engine's count, or null. */

@@ -8,6 +8,7 @@ import type {
 } from '../../contract/responses.js';
 import type { ToolSpec } from '../chat/chat-types.js';
 import { TOOL_NAME, type ToolChoice } from './chat-schema.js';
+import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
 import type { OutputConstraint } from './output-schema.js';
 import { REASONING_EFFORTS } from './schemas.js';
 import {
@@ -118,7 +119,8 @@ export function parseInput(v: unknown): ConversationItem[] {
 function parseTools(v: unknown): FunctionTool[] {
   if (v === undefined) return [];
   const seen = new Set<string>();
-  return checkArray(v, 'tools').map((t, i) => {
+  const schemaBytes: number[] = [];
+  const tools = checkArray(v, 'tools').map((t, i): FunctionTool => {
     const tp = field('tools', i);
     const tool = requireObject(t, tp);
     const type = get(tool, 'type');
@@ -131,12 +133,14 @@ function parseTools(v: unknown): FunctionTool[] {
     if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
     seen.add(name);
     const params = get(tool, 'parameters');
-    if (params !== undefined) checkDepth(requireObject(params, field(tp, 'parameters')), field(tp, 'parameters'));
+    if (params !== undefined) schemaBytes.push(checkSchemaLimits(requireObject(params, field(tp, 'parameters')), field(tp, 'parameters')));
     return {
       type: 'function', name, description: optString(tool, 'description', tp) ?? null,
       parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
     };
   });
+  checkToolSchemasTotal(schemaBytes, 'tools');
+  return tools;
 }
 
 function parseToolChoice(v: unknown, tools: FunctionTool[]): ResponseToolChoice {
@@ -167,7 +171,7 @@ function parseTextFormat(v: unknown): { format: TextFormat; constraint: OutputCo
   const name = reqString(f, 'name', 'text.format', { nonEmpty: true });
   if (name.length > 64 || !/^[A-Za-z0-9_-]+$/.test(name)) fail('text.format.name', 'must be 1-64 characters of a-z, A-Z, 0-9, _ and -');
   const schema = requireObject(get(f, 'schema'), 'text.format.schema');
-  checkDepth(schema, 'text.format.schema');
+  checkSchemaLimits(schema, 'text.format.schema');
   const strict = optBool(f, 'strict', 'text.format') ?? false;
   const description = optString(f, 'description', 'text.format');
   return {

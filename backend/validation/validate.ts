@@ -1,6 +1,7 @@
 // Small readers for parsed JSON that throw ApiError 400 naming the field (`messages[2].role: ...`).
 // A null value counts as absent: OpenAI clients send `"stop": null` for "not set".
 import { ApiError } from './errors.js';
+import { MAX_JSON_DEPTH } from './limits.js';
 
 export type Json = Record<string, unknown>;
 
@@ -119,9 +120,6 @@ export function checkEnum<T extends string>(v: unknown, path: string, allowed: r
   }
   return v as T;
 }
-
-/** Deepest nesting of arrays/objects accepted in free-form JSON fields (tool schemas, arguments, template kwargs). */
-export const MAX_JSON_DEPTH = 64;
 
 /**
  * Refuses JSON nested deeper than `max` levels. Iterative, so a 10,000-deep value is a 400 here

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineOptions, GenerateRequest } from '../../native/lib/addon.js';
 import { loadAddon } from '../../backend/addon/loader.js';
+import { nestedGrammar } from '../helpers/hostile-inputs.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver } from './engine-driver.js';
 
@@ -109,6 +110,8 @@ describe('submit validation', () => {
     ['draftMax beyond 256', (r) => ({ ...r, draftMax: 257 }), /draftMax must be between -1 and 256/],
     ['a grammar that does not parse', (r) => ({ ...r, grammar: 'root ::= "unclosed' }), /grammar: the grammar does not parse: .*unexpected end of input/],
     ['a grammar without root', (r) => ({ ...r, grammar: 'other ::= "a"' }), /grammar: the grammar does not parse/],
+    // 60,000 levels overflowed the parser's stack and killed the process (the server refuses far less; this is the engine's own bound).
+    ['a grammar nested past the parser\'s limit', (r) => ({ ...r, grammar: nestedGrammar() }), /grammar: the grammar does not parse: groups are nested more than 256 levels deep/],
     ['not an object', () => 42, /request must be an object/],
     // A field the native side does not read is refused, never silently dropped.
     ['an unknown key', (r) => ({ ...r, maxToken: 5 }), /request has an unknown key 'maxToken'/],
@@ -131,6 +134,8 @@ describe('submit validation', () => {
     expect(() => eng.engine.buildGrammar({ schemas: { 'bad name': '{}' } })).toThrow(/rule name 'bad name'/);
     expect(() => eng.engine.buildGrammar({ gbnf: 'root ::= (' })).toThrow(/does not parse/);
     expect(() => eng.engine.buildGrammar({ schemas: { item: '{}' }, rooot: 'item' } as never)).toThrow(/grammar spec has an unknown key 'rooot'/);
+    expect(() => eng.engine.buildGrammar({ gbnf: nestedGrammar(257) })).toThrow(/groups are nested more than 256 levels deep/);
+    expect(eng.engine.buildGrammar({ gbnf: nestedGrammar(256) })).toContain('root ::=');
     expect(eng.engine.buildGrammar({ schemas: { item: '{"type": "integer"}' }, root: '"[" item "]"' })).toMatch(/^root ::= "\[" item "\]"/m);
   });
 

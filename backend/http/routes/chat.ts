@@ -21,7 +21,7 @@ import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
 export async function chatCompletions(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseChatRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseChatRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
   checkChoices(body.n, model);

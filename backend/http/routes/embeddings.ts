@@ -16,7 +16,7 @@ export function base64Floats(v: Float32Array): string {
 }
 
 export async function embeddings(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseEmbeddingsRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseEmbeddingsRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   const emb = model.info.embedding;
   if (!emb) {

@@ -29,7 +29,7 @@ class InfillChoice {
 }
 
 export async function infill(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseInfillRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseInfillRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
   checkChoices(body.n, model);

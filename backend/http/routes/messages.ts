@@ -47,7 +47,7 @@ function send(sse: SseStream, events: readonly AnthropicEvent[]): void {
 
 export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
   return anthropicErrors(app, ctx, async () => {
-    const body = parseMessagesRequest(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024));
+    const body = parseMessagesRequest(await readJson(ctx.req, app.bodies));
     const model = requireModel(app);
     requireTextModel(model);
     const { toolsOn, rendered } = renderConversation(model, body, app.config.reasoning);
@@ -121,7 +121,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
 
 export function countTokens(app: AppContext, ctx: RouteContext): Promise<void> {
   return anthropicErrors(app, ctx, async () => {
-    const body = parseConversation(requireObject(await readJson(ctx.req, app.config.bodyLimitMib * 1024 * 1024), ''));
+    const body = parseConversation(requireObject(await readJson(ctx.req, app.bodies), ''));
     const model = requireModel(app);
     requireTextModel(model);
     const prompt = await tokenizeChat(app, renderConversation(model, body, app.config.reasoning).rendered);

@@ -31,7 +31,7 @@ export function modelsList(app: AppContext, { res }: RouteContext): void {
 
 /** The served model a load/unload names: its served name, or the id answers carry. */
 async function namedModel(app: AppContext, req: RouteContext['req']): Promise<string> {
-  const body = await readJson(req, app.config.bodyLimitMib * 1024 * 1024);
+  const body = await readJson(req, app.bodies);
   const asked = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).model : undefined;
   if (typeof asked !== 'string' || asked === '') {
     throw new ApiError(400, 'model: give the name of a served model (GET /v1/models lists them)', { param: 'model', code: 'missing_required_parameter' });

@@ -21,7 +21,7 @@ import type { RouteContext } from '../router.js';
 const GROWTH_TOKENS = 128;
 
 export async function nextEdit(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseNextEditRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseNextEditRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
   const format = chooseFormat(body.format, [model.id, model.info.metadata['general.name'] ?? '', basename(model.path)]);

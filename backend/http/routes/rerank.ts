@@ -63,7 +63,7 @@ export function rankResults(scores: number[], topN: number): Array<{ index: numb
 }
 
 export async function rerank(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body: RerankRequest = parseRerankRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body: RerankRequest = parseRerankRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   const layout = model.info.rerank;
   if (!layout || model.info.embedding?.pooling !== 'rank') {

@@ -48,7 +48,7 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
 }
 
 export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseResponsesRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseResponsesRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
   const { items, chat, toolsOn, rendered } = await conversationOf(app, model, body);
@@ -149,7 +149,7 @@ export async function deleteResponse(app: AppContext, { res, params }: RouteCont
 
 /** The prompt a request would read, in tokens (the conversation it continues included). */
 export async function inputTokens(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseResponsesRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseResponsesRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
   const prompt = await tokenizeChat(app, (await conversationOf(app, model, body)).rendered);

@@ -12,7 +12,7 @@ export async function sessionsList(app: AppContext, { res }: RouteContext): Prom
 }
 
 export async function sessionSave(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseSessionSaveRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseSessionSaveRequest(await readJson(req, app.bodies));
   sendJson(res, 201, await app.sessions.save(body));
 }
 

@@ -7,7 +7,7 @@ import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
 export async function tokenize(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseTokenizeRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseTokenizeRequest(await readJson(req, app.bodies));
   // Engine failures get their status from the engine-error table (a tokenize that fails: 503).
   const tokens = await onEngine(app, 'tokenize', 'could not tokenize', (c) => c.tokenize(body.content, body.addSpecial, body.parseSpecial));
   if (!body.withPieces) { sendJson(res, 200, { tokens }); return; }
@@ -16,7 +16,7 @@ export async function tokenize(app: AppContext, { req, res }: RouteContext): Pro
 }
 
 export async function detokenize(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseDetokenizeRequest(await readJson(req, app.config.bodyLimitMib * 1024 * 1024));
+  const body = parseDetokenizeRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   const bad = body.tokens.findIndex((t) => t >= model.info.vocabSize);
   if (bad >= 0) throw new ApiError(400, `tokens[${bad}] is ${body.tokens[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `tokens[${bad}]` });
