@@ -27,12 +27,24 @@ const MAGIC = 'STRATASN';
 // Leftovers of interrupted saves: the engine's NAME.session.tmp-PID-N, format 1's NAME.json.PID.tmp.
 const TEMP_FILE = /^(.+)\.(?:session\.tmp-(\d+)-\d+|json\.(\d+)\.tmp)$/;
 
-function processAlive(pid: number): boolean {
+/**
+ * Whether the process that named a temp file may still be writing it. A zombie is gone: a server
+ * killed mid-save leaves its engine process unreaped where nothing reaps orphans (a container whose
+ * first process does not), and signal 0 still reaches a zombie.
+ */
+export async function processAlive(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false; // gone between the two looks
   }
 }
 
@@ -145,7 +157,7 @@ export class SessionStore {
     for (const f of files.sort()) {
       const temp = TEMP_FILE.exec(f);
       if (temp) {
-        if (!processAlive(Number(temp[2] ?? temp[3]))) { await rm(join(this.dir, f), { force: true }); removed.push(f); }
+        if (!(await processAlive(Number(temp[2] ?? temp[3])))) { await rm(join(this.dir, f), { force: true }); removed.push(f); }
         continue;
       }
       const name = f.endsWith('.json') ? f.slice(0, -5) : f.endsWith('.session') ? f.slice(0, -8) : null;

@@ -1,8 +1,8 @@
 // The session folder as the server reads it: descriptions from the head of each session file
 // (format 2) or from a format-1 sidecar, damaged descriptions as SessionUnreadableError, and
 // the sweep at start that clears what interrupted saves left.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -91,6 +91,24 @@ describe('SessionStore', () => {
     expect(readdirSync(s.dir).sort()).toEqual([files.liveTemp, files.kept, files.orphanState].sort());
     // The orphan is still a session: described from its file alone.
     expect(await s.get('lost')).toMatchObject({ model: { identity: 'm.gguf:1:f16', name: '' }, tokens: 1, messages: null, format: 1 });
+  });
+
+  it.runIf(process.platform === 'linux')('sweep removes the temp file of a zombie (a killed server\'s engine nothing reaped): signal 0 still reaches it', async () => {
+    // A shell starts a child and becomes `sleep`, which never reaps it: the child stays a zombie.
+    const parent = spawn('sh', ['-c', '(exit 0) & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
+      const state = () => { const st = readFileSync(`/proc/${zombie}/stat`, 'utf8'); return st[st.lastIndexOf(')') + 2]; };
+      while (state() !== 'Z') await new Promise((r) => setImmediate(r)); // the child's exit, as /proc reports it
+      expect(() => process.kill(zombie, 0)).not.toThrow();
+      const s = await store();
+      const temp = `z.session.tmp-${zombie}-0`;
+      writeFileSync(join(s.dir, temp), 'x');
+      expect((await s.sweep()).removed).toEqual([temp]);
+      expect(readdirSync(s.dir)).toEqual([]);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 
   it('removes a session with its sidecar, and says when there was none', async () => {
