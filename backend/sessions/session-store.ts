@@ -10,7 +10,6 @@ import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:
 import { join } from 'node:path';
 import { sessionNameProblem } from '../../contract/session-name.js';
 import type { SessionDescription, SessionMeta, SessionModel } from '../../contract/sessions.js';
-import type { HeldText } from './held-text.js';
 import type { ChatMessage } from '../chat/chat-types.js';
 
 /** The session exists but its file or description cannot be read (the API answers 422). */
@@ -135,10 +134,13 @@ export class SessionStore {
     }
   }
 
-  /** The description a save stores in the file (with `held`, the server's own held-text.ts record beside it). */
-  static describe(model: SessionModel, messages: ChatMessage[] | null, created = new Date(), held: HeldText | null = null): string {
+  /**
+   * The description a save stores in the file. Files of earlier versions may carry more keys (a
+   * `held_text` record of the tokens the model sampled): they are read and ignored.
+   */
+  static describe(model: SessionModel, messages: ChatMessage[] | null, created = new Date()): string {
     const d: SessionDescription = { model, created: created.toISOString(), messages };
-    return JSON.stringify(held ? { ...d, held_text: held } : d);
+    return JSON.stringify(d);
   }
 
   /**

@@ -46,6 +46,15 @@ describe('SessionStore', () => {
     expect(await s.get('absent')).toBeNull();
   });
 
+  it('reads a description an earlier version wrote with the sampled tokens\' held text beside it; a save writes none', async () => {
+    const s = await store();
+    const held = { text: '<|im_start|>user\nhi<|im_end|>\n', bos: false, cuts: [{ chars: 10, tokens: 3, hash: 'ab' }] };
+    const old = JSON.stringify({ ...JSON.parse(SessionStore.describe(model, messages, new Date('2030-01-01T00:00:00Z'))), held_text: held });
+    writeFileSync(s.statePath('older'), sessionFile(2, old, [1, 2, 3]));
+    expect(await s.get('older')).toMatchObject({ name: 'older', model, tokens: 3, messages, message_count: 2, format: 2 });
+    expect(Object.keys(JSON.parse(SessionStore.describe(model, messages))).sort()).toEqual(['created', 'messages', 'model']);
+  });
+
   it('a damaged description (not JSON, null, not an object) or file is unreadable, and listed with its error', async () => {
     const s = await store();
     writeFileSync(s.statePath('bad-json'), sessionFile(2, '{"model": nope', [1]));
