@@ -103,12 +103,16 @@ describe('SessionStore', () => {
   });
 
   it.runIf(process.platform === 'linux')('sweep removes the temp file of a zombie (a killed server\'s engine nothing reaped): signal 0 still reaches it', async () => {
-    // A shell starts a child and becomes `sleep`, which never reaps it: the child stays a zombie.
-    const parent = spawn('sh', ['-c', '(exit 0) & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // A shell starts a child that waits for our stdin to close, then becomes `sleep`, which never
+    // reaps it; once the shell is sleep, closing stdin ends the child and it stays a zombie.
+    // (An asynchronous list's stdin is /dev/null: the child reads our pipe through fd 3.)
+    const parent = spawn('sh', ['-c', 'exec 3<&0; (read x <&3) & echo $!; exec sleep 60 3<&-'], { stdio: ['pipe', 'pipe', 'ignore'] });
     try {
       const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
-      const state = () => { const st = readFileSync(`/proc/${zombie}/stat`, 'utf8'); return st[st.lastIndexOf(')') + 2]; };
-      while (state() !== 'Z') await new Promise((r) => setImmediate(r)); // the child's exit, as /proc reports it
+      const until = async (what: () => boolean) => { while (!what()) await new Promise((r) => setImmediate(r)); }; // states /proc reports
+      await until(() => readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() === 'sleep');
+      parent.stdin!.end();
+      await until(() => { const st = readFileSync(`/proc/${zombie}/stat`, 'utf8'); return st[st.lastIndexOf(')') + 2] === 'Z'; });
       expect(() => process.kill(zombie, 0)).not.toThrow();
       const s = await store();
       const temp = `z.session.tmp-${zombie}-0`;
