@@ -37,8 +37,10 @@ const PATCH_DIR = join(root, 'native', 'patches');
 export const cacheRoot = process.env.STRATA_CACHE_DIR
   ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'strata');
 
+// What commands print goes to stderr: stdout carries only `--target`'s answer (the tool's path),
+// which callers capture while CMake's progress shows on the terminal.
 function run(cmd, args, opts = {}) {
-  execFileSync(cmd, args, { stdio: 'inherit', ...opts });
+  execFileSync(cmd, args, { stdio: ['inherit', process.stderr.fd, process.stderr.fd], ...opts });
 }
 
 function log(msg) {
@@ -111,12 +113,17 @@ export function patchKey() {
   return h.digest('hex').slice(0, 8);
 }
 
+/** Where the pinned, patched source lives: a folder per patch set. */
+export function sourceDir() {
+  return join(cacheRoot, 'src', `llama.cpp-${LLAMA_COMMIT.slice(0, 12)}-p${patchKey()}`);
+}
+
 /**
  * The pinned llama.cpp source with native/patches applied, fetched once per patch set (a folder of
  * its own, so clones with other patch sets never change a tree another build uses).
  */
 export function ensureSource() {
-  const srcDir = join(cacheRoot, 'src', `llama.cpp-${LLAMA_COMMIT.slice(0, 12)}-p${patchKey()}`);
+  const srcDir = sourceDir();
   const stamp = join(srcDir, '.strata-ready');
   if (existsSync(stamp)) return srcDir;
   return withLock(srcDir, 'the llama.cpp source', () => {
@@ -289,13 +296,21 @@ export function ensureLlama() {
   });
 }
 
-/** Path of a built llama.cpp tool (llama-server, llama-batched-bench, …), building it first if needed. */
+/**
+ * Path of a built llama.cpp tool (llama-server, llama-batched-bench, …), building it first if
+ * needed. A tool already in the entry is that entry's build (the entry is keyed by source, patches
+ * and flags; a build writes it last, and one cut short leaves none), so it is used as it is.
+ */
 export function toolPath(target) {
   const flags = buildFlags();
   const entry = entryDir(flags);
   ensureLlama();
   const srcDir = ensureSource();
-  return withLock(entry, target, () => join(cmakeBuild(srcDir, entry, flags, [target]), target));
+  return withLock(entry, target, () => {
+    const built = join(entry, 'build', 'bin', target);
+    if (existsSync(built)) return built;
+    return join(cmakeBuild(srcDir, entry, flags, [target]), target);
+  });
 }
 
 // --- stage 2: the addon ------------------------------------------------------------------

@@ -6,7 +6,6 @@ import type { PromptSegment } from '../../native/lib/addon.js';
 import type { ClientTextGuard } from './client-text.js';
 import type { ChatTemplate, RenderOptions } from './template.js';
 import type { ChatMessage } from './chat-types.js';
-import { segmentsFrom, type TokenMemory } from './token-memory.js';
 import type { RawPromptCache } from './raw-prompt-cache.js';
 
 /** What rendering needs to know about the model (server/model-view.ts has it). */
@@ -46,23 +45,12 @@ export function renderChatPrompt(model: ChatPromptModel, messages: ChatMessage[]
 }
 
 /**
- * The prompt's tokens; with `memory`, a prompt whose text starts with a text the server knows the
- * tokens of (an answer the model wrote, a restored session) starts with those tokens, and only the
- * rest is tokenized (token-memory.ts).
+ * The prompt's tokens: the rendered request's own tokenization, nothing else. What a slot, the park
+ * or a restored session holds is reused only up to the first token that differs (the engine's
+ * prefix match), so an answer never depends on what the server ran before.
  */
-export async function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory): Promise<number[]> {
-  return (await tokenizeChatPromptKnown(tokenizer, prompt, memory)).tokens;
-}
-
-/** tokenizeChatPrompt, saying where a remembered part ends: its first `known.tokens` tokens are the text's first `known.chars` characters. */
-export async function tokenizeChatPromptKnown(
-  tokenizer: SegmentTokenizer, prompt: RenderedPrompt, memory?: TokenMemory,
-): Promise<{ tokens: number[]; known: { chars: number; tokens: number } | null }> {
-  const hit = memory?.find(prompt);
-  if (!hit) return { tokens: await tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial), known: null };
-  const rest = segmentsFrom(prompt.segments, hit.length);
-  const tail = rest.length > 0 ? await tokenizer.tokenizeSegments(rest, false) : [];
-  return { tokens: [...hit.tokens, ...tail], known: { chars: hit.length, tokens: hit.tokens.length } };
+export function tokenizeChatPrompt(tokenizer: SegmentTokenizer, prompt: RenderedPrompt): Promise<number[]> {
+  return tokenizer.tokenizeSegments(prompt.segments, prompt.addSpecial);
 }
 
 export interface TextTokenizer {

@@ -2,8 +2,6 @@
 // the model's prompt; one chat answer's text path, the reasoning splitter (a `<think>` block leaves
 // as reasoning), then the streaming tool-call parser; and what tool_choice forces the answer to be.
 import type { ChatRequest } from '../validation/schemas.js';
-import type { EngineClient } from '../engine/client.js';
-import type { ModelView } from '../served-model/model-view.js';
 import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../chat/chat-prompt.js';
 import { reasoningSplitterFor, thinkingTags, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
 import type { CallStyle } from '../chat/chat-types.js';
@@ -38,9 +36,6 @@ export class ChoiceText {
   content = '';
   reasoning = '';
   readonly logprobs: ChatLogprob[] = [];
-  /** The tokens the model wrote for this choice, in order, and their text as it streamed. */
-  readonly ids: number[] = [];
-  raw = '';
   /** Tokens written inside the thinking, its tags included (usage's reasoning_tokens). */
   reasoningTokens = 0;
   /** Tokens whose text produced no delta yet (a tag or whitespace held back). */
@@ -59,7 +54,6 @@ export class ChoiceText {
 
   /** `tokens`: how many generated tokens the text is (0: withheld text released at the end). */
   push(text: string, tokens = 0): ChatDelta[] {
-    this.raw += text;
     return this.count(this.splitter ? this.route(this.splitter.push(text)) : this.parser.push(text), tokens);
   }
   end(): ChatDelta[] {
@@ -104,30 +98,4 @@ export function toolCallsAsked(
   const rule = { tools: body.tools, several: body.parallelToolCalls };
   if (body.toolChoice === 'required') return { ...base, mode: 'forced', rule };
   return { ...base, mode: 'lazy', rule, thinking: thinkingTags(reasoningFormat, prompt) };
-}
-
-/**
- * Remembers each answer's tokens by its text (prompt text + what the model wrote), so the next
- * request that carries an answer back starts with the tokens the model wrote and its KV is reused
- * up to its end (chat/token-memory.ts). Before the answer goes out: an agent's next step may follow
- * at once.
- */
-export async function rememberAnswers(
-  model: ModelView, client: EngineClient | null, rendered: RenderedPrompt, prompt: readonly number[], answers: readonly ChoiceText[],
-): Promise<void> {
-  if (!client) return;
-  const bos = model.tokenMemory.bosOf(rendered);
-  for (const a of answers) {
-    if (a.ids.length === 0) continue;
-    try {
-      // The text as the tokens read (special tokens included), which a re-rendered prompt must hold.
-      // An answer with a special token the client never saw (only the tool markers are rendered)
-      // is not remembered: its tokens would not be the text sent back.
-      const text = await client.detokenize(a.ids);
-      if (text !== a.raw) continue;
-      model.tokenMemory.remember(rendered.text + text, [...prompt, ...a.ids], bos);
-    } catch {
-      return; // an engine that went away: nothing to remember by
-    }
-  }
 }

@@ -84,9 +84,9 @@ export async function tokenizeInputs(app: AppContext, texts: string[]): Promise<
   return (await onTokenizer(app, (c) => c.tokenizeParts(texts, { addSpecial: true }))).tokens;
 }
 
-/** A rendered chat prompt's tokens (special tokens parsed in the template's text only; the model's own answers kept as it wrote them). */
+/** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */
 export function tokenizeChat(app: AppContext, prompt: RenderedPrompt): Promise<number[]> {
-  return onTokenizer(app, (c) => tokenizeChatPrompt(c, prompt, app.model()?.tokenMemory));
+  return onTokenizer(app, (c) => tokenizeChatPrompt(c, prompt));
 }
 
 /**

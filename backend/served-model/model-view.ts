@@ -4,7 +4,6 @@
 import { basename } from 'node:path';
 import type { ModelInfo } from '../../native/lib/addon.js';
 import { ClientTextGuard } from '../chat/client-text.js';
-import { TokenMemory } from '../chat/token-memory.js';
 import { RawPromptCache } from '../chat/raw-prompt-cache.js';
 import { createChatTemplate, type ChatTemplate } from '../chat/template.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';
@@ -32,8 +31,6 @@ export interface ModelView {
    * whose text would otherwise never reach the tool-call parser.
    */
   readonly toolMarkerTokens: number[];
-  /** The tokens of answers the model wrote and of restored sessions, by their text (chat/token-memory.ts). */
-  readonly tokenMemory: TokenMemory;
   /** The tokens of recent raw prompts, by exact text (chat/raw-prompt-cache.ts). */
   readonly rawPrompts: RawPromptCache;
   readonly session: SessionModel;
@@ -78,7 +75,6 @@ export async function createModelView(path: string, client: EngineClient, demo: 
   const clientText = new ClientTextGuard(info.controlTexts);
   return {
     id, path, info, demo, template, clientText, bosText, eosText, bosPrefix, toolMarkerTokens,
-    tokenMemory: new TokenMemory(clientText, bosPrefix.length > 0),
     rawPrompts: new RawPromptCache(),
     session: { identity: sessionIdentity(fileIdentity, info), name: id, file: basename(path) },
     created: Math.floor(Date.now() / 1000),

@@ -6,13 +6,11 @@ import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../validation/schemas.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
 import { ApiError } from '../validation/errors.js';
-import { renderChatPrompt, tokenizeChatPromptKnown, tokenizeRawPrompt } from '../chat/chat-prompt.js';
-import type { ChatMessage } from '../chat/chat-types.js';
+import { renderChatPrompt, tokenizeChatPrompt, tokenizeRawPrompt } from '../chat/chat-prompt.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../served-model/model-view.js';
-import { heldTextIn, heldTextOf, rememberHeld, type HeldText } from './held-text.js';
 import { SessionStore, SessionUnreadableError } from './session-store.js';
 import type { RestoreResult, SavedSession, SessionMeta, SessionTimings } from '../../contract/sessions.js';
 
@@ -61,23 +59,18 @@ export class SessionService {
       throw new ApiError(400, 'give the conversation to save as messages (or as prompt text)', { code: 'missing_required_parameter', param: 'messages' });
     }
     const tokenizer = this.requireClient();
-    // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a completion's.
-    let tokens: number[];
-    let held: HeldText | null = null;
-    if (messages) {
-      const rendered = renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false });
-      const r = await tokenizeChatPromptKnown(tokenizer, rendered, model.tokenMemory);
-      tokens = r.tokens;
-      held = heldTextOf(rendered.text, model.tokenMemory.bosOf(rendered), tokens, r.known);
-    } else {
-      tokens = await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
-    }
+    // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a
+    // completion's. So the request that continues a restored session starts with the saved tokens,
+    // on this server or any other, and its answer is the one a fresh server gives.
+    const tokens = messages
+      ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
+      : await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
     if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     const promptMs = msSince(t0);
     await this.store.ensureDir();
     const path = this.store.statePath(req.name);
     const created = new Date();
-    const description = SessionStore.describe(model.session, req.messages, created, held);
+    const description = SessionStore.describe(model.session, req.messages, created);
     const candidates = this.deps.scheduler.replicasByCache(tokens);
     let lastError: unknown = null;
     for (const client of candidates) {
@@ -126,8 +119,9 @@ export class SessionService {
     } catch (e) {
       throw sessionError(e, `could not restore session '${name}'`, 'loadSession');
     }
+    // Reused by the next request only up to the first token its own tokenization differs in (older
+    // files may hold the tokens the model sampled for an answer, not how its text tokenizes).
     this.deps.scheduler.noteCached(client.replica, Array.from(res.tokenIds));
-    if (messages) await this.rememberTokens(client, model, res.tokenIds, res.meta);
     const timings: SessionTimings = { total_ms: msSince(t0), engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
     this.deps.log.info('session restored', { session: name, replica: client.replica, into: res.into, tokens: res.tokens, ms: timings.total_ms });
     return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, into: res.into, messages, timings };
@@ -140,29 +134,6 @@ export class SessionService {
       throw new ApiError(409,
         `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`,
         { code: 'session_model_mismatch', param: 'name' });
-    }
-  }
-
-  /**
-   * A restored conversation's tokens are what its next request must start with, even where they are
-   * not how its text tokenizes (the model's own answers): remembered by their text (chat/token-memory.ts),
-   * as they were in the server that saved them: from the text the save stored (held-text.ts), else
-   * (older files) from the tokens' own text where that reads back as the prompt does (byte-level BPE).
-   */
-  private async rememberTokens(client: EngineClient, model: ModelView, tokens: readonly number[], meta: string): Promise<void> {
-    const held = heldTextIn(meta);
-    if (held && rememberHeld(model.tokenMemory, held, tokens)) return;
-    try {
-      // Whether a chat prompt's tokens start with a BOS its text does not hold (the vocabulary adds it).
-      const bos = model.tokenMemory.bosOf(renderChatPrompt(model, [{ role: 'user', content: 'x' }], { addGenerationPrompt: true }));
-      let text = await client.detokenize([...tokens]);
-      if (bos) {
-        if (tokens[0] !== model.bosPrefix[0] || !text.startsWith(model.bosText)) return;
-        text = text.slice(model.bosText.length);
-      }
-      model.tokenMemory.remember(text, tokens, bos);
-    } catch (e) {
-      this.deps.log.debug('sessions: the restored tokens are not remembered by their text', { error: (e as Error).message });
     }
   }
 

@@ -10,7 +10,6 @@ import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:
 import { join } from 'node:path';
 import { sessionNameProblem } from '../../contract/session-name.js';
 import type { SessionDescription, SessionMeta, SessionModel } from '../../contract/sessions.js';
-import type { HeldText } from './held-text.js';
 import type { ChatMessage } from '../chat/chat-types.js';
 
 /** The session exists but its file or description cannot be read (the API answers 422). */
@@ -27,12 +26,24 @@ const MAGIC = 'STRATASN';
 // Leftovers of interrupted saves: the engine's NAME.session.tmp-PID-N, format 1's NAME.json.PID.tmp.
 const TEMP_FILE = /^(.+)\.(?:session\.tmp-(\d+)-\d+|json\.(\d+)\.tmp)$/;
 
-function processAlive(pid: number): boolean {
+/**
+ * Whether the process that named a temp file may still be writing it. A zombie is gone: a server
+ * killed mid-save leaves its engine process unreaped where nothing reaps orphans (a container whose
+ * first process does not), and signal 0 still reaches a zombie.
+ */
+export async function processAlive(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  if (process.platform !== 'linux') return true;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false; // gone between the two looks
   }
 }
 
@@ -123,10 +134,13 @@ export class SessionStore {
     }
   }
 
-  /** The description a save stores in the file (with `held`, the server's own held-text.ts record beside it). */
-  static describe(model: SessionModel, messages: ChatMessage[] | null, created = new Date(), held: HeldText | null = null): string {
+  /**
+   * The description a save stores in the file. Files of earlier versions may carry more keys (a
+   * `held_text` record of the tokens the model sampled): they are read and ignored.
+   */
+  static describe(model: SessionModel, messages: ChatMessage[] | null, created = new Date()): string {
     const d: SessionDescription = { model, created: created.toISOString(), messages };
-    return JSON.stringify(held ? { ...d, held_text: held } : d);
+    return JSON.stringify(d);
   }
 
   /**
@@ -145,7 +159,7 @@ export class SessionStore {
     for (const f of files.sort()) {
       const temp = TEMP_FILE.exec(f);
       if (temp) {
-        if (!processAlive(Number(temp[2] ?? temp[3]))) { await rm(join(this.dir, f), { force: true }); removed.push(f); }
+        if (!(await processAlive(Number(temp[2] ?? temp[3])))) { await rm(join(this.dir, f), { force: true }); removed.push(f); }
         continue;
       }
       const name = f.endsWith('.json') ? f.slice(0, -5) : f.endsWith('.session') ? f.slice(0, -8) : null;

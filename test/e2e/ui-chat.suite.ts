@@ -139,8 +139,12 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     await chart.waitFor({ timeout: 20_000 });
     const label = (await chart.getAttribute('aria-label')) ?? '';
     if (!/queued .*first token at \d+ ms.*decode/.test(label)) throw new Error(`the waterfall does not list the phases: ${label}`);
-    const box = await chart.boundingBox();
-    if (!box || box.width < 600) throw new Error(`the waterfall is ${box?.width} px wide in a wide panel`);
+    // The chart is in the page before the panel lays it out: wait for the width it gets in a wide panel.
+    await waitForValue('the waterfall laid out at least 600 px wide in a wide panel', async () => {
+      const box = await chart.boundingBox();
+      if (!box || box.width < 600) throw new Error(`the waterfall is ${box?.width ?? 'not yet'} px wide`);
+      return box.width;
+    }, 10_000);
     const rows = await waitForValue('a row in the Recent requests table', async () => {
       const r = await tableRows(trace.getByRole('table', { name: 'Recent requests' }));
       return r.length ? r : undefined;

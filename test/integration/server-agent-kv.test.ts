@@ -1,13 +1,14 @@
 // An agent's KV across steps, end to end on the real server and engine: each step sends the
-// conversation back with the model's own tool call and the tool's result, and the server reads
-// only what the step added: everything of the previous request (its prompt and every token the
-// model wrote) is reused, also when other conversations took the slots in between (the park),
-// after a 2,000-line tool result, and after a restart when the conversation was saved as a
-// session. The model is random; tool_choice naming the tool makes each answer a call (forced
-// grammar), which is then carried back as any agent would. Tokenizer and template: the 'mistral'
-// test vocabulary (SentencePiece with Mistral's control tokens) with Mistral Small 3.2's template
-// (calls as [TOOL_CALLS]name[CALL_ID]id[ARGS]{…}, where the grammar may spell a control token's
-// text in pieces: the tokens the model wrote are kept, chat/token-memory.ts).
+// conversation back with the model's own tool call and the tool's result, and the server reuses
+// what it holds of the previous request up to the first token the new prompt's own tokenization
+// differs in: at least the whole previous prompt, at most every token the model wrote besides
+// (the call's text may tokenize otherwise than the model sampled it; the prompt is always the
+// request's own tokenization, so the answer does not depend on what the server held). Also when
+// other conversations took the slots in between (the park), after a 2,000-line tool result, and
+// after a restart when the conversation was saved as a session. The model is random; tool_choice
+// naming the tool makes each answer a call (forced grammar), which is then carried back as any
+// agent would. Tokenizer and template: the 'mistral' test vocabulary (SentencePiece with Mistral's
+// control tokens) with Mistral Small 3.2's template (calls as [TOOL_CALLS]name[CALL_ID]id[ARGS]{…}).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { json, startServer, tempDir, type Running } from './server-helpers.js';
@@ -52,9 +53,10 @@ async function step(s: Running, conv: Message[], result: string): Promise<Step> 
   return { prompt: r.body.usage.prompt_tokens, cached: r.body.usage.prompt_tokens_details.cached_tokens, completion: r.body.usage.completion_tokens };
 }
 
-/** Everything the previous step read and wrote is reused: the step computes only what it added. */
+/** The previous step's prompt is reused whole, and its answer up to where its text tokenizes otherwise. */
 function expectOnlyNew(prev: Step, next: Step): void {
-  expect(next.cached).toBe(prev.prompt + prev.completion);
+  expect(next.cached).toBeGreaterThanOrEqual(prev.prompt);
+  expect(next.cached).toBeLessThanOrEqual(prev.prompt + prev.completion);
   expect(next.prompt).toBeGreaterThan(next.cached);
 }
 
@@ -107,7 +109,7 @@ describe('agent steps read only what they add', () => {
     const before = await step(a, conv, 'two\n');
     const saved = await json(a.port, 'POST', '/v1/sessions', { name: 'agent', messages: conv, tools });
     expect(saved.status, JSON.stringify(saved.body)).toBe(201);
-    expect(saved.body.tokens).toBe(before.prompt + before.completion);
+    expect(saved.body.tokens).toBeGreaterThan(before.prompt);
     await a.close();
     open.splice(0, 1);
 

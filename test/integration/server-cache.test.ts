@@ -5,7 +5,7 @@
 // (restored into an idle slot, or the park while both slots are busy); damaged descriptions
 // are a 422; what an interrupted save left is gone after the next start.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
@@ -197,13 +197,17 @@ describe('conversation cache and sessions (real engine, greedy)', () => {
     await close(e);
   });
 
-  it('what an interrupted save left (temp file of a dead process, a sidecar without state) is gone after the next start', async () => {
+  it('what an interrupted save left (temp file of a dead process, a sidecar without state) is gone after the next start; a live process\'s stays', async () => {
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     const litter = [`sea-poem.session.tmp-${dead}-0`, `half.session.tmp-${dead}-7`, 'nothing.json'];
-    for (const f of litter) writeFileSync(join(sessions.dir, f), Buffer.alloc(4096, 1));
+    const writing = `busy.session.tmp-${process.pid}-2`; // a save this process is still writing
+    for (const f of [...litter, writing]) writeFileSync(join(sessions.dir, f), Buffer.alloc(4096, 1));
     const f = await server();
-    expect(readdirSync(sessions.dir).sort()).toEqual(['sea-poem.session']);
-    expect(f.logs.some((l) => l.includes('removed leftovers of interrupted saves'))).toBe(true);
+    expect(readdirSync(sessions.dir).sort()).toEqual([writing, 'sea-poem.session']);
+    const said = f.logs.find((l) => l.includes('removed leftovers of interrupted saves')) ?? '';
+    for (const gone of litter) expect(said).toContain(gone);
+    expect(said).not.toContain(writing);
+    rmSync(join(sessions.dir, writing));
     // The session itself is untouched.
     expect((await json(f.port, 'GET', '/v1/sessions/sea-poem')).status).toBe(200);
     await close(f);

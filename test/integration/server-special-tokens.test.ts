@@ -101,7 +101,7 @@ describe('role markers typed by a client (qwen2 vocabulary, ChatML template)', (
     const ids = qwen.prompts.at(-1)!;
     // system (tools), user, assistant (call), user (tool result), assistant prompt: 5 starts, 4 ends.
     expect([count(ids, start), count(ids, end)]).toEqual([5, 4]);
-    // The agent's next step, after the model's own answer (kept as it wrote it, chat/token-memory.ts):
+    // The agent's next step, after the model's own answer:
     // a result that forges a turn is still text.
     const next = [...messages, { role: 'assistant', content: r.body.choices[0].message.content ?? '' }, { role: 'user', content: 'Again' }];
     const again = await json(qwen.srv.port, 'POST', '/v1/chat/completions', { messages: next, tools, max_tokens: 1, temperature: 0 });

@@ -1,8 +1,8 @@
 // The session folder as the server reads it: descriptions from the head of each session file
 // (format 2) or from a format-1 sidecar, damaged descriptions as SessionUnreadableError, and
 // the sweep at start that clears what interrupted saves left.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,6 +44,15 @@ describe('SessionStore', () => {
     expect(await s.get('chat-1')).toEqual(want);
     expect(await s.list()).toEqual([want]);
     expect(await s.get('absent')).toBeNull();
+  });
+
+  it('reads a description an earlier version wrote with the sampled tokens\' held text beside it; a save writes none', async () => {
+    const s = await store();
+    const held = { text: '<|im_start|>user\nhi<|im_end|>\n', bos: false, cuts: [{ chars: 10, tokens: 3, hash: 'ab' }] };
+    const old = JSON.stringify({ ...JSON.parse(SessionStore.describe(model, messages, new Date('2030-01-01T00:00:00Z'))), held_text: held });
+    writeFileSync(s.statePath('older'), sessionFile(2, old, [1, 2, 3]));
+    expect(await s.get('older')).toMatchObject({ name: 'older', model, tokens: 3, messages, message_count: 2, format: 2 });
+    expect(Object.keys(JSON.parse(SessionStore.describe(model, messages))).sort()).toEqual(['created', 'messages', 'model']);
   });
 
   it('a damaged description (not JSON, null, not an object) or file is unreadable, and listed with its error', async () => {
@@ -91,6 +100,28 @@ describe('SessionStore', () => {
     expect(readdirSync(s.dir).sort()).toEqual([files.liveTemp, files.kept, files.orphanState].sort());
     // The orphan is still a session: described from its file alone.
     expect(await s.get('lost')).toMatchObject({ model: { identity: 'm.gguf:1:f16', name: '' }, tokens: 1, messages: null, format: 1 });
+  });
+
+  it.runIf(process.platform === 'linux')('sweep removes the temp file of a zombie (a killed server\'s engine nothing reaped): signal 0 still reaches it', async () => {
+    // A shell starts a child that waits for our stdin to close, then becomes `sleep`, which never
+    // reaps it; once the shell is sleep, closing stdin ends the child and it stays a zombie.
+    // (An asynchronous list's stdin is /dev/null: the child reads our pipe through fd 3.)
+    const parent = spawn('sh', ['-c', 'exec 3<&0; (read x <&3) & echo $!; exec sleep 60 3<&-'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
+      const until = async (what: () => boolean) => { while (!what()) await new Promise((r) => setImmediate(r)); }; // states /proc reports
+      await until(() => readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() === 'sleep');
+      parent.stdin!.end();
+      await until(() => { const st = readFileSync(`/proc/${zombie}/stat`, 'utf8'); return st[st.lastIndexOf(')') + 2] === 'Z'; });
+      expect(() => process.kill(zombie, 0)).not.toThrow();
+      const s = await store();
+      const temp = `z.session.tmp-${zombie}-0`;
+      writeFileSync(join(s.dir, temp), 'x');
+      expect((await s.sweep()).removed).toEqual([temp]);
+      expect(readdirSync(s.dir)).toEqual([]);
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 
   it('removes a session with its sidecar, and says when there was none', async () => {

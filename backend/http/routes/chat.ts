@@ -8,7 +8,7 @@
 import { parseChatRequest } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
-import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
+import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
 } from '../generation.js';
@@ -71,10 +71,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       ...predicted,
     }, {
       onText(piece) { emit(0, piece); },
-      onTokens(ev) {
-        choices[ev.choice ?? 0]!.ids.push(...ev.ids);
-        emit(ev.choice ?? 0, ev.text, ev.logprobs, ev.ids.length);
-      },
+      onTokens(ev) { emit(ev.choice ?? 0, ev.text, ev.logprobs, ev.ids.length); },
       ...(sse && body.returnProgress ? {
         onProgress: (p: PromptProgress) => send({ ...chunks.empty(), prompt_progress: p }),
       } : {}),
@@ -86,7 +83,6 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
     const finishes = choices.map((c, i) => chatFinish(done.choices?.[i]?.finish ?? done.finish, c.parser.calls));
     const tails = choices.map((c) => c.end());
     if (choices.some((c) => c.parser.calls.length > 0)) run.request.outcome('tool_calls');
-    await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, choices);
     const figures = {
       ...figuresOf(run.rec, done, body.prediction !== null), warnings: grammar.warnings,
       reasoningTokens: choices.reduce((n, c) => n + c.reasoningTokens, 0),

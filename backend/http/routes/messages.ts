@@ -10,7 +10,7 @@ import type { AppContext } from '../app-context.js';
 import {
   anthropicError, anthropicUsage, BlockStream, contentBlocks, messageObject, stopReason, type AnthropicEvent,
 } from '../anthropic-shapes.js';
-import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
+import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
   checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
@@ -91,13 +91,12 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
         ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
       }, {
         onText(piece) { take(piece); },
-        onTokens(ev) { answer.ids.push(...ev.ids); take(ev.text); },
+        onTokens(ev) { take(ev.text); },
       });
       if (!settle(run, done)) return;
       const tail = answer.end();
       const calls = answer.parser.calls;
       if (calls.length > 0) run.request.outcome('tool_calls');
-      await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, [answer]);
       const reason = stopReason(done.finish, calls, done.stopString);
       const figures = figuresOf(run.rec, done);
       const usage = anthropicUsage(figures.promptTokens, figures.reused, figures.generated);

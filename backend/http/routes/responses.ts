@@ -13,7 +13,7 @@ import { ApiError, type ApiErrorBody } from '../../validation/errors.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
 import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
-import { ChoiceText, rememberAnswers, renderConversation, toolCallsAsked } from '../chat-choice.js';
+import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
   checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
@@ -108,13 +108,12 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
       ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
     }, {
       onText(piece) { take(piece, 0); },
-      onTokens(ev) { answer.ids.push(...ev.ids); take(ev.text, ev.ids.length); },
+      onTokens(ev) { take(ev.text, ev.ids.length); },
     });
     if (!settle(run, done)) return;
     const cut = done.finish === 'length';
     emit([...outputs.push(answer.end()), ...outputs.end(cut ? 'incomplete' : 'completed')]);
     if (answer.parser.calls.length > 0) run.request.outcome('tool_calls');
-    await rememberAnswers(model, app.scheduler.anyReadyClient(), rendered, prompt, [answer]);
     const usage = responseUsage(figuresOf(run.rec, done), answer.reasoningTokens);
     const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
     if (body.store) {
