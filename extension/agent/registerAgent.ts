@@ -62,6 +62,7 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
       const loop = new AgentLoop({
         client, tools, workspace, paths, approvals, settings, onEvent,
         countTokens: async (text, signal) => (await client.tokenize(text, signal)).length,
+        contextWindow: client.chatSlotContext ? (signal) => client.chatSlotContext!(signal) : undefined,
       });
       return { loop, system: system() };
     },

@@ -15,7 +15,7 @@ import { PanelChats } from './panelChats.js';
 import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
 import type { ChatMode } from '../../contract/agent.js';
 
-export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'>;
+export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext'>>;
 
 /** The editor side of the panel's chat: clipboard, code into editors, context from editors. */
 export interface PanelEditor {
@@ -337,6 +337,8 @@ export class PanelHub {
         return;
       case 'agentShowDiff':
         return this.editorAction(view, async () => (this.agents ? this.agents.showDiff(msg.chatId, msg.stepId) : 'Agent mode is not available'));
+      case 'agentCompact':
+        return this.editorAction(view, async () => (this.agents ? this.agents.compact(msg.name, msg.messages) : 'Agent mode is not available'));
       case 'estimate':
         return this.estimate(view, msg.id, msg.messages, msg.context);
       case 'contextRequest':
