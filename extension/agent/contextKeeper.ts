@@ -81,8 +81,10 @@ export class ContextKeeper {
     const limits = await this.limits(signal);
     const { sized, prompt } = await this.measure(conv, signal);
     this.pendingNew = sized.filter((s) => !this.counted.has(s.message)).reduce((n, s) => n + s.tokens, 0);
-    this.deps.onEvent({ type: 'context', context: { used: prompt, ctx: limits?.ctx ?? null } });
-    if (!limits || prompt <= limits.high) return this.markCounted(null, conv);
+    if (!limits || prompt <= limits.high) {
+      this.deps.onEvent({ type: 'context', context: { used: prompt, ctx: limits?.ctx ?? null } });
+      return this.markCounted(null, conv);
+    }
     const out = await this.compact(sized, prompt, limits, at, false, signal);
     return this.markCounted(out?.messages ?? null, conv);
   }
@@ -124,7 +126,7 @@ export class ContextKeeper {
   private async compact(sized: Sized[], prompt: number, limits: CompactionLimits, at: At, force: boolean, signal: AbortSignal): Promise<{ messages: ChatMessage[]; compaction: AgentCompactionView } | null> {
     const messages = sized.map((s) => s.message);
     // Older results first: cheap, and the conversation keeps every step's call.
-    const plan = planStubs(sized, lastStepIndex(messages), prompt, force ? 0 : limits.low);
+    const plan = force ? { indices: [], tokens: prompt } : planStubs(sized, lastStepIndex(messages), prompt, limits.low);
     const stubbed = plan.indices.length ? applyStubs(sized, plan.indices) : messages;
     if (!force && plan.tokens <= limits.low) return this.done('stubs', stubbed, plan.indices.length, null, prompt, at, signal);
     const cut = summaryCut(messages);
