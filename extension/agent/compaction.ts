@@ -21,7 +21,7 @@ const SUMMARY_MAX_TOKENS = 1024;
 export interface CompactionLimits {
   /** The chat model's context per slot, as the server reports it. */
   ctx: number;
-  /** Room kept for the next answer: the answer cap, at most the share above `high`. */
+  /** Room kept for the next answer: the answer cap, at most 15% of the context. */
   reserve: number;
   /** A prompt above this is compacted before it is sent. */
   high: number;
@@ -33,7 +33,8 @@ export interface CompactionLimits {
 
 export function compactionLimits(ctx: number, maxAnswerTokens: number): CompactionLimits {
   const reserve = Math.max(1, Math.min(maxAnswerTokens, Math.floor(ctx * (1 - HIGH_SHARE))));
-  const high = ctx - reserve;
+  // At most 85% even with a small answer cap: the estimate between two server counts has some slack.
+  const high = Math.min(Math.floor(ctx * HIGH_SHARE), ctx - reserve);
   return { ctx, reserve, high, low: Math.min(Math.floor(ctx * LOW_SHARE), high), summaryMaxTokens: Math.min(SUMMARY_MAX_TOKENS, Math.floor(ctx * SUMMARY_SHARE)) };
 }
 

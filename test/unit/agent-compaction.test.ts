@@ -23,9 +23,11 @@ function conversation(steps: number, resultTokens: number): Sized[] {
 
 describe('compaction limits', () => {
   it('keeps 15% of the context for the answer when the answer cap is larger, compacts down to half', () => {
-    expect(compactionLimits(4096, 4096)).toEqual({ ctx: 4096, reserve: 614, high: 3482, low: 2048, summaryMaxTokens: 614 });
-    // A small answer cap leaves more room before compaction starts.
-    expect(compactionLimits(32768, 2000)).toMatchObject({ reserve: 2000, high: 30768, low: 16384, summaryMaxTokens: 1024 });
+    expect(compactionLimits(4096, 4096)).toEqual({ ctx: 4096, reserve: 614, high: 3481, low: 2048, summaryMaxTokens: 614 });
+    // A small answer cap: compaction still starts at 85%.
+    expect(compactionLimits(32768, 2000)).toMatchObject({ reserve: 2000, high: 27852, low: 16384, summaryMaxTokens: 1024 });
+    // An answer cap above 15% of the context leaves room for the answer first.
+    expect(compactionLimits(8192, 1500)).toMatchObject({ reserve: 1228, high: 6963 });
   });
 });
 
@@ -67,7 +69,7 @@ describe('stubs', () => {
       sized.push({ message: { role: 'assistant', content: '', toolCalls: [{ id: `c${step}`, name: 'read_file', arguments: '{"path":"x"}' }] }, tokens: 20 });
       sized.push({ message: { role: 'tool', toolCallId: `c${step}`, name: 'read_file', content: 'y' }, tokens: 100 });
     }
-    // Ten steps of 120 tokens after compacting to 2,048 stay under 3,482: one compaction, not one per step.
+    // Ten steps of 120 tokens after compacting to 2,048 stay under 3,481: one compaction, not one per step.
     expect(compactions).toBe(1);
   });
 
