@@ -11,6 +11,7 @@ import { adviceFor, type Failure } from './failures.js';
 import { freePort } from '../../backend/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
 import { buildServeArgs, requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
+import { writeModelsSection } from './modelsSection.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */
@@ -146,7 +147,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     this.detach();
     const sup = new Supervisor({
       spawn: (port) => {
-        const args = [...buildServeArgs(settings, port), '--sessions-dir', sessionsDir, '--parent-pid', String(process.pid)];
+        const args = [...buildServeArgs(settings, port, writeModelsSection(settings, this.ctx.globalStorageUri.fsPath)), '--sessions-dir', sessionsDir, '--parent-pid', String(process.pid)];
         this.log.info(`starting: ${basename(process.execPath)} ${cli} ${args.join(' ')}`);
         return spawnNodeScript(cli, args);
       },
