@@ -86,6 +86,7 @@ export class ContextKeeper {
       return this.markCounted(null, conv);
     }
     const out = await this.compact(sized, prompt, limits, at, false, signal);
+    if (!out) this.deps.onEvent({ type: 'context', context: { used: prompt, ctx: limits.ctx } });
     return this.markCounted(out?.messages ?? null, conv);
   }
 

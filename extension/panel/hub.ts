@@ -134,6 +134,14 @@ export class PanelHub {
     return this.chats.last();
   }
 
+  /** "Strata: Compact Agent Conversation": the panel's last agent conversation, as its Compact button does. */
+  async compactLast(): Promise<string | null> {
+    const last = this.chats.last();
+    if (!this.agents) return 'Agent mode is not available in this window';
+    if (!last?.messages.length) return 'there is no agent conversation to compact yet';
+    return this.agents.compact(last.name, last.messages);
+  }
+
   serverChanged(s: ServerView): void {
     const wasReady = this.server?.state === 'ready';
     this.server = s;
