@@ -1,7 +1,9 @@
 // The agent loop: ask the chat model with the tools, run the calls it makes (after the user's
 // approval where one is needed), give it the results, and go on until it answers without a call,
 // the step limit is reached, or Stop aborts the signal (which ends the model request and the
-// running tool at once). One step = one model request and the calls it made.
+// running tool at once). One step = one model request and the calls it made. Before each step the
+// conversation is measured against the model's context per slot and compacted when the next step
+// would not leave room for the answer (contextKeeper.ts).
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
 import type { AgentCompactionView, AgentContextView, AgentStepView } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
