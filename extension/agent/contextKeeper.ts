@@ -132,10 +132,12 @@ export class ContextKeeper {
     if (!force && plan.tokens <= limits.low) return this.done('stubs', stubbed, plan.indices.length, null, prompt, at, signal);
     const cut = summaryCut(messages);
     if (!cut) return plan.indices.length ? this.done('stubs', stubbed, plan.indices.length, null, prompt, at, signal) : null;
-    // The summary request: the conversation as it is (the server reuses its KV) when it fits, else less of it.
+    // The summary request: the conversation with the stubs just planned (the server's KV holds it up
+    // to the first new stub; the older stubs are in it from earlier compactions), less of it if it must.
     const instruction: ChatMessage = { role: 'user', content: SUMMARY_PROMPT };
     const instructionTokens = await this.meter.sizeOf(instruction, signal);
-    const input = summaryInput(sized, cut, limits.ctx - limits.summaryMaxTokens - instructionTokens, prompt - sumTokens(sized));
+    const base = plan.indices.length ? await this.meter.sized(stubbed, signal) : sized;
+    const input = summaryInput(base, cut, limits.ctx - limits.summaryMaxTokens - instructionTokens, prompt - sumTokens(sized));
     if (!input) return plan.indices.length ? this.done('stubs', stubbed, plan.indices.length, null, prompt, at, signal) : null;
     const entry = { kind: 'summary' as const, before: prompt, after: prompt, reread: 0 };
     this.stats.compactions.push(entry);

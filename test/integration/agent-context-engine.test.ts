@@ -77,8 +77,8 @@ describe('a 40-step agent transcript within a 2,048-token slot', () => {
     expect(kinds[0]).toBe('stubs');
     expect(kinds).toContain('summary');
     expect(run.context.ctx).toBe(CTX);
-    // Hysteresis: far fewer compactions than steps.
-    expect(compactions.length).toBeLessThanOrEqual(STEPS / 4);
+    // Hysteresis: from 85% down to 50% of the context, so several steps between compactions.
+    expect(compactions.length).toBeLessThan(STEPS / 2);
     // Each compaction re-reads at most one context (the summary request's prompt and the next step's).
     for (const c of run.context.compactions) expect(c.reread).toBeLessThanOrEqual(CTX);
 

@@ -94,6 +94,7 @@ describe('the agent loop within the context per slot', () => {
     expect(compactions.length).toBeLessThan(run.steps / 2);
     for (const c of compactions) expect(c.after).toBeLessThanOrEqual(CTX * 0.5 + 600);
     expect(run.context.compactions.map((c) => c.kind)).toEqual(kinds);
+    console.log(`scripted: ${run.steps} steps, ${JSON.stringify(run.context)}`);
 
     // The summary request: the conversation (within the context) and the prompt; no tool call allowed.
     const summaries = chats.filter((r) => isSummaryRequest(r.body));
