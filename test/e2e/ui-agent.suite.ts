@@ -34,6 +34,9 @@ const LONG_READS = 4;
 const SLOT_CONTEXT = 4096;
 const SUMMARY = '## Task: read e2e_long.txt.\n## Learned: it holds numbered lines.\n## Files changed: none.\n## Left to do: nothing.';
 
+/** Reads of the long file so far (compaction takes results out of the conversation, so they are counted here). */
+let longReads = 0;
+
 /** The scripted model: read the file, then edit it, then run a command, then answer. */
 function agentTurn(body: Record<string, unknown>): ChatTurnScript {
   const msgs = body.messages as Array<{ role: string; content: string }>;
@@ -41,7 +44,7 @@ function agentTurn(body: Record<string, unknown>): ChatTurnScript {
   if (msgs.at(-1)!.content === SUMMARY_PROMPT) return { text: SUMMARY };
   // The long task: read the long file again and again, then answer.
   if (msgs.some((m) => m.role === 'user' && m.content.includes(LONG_FILE))) {
-    return results < LONG_READS ? { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: LONG_FILE }) }] } : { text: `Read ${LONG_FILE} ${LONG_READS} times.` };
+    return longReads++ < LONG_READS ? { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: LONG_FILE }) }] } : { text: `Read ${LONG_FILE} ${LONG_READS} times.` };
   }
   if (results === 0) return { text: 'I will read the file first.', toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: AGENT_FILE }) }] };
   if (results === 1) return { text: 'Now the change.', toolCalls: [{ name: 'edit_file', arguments: JSON.stringify({ path: AGENT_FILE, edits: [{ search: '"Hello "', replace: '"Hi "' }] }) }] };
