@@ -181,7 +181,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
     await t.step(S.compact, async () => {
       const frame = await panel();
       await frame.locator('.agent-context').getByRole('button', { name: 'Compact' }).click();
-      const summary = frame.locator('details.agent-compaction:has(summary:text-matches("the conversation summarised"))').last();
+      const summary = frame.locator('details.agent-compaction').filter({ hasText: 'the conversation summarised' }).last();
       await summary.waitFor({ timeout: 30_000 });
       await summary.locator('summary').click();
       const body = plainSpaces(await summary.locator('.compaction-summary').innerText());

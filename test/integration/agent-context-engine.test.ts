@@ -19,7 +19,8 @@ import { StrataClient } from '../../extension/client/client.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { startServer, tempDir, type Running } from './server-helpers.js';
 
-vi.setConfig({ testTimeout: 900_000 });
+// 41 grammar-constrained steps over a 152K vocabulary and the summaries, on a loaded 2-core machine (~25 s a step).
+vi.setConfig({ testTimeout: 2_400_000 });
 
 const CTX = 2048;
 const STEPS = 40;
@@ -44,7 +45,7 @@ describe('a 40-step agent transcript within a 2,048-token slot', () => {
     let calls = 0;
     const readChunk: AgentTool = {
       name: 'read_chunk', description: 'Reads the next part of the document.', kind: 'read',
-      parameters: { type: 'object', properties: { part: { type: 'string', enum: ['a', 'b', 'c'] } }, required: ['part'], additionalProperties: false },
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
       run: async () => ({ type: 'text', text: chunk(++calls) }),
     };
     const dir = tempDir('strata-agent-ctx-ws-');
