@@ -175,6 +175,9 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       const chats = scripted.of('/v1/chat/completions').filter((r) => JSON.stringify(r.body.messages).includes(LONG_FILE));
       if (chats.length < LONG_READS + 1) throw new Error(`the long task sent ${chats.length} requests`);
       await marker.locator('summary').click();
+      // The terminal the command step opened would hide the message box with the meter.
+      await wb.runCommand('View: Close Panel');
+      await frame.locator('.agent-context').scrollIntoViewIfNeeded();
       await wb.screenshot('67-agent-context-meter-and-marker');
     }, { needs: [S.connect], timeoutMs: 120_000 });
 
