@@ -177,7 +177,6 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       await marker.locator('summary').click();
       // The terminal the command step opened would hide the message box with the meter.
       await wb.runCommand('View: Close Panel');
-      await frame.locator('.agent-context').scrollIntoViewIfNeeded();
       await wb.screenshot('67-agent-context-meter-and-marker');
     }, { needs: [S.connect], timeoutMs: 120_000 });
 
