@@ -176,7 +176,7 @@ export async function agentSteps({ t, wb, workspace, panel }: UiContext): Promis
       if (chats.length < LONG_READS + 1) throw new Error(`the long task sent ${chats.length} requests`);
       await marker.locator('summary').click();
       // The terminal the command step opened would hide the message box with the meter.
-      await wb.runCommand('View: Close Panel');
+      if (await wb.page.locator('.part.panel').first().isVisible()) await wb.runCommand('View: Toggle Panel Visibility');
       await wb.screenshot('67-agent-context-meter-and-marker');
     }, { needs: [S.connect], timeoutMs: 120_000 });
 
