@@ -32,3 +32,27 @@ export interface AgentStepView {
 
 /** The user's answer to a step's ask. acceptAll: every change of this answer waiting now. */
 export type AgentDecision = 'allow' | 'deny' | 'acceptAll';
+
+/** Where an agent conversation was compacted to stay within the model's context (a marker in the conversation). */
+export interface AgentCompactionView {
+  id: string;
+  /** How many tool steps of the answer came before it (the marker shows after them). */
+  afterSteps: number;
+  /** Older tool results replaced by stubs. */
+  elided: number;
+  /** The run's steps the summary replaced (1-based, inclusive); null: no summary. */
+  steps: { from: number; to: number } | null;
+  summary: string | null;
+  /** "12 tool results elided; steps 1–9 summarised". */
+  label: string;
+  /** The prompt's size before and after, in tokens. */
+  before: number;
+  after: number;
+}
+
+/** How much of the model's context per slot the agent conversation uses (the panel's meter). */
+export interface AgentContextView {
+  used: number;
+  /** The chat model's context per slot, as the server reports it; null when it does not say. */
+  ctx: number | null;
+}

@@ -7,7 +7,7 @@ import type { Metrics } from './metrics.js';
 import type { ChatMessage, Timings, Usage } from './chat.js';
 import { sessionNameProblem } from './session-name.js';
 import type { BenchView } from './bench.js';
-import { isChatMode, type AgentDecision, type AgentStepView, type ChatMode } from './agent.js';
+import { isChatMode, type AgentCompactionView, type AgentContextView, type AgentDecision, type AgentStepView, type ChatMode } from './agent.js';
 import type { RuleFileView, TodoItem } from './agent-plan.js';
 import type { RestorePlanView, RestoreResultView } from './agent-checkpoints.js';
 
@@ -47,7 +47,11 @@ export interface ChatEndInfo {
   /** A stopped answer: what arrived before the stop (the server sends no usage then). */
   partial?: { tokens: number; ms: number } | null;
   /** An Agent-mode answer: the messages it added to the conversation (tool calls and results, the answer). */
-  agent?: { messages: ChatMessage[]; steps: number; note: string | null };
+  agent?: {
+    messages: ChatMessage[]; steps: number; note: string | null;
+    /** Set when the answer compacted the conversation: the whole conversation to go on from (it replaces the earlier turns' messages). */
+    conversation?: ChatMessage[];
+  };
 }
 
 /** A piece of editor context attached to a chat message (a selection, a whole file, or a chunk the codebase index found). */
@@ -138,6 +142,12 @@ export type ToWebview =
   | { type: 'agentRestorePlan'; plan: RestorePlanView }
   /** Restore to here happened: the conversation is cut at the step. */
   | { type: 'agentRestored'; result: RestoreResultView }
+  /** How much of the model's context the agent conversation uses (the meter). */
+  | { type: 'agentContext'; chatId: string; context: AgentContextView }
+  /** The agent answer compacted the conversation here (a marker). */
+  | { type: 'agentCompaction'; chatId: string; compaction: AgentCompactionView }
+  /** The Compact action's result: the conversation to go on from, and its marker. */
+  | { type: 'agentCompacted'; messages: ChatMessage[]; compaction: AgentCompactionView; context: AgentContextView | null }
   /** The user message as sent (the question with its context), and what was trimmed to fit. */
   | { type: 'chatSent'; chatId: string; content: string; note: string | null }
   | { type: 'contextAdd'; item: ContextItem }
@@ -166,6 +176,8 @@ export type FromWebview =
   | { type: 'agentRestorePreview'; chatId: string; stepId: string }
   /** Restore to here, confirmed. */
   | { type: 'agentRestore'; chatId: string; stepId: string }
+  /** Compact the agent conversation now (a summary of it replaces the earlier steps). */
+  | { type: 'agentCompact'; name: string; messages: ChatMessage[] }
   | { type: 'chatStop'; chatId: string }
   | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
   /** Attach editor context: the active selection, the active file, or a file the user picks. */
@@ -188,7 +200,7 @@ export type FromWebview =
 const FROM_TYPES = new Set([
   'ready', 'tab', 'chatSend', 'chatStop', 'estimate', 'contextRequest', 'copy', 'insertCode', 'applyCode',
   'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command',
-  'codebaseRequest', 'indexSearch', 'indexAction', 'agentDecision', 'agentShowDiff', 'agentRestorePreview', 'agentRestore',
+  'codebaseRequest', 'indexSearch', 'indexAction', 'agentDecision', 'agentShowDiff', 'agentRestorePreview', 'agentRestore', 'agentCompact',
 ]);
 /** Largest text a panel message may carry (a pasted file, a long answer). */
 const MAX_TEXT = 2_000_000;
@@ -256,6 +268,9 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
         ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'agentDecision needs chatId, stepId and a decision (allow, deny, acceptAll)' };
     case 'agentShowDiff': case 'agentRestorePreview': case 'agentRestore':
       return typeof m.chatId === 'string' && typeof m.stepId === 'string' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `${m.type} needs chatId and stepId` };
+    case 'agentCompact':
+      if (typeof m.name !== 'string' || m.name.length > 200) return { ok: false, reason: 'agentCompact needs the conversation name (a string)' };
+      return isMessages(m.messages) && m.messages.length > 0 ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'agentCompact needs the conversation (messages)' };
     case 'sessionSave':
       if (!isMessages(m.messages) || m.messages.length === 0) return { ok: false, reason: 'there is no conversation to save yet' };
       if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `sessionSave mode must be ask or agent, not ${String(m.mode)}` };

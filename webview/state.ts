@@ -10,8 +10,9 @@ import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
 import { turnMessages, turnsFromMessages, upsertStep } from './agentTurns.js';
 import { emptyAgentWork, reduceAgentWork, type AgentWorkState } from './agentWork.js';
+import { addCompaction, compactedConversation, withCompacted, withSummaryMarkers, type CompactionTurnPart } from './agentCompaction.js';
 
-export interface ChatTurn {
+export interface ChatTurn extends CompactionTurnPart {
   role: 'system' | 'user' | 'assistant';
   /** What the conversation sends back to the model: the answer, or the question with its context. */
   content: string;
@@ -165,13 +166,19 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
       const agent = msg.end.agent;
       return updateTurn(s, msg.chatId, (t) => (t.pending ? {
         ...t, pending: false, error: msg.end.error, stats: endStats(msg.end),
-        ...(agent ? { agentMessages: agent.messages, ...(agent.note ? { note: agent.note } : {}) } : {}),
+        ...(agent ? { agentMessages: agent.messages, ...(agent.conversation ? { agentBase: agent.conversation } : {}), ...(agent.note ? { note: agent.note } : {}) } : {}),
       } : t));
     }
     case 'agentStep':
       return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, steps: upsertStep(t.steps, msg.step) } : t));
+    case 'agentContext':
+      return updateTurn(s, msg.chatId, (t) => ({ ...t, agentContext: msg.context }));
+    case 'agentCompaction':
+      return updateTurn(s, msg.chatId, (t) => ({ ...t, compactions: addCompaction(t.compactions, msg.compaction) }));
+    case 'agentCompacted':
+      return { ...s, turns: withCompacted(s.turns, msg.messages, msg.compaction, msg.context) };
     case 'chatLoad':
-      return { ...s, chatName: msg.name, mode: msg.mode ?? 'ask', turns: turnsFromMessages<ChatTurn>(msg.messages) };
+      return { ...s, chatName: msg.name, mode: msg.mode ?? 'ask', turns: withSummaryMarkers(turnsFromMessages<ChatTurn>(msg.messages)) };
     case 'chatSent': {
       const i = questionIndex(s.turns, msg.chatId);
       if (i < 0) return s;
@@ -217,7 +224,7 @@ export function thinkingView(t: ChatTurn, userOpen?: boolean): ThinkingView | nu
 
 /** The conversation to send or save: finished, error-free turns, answers without their thinking. */
 export function conversation(turns: readonly ChatTurn[]): ChatMessage[] {
-  return turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length)).flatMap(turnMessages);
+  return compactedConversation(turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length)));
 }
 
 export function isStreaming(s: ViewState): boolean {

@@ -2,7 +2,7 @@
 // every view, what the steps ask for (Accept / Reject a change, Run / Skip a command, Allow a
 // tool) kept until the user answers in any view or presses Stop. No vscode: unit-tested.
 import type { ChatMessage } from '../../contract/chat.js';
-import type { AgentDecision, AgentStepView } from '../../contract/agent.js';
+import type { AgentCompactionView, AgentContextView, AgentDecision, AgentStepView } from '../../contract/agent.js';
 import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
 import type { AgentEvent, AgentLoop } from './loop.js';
 import type { AgentApprovals, ProposedChange } from './types.js';
@@ -13,7 +13,8 @@ import type { ToolSpec } from '../client/types.js';
 import type { RuleFileView, TodoItem } from '../../contract/agent-plan.js';
 import type { RestorePlanView, RestoreResultView } from '../../contract/agent-checkpoints.js';
 
-export type AgentClient = Pick<StrataClient, 'chatStream' | 'tokenize'>;
+/** chatSlotContext: absent, the loop does not compact (a client that cannot say the context). */
+export type AgentClient = Pick<StrataClient, 'chatStream' | 'tokenize'> & Partial<Pick<StrataClient, 'chatSlotContext'>>;
 
 /** A loop ready to run, its system message (with the repository's rules) and the rule files in it. */
 export interface MadeLoop { loop: AgentLoop; system: string; rules?: RuleFileView[] }
@@ -55,6 +56,8 @@ interface Answer {
   text: string;
   reasoning: string;
   steps: Map<string, AgentStepView>;
+  compactions: AgentCompactionView[];
+  context: AgentContextView | null;
   sent: { content: string; note: string | null } | null;
   ac: AbortController;
   end: ChatEndInfo | null;
@@ -131,6 +134,8 @@ export class AgentChats<C> {
       for (const step of a.steps.values()) out.push({ type: 'agentStep', chatId, step });
       if (a.rules) out.push({ type: 'agentRules', chatId, rules: a.rules });
       if (a.todo) out.push({ type: 'agentTodo', chatId, items: a.todo });
+      for (const compaction of a.compactions) out.push({ type: 'agentCompaction', chatId, compaction });
+      if (a.context) out.push({ type: 'agentContext', chatId, context: a.context });
       if (a.end) out.push({ type: 'chatEnd', chatId, end: a.end });
     }
     return out;
@@ -138,7 +143,7 @@ export class AgentChats<C> {
 
   async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
     if (this.answers.has(chatId)) return;
-    const a: Answer = { text: '', reasoning: '', steps: new Map(), sent: null, ac: new AbortController(), end: null };
+    const a: Answer = { text: '', reasoning: '', steps: new Map(), compactions: [], context: null, sent: null, ac: new AbortController(), end: null };
     this.answers.set(chatId, a);
     let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
     let conversation = messages;
@@ -159,9 +164,12 @@ export class AgentChats<C> {
       const run = await made.loop.run(withSystem, a.ac.signal);
       end = {
         usage: run.usage, timings: run.timings, error: run.end === 'error' ? run.error : null, cancelled: run.end === 'cancelled',
-        agent: { messages: run.messages, steps: run.steps, note: run.end === 'stepLimit' ? run.error : null },
+        agent: {
+          messages: run.messages, steps: run.steps, note: run.end === 'stepLimit' ? run.error : null,
+          ...(run.conversation ? { conversation: withoutSystem(run.conversation, made.system) } : {}),
+        },
       };
-      conversation = [...conversation, ...run.messages];
+      conversation = run.conversation ? withoutSystem(run.conversation, made.system) : [...conversation, ...run.messages];
     } catch (err) {
       end = { ...end, error: a.ac.signal.aborted ? null : (err as Error).message, cancelled: a.ac.signal.aborted };
     }
@@ -183,9 +191,39 @@ export class AgentChats<C> {
     } else if (e.type === 'todo') {
       a.todo = e.items;
       this.broadcast({ type: 'agentTodo', chatId, items: e.items });
+    } else if (e.type === 'context') {
+      a.context = e.context;
+      this.broadcast({ type: 'agentContext', chatId, context: e.context });
+    } else if (e.type === 'compaction') {
+      a.compactions.push(e.compaction);
+      this.broadcast({ type: 'agentCompaction', chatId, compaction: e.compaction });
     } else {
       a.steps.set(e.step.id, e.step);
       this.broadcast({ type: 'agentStep', chatId, step: e.step });
+    }
+  }
+
+  /**
+   * The panel's Compact: the conversation summarised now (as the loop does when the context fills),
+   * sent back to every view to go on from. Resolves with an error to show, or null.
+   */
+  async compact(name: string, messages: ChatMessage[]): Promise<string | null> {
+    const ac = new AbortController();
+    try {
+      const client = await this.host.ensureClient();
+      let context: AgentContextView | null = null;
+      const made = await this.host.makeLoop(client, (e) => { if (e.type === 'context') context = e.context; }, this.approvals('compact', ac.signal));
+      if (typeof made === 'string') return made;
+      const conversation = wellFormedToolTurns(messages);
+      const withSystem = conversation[0]?.role === 'system' ? conversation : [{ role: 'system' as const, content: made.system }, ...conversation];
+      const done = await made.loop.compact(withSystem, ac.signal);
+      if (!done) return 'there is nothing to compact yet: the conversation has no earlier steps to summarise';
+      const shown = withoutSystem(done.messages, made.system);
+      this.setLast(name, shown);
+      this.broadcast({ type: 'agentCompacted', messages: shown, compaction: done.compaction, context });
+      return null;
+    } catch (err) {
+      return `Compact failed: ${(err as Error).message}`;
     }
   }
 
@@ -210,4 +248,9 @@ export class AgentChats<C> {
       },
     };
   }
+}
+
+/** The conversation as the panel keeps it: without the loop's own system message (added again at each run). */
+function withoutSystem(messages: ChatMessage[], system: string): ChatMessage[] {
+  return messages[0]?.role === 'system' && messages[0].content === system ? messages.slice(1) : messages;
 }

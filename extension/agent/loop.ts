@@ -1,13 +1,16 @@
 // The agent loop: ask the chat model with the tools, run the calls it makes (after the user's
 // approval where one is needed), give it the results, and go on until it answers without a call,
 // the step limit is reached, or Stop aborts the signal (which ends the model request and the
-// running tool at once). One step = one model request and the calls it made.
+// running tool at once). One step = one model request and the calls it made. Before each step the
+// conversation is measured against the model's context per slot and compacted when the next step
+// would not leave room for the answer (contextKeeper.ts).
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
-import type { AgentStepView } from '../../contract/agent.js';
+import type { AgentCompactionView, AgentContextView, AgentStepView } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
 import { CHAT_MAX_TOKENS, type ChatRequest } from '../client/types.js';
 import { boundResult, type TokenCounter } from './budget.js';
 import { allowListedArgv } from './commandPolicy.js';
+import { ContextKeeper, type ContextStats } from './contextKeeper.js';
 import { unifiedDiff } from './diffText.js';
 import { PathRefused, type WorkspacePaths } from './paths.js';
 import type { ToolRegistry } from './registry.js';
@@ -28,7 +31,12 @@ export type AgentEvent =
   | { type: 'reasoning'; text: string }
   | { type: 'step'; step: AgentStepView }
   /** The model's plan (the todo tool) changed. */
-  | { type: 'todo'; items: TodoItem[] };
+  | { type: 'todo'; items: TodoItem[] }
+
+  /** The conversation's size against the model's context, before and after each step. */
+  | { type: 'context'; context: AgentContextView }
+  /** The conversation was compacted (stubs, a summary) to stay within the context. */
+  | { type: 'compaction'; compaction: AgentCompactionView };
 
 export interface AgentRun {
   /** The messages the run added after the question (assistant calls, tool results, the answer). */
@@ -38,6 +46,10 @@ export interface AgentRun {
   steps: number;
   usage: Usage | null;
   timings: Timings | null;
+  /** The whole conversation (system message first) when the run compacted it: it goes on from this, not from messages. */
+  conversation: ChatMessage[] | null;
+  /** What the run's prompts cost (tokens sent, computed, re-read by compactions). */
+  context: ContextStats;
 }
 
 export interface AgentLoopDeps {
@@ -57,6 +69,8 @@ export interface AgentLoopDeps {
   maxTokens?: number | undefined;
   /** Records each applied change and each command as a checkpoint (Restore to here). */
   checkpoints?: CheckpointRecorder | undefined;
+  /** The chat model's context per slot, from the server; absent or null: the loop does not compact. */
+  contextWindow?: ((signal: AbortSignal) => Promise<number | null>) | undefined;
 }
 
 const CANCELLED = 'cancelled: the user pressed Stop';
@@ -67,19 +81,39 @@ interface Pending { change: ProposedChange; steps: Array<{ index: number; view: 
 export class AgentLoop {
   constructor(private readonly deps: AgentLoopDeps) {}
 
+  /** Keeps the conversation within the context; shared by run() and compact(). */
+  private keeper(): ContextKeeper {
+    return new ContextKeeper({
+      client: this.deps.client, tools: this.deps.tools.specs(), model: this.deps.model, countTokens: this.deps.countTokens,
+      maxTokens: this.deps.maxTokens ?? CHAT_MAX_TOKENS, contextWindow: this.deps.contextWindow,
+      onEvent: (e) => this.deps.onEvent(e),
+    });
+  }
+
+  /** Compacts a finished conversation now (the panel's Compact): a summary, else stubs. null: nothing to compact. */
+  async compact(messages: readonly ChatMessage[], signal: AbortSignal): Promise<{ messages: ChatMessage[]; compaction: AgentCompactionView } | null> {
+    return this.keeper().compactNow(messages, signal);
+  }
+
   async run(messages: readonly ChatMessage[], signal: AbortSignal): Promise<AgentRun> {
     const added: ChatMessage[] = [];
-    const out: AgentRun = { messages: added, end: 'answer', error: null, steps: 0, usage: null, timings: null };
+    const keeper = this.keeper();
+    const out: AgentRun = { messages: added, end: 'answer', error: null, steps: 0, usage: null, timings: null, conversation: null, context: keeper.stats };
     let textLength = 0;
+    let callCount = 0;
+    /** What is sent: the question's conversation and what the run added, compacted as needed. */
+    let conv: ChatMessage[] = [...messages];
     const maxSteps = Math.max(1, Math.floor(this.deps.settings.maxSteps));
     try {
       for (;;) {
         signal.throwIfAborted();
         out.steps++;
+        const compacted = await keeper.beforeStep(conv, { step: out.steps, afterSteps: callCount }, signal);
+        if (compacted) { conv = compacted; out.conversation = conv; }
         let text = '';
         const calls: ToolCall[] = [];
         for await (const ev of this.deps.client.chatStream({
-          messages: [...messages, ...added], tools: this.deps.tools.specs(), toolChoice: this.deps.toolChoice?.(out.steps) ?? 'auto', maxTokens: this.deps.maxTokens ?? CHAT_MAX_TOKENS,
+          messages: conv, tools: this.deps.tools.specs(), toolChoice: this.deps.toolChoice?.(out.steps) ?? 'auto', maxTokens: this.deps.maxTokens ?? CHAT_MAX_TOKENS,
           ...(this.deps.model ? { model: this.deps.model } : {}),
         }, signal)) {
           if (ev.type === 'text') { text += ev.text; textLength += ev.text.length; this.deps.onEvent({ type: 'text', text: ev.text }); }
@@ -88,11 +122,13 @@ export class AgentLoop {
           else if (ev.type === 'done') {
             if (ev.usage) out.usage = { ...ev.usage, completionTokens: (out.usage?.completionTokens ?? 0) + ev.usage.completionTokens };
             out.timings = ev.timings ?? out.timings;
+            await keeper.afterStep(conv, ev.usage, signal);
           }
         }
         signal.throwIfAborted();
+        const push = (m: ChatMessage): void => { added.push(m); conv.push(m); };
         if (!calls.length) {
-          added.push({ role: 'assistant', content: text });
+          push({ role: 'assistant', content: text });
           return out;
         }
         // Call ids the model leaves empty or repeats would pair results with the wrong call.
@@ -102,9 +138,10 @@ export class AgentLoop {
           seen.add(id);
           return { ...c, id };
         });
-        added.push({ role: 'assistant', content: text, toolCalls: ided });
+        push({ role: 'assistant', content: text, toolCalls: ided });
         const results = await this.runCalls(ided, out.steps, textLength, signal);
-        ided.forEach((c, i) => added.push({ role: 'tool', toolCallId: c.id, name: c.name, content: results[i]! }));
+        callCount += ided.length;
+        ided.forEach((c, i) => push({ role: 'tool', toolCallId: c.id, name: c.name, content: results[i]! }));
         if (out.steps >= maxSteps) {
           out.end = 'stepLimit';
           out.error = `the agent stopped at the step limit (${maxSteps} steps, strata.agent.maxSteps); send a message to let it go on`;
@@ -116,7 +153,12 @@ export class AgentLoop {
       const last = [...added].reverse().find((m) => m.role === 'assistant');
       if (last?.toolCalls) {
         const answered = new Set(added.filter((m) => m.role === 'tool').map((m) => m.toolCallId));
-        for (const c of last.toolCalls) if (!answered.has(c.id)) added.push({ role: 'tool', toolCallId: c.id, name: c.name, content: signal.aborted ? CANCELLED : `error: ${(err as Error).message}` });
+        for (const c of last.toolCalls) {
+          if (answered.has(c.id)) continue;
+          const m: ChatMessage = { role: 'tool', toolCallId: c.id, name: c.name, content: signal.aborted ? CANCELLED : `error: ${(err as Error).message}` };
+          added.push(m);
+          conv.push(m);
+        }
       }
       out.end = signal.aborted ? 'cancelled' : 'error';
       out.error = signal.aborted ? null : (err as Error).message;

@@ -90,6 +90,7 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
       const loop = new AgentLoop({
         client, tools, workspace, paths, approvals, settings, onEvent, countTokens,
         ...(chatId ? { checkpoints: checkpoints.recorder(chatId) } : {}),
+        contextWindow: client.chatSlotContext ? (signal) => client.chatSlotContext!(signal) : undefined,
       });
       return { loop, system: lastSystem + mcpDeclinedNote(external.declined), rules: ruleViews(rules) };
     },

@@ -7,7 +7,7 @@ import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, typ
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
-import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, str } from './normalize.js';
+import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../contract/net/sse-decoder.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
@@ -107,6 +107,17 @@ export class StrataClient {
 
   async models(signal?: AbortSignal): Promise<ModelEntry[]> {
     return parseModels(await this.json('GET', '/v1/models', undefined, signal));
+  }
+
+  /**
+   * The chat model's context per slot, as the server reports it: Strata's /v1/models meta.n_ctx
+   * for the model chat requests name (else the one with the chat role, else the default), or
+   * llama-server's /props default_generation_settings.n_ctx; null when the server says neither.
+   */
+  async chatSlotContext(signal?: AbortSignal): Promise<number | null> {
+    const fromModels = await this.json('GET', '/v1/models', undefined, signal).then((b) => slotContextOf(b, this.useModels.chat), () => null);
+    if (fromModels !== null) return fromModels;
+    return this.json('GET', '/props', undefined, signal).then(propsSlotContext, () => null);
   }
 
   async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {

@@ -70,6 +70,26 @@ export function parseModels(body: unknown): ModelEntry[] {
   });
 }
 
+/**
+ * The context per slot of the model chat requests go to, from /v1/models: Strata's meta.n_ctx (its
+ * --ctx, per slot) of the entry named `chatModel`, else the one whose role is chat, else the
+ * default, else the only one. Never n_ctx_train: that is what the model was trained with, not
+ * what a slot holds.
+ */
+export function slotContextOf(body: unknown, chatModel: string | undefined): number | null {
+  const rows = arr(obj(body).data).map(obj);
+  const row = (chatModel !== undefined ? rows.find((m) => m.id === chatModel) : undefined)
+    ?? rows.find((m) => m.role === 'chat') ?? rows.find((m) => m.default === true) ?? (rows.length === 1 ? rows[0] : undefined);
+  const n = row ? num(row, 'meta.n_ctx') : null;
+  return n !== null && n > 0 ? n : null;
+}
+
+/** llama-server's /props: the context of each slot (default_generation_settings.n_ctx). */
+export function propsSlotContext(body: unknown): number | null {
+  const n = num(obj(body), 'default_generation_settings.n_ctx');
+  return n !== null && n > 0 ? n : null;
+}
+
 export function parseUsage(raw: unknown): Usage | null {
   const u = obj(raw);
   const prompt = num(u, 'prompt_tokens');

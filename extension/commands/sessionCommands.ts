@@ -31,6 +31,10 @@ export function registerSessionCommands(context: vscode.ExtensionContext, server
         void vscode.window.showErrorMessage(`Strata: could not save the session: ${(err as Error).message}`);
       }
     }),
+    vscode.commands.registerCommand('strata.compactAgentConversation', async () => {
+      const problem = await hub.compactLast();
+      if (problem) void vscode.window.showInformationMessage(`Strata: ${problem}.`);
+    }),
     vscode.commands.registerCommand('strata.restoreSession', async (nameArg?: unknown) => {
       try {
         const client = await ready();

@@ -10,6 +10,7 @@ export interface ServerSettings {
   /** 0 = pick a free port. */
   port: number;
   slots: number;
+  /** Context tokens per slot; AUTO_CONTEXT (0): chosen for the work (contextPlan). */
   contextSize: number;
   kvType: string;
   cacheMiB: number;
@@ -87,13 +88,14 @@ export function servedModels(s: ServerSettings): ServedModels {
 /** Problems a user must fix in settings before the server can start (empty = fine). */
 export function settingsProblems(s: ServerSettings): string[] {
   const out: string[] = [];
-  const int = (v: number, name: SettingName): void => {
-    const { min, max } = settingRange(name);
+  const int = (v: number, name: SettingName, least?: number): void => {
+    const range = settingRange(name);
+    const { min, max } = { ...range, min: least ?? range.min };
     if (!Number.isInteger(v) || v < min || v > max) out.push(`strata.${name} must be a whole number from ${min} to ${max} (is ${v})`);
   };
   int(s.port, 'port');
   int(s.slots, 'slots');
-  int(s.contextSize, 'contextSize');
+  if (s.contextSize !== AUTO_CONTEXT) int(s.contextSize, 'contextSize', MIN_CONTEXT);
   int(s.cacheMiB, 'cacheMiB');
   int(s.replicas, 'replicas');
   if (s.tensorSplit.some((v) => !Number.isFinite(v) || v < 0)) out.push('strata.tensorSplit must be non-negative numbers, e.g. "3,1"');
@@ -131,8 +133,42 @@ export function requestModels(s: ServerSettings, mode: 'managed' | 'remote'): Pa
   return out;
 }
 
-/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`. */
-export function buildServeArgs(s: ServerSettings, port: number): string[] {
+/** strata.contextSize 0: the context per slot is chosen for the work (contextPlan). */
+export const AUTO_CONTEXT = 0;
+/** The least context a slot may have (the server's --ctx minimum; test/unit/settings-table.test.ts checks it). */
+export const MIN_CONTEXT = 16;
+/** On the CPU, automatic: the chat model's context per slot, room for an agent's steps before it compacts... */
+export const AGENT_CHAT_CTX = 16_384;
+/** ...on two slots: one agent conversation and one chat or inline edit at once. */
+export const AGENT_CHAT_SLOTS = 2;
+/** On the CPU, automatic: the completion model's (and the other models') context per slot. */
+export const COMPLETION_CTX = 4096;
+/** On the CPU, automatic, one model for chat and completions: its context per slot (on strata.slots slots). */
+export const SHARED_CTX = 8192;
+
+/** The per-model settings of the --config file's "models" section (entries name --model models). */
+export interface ModelsSection { models: Array<{ name: string; ctx?: number; slots?: number }> }
+
+/**
+ * The context per slot the managed server gets: the user's strata.contextSize for every model;
+ * automatic where the fit can choose it (strata.fit on, or strata.devices naming a GPU): none, so
+ * the fit chooses; else (the CPU) a large context on few slots for the chat model and a small one
+ * for completions when they are separate models (`section`), one in between when one model serves both.
+ */
+export function contextPlan(s: ServerSettings): { ctx: number | null; section: ModelsSection | null } {
+  if (s.contextSize !== AUTO_CONTEXT) return { ctx: s.contextSize, section: null };
+  const gpu = s.fit === 'on' || s.devices.some((d) => !/^cpu/i.test(d));
+  if (gpu) return { ctx: null, section: null };
+  const { models, names } = servedModels(s);
+  const served = (n: string | undefined): boolean => n !== undefined && models.some((m) => m.name === n);
+  if (served(names.chat) && served(names.completion) && names.chat !== names.completion) {
+    return { ctx: COMPLETION_CTX, section: { models: [{ name: names.chat!, ctx: AGENT_CHAT_CTX, slots: AGENT_CHAT_SLOTS }] } };
+  }
+  return { ctx: SHARED_CTX, section: null };
+}
+
+/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`; `configFile`: where contextPlan's section was written. */
+export function buildServeArgs(s: ServerSettings, port: number, configFile?: string): string[] {
   const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   const { models } = servedModels(s);
   for (const m of models) a.push('--model', m.name === baseName(m.path) ? m.path : `${m.name}=${m.path}`);
@@ -142,7 +178,9 @@ export function buildServeArgs(s: ServerSettings, port: number): string[] {
   const completion = servedModels(s).names.completion;
   if (models.length > 1 && s.pinCompletionModel && completion !== undefined && models.some((m) => m.name === completion)) a.push('--pin', completion);
   if (s.fit !== 'auto') a.push('--fit', s.fit);
-  a.push('--slots', String(s.slots), '--ctx', String(s.contextSize), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
+  const plan = contextPlan(s);
+  a.push('--slots', String(s.slots), ...(plan.ctx !== null ? ['--ctx', String(plan.ctx)] : []), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
+  if (plan.section && configFile) a.push('--config', configFile);
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));
   if (s.splitMode) a.push('--split-mode', s.splitMode);

@@ -15,7 +15,7 @@ import { PanelChats } from './panelChats.js';
 import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
 import type { ChatMode } from '../../contract/agent.js';
 
-export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'>;
+export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext'>>;
 
 /** The editor side of the panel's chat: clipboard, code into editors, context from editors. */
 export interface PanelEditor {
@@ -132,6 +132,14 @@ export class PanelHub {
   /** The conversation last used in a panel chat (for "Save Session" from the palette). */
   lastConversation(): { name: string; messages: ChatMessage[] } | undefined {
     return this.chats.last();
+  }
+
+  /** "Strata: Compact Agent Conversation": the panel's last agent conversation, as its Compact button does. */
+  async compactLast(): Promise<string | null> {
+    const last = this.chats.last();
+    if (!this.agents) return 'Agent mode is not available in this window';
+    if (!last?.messages.length) return 'there is no agent conversation to compact yet';
+    return this.agents.compact(last.name, last.messages);
   }
 
   serverChanged(s: ServerView): void {
@@ -352,6 +360,8 @@ export class PanelHub {
         return this.editorAction(view, async () => (this.agents ? this.agents.showDiff(msg.chatId, msg.stepId) : 'Agent mode is not available'));
       case 'agentRestorePreview': case 'agentRestore':
         return this.restore(view, msg.type, msg.chatId, msg.stepId);
+      case 'agentCompact':
+        return this.editorAction(view, async () => (this.agents ? this.agents.compact(msg.name, msg.messages) : 'Agent mode is not available'));
       case 'estimate':
         return this.estimate(view, msg.id, msg.messages, msg.context);
       case 'contextRequest':

@@ -13,7 +13,6 @@ export interface ManagedLaunch {
   apiKey: string;
 }
 
-/** The environment variable `strata serve` and `strata bench` read the API key from. */
 /** The server's --api-key in its environment (serve-options.ts envOf('apiKey'); test/unit/settings-table.test.ts checks it). */
 export const API_KEY_ENV = 'STRATA_API_KEY';
 
@@ -21,9 +20,10 @@ export function newApiKey(): string {
   return randomBytes(32).toString('base64url');
 }
 
-export function managedLaunch(settings: ServerSettings, port: number, opts: { sessionsDir: string; parentPid: number; apiKey: string }): ManagedLaunch {
+/** `configFile`: the --config file with the per-model section (modelsSection.ts), when the context is chosen per model. */
+export function managedLaunch(settings: ServerSettings, port: number, opts: { sessionsDir: string; parentPid: number; apiKey: string; configFile?: string | undefined }): ManagedLaunch {
   return {
-    args: [...buildServeArgs(settings, port), '--sessions-dir', opts.sessionsDir, '--parent-pid', String(opts.parentPid)],
+    args: [...buildServeArgs(settings, port, opts.configFile), '--sessions-dir', opts.sessionsDir, '--parent-pid', String(opts.parentPid)],
     env: { [API_KEY_ENV]: opts.apiKey },
     apiKey: opts.apiKey,
   };

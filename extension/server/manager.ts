@@ -12,6 +12,7 @@ import { freePort } from '../../contract/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
 import { requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
 import { managedLaunch, newApiKey } from './managedLaunch.js';
+import { writeModelsSection } from './modelsSection.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */
@@ -151,7 +152,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     this.managedKey = apiKey;
     const sup = new Supervisor({
       spawn: (port) => {
-        const launch = managedLaunch(settings, port, { sessionsDir, parentPid: process.pid, apiKey });
+        const launch = managedLaunch(settings, port, { sessionsDir, parentPid: process.pid, apiKey, configFile: writeModelsSection(settings, this.ctx.globalStorageUri.fsPath) });
         this.log.info(`starting: ${basename(process.execPath)} ${cli} ${launch.args.join(' ')} (with a new API key in its environment)`);
         return spawnNodeScript(cli, launch.args, launch.env);
       },

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
+import { SUMMARY_PROMPT } from '../../extension/agent/compaction.js';
 import { waitForAnswerEnd } from './lib/panel.js';
 import { plainSpaces, waitForValue } from './lib/workbench.js';
 import type { UiContext } from './ui.suite.js';
@@ -21,12 +22,22 @@ const S = {
   undo: 'agent: Ctrl+Z in the editor takes the accepted change back in one step',
   rulesTodo: 'agent: AGENTS.md shows as a rules chip with its token count and reaches the system message; the plan (todo tool) is pinned above the message box and updates live',
   restore: 'agent: Restore to here lists the files changed after the step with their diffs and says commands cannot be undone; confirming puts them back on disk and cuts the conversation there',
+  meter: 'agent: a task whose results overflow the context compacts older results; the panel shows the context meter and a marker where it compacted',
+  compact: 'agent: Compact summarises the conversation; its marker opens to the summary',
 };
 
 export const AGENT_FILE = 'e2e_agent.py';
 const SRC = 'def greet(name):\n    return "Hello " + name\n\n\nprint(greet("VS Code"))\n';
 const EDITED = SRC.replace('"Hello "', '"Hi "');
 const MARKER = 'e2e_agent_ran.txt';
+/** ~1,000 tokens for the scripted server's tokenizer (4 characters a token): three reads overflow its 4,096. */
+const LONG_FILE = 'e2e_long.txt';
+const LONG_READS = 4;
+const SLOT_CONTEXT = 4096;
+const SUMMARY = '## Task: read e2e_long.txt.\n## Learned: it holds numbered lines.\n## Files changed: none.\n## Left to do: nothing.';
+
+/** Reads of the long file so far (compaction takes results out of the conversation, so they are counted here). */
+let longReads = 0;
 /** A right-to-left override in a shell comment: shown as it is, it would turn the text after it around. */
 const HIDDEN_TAIL = ' # \u202e txt.exe';
 
@@ -34,6 +45,11 @@ const HIDDEN_TAIL = ' # \u202e txt.exe';
 function agentTurn(body: Record<string, unknown>): ChatTurnScript {
   const msgs = body.messages as Array<{ role: string; content: string }>;
   const results = msgs.filter((m) => m.role === 'tool').length;
+  if (msgs.at(-1)!.content === SUMMARY_PROMPT) return { text: SUMMARY };
+  // The long task: read the long file again and again, then answer.
+  if (msgs.some((m) => m.role === 'user' && m.content.includes(LONG_FILE))) {
+    return longReads++ < LONG_READS ? { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: LONG_FILE }) }] } : { text: `Read ${LONG_FILE} ${LONG_READS} times.` };
+  }
   if (results === 0) return { text: 'I will read the file first.', toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: AGENT_FILE }) }] };
   if (results === 1) return { text: 'Now the change.', toolCalls: [{ name: 'edit_file', arguments: JSON.stringify({ path: AGENT_FILE, edits: [{ search: '"Hello "', replace: '"Hi "' }] }) }] };
   if (results === 2) return { text: 'And a check.', toolCalls: [{ name: 'run_command', arguments: JSON.stringify({ command: `echo agent-ran > ${MARKER}${HIDDEN_TAIL}` }) }] };
@@ -67,7 +83,7 @@ function checkpointTurn(body: Record<string, unknown>): ChatTurnScript {
 const isCheckpointTask = (body: Record<string, unknown>): boolean => (body.messages as Array<{ role: string; content: string }>).some((m) => m.role === 'user' && m.content.includes('(checkpoint task)'));
 
 export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiContext): Promise<void> {
-  const scripted = new ScriptedModelServer({ chat: (b) => (isCheckpointTask(b) ? checkpointTurn(b) : agentTurn(b)) });
+  const scripted = new ScriptedModelServer({ chat: (b) => (isCheckpointTask(b) ? checkpointTurn(b) : agentTurn(b)), slotContext: SLOT_CONTEXT });
   const url = await scripted.start();
   const file = join(workspace, AGENT_FILE);
   const stepEl = async (tool: string) => (await panel()).locator(`.agent-step:has(.step-tool:text-is("${tool}"))`).last();
@@ -237,6 +253,46 @@ export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiCo
       console.log(`        ${CP_FILE} on disk after the restore: ${JSON.stringify(readFileSync(join(workspace, CP_FILE), 'utf8'))}`);
       await wb.screenshot('70-agent-restore-after');
     }, { needs: [S.rulesTodo], timeoutMs: 60_000 });
+
+    await t.step(S.meter, async () => {
+      writeFileSync(join(workspace, LONG_FILE), Array.from({ length: 160 }, (_, i) => `line ${String(i + 1).padStart(3, '0')}: the long file for the context budget`).join('\n').slice(0, 4000));
+      const frame = await panel();
+      await frame.getByRole('tab', { name: 'Chat', exact: true }).click();
+      await frame.getByRole('button', { name: 'New chat' }).click();
+      await frame.locator('button.mode[data-mode="agent"]').click();
+      const input = frame.getByRole('textbox', { name: 'Message' });
+      await input.fill(`Read ${LONG_FILE} ${LONG_READS} times.`);
+      await input.press('Enter');
+      const answer = await waitForAnswerEnd(frame, 60_000);
+      const text = plainSpaces(await answer.innerText());
+      if (!text.includes(`Read ${LONG_FILE} ${LONG_READS} times.`)) throw new Error(`the long task did not finish: ${text.slice(-300)}`);
+      const marker = answer.locator('details.agent-compaction').first();
+      const label = plainSpaces(await marker.locator('summary').innerText());
+      if (!/Context compacted: \d+ tool results? elided/.test(label)) throw new Error(`the compaction marker says: ${label}`);
+      const meter = plainSpaces(await frame.locator('.agent-context span').first().innerText());
+      const m = /^Context ([\d,]+) \/ 4,096 tokens$/.exec(meter);
+      if (!m || Number(m[1]!.replace(/,/g, '')) >= SLOT_CONTEXT) throw new Error(`the context meter says: ${meter}`);
+      // Every request the loop sent fitted the context (the scripted server refuses one that does not).
+      const chats = scripted.of('/v1/chat/completions').filter((r) => JSON.stringify(r.body.messages).includes(LONG_FILE));
+      if (chats.length < LONG_READS + 1) throw new Error(`the long task sent ${chats.length} requests`);
+      await marker.locator('summary').click();
+      // The terminal the command step opened would hide the message box with the meter.
+      if (await wb.page.locator('.part.panel').first().isVisible()) await wb.runCommand('View: Toggle Panel Visibility');
+      await wb.screenshot('71-agent-context-meter-and-marker');
+    }, { needs: [S.connect], timeoutMs: 120_000 });
+
+    await t.step(S.compact, async () => {
+      const frame = await panel();
+      await frame.locator('.agent-context').getByRole('button', { name: 'Compact' }).click();
+      const summary = frame.locator('details.agent-compaction').filter({ hasText: 'the conversation summarised' }).last();
+      await summary.waitFor({ timeout: 30_000 });
+      await summary.locator('summary').click();
+      const body = plainSpaces(await summary.locator('.compaction-summary').innerText());
+      if (!body.includes('## Task: read e2e_long.txt.')) throw new Error(`the marker does not open to the summary: ${body.slice(0, 200)}`);
+      const meter = plainSpaces(await frame.locator('.agent-context span').first().innerText());
+      await wb.screenshot('72-agent-compaction-summary');
+      console.log(`        after Compact: ${meter}`);
+    }, { needs: [S.meter], timeoutMs: 60_000 });
   } finally {
     await scripted.close();
   }

@@ -91,6 +91,12 @@ export class ScriptedModelServer {
     holdNextEdit?: () => Promise<void>;
     /** The chat answer to the `index`-th chat request (0-based); undefined: an empty answer. */
     chat?: (body: Record<string, unknown>, index: number) => ChatTurnScript | undefined;
+    /**
+     * A context per slot, as a Strata server reports it (/v1/models meta.n_ctx): chat prompts are
+     * then counted as the stand-in tokenizer counts (a token per 4 characters of the messages and
+     * tools) and one that does not fit is refused with Strata's 400.
+     */
+    slotContext?: number;
   } = {}) {}
 
   async start(): Promise<string> {
@@ -143,7 +149,7 @@ export class ScriptedModelServer {
       res.end(JSON.stringify(o));
     };
     if (path === '/health') return json(200, { status: 'ok', model: 'scripted' });
-    if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] });
+    if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'scripted', object: 'model', ...(this.script.slotContext ? { meta: { n_ctx: this.script.slotContext } } : {}) }] });
     if (path === '/v1/edits/next' && this.script.nextEdit) {
       let parsed: NextEditRequest;
       try {
@@ -207,7 +213,13 @@ export class ScriptedModelServer {
     const turn = this.script.chat!(body, this.of('/v1/chat/completions').length - 1) ?? {};
     const calls = (turn.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${this.requests.length}_${i}`, name: c.name, arguments: c.arguments }));
     const finish = calls.length ? 'tool_calls' : 'stop';
-    const usage = { prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 };
+    const prompt = this.script.slotContext ? Math.ceil(JSON.stringify([body.messages, body.tools ?? null]).length / 4) : 20;
+    if (this.script.slotContext && prompt >= this.script.slotContext) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `messages is ${prompt} tokens, which does not fit the context of ${this.script.slotContext} tokens per slot (--ctx)`, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' } }));
+      return;
+    }
+    const usage = { prompt_tokens: prompt, completion_tokens: 5, total_tokens: prompt + 5 };
     if (body.stream !== true) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({

@@ -15,7 +15,8 @@ describe('serve arguments from settings', () => {
   });
 
   it('leaves out the model for the demo model and defaults for the rest', () => {
-    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '4096', '--kv-type', 'f16', '--cache-mib', '2048']);
+    // The automatic context of one model serving chat and completions on the CPU (extension-context-plan.test.ts).
+    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '8192', '--kv-type', 'f16', '--cache-mib', '2048']);
   });
 
   it('serves the completion, chat and embedding models in the one server and sends each use its name', () => {

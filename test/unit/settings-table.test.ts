@@ -6,7 +6,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { envOf, SERVE_OPTIONS } from '../../backend/app/serve-options.js';
 import { API_KEY_ENV } from '../../extension/server/managedLaunch.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
-import { buildServeArgs, DEFAULT_SETTINGS, settingsProblems } from '../../extension/config/server-settings.js';
+import { buildServeArgs, DEFAULT_SETTINGS, MIN_CONTEXT, settingsProblems } from '../../extension/config/server-settings.js';
 
 const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[] }>;
 /** Setting (without `strata.`) -> the serve option it becomes. */
@@ -19,7 +19,9 @@ describe('settings that become serve flags', () => {
   it.each(Object.entries(FLAGS))('strata.%s has the range or the values of its flag (%s)', (setting, option) => {
     const p = PROPS[`strata.${setting}`]!;
     const kind = SERVE_OPTIONS[option].kind as { t: string; min?: number; max?: number; values?: readonly string[] };
-    if (kind.t === 'int') expect({ min: p.minimum, max: p.maximum }).toEqual({ min: kind.min, max: kind.max });
+    // strata.contextSize 0 means "chosen for the work" (no --ctx); any other value is the server's.
+    if (kind.t === 'int' && setting === 'contextSize') expect({ min: p.minimum, least: MIN_CONTEXT, max: p.maximum }).toEqual({ min: 0, least: kind.min, max: kind.max });
+    else if (kind.t === 'int') expect({ min: p.minimum, max: p.maximum }).toEqual({ min: kind.min, max: kind.max });
     // '' in a setting's enum means "unset: the server decides".
     if (kind.t === 'enum') expect(p.enum!.filter((v) => v !== '')).toEqual([...kind.values!]);
   });
@@ -33,6 +35,8 @@ describe('settings that become serve flags', () => {
     const ctx = SERVE_OPTIONS.ctx.kind as { min: number; max: number };
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max })).toEqual([]);
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max + 1 })).toEqual([`strata.contextSize must be a whole number from ${ctx.min} to ${ctx.max} (is ${ctx.max + 1})`]);
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.min - 1 })).toHaveLength(1);
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: 0 })).toEqual([]);
     const cache = SERVE_OPTIONS.cacheMib.kind as { min: number; max: number };
     expect(settingsProblems({ ...DEFAULT_SETTINGS, cacheMiB: cache.max + 1 })).toHaveLength(1);
   });

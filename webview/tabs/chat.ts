@@ -11,6 +11,8 @@ import type { ChatMode } from '../../contract/agent.js';
 import { stepEl, type StepActions } from './agentSteps.js';
 import { restorePlanEl, rulesChips, todoEl } from './agentWork.js';
 import { cancelRestore } from '../agentWork.js';
+import { compactionEl, contextMeterEl } from './agentContext.js';
+import { latestContext } from '../agentCompaction.js';
 import { button, h } from '../dom.js';
 import { icon, iconButton } from '../icons.js';
 import { renderMarkdown, type CodeActions } from '../markdown/render.js';
@@ -53,6 +55,7 @@ export class ChatTab {
   private readonly agentWork: HTMLElement;
   private agentWorkShown: unknown[] = [];
   private readonly cost: HTMLElement;
+  private readonly meter: HTMLElement;
   private readonly addMenu: HTMLElement;
   private rendered: Array<{ turn: ChatTurn; el: HTMLElement; last: boolean }> = [];
   /** Thinking blocks the user opened or closed, by chatId (survives re-rendering the turn). */
@@ -109,6 +112,7 @@ export class ChatTab {
     }, { title: 'Stop this answer (the server keeps running)' });
     this.chips = h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Attached context' });
     this.cost = h('div', { class: 'chat-cost muted', role: 'status', 'aria-label': 'Prompt size' });
+    this.meter = h('div', { class: 'agent-meter' });
     // Opens upwards from the message box at the bottom of the view.
     this.addMenu = h('div', { class: 'menu up', role: 'menu', 'aria-label': 'Add context', hidden: true },
       ...([['selection', 'list-selection', 'Selection'], ['file', 'file', 'Current File'], ['pick', 'search', 'File…']] as const).map(([what, ic, label]) => {
@@ -136,6 +140,7 @@ export class ChatTab {
         this.agentWork,
         h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
         this.input,
+        this.meter,
         h('div', { class: 'row compose-foot' }, this.cost, this.send, this.stop)));
   }
 
@@ -159,6 +164,7 @@ export class ChatTab {
     this.chips.replaceChildren(...s.draftContext.map((c) => chip(c, () => { this.host.update(removeContext(this.host.state(), c.id)); this.scheduleEstimate(); })));
     this.renderCost(s);
     this.renderAgentWork(s);
+    this.renderMeter(s, streaming);
     this.renderTurns(s);
     const key = `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${s.turns.length}`;
     if (key !== this.lastEstimateKey && !streaming) this.scheduleEstimate();
@@ -187,6 +193,14 @@ export class ChatTab {
       running?.items.length ? todoEl(running.items) : null,
       rules ? rulesChips(rules) : null,
     ].filter((e): e is HTMLElement => e !== null));
+  }
+
+  /** Agent mode: the conversation's context use and the Compact action. */
+  private renderMeter(s: ViewState, streaming: boolean): void {
+    const ctx = s.mode === 'agent' ? latestContext(s.turns) : null;
+    const compact = streaming || !conversation(s.turns).length ? null : () => this.host.post({ type: 'agentCompact', name: s.chatName, messages: conversation(this.host.state().turns) });
+    const el = contextMeterEl(ctx, compact);
+    this.meter.replaceChildren(...(el ? [el] : []));
   }
 
   private scheduleEstimate(): void {
@@ -238,6 +252,7 @@ export class ChatTab {
       this.thinkingEl(t),
       t.context?.length ? h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Context sent' }, ...t.context.map((c) => chip(c, null))) : null,
       content,
+      ...(t.role !== 'assistant' || !t.steps?.length ? (t.compactions ?? []).map(compactionEl) : []),
       t.role === 'user' && t.context?.length && t.text !== undefined && t.content !== t.text
         ? h('details', { class: 'sent' }, h('summary', { class: 'muted' }, 'What was sent'), h('pre', { class: 'sent-text' }, t.content)) : null,
       t.note ? h('div', { class: 'warn note', role: 'note' }, t.note) : null,
@@ -252,12 +267,14 @@ export class ChatTab {
     const waiting = steps.filter((x) => x.ask === 'change').length;
     const actions = this.stepActions(t.chatId ?? '');
     let from = 0;
-    for (const step of steps) {
+    const markers = t.compactions ?? [];
+    steps.forEach((step, i) => {
       const text = t.content.slice(from, step.at);
       if (text.trim()) el.append(...renderMarkdown(text, this.actions));
       from = Math.max(from, step.at);
-      el.append(stepEl(step, actions, waiting));
-    }
+      el.append(...markers.filter((c) => c.afterSteps === i).map(compactionEl), stepEl(step, actions, waiting));
+    });
+    el.append(...markers.filter((c) => c.afterSteps < 0 || c.afterSteps >= steps.length).map(compactionEl));
     const rest = t.content.slice(from);
     if (rest.trim()) el.append(...renderMarkdown(rest, this.actions));
     else if (t.pending && steps.every((x) => x.status !== 'waiting')) el.append(h('span', { class: 'muted' }, 'working…'));
