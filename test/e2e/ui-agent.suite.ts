@@ -30,10 +30,13 @@ export const AGENT_FILE = 'e2e_agent.py';
 const SRC = 'def greet(name):\n    return "Hello " + name\n\n\nprint(greet("VS Code"))\n';
 const EDITED = SRC.replace('"Hello "', '"Hi "');
 const MARKER = 'e2e_agent_ran.txt';
-/** ~1,000 tokens for the scripted server's tokenizer (4 characters a token): three reads overflow its 4,096. */
+/**
+ * ~1,000 tokens for the scripted server's tokenizer (4 characters a token): the system message and the tools take
+ * ~1,500 more, so the sixth read passes 85% of 8,192 and older results become stubs; Compact then has steps to summarise.
+ */
 const LONG_FILE = 'e2e_long.txt';
-const LONG_READS = 4;
-const SLOT_CONTEXT = 4096;
+const LONG_READS = 7;
+const SLOT_CONTEXT = 8192;
 const SUMMARY = '## Task: read e2e_long.txt.\n## Learned: it holds numbered lines.\n## Files changed: none.\n## Left to do: nothing.';
 
 /** Reads of the long file so far (compaction takes results out of the conversation, so they are counted here). */
@@ -270,7 +273,7 @@ export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiCo
       const label = plainSpaces(await marker.locator('summary').innerText());
       if (!/Context compacted: \d+ tool results? elided/.test(label)) throw new Error(`the compaction marker says: ${label}`);
       const meter = plainSpaces(await frame.locator('.agent-context span').first().innerText());
-      const m = /^Context ([\d,]+) \/ 4,096 tokens$/.exec(meter);
+      const m = /^Context ([\d,]+) \/ 8,192 tokens$/.exec(meter);
       if (!m || Number(m[1]!.replace(/,/g, '')) >= SLOT_CONTEXT) throw new Error(`the context meter says: ${meter}`);
       // Every request the loop sent fitted the context (the scripted server refuses one that does not).
       const chats = scripted.of('/v1/chat/completions').filter((r) => JSON.stringify(r.body.messages).includes(LONG_FILE));
