@@ -48,6 +48,8 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
 
   await t.step(S.fit, async () => {
     await wb.pickQuickItem(/Another Hub model/);
+    // Answer the input box, not the filter of the list it replaces (both are a quick input's text field).
+    await wb.page.locator('.quick-input-widget').filter({ hasText: 'ORG/REPO:QUANT' }).waitFor({ state: 'visible', timeout: 20_000 });
     // With a quantisation, as the catalogue's entries carry one: that file is listed first.
     await wb.answerInput(`${E2E_HUB_REPO}:Q8_0`);
     const rows = await quickRows(ctx, 'the repository\'s files with their fit', (r) => r.length === 4 && r.every((x) => /fits|too big/.test(x)));
