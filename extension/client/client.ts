@@ -2,6 +2,7 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
+import type { ErrorCode } from '../../contract/error-codes.js';
 import { contextOverflowOf, type ContextOverflow } from '../../contract/errors.js';
 import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, type GpuBackendsBody } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
@@ -41,6 +42,11 @@ export class StrataApiError extends Error {
     readonly overflow: ContextOverflow | null = null) {
     super(message);
     this.name = 'StrataApiError';
+  }
+
+  /** Whether the server answered with this code of its table (contract/error-codes.ts); never read the message. */
+  is(code: ErrorCode): boolean {
+    return this.code === code;
   }
 }
 
