@@ -152,10 +152,12 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
     const usage = responseUsage(figuresOf(run.rec, done), answer.reasoningTokens);
     const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
     if (body.store) {
-      const tokens = { ids: [...prompt, ...outputIds], model: model.session.identity, rendering: conversation.rendering };
-      const kept = await app.responses.put({ response: final, items: [...withIds(items, id.slice('resp_'.length)), ...outputs.items], tokens });
+      // The model's own tokens, when every token of the answer came with its id (else a follow-up renders the conversation).
+      const whole = outputIds.length === usage.output_tokens && (outputIds.length > 0 || outputs.items.length === 0);
+      const tokens = whole ? { ids: [...prompt, ...outputIds], model: model.session.identity, rendering: conversation.rendering } : undefined;
+      const kept = await app.responses.put({ response: final, items: [...withIds(items, id.slice('resp_'.length)), ...outputs.items], ...(tokens ? { tokens } : {}) });
       if (!kept) app.log.warn('response not stored: larger than the store (--responses-mib)', { request: run.rec.id, response: id });
-      else saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids);
+      else if (tokens) saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids);
     }
     if (sse) {
       emit([{ type: cut ? 'response.incomplete' : 'response.completed', response: final }]);
