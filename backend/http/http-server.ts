@@ -17,7 +17,7 @@ import { countTokens, messages } from './routes/messages.js';
 import { devices, health } from './routes/info.js';
 import { modelLoad, modelsList, modelUnload } from './routes/models.js';
 import { rerank } from './routes/rerank.js';
-import { createResponse, deleteResponse, getResponse, inputTokens } from './routes/responses.js';
+import { createResponse, deleteResponse, getResponse, inputTokens, listInputItems } from './routes/responses.js';
 import { routedTo } from './model-routing.js';
 import { sessionDelete, sessionGet, sessionRestore, sessionSave, sessionsList } from './routes/sessions.js';
 import { detokenize, tokenize } from './routes/tokens.js';
@@ -47,6 +47,7 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'POST', pattern: '/v1/responses/input_tokens', handler: chat(inputTokens) })
     .add({ method: 'GET', pattern: '/v1/responses/:id', handler: h(getResponse) })
     .add({ method: 'DELETE', pattern: '/v1/responses/:id', handler: h(deleteResponse) })
+    .add({ method: 'GET', pattern: '/v1/responses/:id/input_items', handler: h(listInputItems) })
     .add({ method: 'POST', pattern: '/embeddings', handler: embedding(embeddings) })
     .add({ method: 'POST', pattern: '/v1/rerank', handler: reranking(rerank) })
     .add({ method: 'POST', pattern: '/rerank', handler: reranking(rerank) })

@@ -18,7 +18,7 @@ import {
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import { readJson, sendJson } from '../respond.js';
-import { withThinkingBudget } from '../thinking-budget.js';
+import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
 import type { SseStream } from '../sse.js';
 
@@ -87,7 +87,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
       };
       const done = await follow(run, {
         prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: body.stop,
-        sampling: await withThinkingBudget(app, body.sampling, rendered, body.thinkingBudget ?? app.config.reasoningBudget),
+        sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { budget: body.thinkingBudget })),
         ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
         ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
       }, {
