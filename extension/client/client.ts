@@ -59,6 +59,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** The `model` chat and infill requests send (a server with several models routes by it). */
   models?: { completion?: string; chat?: string; embedding?: string; rerank?: string; nextEdit?: string };
+  /** Where infill requests go: Strata's /v1/infill (the default) or llama-server's /infill. */
+  infillPath?: '/v1/infill' | '/infill';
 }
 
 /** "http://h:p/v1/" and "http://h:p" both mean the server root. */
@@ -90,8 +92,10 @@ export class StrataClient {
   private readonly activity: ActivitySink | undefined;
   private readonly timeoutMs: number;
   private readonly useModels: NonNullable<ClientOptions['models']>;
+  private readonly infillPath: string;
 
   constructor(opts: ClientOptions) {
+    this.infillPath = opts.infillPath ?? '/v1/infill';
     this.useModels = opts.models ?? {};
     this.baseUrl = normalizeBaseUrl(opts.baseUrl);
     this.apiKey = opts.apiKey || undefined;
@@ -153,7 +157,7 @@ export class StrataClient {
   async infill(req: InfillRequest, signal: AbortSignal): Promise<InfillResult> {
     this.activity?.begin('infill');
     try {
-      return parseInfill(await this.json('POST', '/v1/infill', this.infillBody(req, false), signal, true));
+      return parseInfill(await this.json('POST', this.infillPath, this.infillBody(req, false), signal, true));
     } finally {
       this.activity?.end('infill');
     }
@@ -166,7 +170,7 @@ export class StrataClient {
   async *infillStream(req: InfillRequest, signal: AbortSignal): AsyncGenerator<InfillStreamEvent> {
     this.activity?.begin('infill');
     try {
-      const res = await this.send('POST', '/v1/infill', this.infillBody(req, true), signal, true);
+      const res = await this.send('POST', this.infillPath, this.infillBody(req, true), signal, true);
       if (!res.ok) throw await apiError(res);
       for await (const parsed of sseJson(res)) {
         const err = errorMessage(parsed);
@@ -242,6 +246,24 @@ export class StrataClient {
     }
     if (scores.some((x) => !Number.isFinite(x))) throw new StrataApiError('the server answered /v1/rerank without a score for every document', 200);
     return scores;
+  }
+
+  /**
+   * Whether the server has a route: the status an empty POST gets (a route it has answers 400 or
+   * 422 for the missing fields; one it lacks 404 or 405, or 501 where llama-server was started
+   * without the feature). Nothing is generated: no route accepts an empty body.
+   */
+  async routeStatus(path: string, signal?: AbortSignal): Promise<number> {
+    const res = await this.send('POST', path, {}, signal);
+    await res.body?.cancel().catch(() => undefined);
+    return res.status;
+  }
+
+  /** llama-server's GET /props (context, slots, the chat template's abilities); null where the server has none. */
+  async props(signal?: AbortSignal): Promise<Record<string, unknown> | null> {
+    const res = await this.send('GET', '/props', undefined, signal);
+    if (!res.ok) { await res.body?.cancel().catch(() => undefined); return null; }
+    return obj(await readJson(res).catch(() => null));
   }
 
   async tokenize(text: string, signal?: AbortSignal): Promise<number[]> {

@@ -7,11 +7,10 @@ import * as vscode from 'vscode';
 import type { DeviceMemory } from '../../contract/devices.js';
 import { formatHubRef, parseHubRef, hubAccess, type HubRef } from '../../contract/hub/hub-ref.js';
 import { formatSize } from '../../contract/hub/pick.js';
-import { pullModel } from '../../contract/hub/pull.js';
 import { listRepoFiles } from '../../contract/hub/repo-files.js';
-import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
 import { setServerSetting, setting } from '../config/config.js';
 import type { ServerControl } from '../server/connection.js';
+import { pullWithProgress, PullCancelled } from '../server/hubPull.js';
 import { CATALOGUE, ROLE_SETTING, ROLE_TITLE, type CatalogueRole } from './catalogue.js';
 import { fileRows, machineMemory } from './modelFit.js';
 
@@ -87,35 +86,13 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   return pick?.path;
 }
 
-/** Pulls with progress in a notification; cancel keeps what arrived, and the next pull resumes it. */
+/** Pulls with progress; a stopped download is said, not an error (the same choice resumes it). */
 async function pull(ref: HubRef, log: vscode.LogOutputChannel): Promise<string | undefined> {
-  return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Strata: pulling ${formatHubRef(ref)}`, cancellable: true },
-    async (progress, token) => {
-      const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort());
-      let lastPct = 0;
-      try {
-        const r = await pullModel({
-          ref, dir: defaultModelsDir(), signal: ac.signal,
-          onEvent: (e) => {
-            if (e.kind === 'verified') log.info(`${e.file}: sha256 ${e.sha256} verified`);
-            if (e.kind === 'retry') log.warn(`${e.file}: ${e.error}; resuming (attempt ${e.attempt})`);
-            if (e.kind !== 'progress') return;
-            const pct = e.total > 0 ? Math.floor((e.received / e.total) * 100) : 0;
-            progress.report({ message: `${formatSize(e.received)} of ${formatSize(e.total)}`, ...(pct > lastPct ? { increment: pct - lastPct } : {}) });
-            lastPct = Math.max(lastPct, pct);
-          },
-        });
-        log.info(`${formatHubRef(ref)}: ${r.alreadyPresent ? 'already pulled' : 'pulled'}: ${r.path}`);
-        return r.path;
-      } catch (err) {
-        if (ac.signal.aborted) {
-          void vscode.window.showInformationMessage('Strata: download stopped. Choose the same file again to resume it.');
-          return undefined;
-        }
-        throw err;
-      }
-    },
-  );
+  try {
+    return await pullWithProgress(ref, log);
+  } catch (err) {
+    if (!(err instanceof PullCancelled)) throw err;
+    void vscode.window.showInformationMessage('Strata: download stopped. Choose the same file again to resume it.');
+    return undefined;
+  }
 }
