@@ -1,7 +1,7 @@
 // What a role's server can do, read from the server itself: its models (/v1/models), llama-server's
 // /props (context per slot, whether the chat template takes tools) and whether the route the role
 // needs answers. A server without that route turns the role's feature off; the caller logs it once.
-import type { StrataClient } from '../client/client.js';
+import { StrataApiError, type StrataClient } from '../client/client.js';
 import { obj, propsSlotContext } from '../client/normalize.js';
 import type { ModelUse } from '../config/server-settings.js';
 
@@ -53,7 +53,10 @@ export class RoleKeyRefused extends Error {
 
 /** Reads the server's capabilities for the role; throws when it cannot be reached or refuses the key. */
 export async function probeRole(client: StrataClient, role: ModelUse, signal?: AbortSignal): Promise<RoleCapabilities> {
-  const models = await client.models(signal);
+  const models = await client.models(signal).catch((e: unknown) => {
+    const status = e instanceof StrataApiError ? e.status : 0;
+    throw routeAnswer(status) === 'key' ? new RoleKeyRefused(client.baseUrl, status) : e;
+  });
   const props = await client.props(signal).catch(() => null);
   const refused: string[] = [];
   let route: string | null = null;
