@@ -7,7 +7,7 @@ import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, typ
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
-import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
+import { arr, defaultModelSize, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../contract/net/sse-decoder.js';
 import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
@@ -271,6 +271,18 @@ export class StrataClient {
     const tokens = (o as { tokens?: unknown }).tokens;
     if (!Array.isArray(tokens)) throw new StrataApiError('the server answered /v1/tokenize without a tokens list', 200);
     return tokens as number[];
+  }
+
+  /**
+   * The default model's decode speed as the server measured it (/metrics totals.decode_tok_s, over
+   * the requests it served) with that model's name and size (/v1/models meta.size); null before it
+   * has generated anything, or from a server that reports neither.
+   */
+  async decodeSpeed(signal?: AbortSignal): Promise<{ tokS: number; bytes: number; model: string } | null> {
+    const tokS = (await this.metrics(signal).catch(() => null))?.totals.decode_tok_s;
+    if (tokS === undefined || !(tokS > 0)) return null;
+    const model = defaultModelSize(await this.json('GET', '/v1/models', undefined, signal).catch(() => null));
+    return model ? { tokS, ...model } : null;
   }
 
   async metrics(signal?: AbortSignal): Promise<Metrics> {

@@ -8,7 +8,7 @@ import type { DeviceMemory } from '../../contract/devices.js';
 import { formatHubRef, parseHubRef, hubAccess, type HubRef } from '../../contract/hub/hub-ref.js';
 import { formatSize } from '../../contract/hub/pick.js';
 import { listRepoFiles } from '../../contract/hub/repo-files.js';
-import { setServerSetting, setting } from '../config/config.js';
+import { ROLE_URL_SETTING, roleServerUrl, setServerSetting, setting } from '../config/config.js';
 import type { ServerControl } from '../server/connection.js';
 import { pullWithProgress, PullCancelled } from '../server/hubPull.js';
 import { CATALOGUE, ROLE_SETTING, ROLE_TITLE, type CatalogueRole } from './catalogue.js';
@@ -31,6 +31,8 @@ export function registerChooseModels(context: vscode.ExtensionContext, server: S
 async function chooseModel(server: ServerControl, log: vscode.LogOutputChannel): Promise<void> {
   const roles: RoleItem[] = (Object.keys(ROLE_TITLE) as CatalogueRole[]).map((role) => ({
     role, label: ROLE_TITLE[role], description: setting(ROLE_SETTING[role]) || 'not set',
+    // A role on its own server runs that server's model: a file picked here waits until the role comes back.
+    ...(roleServerUrl(role) ? { detail: `on ${roleServerUrl(role)} (strata.${ROLE_URL_SETTING[role]})` } : {}),
   }));
   const role = await vscode.window.showQuickPick(roles, { title: 'Strata: Choose Models (1/3)', placeHolder: 'Which role is the model for?' });
   if (!role) return;
@@ -75,7 +77,9 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   );
   const devices: DeviceMemory[] = await server.client?.devices().catch(() => []) ?? [];
   const mem = machineMemory(freemem(), devices);
-  const rows = fileRows(files, ref.quant, mem);
+  // The speed the server measured says how fast a file runs on this CPU, not on a GPU.
+  const speed = mem.gpus.length === 0 ? await server.client?.decodeSpeed().catch(() => null) ?? null : null;
+  const rows = fileRows(files, ref.quant, mem, speed);
   if (rows.length === 0) throw new Error(`${ref.repo} has no GGUF model file`);
   const items: FileItem[] = rows.map((r) => ({
     label: `${r.fits ? '$(pass)' : '$(warning)'} ${r.path}`, description: r.description, detail: r.detail, path: r.path,
