@@ -47,7 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
     main: server, log, activity,
     settings: { url: roleServerUrl, apiKey: (r) => roleApiKey(context.secrets, r), model: roleModelName },
   });
-  registerRoleServerCommands(context, roles);
+  registerRoleServerCommands(context, roles, server);
   const chat = roles.connection('chat');
 
   const conversations = new FileConversationStore(join(context.globalStorageUri.fsPath, 'conversations'));

@@ -1,13 +1,19 @@
 // Strata: Set Role Server API Key, and reconnecting a role's own server when its settings change.
 import * as vscode from 'vscode';
-import { ROLE_MODEL_SETTING, ROLE_URL_SETTING, roleKeySecret, roleServerUrl } from '../config/config.js';
-import type { ModelUse } from '../config/server-settings.js';
+import { readServerSettings, ROLE_MODEL_SETTING, ROLE_URL_SETTING, roleKeySecret, roleServerUrl } from '../config/config.js';
+import { servedModels, type ModelUse } from '../config/server-settings.js';
+import type { ServerControl } from '../server/connection.js';
+import { settingsChangeAction } from '../server/settingsChange.js';
 import { ROLE_FEATURE } from '../server/capabilities.js';
 import { ROLES, type RoleServers } from '../server/roleServers.js';
 
 type RoleItem = vscode.QuickPickItem & { role: ModelUse };
 
-export function registerRoleServerCommands(context: vscode.ExtensionContext, roles: RoleServers): void {
+/** The model files the managed server loads: a role moving to or from its own server changes them. */
+const servedFiles = (): string => servedModels(readServerSettings()).models.map((m) => m.path).join('\n');
+
+export function registerRoleServerCommands(context: vscode.ExtensionContext, roles: RoleServers, server: ServerControl): void {
+  let served = servedFiles();
   context.subscriptions.push(
     { dispose: () => roles.dispose() },
     vscode.commands.registerCommand('strata.setRoleApiKey', async () => {
@@ -27,8 +33,22 @@ export function registerRoleServerCommands(context: vscode.ExtensionContext, rol
       roles.reload([pick.role]);
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('strata')) return;
+      const before = served;
+      served = servedFiles();
       const changed = ROLES.filter((r) => e.affectsConfiguration(`strata.${ROLE_URL_SETTING[r]}`) || e.affectsConfiguration(`strata.${ROLE_MODEL_SETTING[r]}`));
-      if (changed.length) roles.reload(changed);
+      if (!changed.length) return;
+      roles.reload(changed);
+      // A role URL alone reconnects that role; the managed server restarts only if its models change
+      // (a model setting's change asks through the server settings' own handler).
+      const urlOnly = !ROLES.some((r) => e.affectsConfiguration(`strata.${ROLE_MODEL_SETTING[r]}`));
+      if (!urlOnly || before === served) return;
+      const action = settingsChangeAction(server.status.state, false);
+      if (action === 'apply') void server.restart().catch(() => undefined);
+      else if (action === 'ask') {
+        void vscode.window.showInformationMessage('Strata: a role moved to or from its own server, so the managed server serves other models. Restart it to apply?', 'Restart')
+          .then((b) => b && server.restart().catch(() => undefined));
+      }
     }),
   );
 }
