@@ -1,5 +1,6 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
+import { isHubModel } from '../../contract/hub/hub-ref.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
 
@@ -35,6 +36,8 @@ export interface ServerSettings {
   fit: 'auto' | 'on' | 'off';
   /** Keep the completion model loaded whatever else loads (the server's --pin), so completions never wait for a reload. */
   pinCompletionModel: boolean;
+  /** Roles served by their own server (strata.*ServerUrl): the managed server leaves their models out. */
+  roleUrls: Partial<Record<ModelUse, string>>;
 }
 
 /** The settings as package.json's defaults make them (settings-schema.ts), the user having set none. */
@@ -47,6 +50,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
   rerankModel: settingDefault('rerankModel'), nextEditModel: settingDefault('nextEditModel'),
   fit: settingDefault('fit') as ServerSettings['fit'], pinCompletionModel: settingDefault('pinCompletionModel'),
+  roleUrls: {},
 };
 
 export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank' | 'nextEdit';
@@ -55,8 +59,9 @@ const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'rerank', 
 const settingOf = (s: ServerSettings, use: ModelUse): string =>
   ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel, nextEdit: s.nextEditModel })[use].trim();
 
-/** A model setting that names a file (else it names a model the server serves). */
-export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
+/** A model setting that names a file or a Hub model (`hf:ORG/REPO[:QUANT]`), else a model the server serves. */
+export const isModelFile = (v: string): boolean => isHubModel(v.trim()) || /\.gguf$/i.test(v) || /[\\/]/.test(v);
+
 const baseName = (path: string): string => (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');
 
 /** The managed server's models (the modelPath model first) and the name each use sends as `model`. */
@@ -80,9 +85,11 @@ export function servedModels(s: ServerSettings): ServedModels {
   const main = s.modelPath ? add(s.modelPath, null) : undefined;
   const names = {} as ServedModels['names'];
   for (const use of USES) {
+    // A role on its own server: its model is that server's business.
+    if (s.roleUrls[use]) { names[use] = undefined; continue; }
     const v = settingOf(s, use);
     // A reranker is never the main model (a text or embedding model cannot rerank); next edit falls back to completion's.
-    const fallback = use === 'rerank' ? undefined : use === 'nextEdit' ? names.completion : main;
+    const fallback = use === 'rerank' ? undefined : use === 'nextEdit' && !s.roleUrls.completion ? names.completion : main;
     names[use] = v === '' ? fallback : isModelFile(v) ? add(v, use) : v;
   }
   return { models, names };

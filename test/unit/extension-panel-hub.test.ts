@@ -60,6 +60,7 @@ function setup(ready = true, codebase?: PanelDeps['codebase'], agent?: PanelDeps
   const picked: { next: ContextItem | string | null } = { next: null };
   const deps: PanelDeps = {
     client: () => (ready ? fc.client : undefined),
+    chatClient: () => (ready ? fc.client : undefined),
     ensureClient: async () => fc.client,
     runCommand: (c) => commands.push(c),
     revealSession: (n, p) => revealed.push([n, p]),

@@ -70,7 +70,7 @@ describe('panel hub with thinking', () => {
       models: async () => [{ id: 'm', contextLength: 4096, maxOutputTokens: null, toolCalling: false }],
     } as unknown as PanelClient;
     const hub = new PanelHub({
-      client: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined,
+      client: () => client, chatClient: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined,
       clearBench: async () => undefined, visibilityChanged: () => undefined, log: () => undefined,
       editor: { copy: async () => undefined, insert: async () => null, apply: async () => null, context: async () => null },
     });
