@@ -139,6 +139,7 @@ export class StrataClient {
     };
     if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
     if (req.temperature !== undefined) body.temperature = req.temperature;
+    if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
     if (req.tools?.length) {
       body.tools = req.tools.map(toWireTool);
       if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };

@@ -25,7 +25,7 @@ afterAll(async () => {
   dirs.remove();
 });
 
-type Resp = Awaited<ReturnType<OpenAI['responses']['create']>> & { usage: NonNullable<OpenAI.Responses.Response['usage']> };
+type Resp = OpenAI.Responses.Response & { usage: NonNullable<OpenAI.Responses.Response['usage']> };
 const turn = async (client: OpenAI, input: string, previous: string | null, store = true): Promise<Resp> => (await client.responses.create({
   model: 'any', input, temperature: 0, max_output_tokens: 10, store, ...(previous ? { previous_response_id: previous } : {}),
 })) as Resp;
