@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasoningOf, StrataClient, type ChatEvent } from '../../extension/client/client.js';
-import type { ChatRequest } from '../../extension/client/types.js';
+import type { ChatCall } from '../../extension/client/types.js';
 import { PanelHub, type PanelClient } from '../../extension/panel/hub.js';
 import type { ToWebview } from '../../contract/panel.js';
 import { conversation, initialState, persisted, reduce, sendChat, thinkingView, type ViewState } from '../../webview/state.js';
@@ -60,7 +60,7 @@ describe('panel view state with thinking', () => {
 describe('panel hub with thinking', () => {
   it('streams thinking as chatReasoning, the answer as chatDelta, and keeps only the answer as conversation', async () => {
     const client = {
-      async *chatStream(_req: ChatRequest): AsyncGenerator<ChatEvent> {
+      async *chatStream(_req: ChatCall): AsyncGenerator<ChatEvent> {
         yield { type: 'reasoning', text: 'pl' };
         yield { type: 'reasoning', text: 'an' };
         yield { type: 'text', text: 'Answer' };
