@@ -54,6 +54,8 @@ async function quickRows(ctx: UiContext, what: string, ready: (rows: string[]) =
 export async function modelsSteps(ctx: UiContext): Promise<void> {
   const { t, wb } = ctx;
   await t.step(S.roles, async () => {
+    // The palette lists the extension's commands once it is active (its status bar item shows).
+    await wb.waitForStatusBar(/Strata/, 60_000);
     await wb.runCommand('Strata: Choose Models', 20_000, true);
     const roles = await quickRows(ctx, 'the roles', (r) => r.some((x) => x.startsWith('Inline completion')));
     for (const role of ['Chat and agent', 'Inline completion', 'Codebase search (embeddings)', 'Codebase search (reranker)']) {
