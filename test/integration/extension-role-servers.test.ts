@@ -78,7 +78,7 @@ beforeAll(async () => {
   sup.onOutput((l) => supLines.push(l));
   sup.onState((s) => { if (s.kind === 'ready') managedUrl = `http://127.0.0.1:${s.port}`; });
   await sup.start().catch((err: Error) => { throw new Error(`${err.message}\n${supLines.slice(-30).join('\n')}`); });
-}, 600_000);
+}, 1_800_000); // a first run builds llama-server from the pinned source (minutes; cached after)
 
 afterAll(async () => {
   await sup?.stop();
