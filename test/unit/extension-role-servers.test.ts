@@ -62,6 +62,7 @@ describe('a role\'s own server', () => {
     expect(roles.serverOf('completion')!.capabilities!.route).toBe('/v1/infill');
     // The probe is an empty POST: no candidate was asked for.
     expect(srv.of('/v1/infill').map((r) => r.body)).toEqual([{}]);
+    expect(roles.lines()).toEqual([`inline completions: ${srv.url} (ready, scripted)`]);
     const r = await completion.client!.infill({ prefix: 'a', suffix: '', extra: [], maxTokens: 4, maxPredictMs: 1000 }, new AbortController().signal);
     expect(r.content).toBe('x');
     roles.dispose();
@@ -100,6 +101,7 @@ describe('a role\'s own server', () => {
     main.set('ready');
     await expect(roles.connection('chat').ensureReady()).rejects.toThrow(`chat, the agent and inline edits: cannot reach the Strata server at ${closed} (ECONNREFUSED)`);
     expect(roles.connection('chat').status.state).toBe('failed');
+    expect(roles.lines()).toEqual([`chat, the agent and inline edits: ${closed} (cannot reach the Strata server at ${closed} (ECONNREFUSED))`]);
     await expect(roles.connection('chat').ensureReady()).rejects.toThrow(/ECONNREFUSED/);
     expect(log.filter((l) => l.startsWith('warn'))).toHaveLength(2);
     roles.dispose();
