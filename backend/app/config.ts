@@ -92,6 +92,10 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
   if (cfg.draftModel !== null && cfg.draftModel.trim() === '') throw new ConfigError('--draft-model is empty');
   // Only when both are given: against the engine's default draft max, the engine's own check says so at load.
   if (cfg.draftMin !== null && cfg.draftMax !== null && cfg.draftMin > cfg.draftMax) throw new ConfigError(`--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax}`);
+  const budgets = cfg.reasoningEffortBudgets;
+  if (budgets.length !== 3 || budgets.some((n) => !Number.isInteger(n))) {
+    throw new ConfigError(`--reasoning-effort-budgets: expected three whole numbers of tokens (low,medium,high), got ${budgets.join(',')}`);
+  }
   if (!/^[a-z0-9_.]+$/.test(cfg.cpuVariant)) throw new ConfigError(`--cpu-variant '${cfg.cpuVariant}' is not a variant name (auto, haswell, zen4, …)`);
   if (cfg.apiKey !== null && cfg.apiKey.trim() === '') cfg.apiKey = null;
   if (!isLoopbackHost(cfg.host) && cfg.apiKey === null) {

@@ -144,6 +144,8 @@ export const SERVE_OPTIONS = {
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
   /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */
   reasoningBudget: option(int(-1, 1 << 24), -1, 'tokens a reasoning model may think before the server ends the thinking (the family\'s </think>) and the answer goes on; -1: no limit (a request\'s thinking.budget_tokens wins)', { perModel: true }),
+  /** The thinking budgets of reasoning_effort / reasoning.effort low, medium and high (minimal and none turn thinking off). */
+  reasoningEffortBudgets: option(numlist, [1024, 4096, 16384], 'thinking budgets in tokens of the efforts low,medium,high (reasoning_effort, reasoning.effort; minimal and none turn thinking off)', { defaultText: '1024,4096,16384' }),
   /** Embeddings: auto (the GGUF says), on, off. */
   embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
 };

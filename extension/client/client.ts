@@ -2,6 +2,7 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
+import type { ErrorCode } from '../../contract/error-codes.js';
 import { contextOverflowOf, type ContextOverflow } from '../../contract/errors.js';
 import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, type GpuBackendsBody } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
@@ -41,6 +42,11 @@ export class StrataApiError extends Error {
     readonly overflow: ContextOverflow | null = null) {
     super(message);
     this.name = 'StrataApiError';
+  }
+
+  /** Whether the server answered with this code of its table (contract/error-codes.ts); never read the message. */
+  is(code: ErrorCode): boolean {
+    return this.code === code;
   }
 }
 
@@ -133,6 +139,7 @@ export class StrataClient {
     };
     if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
     if (req.temperature !== undefined) body.temperature = req.temperature;
+    if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
     if (req.tools?.length) {
       body.tools = req.tools.map(toWireTool);
       if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };

@@ -108,6 +108,7 @@ export function parseUsage(raw: unknown): Usage | null {
     promptTokens: prompt ?? 0,
     completionTokens: completion ?? 0,
     cachedTokens: num(u, 'prompt_tokens_details.cached_tokens'),
+    ...(num(u, 'completion_tokens_details.reasoning_tokens') !== null ? { reasoningTokens: num(u, 'completion_tokens_details.reasoning_tokens')! } : {}),
   };
 }
 

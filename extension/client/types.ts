@@ -46,6 +46,8 @@ export interface ChatRequest {
   tools?: ToolSpec[];
   /** A function's name forces a call of that tool (tool_choice {type: function, function: {name}}). */
   toolChoice?: 'auto' | 'required' | 'none' | { name: string };
+  /** reasoning_effort: none switches a reasoning model's thinking off; low / medium / high bound it (absent: the server decides). */
+  reasoningEffort?: 'none' | 'low' | 'medium' | 'high';
 }
 
 /** One step of a streamed chat answer. */

@@ -36,6 +36,12 @@ export function userSetting<N extends SettingName>(name: N): SettingValue<N> {
   return v === undefined ? settingDefault(name) : v;
 }
 
+/** A setting's value where the user set one (user, workspace or folder settings), else null. */
+export function setValue<N extends SettingName>(name: N): SettingValue<N> | null {
+  const i = cfg().inspect<SettingValue<N>>(name);
+  return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue ?? null;
+}
+
 export function readServerSettings(): ServerSettings {
   const split = setting('splitMode');
   // A list setting may also be written as a JSON array in settings.json.
@@ -43,10 +49,10 @@ export function readServerSettings(): ServerSettings {
   return {
     modelPath: expandHome(setting('modelPath').trim()),
     port: setting('port'),
-    slots: setting('slots'),
+    slots: setValue('slots'),
     contextSize: setting('contextSize'),
-    kvType: setting('kvType'),
-    cacheMiB: setting('cacheMiB'),
+    kvType: setValue('kvType'),
+    cacheMiB: setValue('cacheMiB'),
     devices: parseStringList(listSetting('devices')),
     splitMode: (['none', 'layer', 'row'].includes(split) ? split : '') as SplitMode,
     tensorSplit: parseNumberList(listSetting('tensorSplit') as string | number[]),

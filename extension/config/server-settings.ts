@@ -1,6 +1,7 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
 import { isHubModel } from '../../contract/hub/hub-ref.js';
+import { KV_TYPES } from '../../contract/kv-types.js';
 import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
 
 export type SplitMode = 'none' | 'layer' | 'row' | '';
@@ -10,11 +11,13 @@ export interface ServerSettings {
   modelPath: string;
   /** 0 = pick a free port. */
   port: number;
-  slots: number;
+  // slots, kvType and cacheMiB: null when the user did not set them; the server then applies its
+  // own defaults (the settings' defaults in package.json say what those are).
+  slots: number | null;
   /** Context tokens per slot; AUTO_CONTEXT (0): chosen for the work (contextPlan). */
   contextSize: number;
-  kvType: string;
-  cacheMiB: number;
+  kvType: string | null;
+  cacheMiB: number | null;
   devices: string[];
   splitMode: SplitMode;
   tensorSplit: number[];
@@ -37,10 +40,10 @@ export interface ServerSettings {
   roleUrls: Partial<Record<ModelUse, string>>;
 }
 
-/** The settings as package.json's defaults make them (settings-schema.ts). */
+/** The settings as package.json's defaults make them (settings-schema.ts), the user having set none. */
 export const DEFAULT_SETTINGS: ServerSettings = {
-  modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: settingDefault('slots'),
-  contextSize: settingDefault('contextSize'), kvType: settingDefault('kvType'), cacheMiB: settingDefault('cacheMiB'),
+  modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: null,
+  contextSize: settingDefault('contextSize'), kvType: null, cacheMiB: null,
   devices: parseStringList(settingDefault('devices')), splitMode: settingDefault('splitMode') as SplitMode,
   tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
   rpcServers: parseStringList(settingDefault('rpcServers')),
@@ -101,9 +104,10 @@ export function settingsProblems(s: ServerSettings): string[] {
     if (!Number.isInteger(v) || v < min || v > max) out.push(`strata.${name} must be a whole number from ${min} to ${max} (is ${v})`);
   };
   int(s.port, 'port');
-  int(s.slots, 'slots');
+  if (s.slots !== null) int(s.slots, 'slots');
   if (s.contextSize !== AUTO_CONTEXT) int(s.contextSize, 'contextSize', MIN_CONTEXT);
-  int(s.cacheMiB, 'cacheMiB');
+  if (s.cacheMiB !== null) int(s.cacheMiB, 'cacheMiB');
+  if (s.kvType !== null && !(KV_TYPES as readonly string[]).includes(s.kvType)) out.push(`strata.kvType must be one of ${KV_TYPES.join(', ')} (is '${s.kvType}')`);
   int(s.replicas, 'replicas');
   if (s.tensorSplit.some((v) => !Number.isFinite(v) || v < 0)) out.push('strata.tensorSplit must be non-negative numbers, e.g. "3,1"');
   for (const r of s.rpcServers) if (!/^[\w.\-[\]:]+:\d{1,5}$/.test(r)) out.push(`strata.rpcServers entry '${r}' is not host:port`);
@@ -186,7 +190,11 @@ export function buildServeArgs(s: ServerSettings, port: number, configFile?: str
   if (models.length > 1 && s.pinCompletionModel && completion !== undefined && models.some((m) => m.name === completion)) a.push('--pin', completion);
   if (s.fit !== 'auto') a.push('--fit', s.fit);
   const plan = contextPlan(s);
-  a.push('--slots', String(s.slots), ...(plan.ctx !== null ? ['--ctx', String(plan.ctx)] : []), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
+  // Only what the user set: the server's defaults (and its fit) choose the rest.
+  if (s.slots !== null) a.push('--slots', String(s.slots));
+  if (plan.ctx !== null) a.push('--ctx', String(plan.ctx));
+  if (s.kvType !== null) a.push('--kv-type', s.kvType);
+  if (s.cacheMiB !== null) a.push('--cache-mib', String(s.cacheMiB));
   if (plan.section && configFile) a.push('--config', configFile);
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));

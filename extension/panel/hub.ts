@@ -337,7 +337,7 @@ export class PanelHub {
           }
           return this.agents.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
         }
-        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []));
+        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []), msg.thinking);
       case 'codebaseRequest':
         return this.editorAction(view, async () => {
           const got = await codebaseContext(this.deps.codebase?.search, msg.query);

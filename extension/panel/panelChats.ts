@@ -5,20 +5,23 @@ import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import { CHAT_MAX_TOKENS } from '../client/types.js';
 import type { ContextPlanner } from '../context/planner.js';
-import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
+import type { ChatEndInfo, ContextItem, ThinkingLevel, ThinkingStats, ToWebview } from '../../contract/panel.js';
+
+/** The thinking control as the request's reasoning_effort (auto: not sent, the server decides). */
+const EFFORT = { auto: undefined, off: 'none', low: 'low', high: 'high' } as const;
 
 export type ChatClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models'>;
 
 /** reasoning: the model's thinking, shown in the panel but never part of the conversation. */
-interface RunningChat { text: string; reasoning: string; sent: { content: string; note: string | null } | null; ac: AbortController }
-interface FinishedChat { text: string; reasoning: string; sent: RunningChat['sent']; end: ChatEndInfo }
+interface RunningChat { text: string; reasoning: string; thinking?: ThinkingStats; sent: { content: string; note: string | null } | null; ac: AbortController }
+interface FinishedChat { text: string; reasoning: string; thinking?: ThinkingStats; sent: RunningChat['sent']; end: ChatEndInfo }
 
 const KEEP_FINISHED = 20;
 
-function replayOf(chatId: string, c: { text: string; reasoning: string; sent: RunningChat['sent'] }): ToWebview[] {
+function replayOf(chatId: string, c: { text: string; reasoning: string; thinking?: ThinkingStats; sent: RunningChat['sent'] }): ToWebview[] {
   const out: ToWebview[] = [];
   if (c.sent) out.push({ type: 'chatSent', chatId, content: c.sent.content, note: c.sent.note });
-  out.push({ type: 'chatSnapshot', chatId, text: c.text, ...(c.reasoning ? { reasoning: c.reasoning } : {}) });
+  out.push({ type: 'chatSnapshot', chatId, text: c.text, ...(c.reasoning ? { reasoning: c.reasoning } : {}), ...(c.thinking ? { thinking: c.thinking } : {}) });
   return out;
 }
 
@@ -59,7 +62,7 @@ export class PanelChats {
     for (const c of this.running.values()) c.ac.abort();
   }
 
-  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
+  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[], thinking: ThinkingLevel = 'auto'): Promise<void> {
     if (this.running.has(chatId)) return;
     const ac = new AbortController();
     const run: RunningChat = { text: '', reasoning: '', sent: null, ac };
@@ -67,6 +70,9 @@ export class PanelChats {
     let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
     let firstAt: number | null = null;
     let chunks = 0;
+    // The thinking's pieces (one a token as the server streams them) and its span, for the panel's Thinking block.
+    let thoughtAt: number | null = null;
+    let thoughts = 0;
     let sent: ChatMessage[] = messages;
     this.conversation = { name, messages };
     try {
@@ -78,7 +84,8 @@ export class PanelChats {
       if (plan.error) throw new Error(plan.error);
       sent = plan.messages;
       this.conversation = { name, messages: sent };
-      for await (const ev of client.chatStream({ messages: sent, maxTokens: CHAT_MAX_TOKENS }, ac.signal)) {
+      const effort = EFFORT[thinking];
+      for await (const ev of client.chatStream({ messages: sent, maxTokens: CHAT_MAX_TOKENS, ...(effort ? { reasoningEffort: effort } : {}) }, ac.signal)) {
         if (ev.type === 'text') {
           firstAt ??= this.now();
           chunks++;
@@ -87,7 +94,10 @@ export class PanelChats {
         } else if (ev.type === 'reasoning') {
           firstAt ??= this.now();
           run.reasoning += ev.text;
-          this.broadcast({ type: 'chatReasoning', chatId, text: ev.text });
+          thoughtAt ??= this.now();
+          thoughts++;
+          run.thinking = { tokens: thoughts, ms: Math.round(this.now() - thoughtAt) };
+          this.broadcast({ type: 'chatReasoning', chatId, text: ev.text, thinking: run.thinking });
         } else if (ev.type === 'done') {
           end = { ...end, usage: ev.usage, timings: ev.timings };
         }
@@ -102,7 +112,10 @@ export class PanelChats {
     if (run.text && this.conversation?.messages === sent) {
       this.conversation = { name, messages: [...sent, { role: 'assistant', content: run.text }] };
     }
-    this.finished.set(chatId, { text: run.text, reasoning: run.reasoning, sent: run.sent, end });
+    // The server's count of the thinking's tokens, where it gives one, over the pieces counted.
+    const counted = end.usage?.reasoningTokens;
+    if (run.thinking && counted !== undefined) run.thinking = { ...run.thinking, tokens: counted };
+    this.finished.set(chatId, { text: run.text, reasoning: run.reasoning, ...(run.thinking ? { thinking: run.thinking } : {}), sent: run.sent, end });
     while (this.finished.size > KEEP_FINISHED) this.finished.delete(this.finished.keys().next().value!);
     this.broadcast({ type: 'chatEnd', chatId, end });
   }

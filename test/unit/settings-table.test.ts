@@ -1,6 +1,8 @@
 // One table of settings: the VS Code settings that become `strata serve` flags take their range and
 // enum from the server's option table (serve-options.ts), so the settings editor, the extension's
 // own check (settingsProblems) and the server agree on what a value may be.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 import { envOf, SERVE_OPTIONS } from '../../backend/app/serve-options.js';
@@ -8,7 +10,7 @@ import { API_KEY_ENV } from '../../extension/server/managedLaunch.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { buildServeArgs, DEFAULT_SETTINGS, MIN_CONTEXT, settingsProblems } from '../../extension/config/server-settings.js';
 
-const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[] }>;
+const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[]; default?: unknown }>;
 /** Setting (without `strata.`) -> the serve option it becomes. */
 const FLAGS: Record<string, keyof typeof SERVE_OPTIONS> = {
   slots: 'slots', contextSize: 'ctx', kvType: 'kvType', cacheMiB: 'cacheMib', replicas: 'replicas', fit: 'fit',
@@ -24,6 +26,17 @@ describe('settings that become serve flags', () => {
     else if (kind.t === 'int') expect({ min: p.minimum, max: p.maximum }).toEqual({ min: kind.min, max: kind.max });
     // '' in a setting's enum means "unset: the server decides".
     if (kind.t === 'enum') expect(p.enum!.filter((v) => v !== '')).toEqual([...kind.values!]);
+  });
+
+  it('a setting passed only when set shows, as its default, what the server does without it', () => {
+    // slots: the serve option's default; the KV type and the park budget: the engine's (EngineOptions in C++).
+    const engine = readFileSync(join(import.meta.dirname, '../../native/src/engine_options.h'), 'utf8');
+    const kv = /ggml_type kv_type = GGML_TYPE_(\w+);/.exec(engine)?.[1]?.toLowerCase();
+    const park = Number(/double park_budget_mib = (\d+);/.exec(engine)?.[1]);
+    expect(SERVE_OPTIONS.kvType.default).toBeNull();
+    expect(SERVE_OPTIONS.cacheMib.default).toBeNull();
+    expect([PROPS['strata.slots']!.default, PROPS['strata.kvType']!.default, PROPS['strata.cacheMiB']!.default]).toEqual([SERVE_OPTIONS.slots.default, kv, park]);
+    expect([DEFAULT_SETTINGS.slots, DEFAULT_SETTINGS.kvType, DEFAULT_SETTINGS.cacheMiB]).toEqual([null, null, null]);
   });
 
   it('the KV types are the one list', () => {
