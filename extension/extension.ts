@@ -61,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const stats = new CompletionStats();
   const gate = registerCompletionControls(context);
-  const status = registerStatusBar(context, server, feed, stats, gate);
+  const status = registerStatusBar(context, server, feed, stats, gate, roles);
   registerStatusMenu(context, server, gate);
 
   const edit = registerInlineEdit(context, chat);

@@ -78,7 +78,7 @@ const speedText = (tokS: number): string => (tokS >= 10 ? Math.round(tokS).toStr
 export function speedNote(fileBytes: number, basis: SpeedBasis | null): string {
   const t = expectedTokS(fileBytes, basis);
   if (t === null || !basis) return 'speed unknown until the server has generated text';
-  return `about ${speedText(t)} tok/s (scaled by size from ${speedText(basis.tokS)} tok/s the server measured with ${basis.model}, ${gib(basis.bytes)})`;
+  return `about ${speedText(t)} tok/s (scaled by size from ${speedText(basis.tokS)} tok/s the server measured with ${basis.model}, ${formatSize(basis.bytes)})`;
 }
 
 export interface FileRow {

@@ -6,7 +6,7 @@
 // the settings and secrets come in through RoleSettings.
 import { StrataClient, type ActivitySink } from '../client/client.js';
 import type { ModelUse } from '../config/server-settings.js';
-import { describeCapabilities, probeRole, ROLE_FEATURE, type RoleCapabilities } from './capabilities.js';
+import { describeCapabilities, probeRole, ROLE_FEATURE, ROLE_ROUTES, type RoleCapabilities } from './capabilities.js';
 import type { ServerConnection, ServerStatus } from './connection.js';
 import { waitForRemote } from './remoteWait.js';
 
@@ -96,7 +96,7 @@ export class RoleServer {
       if (caps.route === null) {
         this.off = describeCapabilities(probe.baseUrl, caps);
         log.warn(this.off);
-        this.update({ state: 'failed', message: this.off });
+        this.update({ state: 'failed', message: `off: no ${ROLE_ROUTES[this.role].join(' or ')} (${caps.refused.join(', ')})` });
         throw new Error(this.off);
       }
       log.info(describeCapabilities(probe.baseUrl, caps));
@@ -114,7 +114,7 @@ export class RoleServer {
       if (this.off === null && !this.abort.signal.aborted) {
         const message = `${ROLE_FEATURE[this.role]}: ${(err as Error).message}`;
         log.warn(`${message} (${this.url})`);
-        this.update({ state: 'failed', message });
+        this.update({ state: 'failed', message: (err as Error).message });
         throw new Error(message);
       }
       throw err;
@@ -179,6 +179,23 @@ export class RoleServers {
   /** The connection the role's features use. */
   connection(role: ModelUse): ServerConnection {
     return this.connections.get(role)!;
+  }
+
+  /** One line per role on its own server (the status bar's tooltip): where it runs and how it is. */
+  lines(): string[] {
+    return ROLES.flatMap((role) => {
+      const own = this.servers.get(role);
+      if (!own) return [];
+      const s = own.status;
+      const state = s.state === 'ready' ? `ready${s.model ? `, ${s.model}` : ''}` : s.state === 'failed' ? s.message ?? 'failed' : s.state;
+      return [`${ROLE_FEATURE[role]}: ${own.url} (${state})`];
+    });
+  }
+
+  /** Any role's connection changed. */
+  onDidChange(listener: () => void): { dispose(): void } {
+    const subs = ROLES.map((r) => this.connections.get(r)!.onDidChange(() => listener()));
+    return { dispose: () => { for (const s of subs) s.dispose(); } };
   }
 
   /** The role's own server, or undefined when it uses the main one. */

@@ -3,8 +3,9 @@
 // repository's files with their sizes and fit to this machine, one of them too big with the file
 // that would fit named; next edit's catalogue (Zeta), the expected speed on the CPU from what the
 // managed server measured, and a pull held half-way so its progress notification shows, then
-// served by the restarted server. Then a role on a second server: chat pointed (in user settings)
-// at a scripted OpenAI-compatible server, whose sensible answer shows in the panel.
+// served by the restarted server; an `hf:` reference in a model setting, pulled with progress when
+// the server starts. Then a role on a second server: chat pointed (in user settings) at a scripted
+// OpenAI-compatible server, whose sensible answer shows in the panel.
 import { readFileSync } from 'node:fs';
 import { FakeHub } from '../helpers/fake-hub.js';
 import { ScriptedModelServer } from '../helpers/scripted-model-server.js';
@@ -17,6 +18,9 @@ export const E2E_HUB_REPO = 'strata-e2e/coder-GGUF';
 /** A repository whose one file is the run's test model: pulled for real, then served. */
 export const E2E_PULL_REPO = 'strata-e2e/tiny-GGUF';
 const PULL_FILE = 'tiny-Q8_0.gguf';
+/** The same model again, named in a model setting as `hf:` (pulled when the server starts). */
+const SETTING_REPO = 'strata-e2e/tiny-setting-GGUF';
+const SETTING_FILE = 'tiny-setting-Q8_0.gguf';
 let hub: FakeHub | undefined;
 
 const GIB = 2 ** 30;
@@ -25,6 +29,7 @@ const S = {
   fit: 'Choose Models: a Hub repository\'s files with size and fit, a too-big one naming what would fit',
   speed: 'Choose Models: next edit offers Zeta; on the CPU a file\'s fit shows the speed scaled from what the server measured',
   pull: 'Choose Models: the pull shows its progress in a notification, then the restarted server serves the file',
+  hfSetting: 'an hf: model setting: the server\'s start pulls it with progress in a notification, then serves it',
   roleServer: 'a role on a second server: chat answers from another OpenAI-compatible server set in user settings',
 };
 
@@ -40,7 +45,10 @@ export async function startModelsHub(modelPath?: string): Promise<FakeHub> {
     file('coder-Q2_K.gguf', 0.1 * GIB), file('coder-Q4_K_M.gguf', 0.2 * GIB), file('coder-Q8_0.gguf', 0.4 * GIB),
     file('F16/coder-F16-00001-of-00002.gguf', 400 * GIB), file('F16/coder-F16-00002-of-00002.gguf', 400 * GIB),
   ]);
-  if (modelPath) hub.addRepo(E2E_PULL_REPO, [{ path: PULL_FILE, body: readFileSync(modelPath) }]);
+  if (modelPath) {
+    hub.addRepo(E2E_PULL_REPO, [{ path: PULL_FILE, body: readFileSync(modelPath) }]);
+    hub.addRepo(SETTING_REPO, [{ path: SETTING_FILE, body: readFileSync(modelPath) }]);
+  }
   return hub;
 }
 
@@ -54,6 +62,8 @@ async function quickRows(ctx: UiContext, what: string, ready: (rows: string[]) =
 export async function modelsSteps(ctx: UiContext): Promise<void> {
   const { t, wb } = ctx;
   await t.step(S.roles, async () => {
+    // The palette lists the extension's commands once it is active (its status bar item shows).
+    await wb.waitForStatusBar(/Strata/, 60_000);
     await wb.runCommand('Strata: Choose Models', 20_000, true);
     const roles = await quickRows(ctx, 'the roles', (r) => r.some((x) => x.startsWith('Inline completion')));
     for (const role of ['Chat and agent', 'Inline completion', 'Codebase search (embeddings)', 'Codebase search (reranker)']) {
@@ -114,6 +124,37 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
     await wb.waitForStatusBar(/Strata: ready/, 60_000);
   }, { needs: [S.speed], timeoutMs: 240_000 });
 
+  /** Clicks Restart on the "settings changed" toast. */
+  const restartAsked = async (): Promise<void> => {
+    const ask = await wb.waitForNotification(/Strata server settings changed/, 60_000);
+    await ask.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
+  };
+  const served = async (): Promise<string[]> => {
+    const models = await api<{ data: Array<{ id: string }> }>(await strataUrl(wb), '/v1/models').catch(() => null);
+    return models?.data.map((m) => m.id) ?? [];
+  };
+  await t.step(S.hfSetting, async () => {
+    await wb.clearNotifications();
+    const held = hub!.holdNext(1 << 20);
+    ctx.userSettings({ 'strata.completionModel': `hf:${SETTING_REPO}` });
+    await restartAsked();
+    await held.reached;
+    await wb.waitForNotification(/pulling strata-e2e\/tiny-setting-GGUF \(strata\.completionModel\).*MiB of/, 30_000);
+    await wb.screenshot('hf-setting-pull-progress');
+    held.release();
+    const name = SETTING_FILE.replace(/\.gguf$/, '');
+    await waitForValue('the hf: model served', async () => ((await served()).includes(name) ? true : undefined), 120_000);
+    // Completions back on the main model for the later areas.
+    await wb.clearNotifications();
+    ctx.userSettings({ 'strata.completionModel': '' });
+    await restartAsked();
+    await waitForValue('the hf: model no longer served', async () => {
+      const now = await served();
+      return now.length && !now.includes(name) ? true : undefined;
+    }, 120_000);
+    await wb.waitForStatusBar(/Strata: ready/, 60_000);
+  }, { timeoutMs: 300_000 });
+
   const scripted = new ScriptedModelServer({ chat: () => ({ text: 'Answered by the team server.' }) });
   const teamUrl = await scripted.start();
   try {
@@ -128,6 +169,9 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
       const text = plainSpaces(await answer.innerText());
       await wb.screenshot('role-chat-on-second-server');
       if (!text.includes('Answered by the team server.')) throw new Error(`the chat did not answer from the second server: ${text}`);
+      // The status bar's tooltip says where the role runs.
+      await waitForValue('the chat role\'s server in the status bar tooltip', async () =>
+        (await wb.statusBarTexts()).some((x) => x.includes(`chat, the agent and inline edits: ${teamUrl} (ready, scripted)`)) ? true : undefined, 20_000);
       if (scripted.of('/v1/infill').length) throw new Error('an inline completion went to the chat role\'s server');
       const asked = [...new Set(scripted.requests.map((r) => r.path))].sort();
       for (const p of asked) if (!['/health', '/props', '/v1/chat/completions', '/v1/models', '/v1/tokenize'].includes(p)) throw new StopWaiting(`the chat role's server was asked ${p}`);

@@ -7,6 +7,7 @@
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubAccess } from '../../contract/hub/hub-ref.js';
+import { formatSize } from '../../contract/hub/pick.js';
 import { listRepoFiles, type HubFile } from '../../contract/hub/repo-files.js';
 import { StrataClient } from '../../extension/client/client.js';
 import { expectedTokS, fileRows, machineMemory } from '../../extension/models/modelFit.js';
@@ -66,7 +67,7 @@ describe('the fit on the CPU', () => {
     expect(expectedTokS(3 * GIB, speed)! * 4).toBeCloseTo(q4, 6);
     const shown = (t: number): string => (t >= 10 ? Math.round(t).toString() : t.toFixed(1));
     expect(rowOf(rows, 'coder-Q4_K_M.gguf').detail).toBe(
-      `fits in RAM on the CPU (16.0 GiB free); about ${shown(q4)} tok/s (scaled by size from ${shown(speed.tokS)} tok/s the server measured with ${speed.model}, ${(speed.bytes / GIB).toFixed(1)} GiB)`);
+      `fits in RAM on the CPU (16.0 GiB free); about ${shown(q4)} tok/s (scaled by size from ${shown(speed.tokS)} tok/s the server measured with ${speed.model}, ${formatSize(speed.bytes)})`);
     expect(rowOf(rows, 'coder-F16.gguf').detail).toBe('too big: needs about 44.0 GiB, 16.0 GiB free in RAM; coder-Q8_0.gguf would fit');
   });
 });

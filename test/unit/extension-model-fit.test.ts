@@ -71,8 +71,8 @@ describe('the expected speed on the CPU', () => {
   it('scales the measured speed by size, and says where the number comes from', () => {
     const basis = { tokS: 40, bytes: 1.5 * GIB, model: 'coder-1.5b' };
     expect(expectedTokS(3 * GIB, basis)).toBe(20);
-    expect(speedNote(6 * GIB, basis)).toBe('about 10 tok/s (scaled by size from 40 tok/s the server measured with coder-1.5b, 1.5 GiB)');
-    expect(speedNote(30 * GIB, basis)).toBe('about 2.0 tok/s (scaled by size from 40 tok/s the server measured with coder-1.5b, 1.5 GiB)');
+    expect(speedNote(6 * GIB, basis)).toBe('about 10 tok/s (scaled by size from 40 tok/s the server measured with coder-1.5b, 1.50 GiB)');
+    expect(speedNote(30 * GIB, basis)).toBe('about 2.0 tok/s (scaled by size from 40 tok/s the server measured with coder-1.5b, 1.50 GiB)');
   });
 
   it('says it is unknown without a measurement, and never divides by nothing', () => {
