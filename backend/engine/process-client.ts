@@ -49,6 +49,12 @@ export interface ProcessEngineClientOptions {
   cpuPath?: () => Promise<CpuPath>;
   /** Engine host stdout/stderr lines and client events. Must not block. Default: dropped. */
   log?: (line: string, level: 'info' | 'warn' | 'error') => void;
+  /**
+   * How close() stops the process (default: this platform). POSIX: 'close' over IPC when ready,
+   * SIGTERM while loading, SIGTERM then SIGKILL when it lingers. Windows has no SIGTERM (kill()
+   * ends a process at once there): 'close' over IPC in both phases, then the hard kill.
+   */
+  platform?: NodeJS.Platform;
 }
 
 interface PendingCall {
@@ -377,7 +383,12 @@ class ProcessEngineClient implements EngineClient {
     this.clearRestartTimer();
     const inc = this.current;
     this.setState('closed');
-    if (inc && !inc.ended) {
+    if (inc && !inc.ended && (this.opts.platform ?? process.platform) === 'win32') {
+      // The host leaves on 'close' in either phase (a load in progress is abandoned with its process).
+      this.send(inc, { kind: 'close', epoch: inc.epoch });
+      if (!(await this.goneWithin(inc, CLOSE_GRACE_MS))) inc.child.kill('SIGKILL');
+      await inc.gone;
+    } else if (inc && !inc.ended) {
       if (inc.phase === 'ready') this.send(inc, { kind: 'close', epoch: inc.epoch });
       else inc.child.kill('SIGTERM');
       if (!(await this.goneWithin(inc, CLOSE_GRACE_MS))) {

@@ -9,6 +9,7 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:f
 import { join } from 'node:path';
 import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
 import { RESPONSE_ID } from '../validation/responses-schema.js';
+import { processExists } from '../../contract/os/process.js';
 
 export interface StoredResponse {
   response: ResponseObject;
@@ -29,10 +30,6 @@ interface Entry { bytes: number; usedAt: number }
 
 const FILE = /^(resp_[A-Za-z0-9_-]{1,120})\.json$/;
 const TEMP = /^resp_[A-Za-z0-9_-]{1,120}\.json\.tmp-(\d+)-\d+$/;
-
-function processAlive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
-}
 
 export class ResponseStore {
   /** Every stored response, least recently used first (a Map keeps insertion order; a use re-inserts). */
@@ -123,7 +120,7 @@ export class ResponseStore {
       for (const name of await readdir(this.dir)) {
         const temp = TEMP.exec(name);
         if (temp) {
-          if (!processAlive(Number(temp[1])) || Number(temp[1]) === process.pid) await rm(join(this.dir, name), { force: true });
+          if (!processExists(Number(temp[1])) || Number(temp[1]) === process.pid) await rm(join(this.dir, name), { force: true });
           continue;
         }
         const m = FILE.exec(name);
