@@ -8,6 +8,7 @@ import { join, win32 } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cmdLine, findProgram, isBatchFile, pathExtensions, runChildArgv } from '../../extension/agent/childCommand.js';
 import { findRipgrep, parseRipgrepLine } from '../../extension/agent/ripgrep.js';
+import { CheckpointStore, type RestoreFiles } from '../../extension/agent/checkpoints.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'strata-win32-')); });
@@ -91,5 +92,24 @@ describe('ripgrep on Windows', () => {
 
   it('on Linux a file name holding ":12:" stays one name', () => {
     expect(parseRipgrepLine('/ws/odd:12:name.txt\u00005:hit', [{ path: '/ws', prefix: '' }])).toEqual({ path: 'odd:12:name.txt', line: 5, text: 'hit' });
+  });
+});
+
+describe('checkpoints on Windows', () => {
+  it('changes to one file written in two cases are one file to restore (two on Linux)', async () => {
+    const plans = [];
+    for (const platform of ['win32', 'linux'] as const) {
+      const store = new CheckpointStore(join(dir, `store-${platform}`), () => undefined, platform);
+      const rec = store.recorder('chat');
+      await rec.commandRan('s0', 'npm test', 'C:\\WS');
+      await rec.changed('s1', { path: 'A.ts', abs: 'C:\\WS\\A.ts', before: 'a0', after: 'a1' });
+      await rec.changed('s2', { path: 'a.ts', abs: 'c:\\ws\\a.ts', before: 'a1', after: 'a2' });
+      // The disk as Windows has it: one file, read by either name.
+      const files: RestoreFiles = { readText: async (abs) => (abs.toLowerCase() === 'c:\\ws\\a.ts' ? 'a2' : null), apply: async () => null, remove: async () => null };
+      plans.push((await store.plan('chat', 's0', files)).files.map((f) => [f.path, f.action, f.conflict]));
+    }
+    expect(plans[0]).toEqual([['A.ts', 'write', false]]);
+    // Linux: two files; the first looks changed since (it holds a2, the agent left a1).
+    expect(plans[1]).toEqual([['A.ts', 'write', true], ['a.ts', 'write', false]]);
   });
 });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { portableFileName, windowsNameProblem } from '../../contract/os/file-names.js';
 import { sessionNameProblem } from '../../contract/session-name.js';
+import { isSafeRepoPath } from '../../contract/hub/repo-files.js';
 
 describe('windowsNameProblem', () => {
   it('refuses device names in any case, also before an extension or with trailing spaces', () => {
@@ -38,5 +39,16 @@ describe('session names and Windows', () => {
   });
   it('names that only resemble one, and trailing dots (the file name ends in .session), are fine', () => {
     for (const n of ['console', 'con-1', 'my.con', 'com10', 'notes.', 'v1..2']) expect(sessionNameProblem(n), n).toBeNull();
+  });
+});
+
+describe('Hub file paths taken into the models folder', () => {
+  it('Windows also refuses streams, device names and trailing dots; Linux takes them', () => {
+    for (const p of ['model.gguf:evil', 'CON/model.gguf', 'dir./m.gguf', 'nul.gguf']) {
+      expect(isSafeRepoPath(p, 'win32'), p).toBe(false);
+      expect(isSafeRepoPath(p, 'linux'), p).toBe(true);
+    }
+    for (const p of ['Q4_K_M/model-00001-of-00002.gguf', 'model.Q8_0.gguf']) expect(isSafeRepoPath(p, 'win32'), p).toBe(true);
+    for (const p of ['../x.gguf', 'a\\b.gguf', 'a//b.gguf']) expect(isSafeRepoPath(p, 'linux'), p).toBe(false);
   });
 });
