@@ -23,6 +23,7 @@ import type { EngineState } from '../../contract/metrics.js';
 import { parseHostMessage, type CallCommand, type CallCommandOf, type Command, type HostMessage } from './protocol.js';
 import { BACKGROUND_NICE, lowerPriority } from './priority.js';
 import { EngineRequestRouter } from './request-router.js';
+import { describeExit } from '../../contract/os/process.js';
 
 export interface ProcessEngineClientOptions {
   replica: number;
@@ -460,6 +461,7 @@ class ProcessEngineClient implements EngineClient {
   }
 
   /** Kills the process; its exit ends the incarnation with `reason` in the error. */
+  // One process with no children of its own: SIGKILL here, TerminateProcess on Windows (Node's kill() there).
   private kill(inc: Incarnation, reason: string): void {
     inc.killReason = reason;
     this.log(`engine (replica ${this.replica}, epoch ${inc.epoch}): ${reason}; killing it`, 'error');
@@ -479,7 +481,7 @@ class ProcessEngineClient implements EngineClient {
   }
 
   private deathReason(inc: Incarnation): string {
-    const how = inc.exit?.signal ? `signal ${inc.exit.signal}` : `code ${inc.exit?.code ?? '?'}`;
+    const how = describeExit(inc.exit?.code ?? null, inc.exit?.signal ?? null);
     const why = inc.killReason ?? inc.fatal ?? (inc.lastErrorLog ? `last error log: ${inc.lastErrorLog}` : null);
     return `engine process exited (${how})${why ? `: ${why}` : ''} (replica ${this.replica}, epoch ${inc.epoch}, pid ${inc.child.pid ?? '?'})`;
   }

@@ -85,3 +85,29 @@ export function killTree(pid: number, opts: TreeKillOptions = {}): Promise<void>
     child.once('exit', (code) => (code === 0 || code === 128 ? resolve() : terminate()));
   });
 }
+
+/** Windows' exception codes a crashed process exits with (NTSTATUS), by name. */
+const NTSTATUS: Record<number, string> = {
+  0xC0000005: 'access violation',
+  0xC000001D: 'illegal instruction',
+  0xC0000094: 'integer division by zero',
+  0xC00000FD: 'stack overflow',
+  0xC0000409: 'fail-fast: abort() or a stack buffer overrun',
+  0xC0000374: 'heap corruption',
+  0xC0000135: 'a DLL it needs was not found',
+  0xC0000139: 'a DLL entry point was not found',
+  0xC0000142: 'a DLL failed to initialise',
+};
+
+/**
+ * How a process ended, for messages: "signal SIGSEGV" (POSIX), "code 1", or a Windows crash
+ * code in hex with its name ("code 0xC000001D (illegal instruction)"), which a decimal
+ * 3221225501 would hide.
+ */
+export function describeExit(code: number | null, signal: string | null): string {
+  if (signal) return `signal ${signal}`;
+  if (code === null) return 'code ?';
+  const u = code >>> 0;
+  if (u >= 0xC0000000) return `code 0x${u.toString(16).toUpperCase()}${NTSTATUS[u] ? ` (${NTSTATUS[u]})` : ''}`;
+  return `code ${code}`;
+}

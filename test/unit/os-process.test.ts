@@ -4,7 +4,7 @@
 // taskkill cannot run, which is what happens here).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { killTree, processAlive, processExists, taskkillCommand } from '../../contract/os/process.js';
+import { describeExit, killTree, processAlive, processExists, taskkillCommand } from '../../contract/os/process.js';
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -73,5 +73,16 @@ describe('killTree', () => {
     await exited(child);
     await expect(killTree(child.pid!, { platform: 'linux' })).resolves.toBeUndefined();
     await expect(killTree(child.pid!, { platform: 'win32', env: { SystemRoot: '/nonexistent' } })).resolves.toBeUndefined();
+  });
+});
+
+describe('describeExit', () => {
+  it('names a signal, a plain code, and Windows crash codes in hex with their name', () => {
+    expect(describeExit(null, 'SIGSEGV')).toBe('signal SIGSEGV');
+    expect(describeExit(1, null)).toBe('code 1');
+    expect(describeExit(3221225501, null)).toBe('code 0xC000001D (illegal instruction)');
+    expect(describeExit(-1073741819, null)).toBe('code 0xC0000005 (access violation)');
+    expect(describeExit(0xC0000001, null)).toBe('code 0xC0000001');
+    expect(describeExit(null, null)).toBe('code ?');
   });
 });
