@@ -2,6 +2,7 @@
 // `strata` command line: one file per subcommand under cli/.
 import { parseArgs } from './args/args.js';
 import { commandFor, commands } from './cli/commands.js';
+import { stopOnChannelClose } from './cli/stop-channel.js';
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -23,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
   return typeof code === 'number' ? code : 0;
 }
 
+stopOnChannelClose();
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => {

@@ -5,7 +5,7 @@
 // section (model-specs.ts) and the option table of docs/server.md (npm run docs:tables, checked by
 // test/unit/docs-tables.test.ts) are all read from it.
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { posix, win32 } from 'node:path';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { BODY_READ_TIMEOUT_MS } from '../validation/limits.js';
 import type { Kind } from './config-values.js';
@@ -47,15 +47,22 @@ const numlist = { t: 'numlist' } as const;
 const bool = { t: 'bool' } as const;
 const ENGINE = { defaultText: "the engine's" };
 
-/** A folder of the server's data: $XDG_DATA_HOME/strata/<name> (%LOCALAPPDATA%/strata/<name> on Windows). */
-function dataDir(name: string, env: NodeJS.ProcessEnv): string {
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', name);
-  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
-  return join(base, 'strata', name);
+/**
+ * A folder of the server's data: $XDG_DATA_HOME/strata/<name> (~/.local/share/strata/<name>);
+ * on Windows %LOCALAPPDATA%\strata\<name> (the profile's AppData\Local without it), a folder
+ * only its user (with administrators and the system) may open.
+ */
+function dataDir(name: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string {
+  if (platform === 'win32') {
+    const local = env.LOCALAPPDATA || win32.join(env.USERPROFILE || homedir(), 'AppData', 'Local');
+    return win32.join(local, 'strata', name);
+  }
+  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : posix.join(homedir(), '.local', 'share');
+  return posix.join(base, 'strata', name);
 }
 
-export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('sessions', env); }
-export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('responses', env); }
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('sessions', env, platform); }
+export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('responses', env, platform); }
 
 /** Every `strata serve` option, in --help order. */
 export const SERVE_OPTIONS = {

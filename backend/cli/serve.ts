@@ -16,6 +16,7 @@ import { pullProgress } from '../../contract/hub/pull-progress.js';
 import type { Logger } from '../log/logger.js';
 import type { ServerConfig } from '../app/config.js';
 import type { ParsedArgs } from '../args/args.js';
+import { processExists } from '../../contract/os/process.js';
 
 export const command = {
   summary: 'run the OpenAI-compatible inference server',
@@ -78,7 +79,7 @@ export const command = {
       if (parent !== null) {
         // No signal reaches us when the parent is killed hard; poll for it instead.
         const timer = setInterval(() => {
-          if (processAlive(parent)) return;
+          if (processExists(parent)) return;
           clearInterval(timer);
           void stop(`parent process ${parent} exited`).then(resolve);
         }, 1000);
@@ -141,13 +142,4 @@ async function pullHubModels(config: ServerConfig, log: Logger): Promise<string>
   }
   config.model = config.models[0]!.path;
   return config.model;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';  // exists, owned by someone else
-  }
 }
