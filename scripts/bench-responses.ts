@@ -76,7 +76,12 @@ async function respond(t: Target, body: Record<string, unknown>): Promise<Omit<T
       else if (ev.type === 'response.failed' || ev.type === 'error') throw new Error(`${t.url}: ${e.data.slice(0, 300)}`);
     }
   };
-  for await (const chunk of res.body) take(sse.feed(chunk as Uint8Array));
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done: end, value } = await reader.read();
+    if (end) break;
+    take(sse.feed(value));
+  }
   take(sse.end());
   const final = done as { id?: string; usage?: { input_tokens?: number; output_tokens?: number; input_tokens_details?: { cached_tokens?: number } } } | null;
   if (!final?.usage) throw new Error(`${t.url}: the stream ended without a completed response`);
