@@ -403,7 +403,8 @@ describe('process engine client (scripted addon)', () => {
         const started = c.start();
         started.catch(() => undefined);
         if (model === 'scripted.gguf') await started;
-        else await expect.poll(() => logs.some((l) => l.includes('engine host started (epoch 1'))).toBe(true);
+        // A loaded machine can take seconds to start the host: wait for its line, not the default second.
+        else await expect.poll(() => logs.some((l) => l.includes('engine host started (epoch 1')), { timeout: 60_000 }).toBe(true);
         const pid = c.status().pid!;
         await c.close();
         expect(alive(pid), model).toBe(false);
