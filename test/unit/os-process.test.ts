@@ -51,7 +51,7 @@ describe('killTree', () => {
     const done = exited(shell);
     await killTree(shell.pid!, { platform: 'linux', group: true });
     expect((await done).signal).toBe('SIGKILL');
-    await expect.poll(() => processAlive(sleeper, 'linux')).toBe(false); // a zombie where nothing reaps orphans counts as gone
+    await expect.poll(() => processAlive(sleeper, 'linux'), { timeout: 30_000 }).toBe(false); // a zombie where nothing reaps orphans counts as gone
   });
   it('POSIX, not a group leader: ends the process only', async () => {
     const { shell, sleeper } = await shellWithChild(false);
