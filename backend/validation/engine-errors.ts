@@ -33,6 +33,8 @@ export const ENGINE_ERROR_STATUS: Readonly<Record<Exclude<CallErrorCode, 'failed
     snapshot: ENGINE_ERROR, traces: ENGINE_ERROR, devices: ENGINE_ERROR,
     // The converter (or the GBNF parser) refused what the request asked for.
     buildGrammar: { status: 400, code: 'unsupported_schema' },
+    // The bytes are no image the projector reads, or too many pixels: the client's input.
+    prepareImage: { status: 400, code: 'invalid_image' },
   },
 };
 
