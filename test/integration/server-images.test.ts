@@ -104,3 +104,57 @@ describe('OpenAI chat: image_url parts', () => {
     expect(r.body.error.message).toMatch(/model '.+' reads text only/);
   });
 });
+
+describe('Anthropic Messages: image blocks', () => {
+  const block = (png: Uint8Array) => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: Buffer.from(png).toString('base64') } });
+
+  it('answers, counts the image in input_tokens and count_tokens, and reads turn 2 from the KV', async () => {
+    const messages = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, block(testPicture(21))] }];
+    const counted = await json(srv.port, 'POST', '/v1/messages/count_tokens', { model: 'm', messages });
+    const plain = await json(srv.port, 'POST', '/v1/messages/count_tokens', { model: 'm', messages: [{ role: 'user', content: 'What is this?' }] });
+    expect(counted.status).toBe(200);
+    expect(counted.body.input_tokens).toBeGreaterThanOrEqual(plain.body.input_tokens + IMAGE_TOKENS);
+    const first = await json(srv.port, 'POST', '/v1/messages', { model: 'm', max_tokens: 6, temperature: 0, messages });
+    expect(first.status).toBe(200);
+    expect(first.body.usage.input_tokens + first.body.usage.cache_read_input_tokens).toBe(counted.body.input_tokens);
+    const text = first.body.content.map((b: { text?: string }) => b.text ?? '').join('');
+    const second = await json(srv.port, 'POST', '/v1/messages', {
+      model: 'm', max_tokens: 4, temperature: 0,
+      messages: [...messages, { role: 'assistant', content: text }, { role: 'user', content: 'And then?' }],
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(counted.body.input_tokens - 1);
+  });
+
+  it('refuses a url source with 400 in Anthropic shape', async () => {
+    const r = await json(srv.port, 'POST', '/v1/messages', {
+      model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.invalid/a.png' } }] }],
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.type).toBe('error');
+    expect(r.body.error.message).toMatch(/messages\[0\]\.content\[0\]\.source\.type: url image sources are not fetched/);
+  });
+});
+
+describe('Responses API: input_image', () => {
+  it('answers, counts the image in input_tokens, and a previous_response_id turn reads the image from the KV', async () => {
+    const input = [{ role: 'user' as const, content: [{ type: 'input_text' as const, text: 'What is this?' }, { type: 'input_image' as const, image_url: pngDataUrl(testPicture(31)), detail: 'auto' as const }] }];
+    const counted = await json(srv.port, 'POST', '/v1/responses/input_tokens', { model: 'm', input });
+    const plain = await json(srv.port, 'POST', '/v1/responses/input_tokens', { model: 'm', input: 'What is this?' });
+    expect(counted.body.input_tokens).toBeGreaterThanOrEqual(plain.body.input_tokens + IMAGE_TOKENS);
+    const first = await srv.openai.responses.create({ model: 'm', input, max_output_tokens: 16, temperature: 0 });
+    // Noise from a random-weight model: it may run to max_output_tokens.
+    expect(first.error).toBeNull();
+    expect(first.output.length).toBeGreaterThan(0);
+    expect(first.usage!.input_tokens).toBe(counted.body.input_tokens);
+    const next = await srv.openai.responses.create({ model: 'm', previous_response_id: first.id, input: 'And its colours?', max_output_tokens: 16, temperature: 0 });
+    expect(next.usage!.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(counted.body.input_tokens - 1);
+  });
+
+  it('refuses a remote image_url, naming the field', async () => {
+    const e = await srv.openai.responses.create({
+      model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.invalid/a.png', detail: 'auto' }] }],
+    }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ status: 400, param: 'input[0].content[0].image_url' });
+  });
+});

@@ -16,7 +16,7 @@ import type { AppContext } from '../app-context.js';
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChatImages, withRequest,
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import type { ModelView } from '../../served-model/model-view.js';
@@ -63,7 +63,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
   };
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const prompt = await tokenizeChat(app, rendered);
+    const { prompt, images } = await tokenizeChatImages(app, model, rendered);
     checkContext(prompt, model, 'input');
     const grammar = await grammarFor(app, {
       constraint: body.constraint,
@@ -103,6 +103,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: [],
+      ...(images.length > 0 ? { images } : {}),
       sampling: await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget),
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
       ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
@@ -151,6 +152,6 @@ export async function inputTokens(app: AppContext, { req, res }: RouteContext): 
   const body = parseResponsesRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
-  const prompt = await tokenizeChat(app, (await conversationOf(app, model, body)).rendered);
+  const { prompt } = await tokenizeChatImages(app, model, (await conversationOf(app, model, body)).rendered);
   sendJson(res, 200, { object: 'response.input_tokens', input_tokens: prompt.length });
 }
