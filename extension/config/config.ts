@@ -7,7 +7,7 @@ export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'chatModelProjector', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -46,6 +46,7 @@ export function readServerSettings(): ServerSettings {
     rpcServers: parseStringList(listSetting('rpcServers')),
     completionModel: expandHome(setting('completionModel').trim()),
     chatModel: expandHome(setting('chatModel').trim()),
+    chatModelProjector: expandHome(setting('chatModelProjector').trim()),
     embeddingModel: expandHome(setting('embeddingModel').trim()),
     rerankModel: expandHome(setting('rerankModel').trim()),
     nextEditModel: expandHome(setting('nextEditModel').trim()),
