@@ -153,6 +153,8 @@ export type ToWebview =
   | { type: 'contextAdd'; item: ContextItem }
   /** Answer to an `estimate` request: the prompt's size before sending, and what would be trimmed. */
   | { type: 'estimate'; id: number; tokens: number | null; budget: number | null; note: string | null; error: string | null }
+  /** An image of the draft counted by the chat model's projector (error: the server cannot take it). */
+  | { type: 'imageCounted'; id: string; tokens: number | null; error: string | null }
   | { type: 'showTab'; tab: TabId }
   | { type: 'index'; index: IndexView }
   | { type: 'indexSearch'; result: IndexSearchView }
@@ -180,6 +182,8 @@ export type FromWebview =
   | { type: 'agentCompact'; name: string; messages: ChatMessage[] }
   | { type: 'chatStop'; chatId: string }
   | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
+  /** Count an image pasted or dropped into the message box. */
+  | { type: 'imageCount'; id: string; dataUrl: string }
   /** Attach editor context: the active selection, the active file, or a file the user picks. */
   | { type: 'contextRequest'; what: 'selection' | 'file' | 'pick' }
   /** Attach the codebase index's best chunks for this query (the draft). */

@@ -158,3 +158,16 @@ describe('Responses API: input_image', () => {
     expect(e).toMatchObject({ status: 400, param: 'input[0].content[0].image_url' });
   });
 });
+
+describe('the extension client', () => {
+  it('counts an image the way the panel shows it on its chip', async () => {
+    const { StrataClient } = await import('../../extension/client/client.js');
+    const client = new StrataClient({ baseUrl: srv.url });
+    const n = await client.imageTokens(pngDataUrl(testPicture(41)));
+    // The image's positions and the newline that joins it to the text.
+    expect(n).toBeGreaterThanOrEqual(IMAGE_TOKENS);
+    expect(n).toBeLessThanOrEqual(IMAGE_TOKENS + 2);
+    const text = new StrataClient({ baseUrl: textOnly.url });
+    await expect(text.imageTokens(pngDataUrl(testPicture(41)))).rejects.toThrow(/reads text only/);
+  });
+});
