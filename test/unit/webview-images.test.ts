@@ -57,3 +57,16 @@ describe('sending images', () => {
     expect(toWireMessage({ role: 'user', content: 'plain' })).toEqual({ role: 'user', content: 'plain' });
   });
 });
+
+describe('the extension checks what the webview sends', () => {
+  it('takes an image count and images in messages, refuses other data URLs', async () => {
+    const { validateFromWebview } = await import('../../contract/panel.js');
+    expect(validateFromWebview({ type: 'imageCount', id: 'a', dataUrl: img('a').dataUrl }).ok).toBe(true);
+    expect(validateFromWebview({ type: 'imageCount', id: 'a', dataUrl: 'https://example.com/a.png' })).toEqual({ ok: false, reason: 'imageCount needs an id and a base64 PNG, JPEG, GIF or BMP data URL of at most 10 MiB' });
+    expect(validateFromWebview({ type: 'imageCount', id: 'a', dataUrl: 'data:image/svg+xml;base64,PHN2Zz4=' }).ok).toBe(false);
+    const send = (images: unknown) => validateFromWebview({ type: 'chatSend', chatId: 'c', name: 'n', messages: [{ role: 'user', content: 'q', images }] });
+    expect(send([img('a')]).ok).toBe(true);
+    expect(send([{ ...img('a'), dataUrl: 'file:///etc/passwd' }]).ok).toBe(false);
+    expect(send(Array.from({ length: 17 }, (_, i) => img(String(i)))).ok).toBe(false);
+  });
+});
