@@ -89,6 +89,21 @@ describe('images through a projector', () => {
     expect(second.done.reused).toBe(b.images[0]!.at);
   });
 
+  it('a parked conversation with an image restores with it: its next turn reads only what it adds', async () => {
+    const eng = await engine({ slots: 1 });
+    const a = withImage(eng, 'First picture:', testPicture(8), ' What is it?');
+    const first = await eng.run({ prompt: a.prompt, images: a.images, maxTokens: 4, ignoreEos: true });
+    // Another conversation takes the one slot: the first is parked.
+    const b = withImage(eng, 'Another one:', testPicture(9), ' And this?');
+    await eng.run({ prompt: b.prompt, images: b.images, maxTokens: 4, ignoreEos: true });
+    expect(eng.engine.snapshot().park.entries.length).toBeGreaterThan(0);
+    const turn2 = [...a.prompt, ...first.ids, ...eng.tokens(' More?')];
+    const second = await eng.run({ prompt: turn2, images: a.images, maxTokens: 4, ignoreEos: true });
+    expect(second.admitted).toMatchObject({ restored: true, reused: a.prompt.length + first.ids.length - 1 });
+    const cold = await eng.run({ prompt: turn2, images: a.images, maxTokens: 4, ignoreEos: true, cachePrompt: false });
+    expect(second.ids).toEqual(cold.ids);
+  });
+
   it('refuses what does not fit the prompt: placeholders without an image, an image not at its placeholders, bad bytes, too many pixels', async () => {
     const eng = await engine();
     const a = withImage(eng, 'Look:', testPicture(1), ' What?');
