@@ -11,11 +11,14 @@ import { checkBody } from './check.js';
 /** Text of a message: input_text from the client, output_text from the model. */
 export interface TextPart { type: 'input_text' | 'output_text'; text: string }
 
+/** An image in a user message: a data URL (the server fetches nothing a request points at). */
+export interface ImageInputPart { type: 'input_image'; image_url: string }
+
 /** A message of the conversation (developer is OpenAI's newer name for system). */
 export interface MessageInput {
   type: 'message';
   role: 'user' | 'system' | 'developer' | 'assistant';
-  content: string | TextPart[];
+  content: string | Array<TextPart | ImageInputPart>;
   /** Given by the server when the response that read it is stored (input_items lists it by this id). */
   id?: string;
 }

@@ -265,12 +265,42 @@ export function gpuBuildProblems(gpu = process.env.STRATA_GPU ?? '', env = proce
   return problems;
 }
 
-/** Builds libllama + ggml once per entry and publishes them into <entry>/lib; returns that folder. */
+/** The libraries stage 1 publishes: libllama, ggml (with its backends) and libmtmd (images, through a projector). */
+const LIBRARY_TARGETS = ['llama', 'ggml', 'mtmd'];
+
+/** An entry published before a library joined LIBRARY_TARGETS: the published manifest, else null. */
+function publishedWithout(lib) {
+  const manifest = JSON.parse(readFileSync(join(lib, 'manifest.json'), 'utf8'));
+  return LIBRARY_TARGETS.every((t) => manifest.files.includes(`lib${t}.so`)) ? null : manifest;
+}
+
+/**
+ * Adds the libraries an older entry lacks, built in its own tree (incremental: libllama and ggml
+ * are already built there). Additive, each file by copy + rename, the manifest last, so that an
+ * install copying from lib/ meanwhile never sees a missing file.
+ */
+function completeEntry(srcDir, entry, flags, lib) {
+  const manifest = publishedWithout(lib);
+  if (!manifest) return;
+  const bin = cmakeBuild(srcDir, entry, flags, LIBRARY_TARGETS);
+  const added = LIBRARY_TARGETS.map((t) => `lib${t}.so`).filter((f) => !manifest.files.includes(f));
+  for (const f of added) replaceFile(join(bin, f), join(lib, f));
+  const tmp = join(lib, `manifest.json.tmp-${process.pid}`);
+  writeFileSync(tmp, JSON.stringify({ ...manifest, files: [...manifest.files, ...added].sort() }, null, 2));
+  renameSync(tmp, join(lib, 'manifest.json'));
+}
+
+/** Builds libllama, ggml and libmtmd once per entry and publishes them into <entry>/lib; returns that folder. */
 export function ensureLlama() {
   const flags = buildFlags();
   const entry = entryDir(flags);
   const lib = join(entry, 'lib');
-  if (existsSync(join(lib, 'manifest.json'))) return lib;
+  if (existsSync(join(lib, 'manifest.json'))) {
+    if (!publishedWithout(lib)) return lib;
+    const srcDir = ensureSource();
+    withLock(entry, `libmtmd (${entryName(flags)})`, () => completeEntry(srcDir, entry, flags, lib));
+    return lib;
+  }
   const gpu = process.env.STRATA_GPU ?? '';
   const missing = gpuBuildProblems(gpu);
   if (missing.length > 0) {
@@ -281,7 +311,7 @@ export function ensureLlama() {
   return withLock(entry, `llama.cpp (${entryName(flags)})`, () => {
     if (existsSync(join(lib, 'manifest.json'))) return lib;
     // `ggml` depends on every backend module, so this builds the CPU variants and GPU backends too.
-    const bin = cmakeBuild(srcDir, entry, flags, ['llama', 'ggml']);
+    const bin = cmakeBuild(srcDir, entry, flags, LIBRARY_TARGETS);
     const tmp = `${lib}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });

@@ -4,7 +4,7 @@ import type { SessionInfo } from '../contract/sessions.js';
 import type { Traces } from '../contract/traces.js';
 import type { DeviceMemory, FitView } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
-import type { ChatMessage } from '../contract/chat.js';
+import type { ChatMessage, ImageAttachment } from '../contract/chat.js';
 import { isThinkingLevel, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
@@ -49,6 +49,8 @@ export interface PersistedState {
   draft: string;
   /** Context attached to the draft (chips above the message box). */
   draftContext: ContextItem[];
+  /** Images pasted or dropped into the message box (chips with their size and tokens). */
+  draftImages?: ImageAttachment[];
   selectedTrace: string | null;
   /** The figure the Bench tab's history chart shows. */
   benchFigure: string | null;
@@ -201,6 +203,13 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     }
     case 'estimate':
       return s.estimate === null || msg.id >= s.estimate.id ? { ...s, estimate: { id: msg.id, tokens: msg.tokens, budget: msg.budget, note: msg.note, error: msg.error } } : s;
+    case 'imageCounted': {
+      const images = s.draftImages ?? [];
+      if (!images.some((i) => i.id === msg.id)) return s;
+      // An image the server refuses (no projector, an unreadable file) leaves the draft, saying why.
+      if (msg.error !== null) return { ...s, draftImages: images.filter((i) => i.id !== msg.id), notice: { level: 'error', text: `The image was not attached: ${msg.error}` } };
+      return { ...s, draftImages: images.map((i) => (i.id === msg.id ? { ...i, tokens: msg.tokens } : i)) };
+    }
     case 'showTab': return { ...s, tab: msg.tab };
     case 'index': return { ...s, index: msg.index };
     case 'indexSearch': return { ...s, indexSearch: msg.result };
@@ -238,7 +247,7 @@ export function thinkingView(t: ChatTurn, userOpen?: boolean): ThinkingView | nu
 
 /** The conversation to send or save: finished, error-free turns, answers without their thinking. */
 export function conversation(turns: readonly ChatTurn[]): ChatMessage[] {
-  return compactedConversation(turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length)));
+  return compactedConversation(turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length || !!t.images?.length)));
 }
 
 export function isStreaming(s: ViewState): boolean {
@@ -253,9 +262,10 @@ export function activeRequests(s: ViewState): number {
 }
 
 /** Asks the model: a user turn and a pending answer after `before`, plus the message to post. */
-function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: ContextItem[], chatId: string): { state: ViewState; out: FromWebview } {
-  const messages = [...conversation(before), { role: 'user' as const, content: text }];
-  const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}) };
+function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: ContextItem[], chatId: string, images: ImageAttachment[] = []): { state: ViewState; out: FromWebview } {
+  const withImages = images.length ? { images } : {};
+  const messages = [...conversation(before), { role: 'user' as const, content: text, ...withImages }];
+  const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}), ...withImages };
   const turns = [...before, question, { role: 'assistant' as const, content: '', chatId, pending: true }].slice(-MAX_TURNS);
   const out: FromWebview = {
     type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}), ...(s.mode === 'agent' ? { mode: 'agent' as const } : {}),
@@ -267,9 +277,11 @@ function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: C
 /** The user sends the draft (with its attached context). */
 export function sendChat(s: ViewState, chatId: string): { state: ViewState; out: FromWebview | null } {
   const text = s.draft.trim();
-  if (!text || isStreaming(s)) return { state: s, out: null };
-  const r = ask(s, s.turns, text, s.draftContext, chatId);
-  return { state: { ...r.state, draft: '', draftContext: [], estimate: null }, out: r.out };
+  const images = s.draftImages ?? [];
+  // An image alone is a question too (what is in it?).
+  if ((!text && !images.length) || isStreaming(s)) return { state: s, out: null };
+  const r = ask(s, s.turns, text, s.draftContext, chatId, images);
+  return { state: { ...r.state, draft: '', draftContext: [], draftImages: [], estimate: null }, out: r.out };
 }
 
 /** The last question and its answer, when there is an answer to redo or a question to edit. */
@@ -290,14 +302,29 @@ export function canRegenerate(s: ViewState): boolean {
 export function regenerate(s: ViewState, chatId: string): { state: ViewState; out: FromWebview | null } {
   const x = lastExchange(s);
   if (!x || !canRegenerate(s)) return { state: s, out: null };
-  return ask(s, s.turns.slice(0, x.q), x.question.text ?? x.question.content, x.question.context ?? [], chatId);
+  return ask(s, s.turns.slice(0, x.q), x.question.text ?? x.question.content, x.question.context ?? [], chatId, x.question.images ?? []);
 }
 
 /** Takes the last question (and its context) back into the message box; it and its answer leave the chat. */
 export function editLastQuestion(s: ViewState): ViewState {
   const x = lastExchange(s);
   if (!x) return s;
-  return { ...s, turns: s.turns.slice(0, x.q), draft: x.question.text ?? x.question.content, draftContext: x.question.context ?? [], estimate: null, notice: null };
+  return { ...s, turns: s.turns.slice(0, x.q), draft: x.question.text ?? x.question.content, draftContext: x.question.context ?? [], draftImages: x.question.images ?? [], estimate: null, notice: null };
+}
+
+/** Image types the server reads (PNG, JPEG, GIF, BMP) and the largest file it takes (its MAX_IMAGE_BYTES). */
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/bmp'];
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+
+/** Attaches an image to the draft (tokens counted by the extension: imageCount), or says why it cannot go. */
+export function addImage(s: ViewState, image: ImageAttachment, type: string): { state: ViewState; out: FromWebview | null } {
+  if (!IMAGE_TYPES.includes(type)) return { state: { ...s, notice: { level: 'error', text: `${image.name}: ${type || 'this file'} is not an image the model reads (PNG, JPEG, GIF or BMP)` } }, out: null };
+  if (image.bytes > MAX_IMAGE_BYTES) return { state: { ...s, notice: { level: 'error', text: `${image.name} is ${(image.bytes / 1048576).toFixed(1)} MiB; images up to 10 MiB are sent` } }, out: null };
+  return { state: { ...s, notice: null, draftImages: [...(s.draftImages ?? []), image] }, out: { type: 'imageCount', id: image.id, dataUrl: image.dataUrl } };
+}
+
+export function removeImage(s: ViewState, id: string): ViewState {
+  return { ...s, draftImages: (s.draftImages ?? []).filter((i) => i.id !== id) };
 }
 
 export function removeContext(s: ViewState, id: string): ViewState {
@@ -307,8 +334,9 @@ export function removeContext(s: ViewState, id: string): ViewState {
 /** What the draft would send (for the extension to count), or null when there is no draft. */
 export function estimateRequest(s: ViewState, id: number): FromWebview | null {
   const text = s.draft.trim();
-  if (!text && !s.draftContext.length) return null;
-  return { type: 'estimate', id, messages: [...conversation(s.turns), { role: 'user', content: text }], context: s.draftContext };
+  const images = s.draftImages ?? [];
+  if (!text && !s.draftContext.length && !images.length) return null;
+  return { type: 'estimate', id, messages: [...conversation(s.turns), { role: 'user', content: text, ...(images.length ? { images } : {}) }], context: s.draftContext };
 }
 
 /** Ask / Agent for this conversation (not while an answer runs: it would change what the answer is). */

@@ -126,6 +126,14 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
     listDir: src.listDir ?? ((dir) => readdirSync(dir)),
   });
   cfg.model = cfg.models[0]?.path ?? null;
+  // --mmproj is the first model's projector; other models name theirs in their config entry.
+  if (cfg.mmproj !== null) {
+    if (cfg.mmproj.trim() === '') throw new ConfigError('--mmproj is empty');
+    const first = cfg.models[0];
+    if (!first) throw new ConfigError('--mmproj needs a --model it was made for (the demo model reads text only)');
+    if (first.settings.mmproj === undefined) first.settings.mmproj = cfg.mmproj;
+    cfg.mmproj = null;
+  }
   const names = cfg.models.map((m) => m.name);
   for (const p of cfg.preload ?? []) {
     if (p !== 'all' && p !== 'none' && !names.includes(p)) throw new ConfigError(`--preload: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);

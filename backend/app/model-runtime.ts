@@ -49,6 +49,7 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   if (cfg.rpc !== null) ec.rpc = cfg.rpc;
   if (cfg.gpuLayers !== null) ec.gpuLayers = cfg.gpuLayers;
   if (cfg.embeddings !== 'auto') ec.embeddings = cfg.embeddings;
+  if (cfg.mmproj !== null) ec.mmproj = cfg.mmproj;
   if (cfg.specNgram || cfg.draftModel !== null) {
     ec.speculative = {
       ...(cfg.specNgram ? { ngram: true } : {}),

@@ -145,6 +145,8 @@ export const SERVE_OPTIONS = {
   specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false"),
   /** Speculative decoding: a draft model with the model's vocabulary. */
   draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary)', { defaultText: 'none' }),
+  /** A projector GGUF (llama.cpp's mmproj) for images: the first model's, or per model in the config's "models" section. */
+  mmproj: option(str, null, 'a projector GGUF (llama.cpp\'s mmproj) made for the model: it reads images (image_url, image blocks, input_image); on the command line the first model\'s', { defaultText: 'none (text only)', perModel: true }),
   draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', ENGINE),
   draftMin: option(int(1, 256), null, 'no shorter draft than this', ENGINE),
   draftPMin: option(num(0, 1), null, 'draft model: stop a draft at a token below this probability', ENGINE),

@@ -13,7 +13,10 @@
 import type { ServerResponse } from 'node:http';
 import { ApiError, apiError, toApiError } from '../validation/errors.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
-import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
+import {
+  ImageDroppedError, tokenizeChatInput, tokenizeChatPrompt, tokenizeRawPrompt, type ChatInput, type RenderedPrompt,
+} from '../chat/chat-prompt.js';
+import { MAX_IMAGE_PIXELS } from '../validation/limits.js';
 import type { CallName, TokenizedParts } from '../engine/calls.js';
 import type { DoneEvent, EngineClient, RequestEvent } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
@@ -87,6 +90,24 @@ export async function tokenizeInputs(app: AppContext, texts: string[]): Promise<
 /** A rendered chat prompt's tokens (special tokens parsed in the template's text only). */
 export function tokenizeChat(app: AppContext, prompt: RenderedPrompt): Promise<number[]> {
   return onTokenizer(app, (c) => tokenizeChatPrompt(c, prompt));
+}
+
+/**
+ * A rendered chat prompt's tokens with its images (chat/chat-prompt.ts tokenizeChatInput): an image
+ * the projector cannot read, one over MAX_IMAGE_PIXELS, or a model without a projector is a 400
+ * naming the model; the tokenizing itself fails as tokenizeChat does.
+ */
+export async function tokenizeChatImages(app: AppContext, model: ModelView, prompt: RenderedPrompt): Promise<ChatInput> {
+  if (prompt.images.length === 0) return { prompt: await tokenizeChat(app, prompt), images: [] };
+  if (!model.info.mmproj) {
+    throw apiError('images_not_supported', `the model '${model.id}' reads text only: it was loaded without a projector (--mmproj), so it cannot read images`);
+  }
+  try {
+    return await onEngine(app, 'prepareImage', 'an image could not be read', (c) => tokenizeChatInput(c, prompt, MAX_IMAGE_PIXELS));
+  } catch (e) {
+    if (e instanceof ImageDroppedError) throw apiError('invalid_image', e.message);
+    throw e;
+  }
 }
 
 /**

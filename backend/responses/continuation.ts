@@ -89,5 +89,5 @@ export function continuationTail(model: ChatPromptModel, t: TailInput): Rendered
     skip = a.length - b.length;
   }
   const segments = segmentsFrom(tail, skip);
-  return { text: textOf(segments), segments, addSpecial: false };
+  return { text: textOf(segments), segments, addSpecial: false, images: [] };
 }

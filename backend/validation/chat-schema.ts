@@ -4,6 +4,7 @@ import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';
 import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import { ImageCounter, imageFromUrl } from './images.js';
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
@@ -11,12 +12,22 @@ const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
 /** What a tool name may be (OpenAI's rule), for every route that declares tools. */
 export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function parseContentParts(v: unknown[], path: string): ContentPart[] {
+/** Text parts, and image_url parts (data URLs) in user messages. */
+function parseContentParts(v: unknown[], path: string, role: string, images: ImageCounter): ContentPart[] {
   return v.map((p, i) => {
     const pp = field(path, i);
     const part = requireObject(p, pp);
     const type = checkString(get(part, 'type'), field(pp, 'type'));
-    if (type !== 'text') fail(field(pp, 'type'), `${type} content is not supported (text only)`, 'unsupported_value');
+    if (type === 'image_url') {
+      if (role !== 'user') fail(field(pp, 'type'), `image_url parts go in user messages, not ${role} messages`, 'unsupported_value');
+      images.add(pp);
+      const raw = get(part, 'image_url');
+      const up = field(pp, 'image_url');
+      // {url, detail?} as OpenAI sends it; a bare string as some clients do.
+      const url = typeof raw === 'string' ? raw : checkString(get(requireObject(raw, up), 'url'), field(up, 'url'));
+      return imageFromUrl(url, typeof raw === 'string' ? up : field(up, 'url'));
+    }
+    if (type !== 'text') fail(field(pp, 'type'), `${type} content is not supported (text and image_url)`, 'unsupported_value');
     return { type: 'text', text: checkString(get(part, 'text'), field(pp, 'text')) };
   });
 }
@@ -46,7 +57,7 @@ function parseToolCalls(v: unknown, path: string): ToolCall[] {
   });
 }
 
-function parseMessage(v: unknown, path: string): ChatMessage {
+function parseMessage(v: unknown, path: string, images: ImageCounter): ChatMessage {
   const m = requireObject(v, path);
   let roleValue = get(m, 'role');
   if (roleValue === 'developer') roleValue = 'system';   // OpenAI's newer name for the system role
@@ -60,7 +71,7 @@ function parseMessage(v: unknown, path: string): ChatMessage {
   } else if (typeof rawContent === 'string') {
     content = rawContent;
   } else if (Array.isArray(rawContent)) {
-    content = parseContentParts(rawContent, cp);
+    content = parseContentParts(rawContent, cp, role, images);
   } else {
     fail(cp, `must be a string or an array of content parts, got ${typeName(rawContent)}`);
   }
@@ -88,7 +99,8 @@ export function parseMessages(v: unknown, path = 'messages'): ChatMessage[] {
   if (v === undefined || v === null) fail(path, 'is required', 'missing_required_parameter');
   const list = checkArray(v, path);
   if (list.length === 0) fail(path, 'must contain at least one message');
-  return list.map((m, i) => parseMessage(m, field(path, i)));
+  const images = new ImageCounter();
+  return list.map((m, i) => parseMessage(m, field(path, i), images));
 }
 
 export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {

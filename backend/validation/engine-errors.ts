@@ -30,6 +30,8 @@ export const ENGINE_ERROR_CODE: Readonly<Record<Exclude<CallErrorCode, 'failed'>
     snapshot: 'engine_error', traces: 'engine_error', devices: 'engine_error',
     // The converter (or the GBNF parser) refused what the request asked for.
     buildGrammar: 'unsupported_schema',
+    // The bytes are no image the projector reads, or too many pixels: the client's input.
+    prepareImage: 'invalid_image',
   },
 };
 

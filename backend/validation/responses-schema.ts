@@ -4,11 +4,12 @@
 // hosted tools) are refused by name rather than silently dropped.
 import type { SamplingParams } from '../../native/lib/addon.js';
 import type {
-  ConversationItem, FunctionTool, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
+  ConversationItem, FunctionTool, ImageInputPart, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
 } from '../../contract/responses.js';
 import type { ToolSpec } from '../chat/chat-types.js';
 import { TOOL_NAME, type ToolChoice } from './chat-schema.js';
 import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import { ImageCounter, imageFromUrl } from './images.js';
 import type { OutputConstraint } from './output-schema.js';
 import { REASONING_EFFORTS } from './schemas.js';
 import {
@@ -44,27 +45,48 @@ export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,120}$/;
 
 const MAX_METADATA = 16;
 
+/** A user message's input_image part: a data URL, checked here (kept as the URL: stored responses are JSON). */
+function imagePart(part: Json, pp: string, role: string, images: ImageCounter): ImageInputPart {
+  if (role !== 'user') fail(field(pp, 'type'), `input_image parts go in user messages, not ${role} messages`, 'unsupported_value');
+  images.add(pp);
+  if (get(part, 'file_id') !== undefined) fail(field(pp, 'file_id'), 'files are not stored by this server; send the image as a data URL in image_url', 'unsupported_value');
+  const url = checkString(get(part, 'image_url'), field(pp, 'image_url'));
+  imageFromUrl(url, field(pp, 'image_url'));
+  return { type: 'input_image', image_url: url };
+}
+
+function textPart(p: unknown, pp: string, role: string): TextPart {
+  const part = requireObject(p, pp);
+  const type = checkString(get(part, 'type'), field(pp, 'type'));
+  if (type === 'input_image' || type === 'input_file' || type === 'input_audio') {
+    const where = type === 'input_image' ? ' (input_image parts go in user messages)' : '';
+    fail(field(pp, 'type'), `${type} is not supported here${where}: input_text parts`, 'unsupported_value');
+  }
+  const want = role === 'assistant' ? 'output_text' : 'input_text';
+  if (type !== 'input_text' && type !== 'output_text') fail(field(pp, 'type'), `must be ${want}, got ${JSON.stringify(type)}`);
+  return { type, text: checkString(get(part, 'text'), field(pp, 'text')) };
+}
+
 function textParts(v: unknown[], path: string, role: string): TextPart[] {
+  return v.map((p, i) => textPart(p, field(path, i), role));
+}
+
+/** A message's parts: text, and input_image parts in user messages. */
+function contentParts(v: unknown[], path: string, role: string, images: ImageCounter): Array<TextPart | ImageInputPart> {
   return v.map((p, i) => {
     const pp = field(path, i);
     const part = requireObject(p, pp);
-    const type = checkString(get(part, 'type'), field(pp, 'type'));
-    if (type === 'input_image' || type === 'input_file' || type === 'input_audio') {
-      fail(field(pp, 'type'), `${type} is not supported: this server reads text only (input_text parts)`, 'unsupported_value');
-    }
-    const want = role === 'assistant' ? 'output_text' : 'input_text';
-    if (type !== 'input_text' && type !== 'output_text') fail(field(pp, 'type'), `must be ${want}, got ${JSON.stringify(type)}`);
-    return { type, text: checkString(get(part, 'text'), field(pp, 'text')) };
+    return get(part, 'type') === 'input_image' ? imagePart(part, pp, role, images) : textPart(part, pp, role);
   });
 }
 
-function messageItem(item: Json, path: string): ConversationItem {
+function messageItem(item: Json, path: string, images: ImageCounter): ConversationItem {
   const role = checkEnum(get(item, 'role'), field(path, 'role'), ['user', 'system', 'developer', 'assistant'] as const);
   const raw = get(item, 'content');
   const cp = field(path, 'content');
   if (raw === undefined) fail(cp, 'is required', 'missing_required_parameter');
   const content = typeof raw === 'string' ? raw
-    : Array.isArray(raw) ? textParts(raw, cp, role)
+    : Array.isArray(raw) ? contentParts(raw, cp, role, images)
       : fail(cp, `must be a string or an array of content parts, got ${typeName(raw)}`);
   return { type: 'message', role, content };
 }
@@ -81,11 +103,11 @@ function outputText(v: unknown, path: string): string {
   fail(path, `must be a string or an array of input_text parts, got ${typeName(v)}`);
 }
 
-function inputItem(v: unknown, path: string): ConversationItem | null {
+function inputItem(v: unknown, path: string, images: ImageCounter): ConversationItem | null {
   const item = requireObject(v, path);
   const type = get(item, 'type') ?? 'message';
   switch (type) {
-    case 'message': return messageItem(item, path);
+    case 'message': return messageItem(item, path, images);
     case 'function_call': {
       const id = optString(item, 'id', path);
       return {
@@ -113,7 +135,8 @@ export function parseInput(v: unknown): ConversationItem[] {
   if (v === undefined) fail('input', 'is required', 'missing_required_parameter');
   if (typeof v === 'string') return [{ type: 'message', role: 'user', content: v }];
   const list = checkArray(v, 'input');
-  return list.flatMap((x, i) => inputItem(x, field('input', i)) ?? []);
+  const images = new ImageCounter();
+  return list.flatMap((x, i) => inputItem(x, field('input', i), images) ?? []);
 }
 
 function parseTools(v: unknown): FunctionTool[] {

@@ -332,9 +332,15 @@ export function parseSessionSaveRequest(body: unknown): SessionSaveRequest {
   const messagesRaw = get(obj, 'messages');
   const promptRaw = get(obj, 'prompt');
   if (messagesRaw !== undefined && promptRaw !== undefined) fail('prompt', 'give messages or prompt, not both');
+  const messages = messagesRaw === undefined ? null : parseMessages(messagesRaw);
+  // A saved session keeps its conversation as JSON text beside the state: images stay with chat requests.
+  messages?.forEach((m, i) => {
+    const at = Array.isArray(m.content) ? m.content.findIndex((p) => p.type === 'image') : -1;
+    if (at >= 0) fail(`messages[${i}].content[${at}]`, 'a saved session holds text only: images are not saved in sessions', 'unsupported_value');
+  });
   return {
     name: sanitizeSessionName(name),
-    messages: messagesRaw === undefined ? null : parseMessages(messagesRaw),
+    messages,
     tools: parseTools(get(obj, 'tools')),
     prompt: promptRaw === undefined ? null : checkString(promptRaw, 'prompt'),
   };

@@ -77,7 +77,11 @@ export function normalizeBaseUrl(url: string): string {
 }
 
 export function toWireMessage(m: ChatMessage): Record<string, unknown> {
-  const w: Record<string, unknown> = { role: m.role, content: m.content };
+  // Images go as image_url parts after the text (data URLs: nothing for the server to fetch).
+  const content = m.images?.length
+    ? [...(m.content ? [{ type: 'text', text: m.content }] : []), ...m.images.map((i) => ({ type: 'image_url', image_url: { url: i.dataUrl } }))]
+    : m.content;
+  const w: Record<string, unknown> = { role: m.role, content };
   if (m.toolCalls?.length) {
     w.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
@@ -271,6 +275,29 @@ export class StrataClient {
     const res = await this.send('GET', '/props', undefined, signal);
     if (!res.ok) { await res.body?.cancel().catch(() => undefined); return null; }
     return obj(await readJson(res).catch(() => null));
+  }
+
+  /**
+   * The positions an image takes in the chat model's prompt: Strata's /v1/messages/count_tokens
+   * with the image, less without it. null from a server without that route; a server that refuses
+   * the image (no projector, an unreadable file) throws its error.
+   */
+  async imageTokens(dataUrl: string, signal?: AbortSignal): Promise<number | null> {
+    const m = /^data:(image\/[^;,]+);base64,(.*)$/s.exec(dataUrl);
+    if (!m) throw new StrataApiError('not a base64 image data URL', 400);
+    const model = this.useModels.chat ?? 'strata';
+    const count = async (content: unknown): Promise<number | null> => {
+      const res = await this.send('POST', '/v1/messages/count_tokens', { model, messages: [{ role: 'user', content }] }, signal);
+      if (res.status === 404 || res.status === 405) return null;
+      if (!res.ok) throw await apiError(res);
+      const n = (await readJson(res) as { input_tokens?: unknown }).input_tokens;
+      return typeof n === 'number' ? n : null;
+    };
+    const [withImage, without] = await Promise.all([
+      count([{ type: 'text', text: '.' }, { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } }]),
+      count('.'),
+    ]);
+    return withImage === null || without === null ? null : withImage - without;
   }
 
   async tokenize(text: string, signal?: AbortSignal): Promise<number[]> {

@@ -15,7 +15,7 @@ export const ROLE_URL_SETTING = {
 export const roleKeySecret = (role: ModelUse): string => `strata.apiKey.${role}`;
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'parkMiB', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'chatModelProjector', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'parkMiB', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -61,6 +61,7 @@ export function readServerSettings(): ServerSettings {
     rpcServers: parseStringList(listSetting('rpcServers')),
     completionModel: expandHome(setting('completionModel').trim()),
     chatModel: expandHome(setting('chatModel').trim()),
+    chatModelProjector: expandHome(setting('chatModelProjector').trim()),
     embeddingModel: expandHome(setting('embeddingModel').trim()),
     rerankModel: expandHome(setting('rerankModel').trim()),
     nextEditModel: expandHome(setting('nextEditModel').trim()),

@@ -28,6 +28,8 @@ export interface ServerSettings {
   completionModel: string;
   /** Chat's model (panel, @strata, inline edits, the language model provider). */
   chatModel: string;
+  /** The chat model's projector (mmproj GGUF) for images; '' = chat reads text only. */
+  chatModelProjector: string;
   embeddingModel: string;
   /** A reranker (pooling rank) for codebase search, served at /v1/rerank. */
   rerankModel: string;
@@ -48,7 +50,7 @@ export const DEFAULT_SETTINGS: ServerSettings = {
   devices: parseStringList(settingDefault('devices')), splitMode: settingDefault('splitMode') as SplitMode,
   tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
   rpcServers: parseStringList(settingDefault('rpcServers')),
-  completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
+  completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), chatModelProjector: settingDefault('chatModelProjector'), embeddingModel: settingDefault('embeddingModel'),
   rerankModel: settingDefault('rerankModel'), nextEditModel: settingDefault('nextEditModel'),
   fit: settingDefault('fit') as ServerSettings['fit'], pinCompletionModel: settingDefault('pinCompletionModel'),
   roleUrls: {},
@@ -159,7 +161,7 @@ export const COMPLETION_CTX = 4096;
 export const SHARED_CTX = 8192;
 
 /** The per-model settings of the --config file's "models" section (entries name --model models). */
-export interface ModelsSection { models: Array<{ name: string; ctx?: number; slots?: number }> }
+export interface ModelsSection { models: Array<{ name: string; ctx?: number; slots?: number; mmproj?: string }> }
 
 /**
  * The context per slot the managed server gets: the user's strata.contextSize for every model;
@@ -179,7 +181,23 @@ export function contextPlan(s: ServerSettings): { ctx: number | null; section: M
   return { ctx: SHARED_CTX, section: null };
 }
 
-/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`; `configFile`: where contextPlan's section was written. */
+/**
+ * The --config file's "models" section the managed server gets: contextPlan's, with the chat
+ * model's projector (strata.chatModelProjector) in the chat model's entry when the managed server
+ * serves that model from a file. null: no section.
+ */
+export function modelsSection(s: ServerSettings): ModelsSection | null {
+  const { section } = contextPlan(s);
+  const projector = s.chatModelProjector.trim();
+  const { models, names } = servedModels(s);
+  const chat = names.chat ?? models[0]?.name;
+  if (projector === '' || chat === undefined || !models.some((m) => m.name === chat)) return section;
+  const entries = section?.models ?? [];
+  const own = entries.find((e) => e.name === chat);
+  return { models: own ? entries.map((e) => (e === own ? { ...e, mmproj: projector } : e)) : [...entries, { name: chat, mmproj: projector }] };
+}
+
+/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`; `configFile`: where modelsSection's section was written. */
 export function buildServeArgs(s: ServerSettings, port: number, configFile?: string): string[] {
   const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   const { models } = servedModels(s);
@@ -196,7 +214,7 @@ export function buildServeArgs(s: ServerSettings, port: number, configFile?: str
   if (plan.ctx !== null) a.push('--ctx', String(plan.ctx));
   if (s.kvType !== null) a.push('--kv-type', s.kvType);
   if (s.parkMiB !== null) a.push('--park-mib', String(s.parkMiB));
-  if (plan.section && configFile) a.push('--config', configFile);
+  if (modelsSection(s) && configFile) a.push('--config', configFile);
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));
   if (s.splitMode) a.push('--split-mode', s.splitMode);

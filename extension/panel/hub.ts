@@ -15,7 +15,7 @@ import { PanelChats } from './panelChats.js';
 import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
 import type { ChatMode } from '../../contract/agent.js';
 
-export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext'>>;
+export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext' | 'imageTokens'>>;
 
 /** The editor side of the panel's chat: clipboard, code into editors, context from editors. */
 export interface PanelEditor {
@@ -253,6 +253,17 @@ export class PanelHub {
     }
   }
 
+  /** An image pasted or dropped into the message box: its tokens by the chat model's projector, or why it cannot go. */
+  private async imageCount(view: View, id: string, dataUrl: string): Promise<void> {
+    const client = this.deps.client();
+    if (!client?.imageTokens) { view.sink.post({ type: 'imageCounted', id, tokens: null, error: null }); return; }
+    try {
+      view.sink.post({ type: 'imageCounted', id, tokens: await client.imageTokens(dataUrl), error: null });
+    } catch (err) {
+      view.sink.post({ type: 'imageCounted', id, tokens: null, error: (err as Error).message });
+    }
+  }
+
   /** The prompt the draft would send, counted and fitted like a real send. */
   private async estimate(view: View, id: number, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
     const client = this.deps.chatClient();
@@ -366,6 +377,8 @@ export class PanelHub {
         return this.editorAction(view, async () => (this.agents ? this.agents.compact(msg.name, msg.messages) : 'Agent mode is not available'));
       case 'estimate':
         return this.estimate(view, msg.id, msg.messages, msg.context);
+      case 'imageCount':
+        return this.imageCount(view, msg.id, msg.dataUrl);
       case 'contextRequest':
         return this.editorAction(view, async () => {
           const got = await this.deps.editor.context(msg.what);

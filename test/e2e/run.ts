@@ -14,7 +14,7 @@ import { resolveEnv, type E2eEnv } from './lib/env.js';
 import { runExtensionHostTests } from './lib/exthost.js';
 import { launchChromium, type Browser } from './lib/playwright.js';
 import { StepRunner, summarize, type StepResult } from './lib/steps.js';
-import { resolveIndexModels, resolveTestModel } from './lib/test-model.js';
+import { resolveIndexModels, resolveTestModel, resolveTestProjector } from './lib/test-model.js';
 import { VsCodeServer } from './lib/vscode-server.js';
 import { Workbench } from './lib/workbench.js';
 import { buildHarnessCheckVsix, SELF_CHECK_SETTINGS, selfCheckUiSuite } from './self-check.suite.js';
@@ -146,7 +146,7 @@ async function main(): Promise<number> {
   } else {
     const vsix = findVsix(env);
     const model = await resolveTestModel(env);
-    phase = { vsix, settings: STRATA_SETTINGS_FOR(model, await resolveIndexModels(env)) };
+    phase = { vsix, settings: STRATA_SETTINGS_FOR(model, await resolveIndexModels(env), await resolveTestProjector(env, model)) };
     console.log(`[e2e] VSIX ${vsix}\n[e2e] model ${model}`);
   }
   const browser = await launchChromium(env.toolsModules, env.chromium);

@@ -166,8 +166,8 @@ describe('errors as the SDK raises them', () => {
       model: 'any', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'auto' }] }],
     }).catch((e: unknown) => e);
     expect(image).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(image).toMatchObject({ status: 400, param: 'input[0].content[0].type' });
-    expect((image as Error).message).toMatch(/input_image is not supported/);
+    expect(image).toMatchObject({ status: 400, param: 'input[0].content[0].image_url' });
+    expect((image as Error).message).toMatch(/not a PNG, JPEG, GIF or BMP image/);
     const hot = await srv.openai.responses.create({ model: 'any', input: 'x', temperature: 5 }).catch((e: unknown) => e);
     expect(hot).toMatchObject({ status: 400, param: 'temperature' });
     for (const stream of [false, true]) {

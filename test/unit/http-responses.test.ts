@@ -43,7 +43,7 @@ describe('the request schema', () => {
 
   it('refuses with a 400 naming the field', () => {
     expect(refusal(() => parseResponsesRequest({ input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:' }] }] })))
-      .toBe('400 [input[0].content[0].type] input[0].content[0].type: input_image is not supported: this server reads text only (input_text parts)');
+      .toBe('400 [input[0].content[0].image_url] input[0].content[0].image_url: is not a well-formed data URL (data:image/png;base64,...)');
     expect(refusal(() => parseResponsesRequest({}))).toMatch(/^400 \[input\] input: is required/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', temperature: 3 }))).toMatch(/^400 \[temperature\]/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', max_output_tokens: 0 }))).toMatch(/^400 \[max_output_tokens\]/);

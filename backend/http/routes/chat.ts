@@ -10,7 +10,7 @@ import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChatImages, withRequest, type PromptProgress,
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
 import { predictionSpec } from '../prediction.js';
@@ -29,7 +29,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const style = model.template.callStyle;
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const prompt = await tokenizeChat(app, rendered);
+    const { prompt, images } = await tokenizeChatImages(app, model, rendered);
     checkContext(prompt, model, 'messages');
     const predicted = await predictionSpec(app, body.prediction);
     const grammar = await grammarFor(app, {
@@ -64,6 +64,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling,
+      ...(images.length > 0 ? { images } : {}),
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),

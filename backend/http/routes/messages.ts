@@ -14,7 +14,7 @@ import {
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
-  checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChatImages, withRequest,
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import { readJson, sendJson } from '../respond.js';
@@ -55,7 +55,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
     const style = model.template.callStyle;
 
     await withRequest(app, 'chat', body.stream, ctx.res, async (run) => {
-      const prompt = await tokenizeChat(app, rendered);
+      const { prompt, images } = await tokenizeChatImages(app, model, rendered);
       checkContext(prompt, model, 'messages');
       const grammar = await grammarFor(app, { constraint: null, tools: toolCallsAsked(body, style, 'auto', rendered.text) });
       if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
@@ -87,6 +87,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
       };
       const done = await follow(run, {
         prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: body.stop,
+        ...(images.length > 0 ? { images } : {}),
         sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { budget: body.thinkingBudget })),
         ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
         ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
@@ -124,7 +125,7 @@ export function countTokens(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseConversation(requireObject(await readJson(ctx.req, app.bodies), ''));
     const model = requireModel(app);
     requireTextModel(model);
-    const prompt = await tokenizeChat(app, renderConversation(model, body, app.config.reasoning).rendered);
+    const { prompt } = await tokenizeChatImages(app, model, renderConversation(model, body, app.config.reasoning).rendered);
     sendJson(ctx.res, 200, { input_tokens: prompt.length });
   });
 }

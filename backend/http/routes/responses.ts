@@ -14,7 +14,7 @@ import { continuationTail } from '../../responses/continuation.js';
 import { inputItemsPage, parsePageQuery, withIds } from '../../responses/input-items.js';
 import { loadResponseKv, saveResponseKv } from '../../responses/response-kv.js';
 import type { StoredResponse } from '../../responses/response-store.js';
-import type { RenderedPrompt } from '../../chat/chat-prompt.js';
+import type { ChatInput, RenderedPrompt } from '../../chat/chat-prompt.js';
 import { withThinkingDefault } from '../../chat/thinking-switch.js';
 import { ApiError, apiError, type ApiErrorBody } from '../../validation/errors.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
@@ -23,7 +23,7 @@ import type { AppContext } from '../app-context.js';
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, tokenizeChatImages, withRequest,
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import type { ModelView } from '../../served-model/model-view.js';
@@ -72,10 +72,11 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
 }
 
 /** The prompt's tokens: the held tokens and the tail's, or the whole conversation's. */
-async function promptOf(app: AppContext, model: ModelView, c: Awaited<ReturnType<typeof conversationOf>>, previous: string | null): Promise<number[]> {
-  if (!c.continued || previous === null) return tokenizeChat(app, c.rendered);
+async function promptOf(app: AppContext, model: ModelView, c: Awaited<ReturnType<typeof conversationOf>>, previous: string | null): Promise<ChatInput> {
+  // A conversation with images is rendered whole: the held tokens hold no image bytes to read again.
+  if (!c.continued || previous === null || c.rendered.images.length > 0) return tokenizeChatImages(app, model, c.rendered);
   await loadResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, previous, c.continued.held);
-  return [...c.continued.held, ...await tokenizeChat(app, c.continued.tail)];
+  return { prompt: [...c.continued.held, ...await tokenizeChat(app, c.continued.tail)], images: [] };
 }
 
 export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
@@ -95,7 +96,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
   };
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const prompt = await promptOf(app, model, conversation, body.previousResponseId);
+    const { prompt, images } = await promptOf(app, model, conversation, body.previousResponseId);
     checkContext(prompt, model, 'input');
     const grammar = await grammarFor(app, {
       constraint: body.constraint,
@@ -136,6 +137,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: [],
+      ...(images.length > 0 ? { images } : {}),
       sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { effort: body.reasoningEffort })),
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
       ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
@@ -199,6 +201,8 @@ export async function inputTokens(app: AppContext, { req, res }: RouteContext): 
   const model = requireModel(app);
   requireTextModel(model);
   const c = await conversationOf(app, model, body);
-  const count = c.continued ? c.continued.held.length + (await tokenizeChat(app, c.continued.tail)).length : (await tokenizeChat(app, c.rendered)).length;
+  const count = c.continued && c.rendered.images.length === 0
+    ? c.continued.held.length + (await tokenizeChat(app, c.continued.tail)).length
+    : (await tokenizeChatImages(app, model, c.rendered)).prompt.length;
   sendJson(res, 200, { object: 'response.input_tokens', input_tokens: count });
 }
