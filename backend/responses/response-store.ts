@@ -13,8 +13,8 @@
 import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
-import { processAlive } from '../sessions/session-store.js';
 import { RESPONSE_ID } from '../validation/responses-schema.js';
+import { processAlive } from '../../contract/os/process.js';
 
 export interface StoredResponse {
   response: ResponseObject;

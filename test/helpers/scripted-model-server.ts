@@ -214,7 +214,14 @@ export class ScriptedModelServer {
   }
 
   private async chat(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
-    const turn = this.script.chat!(body, this.of('/v1/chat/completions').length - 1) ?? {};
+    // A request without messages (the extension's probe for the route) is refused as a server refuses it, and is no turn.
+    if (!Array.isArray(body.messages)) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'messages: required', type: 'invalid_request_error', code: 'invalid_request', param: 'messages' } }));
+      return;
+    }
+    const turns = this.of('/v1/chat/completions').filter((r) => Array.isArray(r.body.messages));
+    const turn = this.script.chat!(body, turns.length - 1) ?? {};
     const calls = (turn.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${this.requests.length}_${i}`, name: c.name, arguments: c.arguments }));
     const finish = calls.length ? 'tool_calls' : 'stop';
     const prompt = this.script.slotContext ? Math.ceil(JSON.stringify([body.messages, body.tools ?? null]).length / 4) : 20;

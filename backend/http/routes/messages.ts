@@ -3,6 +3,7 @@
 // streaming tool-call parser, a grammar for a forced tool call), answered in Anthropic's shapes:
 // content blocks (thinking, text, tool_use), stop_reason, usage, and the named stream events.
 // Errors, streamed or not, are Anthropic error bodies.
+import { errorStatus, isErrorCode } from '../../../contract/error-codes.js';
 import { parseConversation, parseMessagesRequest } from '../../validation/anthropic-schema.js';
 import { ApiError, toApiError, type ApiErrorBody } from '../../validation/errors.js';
 import { requireObject } from '../../validation/validate.js';
@@ -24,7 +25,7 @@ import type { SseStream } from '../sse.js';
 /** An OpenAI-shaped error (what failRun hands the stream) as Anthropic's `error` event. */
 function streamedError(body: unknown): string {
   const e = (body as ApiErrorBody)?.error;
-  const status = e?.type === 'invalid_request_error' ? 400 : e?.code === 'engine_unavailable' || e?.code === 'shutting_down' ? 503 : 500;
+  const status = isErrorCode(e?.code) ? errorStatus(e.code) : 500;
   return `event: error\ndata: ${JSON.stringify(anthropicError(status, e?.message ?? 'unknown error'))}\n\n`;
 }
 

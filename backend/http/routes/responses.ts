@@ -16,7 +16,7 @@ import { loadResponseKv, saveResponseKv } from '../../responses/response-kv.js';
 import type { StoredResponse } from '../../responses/response-store.js';
 import type { RenderedPrompt } from '../../chat/chat-prompt.js';
 import { withThinkingDefault } from '../../chat/thinking-switch.js';
-import { ApiError, type ApiErrorBody } from '../../validation/errors.js';
+import { ApiError, apiError, type ApiErrorBody } from '../../validation/errors.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
 import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
@@ -45,15 +45,13 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
   if (body.previousResponseId !== null) {
     stored = await app.responses.get(body.previousResponseId);
     if (!stored) {
-      throw new ApiError(404, `previous_response_id: no stored response ${body.previousResponseId} (never stored, deleted, or expired)`, {
-        code: 'previous_response_not_found', param: 'previous_response_id',
-      });
+      throw apiError('previous_response_not_found', `previous_response_id: no stored response ${body.previousResponseId} (never stored, deleted, or expired)`, { param: 'previous_response_id' });
     }
     earlier = stored.items;
   }
   const items = [...earlier, ...body.input];
   const messages = chatMessagesOf(body.instructions, items);
-  if (messages.length === 0) throw new ApiError(400, 'input: holds no message', { code: 'invalid_value', param: 'input' });
+  if (messages.length === 0) throw apiError('invalid_value', 'input: holds no message', { param: 'input' });
   const chat = {
     messages, tools: body.tools, toolChoice: body.toolChoice, parallelToolCalls: body.parallelToolCalls,
     templateKwargs: withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort'),
@@ -169,7 +167,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
 }
 
 function notFound(id: string): ApiError {
-  return new ApiError(404, `no stored response ${id} (never stored, deleted, or expired)`, { code: 'response_not_found', param: 'response_id' });
+  return apiError('response_not_found', `no stored response ${id} (never stored, deleted, or expired)`, { param: 'response_id' });
 }
 
 export async function getResponse(app: AppContext, { res, params }: RouteContext): Promise<void> {
