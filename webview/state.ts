@@ -85,11 +85,15 @@ export interface ViewState extends PersistedState {
 
 const MAX_TURNS = 200;
 
+const isThinkingStats = (v: unknown): v is ThinkingStats =>
+  !!v && typeof v === 'object' && Number.isFinite((v as ThinkingStats).tokens) && Number.isFinite((v as ThinkingStats).ms);
+
 export function initialState(saved: unknown): ViewState {
   const p = (saved && typeof saved === 'object' ? saved : {}) as Partial<PersistedState>;
   const turns = Array.isArray(p.turns)
     ? p.turns.filter((t): t is ChatTurn => !!t && typeof t.content === 'string' && ['system', 'user', 'assistant'].includes(t.role))
       .map((t) => (t.reasoning === undefined || typeof t.reasoning === 'string' ? t : { ...t, reasoning: undefined }))
+      .map((t) => (t.thinking === undefined || isThinkingStats(t.thinking) ? t : { ...t, thinking: undefined }))
       .slice(-MAX_TURNS)
     : [];
   return {

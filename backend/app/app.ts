@@ -119,6 +119,7 @@ export class StrataServer {
     this.store = new SessionStore(config.sessionsDir);
     const responses = this.responses = new ResponseStore(config.responsesDir, {
       maxCount: config.responsesMax, maxBytes: config.responsesMib * 2 ** 20, ttlMs: config.responsesTtlH * 3_600_000,
+      maxKvBytes: config.responsesKvMib * 2 ** 20,
     });
     const startedAt = Date.now();
     // The fit probe measures what a model needs per device; where nothing offloads (no GPU backend,

@@ -119,6 +119,7 @@ export const SERVE_OPTIONS = {
   responsesDir: option(str, defaultResponsesDir, 'folder for stored /v1/responses responses (previous_response_id continues them)', { defaultText: '$XDG_DATA_HOME/strata/responses (~/.local/share/…)' }),
   responsesMax: option(int(1, 10_000_000), 10_000, 'stored responses kept at most; the least recently used goes first'),
   responsesMib: option(int(1, 1 << 20), 1024, 'disk for stored responses at most, MiB; the least recently used goes first'),
+  responsesKvMib: option(int(0, 1 << 24), 4096, 'disk for the KV of stored responses at most, MiB (a chain keeps one file, its newest response\'s; the least recently used goes first); 0: none written, so a chain continued after an engine restart reads its prompt again'),
   responsesTtlH: option(int(1, 87_600), 720, 'a stored response unused this many hours expires'),
   logFormat: option(oneOf('text', 'json'), 'text', 'log line format'),
   logLevel: option(oneOf('debug', 'info', 'warn', 'error'), 'info', 'least level logged'),

@@ -5,8 +5,12 @@
 // restart of the engine and of the server. Bounded by count and bytes, least recently used
 // evicted first; one unused for the expiry is gone. Ids reaching the file system are checked
 // against the one id form again here. A response's KV (<id>.session, written by the engine in the
-// sessions' file format, responses/response-kv.ts) lives and goes with it and counts toward the bytes.
-import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
+// sessions' file format, responses/response-kv.ts) goes with its response and has its own byte
+// bound (the least recently used response's KV file goes first, its response stays). A chain keeps
+// one KV file: once a follow-up's is written, the one it continued goes (its tokens are the start
+// of the follow-up's), and the earlier response's KV is the follow-up's file from then on (its
+// <id>.session becomes a link to it, so a restart knows).
+import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
 import { RESPONSE_ID } from '../validation/responses-schema.js';
@@ -31,10 +35,15 @@ export interface ResponseStoreLimits {
   maxBytes: number;
   /** A response not used (stored, read, continued) this long expires. */
   ttlMs: number;
+  /** Bytes of the responses' KV files at most (0: none kept). */
+  maxKvBytes: number;
 }
 
-/** `bytes`: the JSON file's and the KV file's together; `kv`: the KV file's (0: none). */
+/** `bytes`: the JSON file's; `kv`: the KV file's (0: none). */
 interface Entry { bytes: number; usedAt: number; kv: number }
+
+/** How many follow-ups a KV lookup goes through (a chain's one file is its newest response's). */
+const MAX_ALIAS_HOPS = 10_000;
 
 const FILE = /^(resp_[A-Za-z0-9_-]{1,120})\.json$/;
 const KV_FILE = /^(resp_[A-Za-z0-9_-]{1,120})\.session$/;
@@ -45,6 +54,9 @@ export class ResponseStore {
   /** Every stored response, least recently used first (a Map keeps insertion order; a use re-inserts). */
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
+  private kvBytes = 0;
+  /** A response whose KV file went once a follow-up's was written -> that follow-up (on disk: <id>.session links to its file). */
+  private readonly kvIn = new Map<string, string>();
   private ready: Promise<void> | null = null;
   /** File work runs one operation at a time, so a put, a read and a delete of one id never interleave. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -115,29 +127,49 @@ export class ResponseStore {
   /** Where a response's KV file goes (the engine writes it: sessions/session-store.ts's format). */
   kvPath(id: string): string { return join(this.dir, `${this.checked(id)}.session`); }
 
-  /** The response's KV file, if it has one: its path. */
+  /** Whether KV files are kept at all (--responses-kv-mib above 0). */
+  get keepsKv(): boolean { return this.limits.maxKvBytes > 0; }
+
+  /** The file holding the response's KV (its own, or that of the follow-up that continued it), or null. */
   kvOf(id: string): Promise<string | null> {
     if (!RESPONSE_ID.test(id)) return Promise.resolve(null);
-    return this.serial(async () => ((this.entries.get(id)?.kv ?? 0) > 0 ? this.kvPath(id) : null));
+    return this.serial(async () => {
+      const holder = this.holderOf(id);
+      return holder === null ? null : this.kvPath(holder);
+    });
+  }
+
+  /** The response whose KV file holds `id`'s KV: itself, or the follow-up its link leads to; null when none. */
+  private holderOf(id: string): string | null {
+    let at: string | undefined = id;
+    for (let hop = 0; at !== undefined && hop < MAX_ALIAS_HOPS; hop++) {
+      if ((this.entries.get(at)?.kv ?? 0) > 0) return at;
+      at = this.kvIn.get(at);
+    }
+    return null;
   }
 
   /**
-   * The engine wrote the response's KV file (`bytes`): it counts toward the bounds from now. The
-   * file is removed instead when its response is gone meanwhile or it alone would not fit.
+   * The engine wrote the response's KV file (`bytes`): it counts toward the KV bound from now, and
+   * the file of the response it continued (`previous`), whose tokens start its own, goes. The file
+   * is removed instead when its response is gone meanwhile or it alone would not fit.
    */
-  attachKv(id: string, bytes: number): Promise<boolean> {
+  attachKv(id: string, bytes: number, previous: string | null = null): Promise<boolean> {
     return this.serial(async () => {
       const e = this.entries.get(id);
-      if (!e || e.bytes - e.kv + bytes > this.limits.maxBytes) {
-        if (e) { this.bytes -= e.kv; e.bytes -= e.kv; e.kv = 0; }
-        await rm(this.kvPath(id), { force: true });
+      if (!e || bytes > this.limits.maxKvBytes) {
+        await this.dropKv(id);
         return false;
       }
-      this.bytes += bytes - e.kv;
-      e.bytes += bytes - e.kv;
+      this.kvBytes += bytes - e.kv;
       e.kv = bytes;
+      if (previous !== null && previous !== id && this.entries.has(previous)) {
+        await this.dropKv(previous);
+        this.kvIn.set(previous, id);
+        await symlink(`${id}.session`, this.kvPath(previous)).catch(() => {});
+      }
       await this.evict();
-      return this.entries.has(id);
+      return e.kv > 0;
     });
   }
 
@@ -155,9 +187,9 @@ export class ResponseStore {
     while (this.pending.size > 0) await Promise.all([...this.pending.values()]);
   }
 
-  /** How many responses are stored and their bytes (expired ones not yet swept included). */
-  size(): { count: number; bytes: number } {
-    return { count: this.entries.size, bytes: this.bytes };
+  /** How many responses are stored, their bytes and their KV files' (expired ones not yet swept included). */
+  size(): { count: number; bytes: number; kvBytes: number } {
+    return { count: this.entries.size, bytes: this.bytes, kvBytes: this.kvBytes };
   }
 
   private serial<T>(op: () => Promise<T>): Promise<T> {
@@ -172,6 +204,7 @@ export class ResponseStore {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       const found: Array<[string, Entry]> = [];
       const kvFiles = new Map<string, number>();
+      const links = new Map<string, string>();
       for (const name of await readdir(this.dir)) {
         const temp = TEMP.exec(name);
         if (temp) {
@@ -181,7 +214,14 @@ export class ResponseStore {
         const kv = KV_FILE.exec(name);
         const m = FILE.exec(name);
         if (!m && !kv) continue;
-        const st = await stat(join(this.dir, name)).catch(() => null);
+        const st = await lstat(join(this.dir, name)).catch(() => null);
+        if (kv && st?.isSymbolicLink()) {
+          // An earlier response's link to the file of the follow-up that continued it.
+          const to = KV_FILE.exec(await readlink(join(this.dir, name)).catch(() => ''));
+          if (to) links.set(kv[1]!, to[1]!);
+          else await rm(join(this.dir, name), { force: true });
+          continue;
+        }
         if (!st?.isFile()) continue;
         if (kv) kvFiles.set(kv[1]!, st.size);
         else found.push([m![1]!, { bytes: st.size, usedAt: st.mtimeMs, kv: 0 }]);
@@ -189,13 +229,17 @@ export class ResponseStore {
       found.sort((a, b) => a[1].usedAt - b[1].usedAt);
       for (const [id, e] of found) {
         e.kv = kvFiles.get(id) ?? 0;
-        e.bytes += e.kv;
         kvFiles.delete(id);
         this.entries.set(id, e);
         this.bytes += e.bytes;
+        this.kvBytes += e.kv;
       }
-      // KV files whose response is gone.
+      // KV files and links whose response is gone.
       for (const id of kvFiles.keys()) await rm(this.kvPath(id), { force: true });
+      for (const [id, to] of links) if (this.entries.has(id)) this.kvIn.set(id, to);
+      for (const id of links.keys()) {
+        if (!this.kvIn.has(id) || this.holderOf(id) === null) { this.kvIn.delete(id); await rm(this.kvPath(id), { force: true }); }
+      }
       await this.evict();
     })();
     return this.ready;
@@ -211,6 +255,17 @@ export class ResponseStore {
       if (oldest === undefined) break;
       await this.remove(oldest);
     }
+    // KV files over their bound: the least recently used response's goes, the response stays.
+    for (const id of this.entries.keys()) {
+      if (this.kvBytes <= this.limits.maxKvBytes) break;
+      await this.dropKv(id);
+    }
+  }
+
+  private async dropKv(id: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (e) { this.kvBytes -= e.kv; e.kv = 0; }
+    await rm(this.kvPath(id), { force: true });
   }
 
   private async remove(id: string): Promise<void> {
@@ -223,7 +278,9 @@ export class ResponseStore {
     const e = this.entries.get(id);
     if (!e) return;
     this.bytes -= e.bytes;
+    this.kvBytes -= e.kv;
     this.entries.delete(id);
+    this.kvIn.delete(id);
   }
 
   private checked(id: string): string {

@@ -1,10 +1,11 @@
 // A previous_response_id chain on the real engine (random-weight test model, --deterministic) through
 // the official `openai` client: each turn continues from the model's own tokens of the earlier turns
 // (cached: all of them but at most the last sampled one, which a cut answer never decoded), the
-// stored response's KV is written beside it, and after an engine restart, and after a restart of
-// the whole server, the same turn loads that KV (cached tokens > 0) and answers identically. Also
+// stored response's KV is written beside it (a chain keeps one file, its newest response's), and
+// after an engine restart, and after a restart of the whole server, the same turn loads that KV
+// (cached tokens > 0) and answers identically. Also
 // GET /v1/responses/{id}/input_items as the SDK pages it.
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,6 +85,9 @@ describe('a previous_response_id chain', () => {
 
   it('after a restart of the server too; a deleted response takes its KV file with it', async () => {
     await srv.close();
+    // The chain keeps one KV file, its newest response's; the earlier responses' are links to it.
+    const kv = (r: Resp) => lstatSync(join(dirs.dir, 'responses', `${r.id}.session`));
+    expect([t1, t2, t3].map((r) => (kv(r).isSymbolicLink() ? 'link' : kv(r).isFile() ? 'file' : '?'))).toEqual(['link', 'link', 'file']);
     srv = await startServer(modelPath, config());
     const again = await turn(srv.openai, 'And the sea?', t2.id, false);
     expect(again.output_text).toBe(t3.output_text);

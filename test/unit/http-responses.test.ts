@@ -128,7 +128,7 @@ describe('the response store', () => {
   it('writes 0600 files in a 0700 folder, keeps at most the count (LRU), and reads them back after a restart', async () => {
     const dir = join(tempDir(), 'responses');
     let t = 1_000_000;
-    const limits = { maxCount: 2, maxBytes: 1 << 20, ttlMs: 60_000 };
+    const limits = { maxCount: 2, maxBytes: 1 << 20, ttlMs: 60_000, maxKvBytes: 0 };
     const a = new ResponseStore(dir, limits, () => t);
     expect(await a.put(record('resp_a'))).toBe(true);
     t += 1000;
@@ -153,7 +153,7 @@ describe('the response store', () => {
     const dir = tempDir();
     let t = 0;
     const one = Buffer.byteLength(JSON.stringify(record('resp_a', 'y'.repeat(1000))));
-    const s = new ResponseStore(dir, { maxCount: 100, maxBytes: one * 2 + 10, ttlMs: 5000 }, () => t);
+    const s = new ResponseStore(dir, { maxCount: 100, maxBytes: one * 2 + 10, ttlMs: 5000, maxKvBytes: 0 }, () => t);
     for (const id of ['resp_a', 'resp_b', 'resp_c']) await s.put(record(id, 'y'.repeat(1000)));
     expect(s.size().count).toBe(2);
     expect(await s.get('resp_a')).toBeNull();
@@ -168,7 +168,7 @@ describe('the response store', () => {
   it('removes the leftovers of a write that was interrupted', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'resp_a.json.tmp-999999999-0'), '{"half');
-    const s = new ResponseStore(dir, { maxCount: 10, maxBytes: 1 << 20, ttlMs: 60_000 });
+    const s = new ResponseStore(dir, { maxCount: 10, maxBytes: 1 << 20, ttlMs: 60_000, maxKvBytes: 0 });
     expect(await s.get('resp_a')).toBeNull();
     expect(readdirSync(dir)).toEqual([]);
   });

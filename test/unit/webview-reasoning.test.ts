@@ -43,6 +43,9 @@ describe('panel view state with thinking', () => {
     const odd = initialState({ turns: [{ role: 'assistant', content: 'x', reasoning: 42 }] });
     expect(odd.turns).toHaveLength(1);
     expect(odd.turns[0]!.reasoning).toBeUndefined();
+    const badStats = initialState({ turns: [{ role: 'assistant', content: 'x', reasoning: 'r', thinking: { tokens: 'many' } }] });
+    expect(badStats.turns[0]).toMatchObject({ reasoning: 'r' });
+    expect(badStats.turns[0]!.thinking).toBeUndefined();
   });
 
   it('thinkingView: none without thinking; collapsed while it streams and after, its label counting tokens and time; the user opens it', () => {

@@ -157,7 +157,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
       const tokens = whole ? { ids: [...prompt, ...outputIds], model: model.session.identity, rendering: conversation.rendering } : undefined;
       const kept = await app.responses.put({ response: final, items: [...withIds(items, id.slice('resp_'.length)), ...outputs.items], ...(tokens ? { tokens } : {}) });
       if (!kept) app.log.warn('response not stored: larger than the store (--responses-mib)', { request: run.rec.id, response: id });
-      else if (tokens) saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids);
+      else if (tokens) saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids, body.previousResponseId);
     }
     if (sse) {
       emit([{ type: cut ? 'response.incomplete' : 'response.completed', response: final }]);
