@@ -10,7 +10,7 @@ import {
   checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
   requireObject, typeName, type Json,
 } from './validate.js';
-import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import { parseToolList, type NameRule } from './tool-list.js';
 
 export interface MessagesRequest {
   model: string | null;
@@ -27,7 +27,8 @@ export interface MessagesRequest {
   thinkingBudget: number | null;
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Anthropic's rule for tool names (no '.'). */
+const ANTHROPIC_NAMES: NameRule = { pattern: /^[A-Za-z0-9_-]{1,64}$/, says: 'must be 1-64 characters of a-z, A-Z, 0-9, _ -' };
 const MAX_STOP = 8;
 
 function textOf(v: unknown, path: string): string {
@@ -118,26 +119,16 @@ function convertMessage(v: unknown, path: string, ids: Set<string>, images: Imag
 }
 
 function parseTools(v: unknown): ToolSpec[] {
-  if (v === undefined) return [];
-  const seen = new Set<string>();
-  const schemaBytes: number[] = [];
-  const tools = checkArray(v, 'tools').map((t, i) => {
-    const tp = field('tools', i);
-    const tool = requireObject(t, tp);
+  return parseToolList(v, 'tools', (tool, tp) => {
     const type = get(tool, 'type');
     if (type !== undefined && type !== 'custom') fail(field(tp, 'type'), `server tools (${String(type)}) are not supported; give name and input_schema`, 'unsupported_value');
     const name = checkString(get(tool, 'name'), field(tp, 'name'));
-    if (!TOOL_NAME.test(name)) fail(field(tp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ -');
-    if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
-    seen.add(name);
-    const spec: ToolSpec = { type: 'function', function: { name, parameters: requireObject(get(tool, 'input_schema'), field(tp, 'input_schema')) } };
-    schemaBytes.push(checkSchemaLimits(spec.function.parameters, field(tp, 'input_schema')));
+    // input_schema is required: parseToolList checks it is an object (after the name) with its limits.
+    const spec: ToolSpec = { type: 'function', function: { name, parameters: get(tool, 'input_schema') as Json } };
     const description = optString(tool, 'description', tp);
     if (description !== undefined) spec.function.description = description;
-    return spec;
-  });
-  checkToolSchemasTotal(schemaBytes, 'tools');
-  return tools;
+    return { name, namePath: field(tp, 'name'), schema: { value: spec.function.parameters, path: field(tp, 'input_schema') }, tool: spec };
+  }, ANTHROPIC_NAMES);
 }
 
 function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; parallel: boolean } {

@@ -3,14 +3,12 @@ import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/chat-
 import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';
-import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
 import { ImageCounter, imageFromUrl } from './images.js';
+import { parseToolList } from './tool-list.js';
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
 const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
-/** What a tool name may be (OpenAI's rule), for every route that declares tools. */
-export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Text parts, and image_url parts (data URLs) in user messages. */
 function parseContentParts(v: unknown[], path: string, role: string, images: ImageCounter): ContentPart[] {
@@ -104,32 +102,20 @@ export function parseMessages(v: unknown, path = 'messages'): ChatMessage[] {
 }
 
 export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
-  if (v === undefined) return [];
-  const seen = new Set<string>();
-  const schemaBytes: number[] = [];
-  const tools = checkArray(v, path).map((t, i) => {
-    const tp = field(path, i);
-    const tool = requireObject(t, tp);
+  return parseToolList(v, path, (tool, tp) => {
     const type = get(tool, 'type') ?? 'function';
     if (type !== 'function') fail(field(tp, 'type'), 'must be function');
     const fp = field(tp, 'function');
     const fn = requireObject(get(tool, 'function'), fp);
     const name = checkString(get(fn, 'name'), field(fp, 'name'));
-    if (!TOOL_NAME.test(name)) fail(field(fp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ . -');
-    if (seen.has(name)) fail(field(fp, 'name'), `duplicate tool name ${name}`);
-    seen.add(name);
     const spec: ToolSpec = { type: 'function', function: { name } };
     const description = get(fn, 'description');
     if (description !== undefined) spec.function.description = checkString(description, field(fp, 'description'));
     const parameters = get(fn, 'parameters');
-    if (parameters !== undefined) {
-      spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
-      schemaBytes.push(checkSchemaLimits(parameters, field(fp, 'parameters')));
-    }
-    return spec;
+    // An object: parseToolList checks it (after the name) with its limits.
+    if (parameters !== undefined) spec.function.parameters = parameters as Json;
+    return { name, namePath: field(fp, 'name'), schema: parameters === undefined ? null : { value: parameters, path: field(fp, 'parameters') }, tool: spec };
   });
-  checkToolSchemasTotal(schemaBytes, path);
-  return tools;
 }
 
 export function parseToolChoice(v: unknown, tools: ToolSpec[], path = 'tool_choice'): ToolChoice {

@@ -7,9 +7,10 @@ import type {
   ConversationItem, FunctionTool, ImageInputPart, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
 } from '../../contract/responses.js';
 import type { ToolSpec } from '../chat/chat-types.js';
-import { TOOL_NAME, type ToolChoice } from './chat-schema.js';
-import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import type { ToolChoice } from './chat-schema.js';
+import { checkSchemaLimits } from './grammar-limits.js';
 import { ImageCounter, imageFromUrl } from './images.js';
+import { parseToolList } from './tool-list.js';
 import type { OutputConstraint } from './output-schema.js';
 import { REASONING_EFFORTS } from './schemas.js';
 import {
@@ -140,30 +141,22 @@ export function parseInput(v: unknown): ConversationItem[] {
 }
 
 function parseTools(v: unknown): FunctionTool[] {
-  if (v === undefined) return [];
-  const seen = new Set<string>();
-  const schemaBytes: number[] = [];
-  const tools = checkArray(v, 'tools').map((t, i): FunctionTool => {
-    const tp = field('tools', i);
-    const tool = requireObject(t, tp);
+  return parseToolList(v, 'tools', (tool, tp) => {
     const type = get(tool, 'type');
     if (type !== 'function') {
       const got = typeof type === 'string' ? JSON.stringify(type) : typeName(type);
       fail(field(tp, 'type'), `only function tools are supported, got ${got}`, 'unsupported_value');
     }
     const name = reqString(tool, 'name', tp);
-    if (!TOOL_NAME.test(name)) fail(field(tp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ . -');
-    if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
-    seen.add(name);
     const params = get(tool, 'parameters');
-    if (params !== undefined) schemaBytes.push(checkSchemaLimits(requireObject(params, field(tp, 'parameters')), field(tp, 'parameters')));
     return {
-      type: 'function', name, description: optString(tool, 'description', tp) ?? null,
-      parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
+      name, namePath: field(tp, 'name'), schema: params === undefined ? null : { value: params, path: field(tp, 'parameters') },
+      tool: {
+        type: 'function', name, description: optString(tool, 'description', tp) ?? null,
+        parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
+      },
     };
   });
-  checkToolSchemasTotal(schemaBytes, 'tools');
-  return tools;
 }
 
 function parseToolChoice(v: unknown, tools: FunctionTool[]): ResponseToolChoice {
