@@ -42,7 +42,7 @@ export interface StrataServerOptions {
   now?: () => number;
   /** Restart back-off of crashed engines. */
   restart?: { minDelayMs: number; maxDelayMs: number };
-  /** Folders of GPU backend libraries the engines load (default: those `strata backend install` put in the cache). */
+  /** Folders of GPU backend libraries the engines load (default: those `strata gpu install` put in the cache). */
   backendDirs?: string[];
   /** What a model needs per device before it loads (default: the fit probe, when an offload backend is there). */
   deviceNeeds?: ModelPoolOptions<ModelSpec>['deviceNeeds'];

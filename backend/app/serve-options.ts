@@ -5,7 +5,7 @@
 // section (model-specs.ts) and the option table of docs/server.md (npm run docs:tables, checked by
 // test/unit/docs-tables.test.ts) are all read from it.
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { posix, win32 } from 'node:path';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { BODY_READ_TIMEOUT_MS } from '../validation/limits.js';
 import type { Kind } from './config-values.js';
@@ -47,15 +47,22 @@ const numlist = { t: 'numlist' } as const;
 const bool = { t: 'bool' } as const;
 const ENGINE = { defaultText: "the engine's" };
 
-/** A folder of the server's data: $XDG_DATA_HOME/strata/<name> (%LOCALAPPDATA%/strata/<name> on Windows). */
-function dataDir(name: string, env: NodeJS.ProcessEnv): string {
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', name);
-  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
-  return join(base, 'strata', name);
+/**
+ * A folder of the server's data: $XDG_DATA_HOME/strata/<name> (~/.local/share/strata/<name>);
+ * on Windows %LOCALAPPDATA%\strata\<name> (the profile's AppData\Local without it), a folder
+ * only its user (with administrators and the system) may open.
+ */
+function dataDir(name: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string {
+  if (platform === 'win32') {
+    const local = env.LOCALAPPDATA || win32.join(env.USERPROFILE || homedir(), 'AppData', 'Local');
+    return win32.join(local, 'strata', name);
+  }
+  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : posix.join(homedir(), '.local', 'share');
+  return posix.join(base, 'strata', name);
 }
 
-export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('sessions', env); }
-export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('responses', env); }
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('sessions', env, platform); }
+export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('responses', env, platform); }
 
 /** Every `strata serve` option, in --help order. */
 export const SERVE_OPTIONS = {
@@ -88,7 +95,8 @@ export const SERVE_OPTIONS = {
   threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
   kvType: option(oneOf(...KV_TYPES), null, 'KV cache type', { ...ENGINE, perModel: true }),
   flashAttn: option(oneOf('auto', 'on', 'off'), null, 'flash attention', { ...ENGINE, perModel: true }),
-  cacheMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
+  /** The park's budget (EngineOptions.parkBudgetMiB); once spelt --cache-mib. */
+  parkMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
   replicas: option(int(1, 64), 1, 'engine processes (with --devices groups: one per group)', { perModel: true }),
   /** Device names, comma-separated, "/" between replicas; resolved into replicas and ServerConfig.deviceGroups. */
   devices: option(str, null, 'devices, comma-separated; "/" separates replicas (CUDA0,CUDA1/CUDA2,CUDA3)', { defaultText: "the engine's placement", perModel: true }),
@@ -164,6 +172,29 @@ export type PerModelKey = {
 }[ServeOptionKey];
 
 export const SERVE_OPTION_KEYS = Object.keys(SERVE_OPTIONS) as ServeOptionKey[];
+
+/**
+ * Old names of renamed options: still read as a flag, a STRATA_ variable or a config key (also a
+ * model entry's), each time with a note naming the new one.
+ */
+export const RENAMED_OPTIONS: Readonly<Record<string, ServeOptionKey>> = { cacheMib: 'parkMib' };
+
+/**
+ * `values` (flags by --name, or config keys in either spelling) with each old name moved to its
+ * new one; `note` hears `--old is now --new` once per old name found. A new name given too wins.
+ */
+export function withRenamedOptions<V>(values: ReadonlyMap<string, V>, note: (line: string) => void, spellings: 'flag' | 'both'): Map<string, V> {
+  const out = new Map(values);
+  for (const [old, now] of Object.entries(RENAMED_OPTIONS)) {
+    for (const [from, to] of spellings === 'flag' ? [[flagOf(old), flagOf(now)]] : [[flagOf(old), flagOf(now)], [old, now]]) {
+      if (!out.has(from!)) continue;
+      note(`--${flagOf(old)} is now --${flagOf(now)}`);
+      if (!out.has(to!) && !(spellings === 'both' && (out.has(flagOf(now)) || out.has(now)))) out.set(to!, out.get(from!)!);
+      out.delete(from!);
+    }
+  }
+  return out;
+}
 export const PER_MODEL_KEYS = SERVE_OPTION_KEYS.filter((k) => (SERVE_OPTIONS[k] as ServeOption).perModel) as PerModelKey[];
 
 /** --flag-name of a key (modelsRamMib -> models-ram-mib). */

@@ -9,8 +9,8 @@
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
-import { processAlive } from '../sessions/session-store.js';
 import { RESPONSE_ID } from '../validation/responses-schema.js';
+import { processAlive } from '../../contract/os/process.js';
 
 export interface StoredResponse {
   response: ResponseObject;

@@ -11,7 +11,7 @@ import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, defaultModelSize, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../contract/net/sse-decoder.js';
-import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
+import type { ChatCall, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
 import type { DeviceMemory } from '../../contract/devices.js';
@@ -130,7 +130,7 @@ export class StrataClient {
     return this.json('GET', '/props', undefined, signal).then(propsSlotContext, () => null);
   }
 
-  async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
+  async *chatStream(req: ChatCall, signal: AbortSignal): AsyncGenerator<ChatEvent> {
     const body: Record<string, unknown> = {
       model: req.model ?? this.useModels.chat ?? 'strata',
       messages: req.messages.map(toWireMessage),

@@ -38,7 +38,11 @@ export interface ToolSpec {
  */
 export const CHAT_MAX_TOKENS = 4096;
 
-export interface ChatRequest {
+/**
+ * One chat call of StrataClient, in the extension's words (camelCase options such as maxTokens);
+ * the client turns it into the OpenAI JSON body that the server parses as its ChatRequest.
+ */
+export interface ChatCall {
   messages: ChatMessage[];
   model?: string;
   maxTokens?: number;

@@ -15,7 +15,7 @@ export const ROLE_URL_SETTING = {
 export const roleKeySecret = (role: ModelUse): string => `strata.apiKey.${role}`;
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'parkMiB', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -52,7 +52,8 @@ export function readServerSettings(): ServerSettings {
     slots: setValue('slots'),
     contextSize: setting('contextSize'),
     kvType: setValue('kvType'),
-    cacheMiB: setValue('cacheMiB'),
+    // strata.cacheMiB is its old name, read while the new one is unset.
+    parkMiB: setValue('parkMiB') ?? setValue('cacheMiB'),
     devices: parseStringList(listSetting('devices')),
     splitMode: (['none', 'layer', 'row'].includes(split) ? split : '') as SplitMode,
     tensorSplit: parseNumberList(listSetting('tensorSplit') as string | number[]),

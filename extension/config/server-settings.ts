@@ -11,13 +11,14 @@ export interface ServerSettings {
   modelPath: string;
   /** 0 = pick a free port. */
   port: number;
-  // slots, kvType and cacheMiB: null when the user did not set them; the server then applies its
+  // slots, kvType and parkMiB: null when the user did not set them; the server then applies its
   // own defaults (the settings' defaults in package.json say what those are).
   slots: number | null;
   /** Context tokens per slot; AUTO_CONTEXT (0): chosen for the work (contextPlan). */
   contextSize: number;
   kvType: string | null;
-  cacheMiB: number | null;
+  /** The park's budget (--park-mib). */
+  parkMiB: number | null;
   devices: string[];
   splitMode: SplitMode;
   tensorSplit: number[];
@@ -43,7 +44,7 @@ export interface ServerSettings {
 /** The settings as package.json's defaults make them (settings-schema.ts), the user having set none. */
 export const DEFAULT_SETTINGS: ServerSettings = {
   modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: null,
-  contextSize: settingDefault('contextSize'), kvType: null, cacheMiB: null,
+  contextSize: settingDefault('contextSize'), kvType: null, parkMiB: null,
   devices: parseStringList(settingDefault('devices')), splitMode: settingDefault('splitMode') as SplitMode,
   tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
   rpcServers: parseStringList(settingDefault('rpcServers')),
@@ -106,7 +107,7 @@ export function settingsProblems(s: ServerSettings): string[] {
   int(s.port, 'port');
   if (s.slots !== null) int(s.slots, 'slots');
   if (s.contextSize !== AUTO_CONTEXT) int(s.contextSize, 'contextSize', MIN_CONTEXT);
-  if (s.cacheMiB !== null) int(s.cacheMiB, 'cacheMiB');
+  if (s.parkMiB !== null) int(s.parkMiB, 'parkMiB');
   if (s.kvType !== null && !(KV_TYPES as readonly string[]).includes(s.kvType)) out.push(`strata.kvType must be one of ${KV_TYPES.join(', ')} (is '${s.kvType}')`);
   int(s.replicas, 'replicas');
   if (s.tensorSplit.some((v) => !Number.isFinite(v) || v < 0)) out.push('strata.tensorSplit must be non-negative numbers, e.g. "3,1"');
@@ -194,7 +195,7 @@ export function buildServeArgs(s: ServerSettings, port: number, configFile?: str
   if (s.slots !== null) a.push('--slots', String(s.slots));
   if (plan.ctx !== null) a.push('--ctx', String(plan.ctx));
   if (s.kvType !== null) a.push('--kv-type', s.kvType);
-  if (s.cacheMiB !== null) a.push('--cache-mib', String(s.cacheMiB));
+  if (s.parkMiB !== null) a.push('--park-mib', String(s.parkMiB));
   if (plan.section && configFile) a.push('--config', configFile);
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));

@@ -7,6 +7,7 @@ import { classifyExit, type Failure } from './failures.js';
 
 export interface ProcessHandle {
   readonly pid: number | undefined;
+  /** 'SIGTERM': ask it to stop; 'SIGKILL': end it now with what it started (nodeProcess.ts says how on Windows). */
   kill(signal: 'SIGTERM' | 'SIGKILL'): void;
   onOutput(listener: (line: string) => void): void;
   onExit(listener: (code: number | null, signal: string | null) => void): void;

@@ -7,11 +7,11 @@ import { resolveConfig } from '../../backend/app/config.js';
 describe('serve arguments from settings', () => {
   it('maps every setting to its flag', () => {
     const args = buildServeArgs({
-      ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', slots: 2, contextSize: 4096, kvType: 'q8_0', cacheMiB: 512,
+      ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', slots: 2, contextSize: 4096, kvType: 'q8_0', parkMiB: 512,
       devices: ['CUDA0', 'CUDA1'], splitMode: 'layer', tensorSplit: [3, 1], replicas: 2, rpcServers: ['h:50052'],
     }, 4321);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 4321 --model /m/a.gguf --slots 2 --ctx 4096 --kv-type q8_0 '
-      + '--cache-mib 512 --replicas 2 --devices CUDA0,CUDA1 --split-mode layer --tensor-split 3,1 --rpc h:50052');
+      + '--park-mib 512 --replicas 2 --devices CUDA0,CUDA1 --split-mode layer --tensor-split 3,1 --rpc h:50052');
   });
 
   it('leaves out the model for the demo model and defaults for the rest', () => {
@@ -25,12 +25,12 @@ describe('serve arguments from settings', () => {
     // With a GPU the fit chooses the context too: nothing of the four is passed.
     expect(flags({ fit: 'on' })).toEqual(['--host', '--port', '--fit']);
     // A value the user set is passed even when it equals the default.
-    expect(buildServeArgs({ ...DEFAULT_SETTINGS, slots: 4, kvType: 'f16', cacheMiB: 0 }, 1).join(' '))
-      .toBe('serve --host 127.0.0.1 --port 1 --slots 4 --ctx 8192 --kv-type f16 --cache-mib 0');
+    expect(buildServeArgs({ ...DEFAULT_SETTINGS, slots: 4, kvType: 'f16', parkMiB: 0 }, 1).join(' '))
+      .toBe('serve --host 127.0.0.1 --port 1 --slots 4 --ctx 8192 --kv-type f16 --park-mib 0');
     // The server reads what was not passed as its own defaults.
     const parsed = parseArgs(buildServeArgs(DEFAULT_SETTINGS, 1).slice(1));
     const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
-    expect([cfg.slots, cfg.kvType, cfg.cacheMib]).toEqual([4, null, null]);
+    expect([cfg.slots, cfg.kvType, cfg.parkMib]).toEqual([4, null, null]);
   });
 
   it('serves the completion, chat and embedding models in the one server and sends each use its name', () => {

@@ -13,7 +13,7 @@ import { buildServeArgs, DEFAULT_SETTINGS, MIN_CONTEXT, settingsProblems } from 
 const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[]; default?: unknown }>;
 /** Setting (without `strata.`) -> the serve option it becomes. */
 const FLAGS: Record<string, keyof typeof SERVE_OPTIONS> = {
-  slots: 'slots', contextSize: 'ctx', kvType: 'kvType', cacheMiB: 'cacheMib', replicas: 'replicas', fit: 'fit',
+  slots: 'slots', contextSize: 'ctx', kvType: 'kvType', parkMiB: 'parkMib', replicas: 'replicas', fit: 'fit',
   splitMode: 'splitMode', port: 'port',
 };
 
@@ -34,9 +34,9 @@ describe('settings that become serve flags', () => {
     const kv = /ggml_type kv_type = GGML_TYPE_(\w+);/.exec(engine)?.[1]?.toLowerCase();
     const park = Number(/double park_budget_mib = (\d+);/.exec(engine)?.[1]);
     expect(SERVE_OPTIONS.kvType.default).toBeNull();
-    expect(SERVE_OPTIONS.cacheMib.default).toBeNull();
-    expect([PROPS['strata.slots']!.default, PROPS['strata.kvType']!.default, PROPS['strata.cacheMiB']!.default]).toEqual([SERVE_OPTIONS.slots.default, kv, park]);
-    expect([DEFAULT_SETTINGS.slots, DEFAULT_SETTINGS.kvType, DEFAULT_SETTINGS.cacheMiB]).toEqual([null, null, null]);
+    expect(SERVE_OPTIONS.parkMib.default).toBeNull();
+    expect([PROPS['strata.slots']!.default, PROPS['strata.kvType']!.default, PROPS['strata.parkMiB']!.default]).toEqual([SERVE_OPTIONS.slots.default, kv, park]);
+    expect([DEFAULT_SETTINGS.slots, DEFAULT_SETTINGS.kvType, DEFAULT_SETTINGS.parkMiB]).toEqual([null, null, null]);
   });
 
   it('the KV types are the one list', () => {
@@ -50,8 +50,8 @@ describe('settings that become serve flags', () => {
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max + 1 })).toEqual([`strata.contextSize must be a whole number from ${ctx.min} to ${ctx.max} (is ${ctx.max + 1})`]);
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.min - 1 })).toHaveLength(1);
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: 0 })).toEqual([]);
-    const cache = SERVE_OPTIONS.cacheMib.kind as { min: number; max: number };
-    expect(settingsProblems({ ...DEFAULT_SETTINGS, cacheMiB: cache.max + 1 })).toHaveLength(1);
+    const cache = SERVE_OPTIONS.parkMib.kind as { min: number; max: number };
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, parkMiB: cache.max + 1 })).toHaveLength(1);
   });
 
   it('the managed server\'s key travels in the variable the server reads', () => {

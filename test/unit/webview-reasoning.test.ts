@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasoningOf, StrataClient, type ChatEvent } from '../../extension/client/client.js';
-import type { ChatRequest } from '../../extension/client/types.js';
+import type { ChatCall } from '../../extension/client/types.js';
 import { PanelHub, type PanelClient } from '../../extension/panel/hub.js';
 import { validateFromWebview, type ToWebview } from '../../contract/panel.js';
 import { conversation, initialState, persisted, reduce, sendChat, setThinking, thinkingView, type ViewState } from '../../webview/state.js';
@@ -79,9 +79,9 @@ describe('panel view state with thinking', () => {
 
 describe('panel hub with thinking', () => {
   it('streams thinking as chatReasoning with its count and time, the answer as chatDelta, and keeps only the answer as conversation', async () => {
-    const requests: ChatRequest[] = [];
+    const requests: ChatCall[] = [];
     const client = {
-      async *chatStream(req: ChatRequest): AsyncGenerator<ChatEvent> {
+      async *chatStream(req: ChatCall): AsyncGenerator<ChatEvent> {
         requests.push(req);
         yield { type: 'reasoning', text: 'pl' };
         yield { type: 'reasoning', text: 'an' };
