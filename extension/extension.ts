@@ -69,6 +69,7 @@ export function activate(context: vscode.ExtensionContext): void {
   let bench: BenchController | undefined;
   const agent = registerAgent(context, { conversations, log, codebase: codebase.service ? (q, o, s) => codebase.service!.search(q, o, s) : undefined });
   const panel = registerPanel(context, server, chat, feed, log, {
+    agentBlocked: () => roles.agentBlocked(),
     conversations, clearBench: async () => bench?.clear(), lastEditor, edit, agent,
     codebase: codebase.search ? { view: codebase.view, search: codebase.search, searchView: (q) => codebase.service!.searchView(q), action: codebase.action } : undefined,
   });

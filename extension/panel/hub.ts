@@ -43,6 +43,8 @@ export interface PanelDeps {
   chatClient(): PanelClient | undefined;
   /** The chat role's client; starts the server if needed (chat from the panel may do that). */
   ensureClient(): Promise<PanelClient>;
+  /** Why Agent mode cannot run on the chat role's server (its chat template takes no tools), else null; read after ensureClient. */
+  agentBlocked?(): string | null;
   runCommand(command: PanelCommand): void;
   /** Shows where a session file lives. */
   revealSession(name: string, path: string | null): void;
@@ -90,7 +92,12 @@ export class PanelHub {
     this.chats = new PanelChats(() => deps.ensureClient(), this.planner, (m) => this.broadcast(m));
     const agent = deps.agent;
     this.agents = agent && new AgentChats<PanelClient>({
-      ensureClient: () => deps.ensureClient(),
+      ensureClient: async () => {
+        const client = await deps.ensureClient();
+        const why = deps.agentBlocked?.();
+        if (why) throw new Error(why);
+        return client;
+      },
       prepare: async (client, messages, context) => {
         const plan = await this.planner.plan(client, messages, context);
         return { messages: plan.messages, content: plan.messages.at(-1)!.content, note: plan.note, error: plan.error };

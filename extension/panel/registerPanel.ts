@@ -30,6 +30,8 @@ export interface PanelOptions {
   edit: InlineEditHandle;
   codebase?: PanelCodebase | undefined;
   agent?: AgentProvider | undefined;
+  /** Why Agent mode cannot run on the chat role's server, else null. */
+  agentBlocked?: () => string | null;
 }
 
 /** `server`: the main server (sessions, devices, traces); `chat`: the chat role's (the main one unless chat has its own). */
@@ -38,6 +40,7 @@ export function registerPanel(context: vscode.ExtensionContext, server: ServerCo
   const hub = new PanelHub({
     client: () => (server.client ? rememberingSessions(server.client, conversations) : undefined),
     chatClient: () => chat.client,
+    ...(opts.agentBlocked ? { agentBlocked: opts.agentBlocked } : {}),
     ensureClient: async () => rememberingSessions(await chat.ensureReady(), conversations),
     runCommand: (c) => void vscode.commands.executeCommand(COMMANDS[c]),
     revealSession: (name, reported) => {

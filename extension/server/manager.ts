@@ -13,6 +13,7 @@ import { spawnNodeScript } from './nodeProcess.js';
 import { requestModels, servedModels, settingsProblems, type ServerSettings } from '../config/server-settings.js';
 import { PullCancelled, pullWithProgress } from './hubPull.js';
 import { resolveHubModels } from '../config/hubSettings.js';
+import { formatHubRef } from '../../contract/hub/hub-ref.js';
 import { managedLaunch, newApiKey } from './managedLaunch.js';
 import { writeModelsSection } from './modelsSection.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
@@ -190,12 +191,18 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   /** hf:ORG/REPO[:QUANT] model settings become their files, pulled first (with progress) when missing. */
   private async hubModels(s: ServerSettings): Promise<ServerSettings> {
     try {
-      return await resolveHubModels(s, (ref, setting) => pullWithProgress(ref, this.log, ` (${setting})`));
+      return await resolveHubModels(s, (ref, setting) => {
+        // The status bar says why the start waits.
+        this.update({ state: 'starting', message: `pulling ${formatHubRef(ref)}` });
+        return pullWithProgress(ref, this.log, ` (${setting})`);
+      });
     } catch (err) {
       if (err instanceof PullCancelled) {
+        this.update({ state: 'stopped', message: null });
         void vscode.window.showInformationMessage('Strata: download stopped; the server did not start. Start it again to resume the download.');
         throw new StartDeclined();
       }
+      this.update({ state: 'failed', message: (err as Error).message });
       this.showError(`Strata cannot start: ${(err as Error).message}.`, ['Open Settings', 'Show Log']);
       throw err;
     }

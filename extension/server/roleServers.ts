@@ -43,6 +43,8 @@ class Listeners {
   }
 }
 
+const agentOff = (url: string): string => `Agent mode off: the chat template of ${url} takes no tools (its /props chat_template_caps)`;
+
 /** One role's own server: connected on demand, its capabilities read once per connection. */
 export class RoleServer {
   private state: ServerStatus;
@@ -100,6 +102,7 @@ export class RoleServer {
         throw new Error(this.off);
       }
       log.info(describeCapabilities(probe.baseUrl, caps));
+      if (caps.toolCalls === false) log.warn(agentOff(probe.baseUrl));
       // No model set: the first it lists (a server with one model answers to any name; a router needs one).
       const name = model ?? caps.models[0];
       const client = new StrataClient({
@@ -190,6 +193,12 @@ export class RoleServers {
       const state = s.state === 'ready' ? `ready${s.model ? `, ${s.model}` : ''}` : s.state === 'failed' ? s.message ?? 'failed' : s.state;
       return [`${ROLE_FEATURE[role]}: ${own.url} (${state})`];
     });
+  }
+
+  /** Why Agent mode cannot run on the chat role's own server (its chat template takes no tools), else null. */
+  agentBlocked(): string | null {
+    const own = this.servers.get('chat');
+    return own?.capabilities?.toolCalls === false ? agentOff(own.url.replace(/\/+$/, '')) : null;
   }
 
   /** Any role's connection changed. */

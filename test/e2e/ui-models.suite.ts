@@ -140,6 +140,8 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
     await restartAsked();
     await held.reached;
     await wb.waitForNotification(/pulling strata-e2e\/tiny-setting-GGUF \(strata\.completionModel\).*MiB of/, 30_000);
+    // The status bar says why the start waits.
+    await wb.waitForStatusBar(/Strata server starting \(pulling strata-e2e\/tiny-setting-GGUF\)/, 10_000);
     await wb.screenshot('hf-setting-pull-progress');
     held.release();
     const name = SETTING_FILE.replace(/\.gguf$/, '');

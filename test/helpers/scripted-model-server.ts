@@ -101,6 +101,8 @@ export class ScriptedModelServer {
      * tools) and one that does not fit is refused with Strata's 400.
      */
     slotContext?: number;
+    /** GET /props answers this (llama-server's server properties); absent: 404, as Strata answers. */
+    props?: Record<string, unknown>;
   } = {}) {}
 
   async start(): Promise<string> {
@@ -153,6 +155,7 @@ export class ScriptedModelServer {
       res.end(JSON.stringify(o));
     };
     if (path === '/health') return json(200, { status: 'ok', model: 'scripted' });
+    if (path === '/props' && this.script.props) return json(200, this.script.props);
     if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'scripted', object: 'model', ...(this.script.slotContext ? { meta: { n_ctx: this.script.slotContext } } : {}) }] });
     if (path === '/v1/edits/next' && this.script.nextEdit) {
       let parsed: NextEditRequest;

@@ -120,6 +120,7 @@ describe('roles on two servers', () => {
     expect(caps.route).toBe('/v1/chat/completions');
     expect(caps.contextPerSlot).toBe(LLAMA_CTX); // /props default_generation_settings.n_ctx, one slot
     expect(caps.toolCalls).toBe(true); // /props chat_template_caps of the Qwen2.5 template
+    expect(r.agentBlocked()).toBeNull();
     expect(caps.models).toHaveLength(1);
     expect(log.filter((l) => l.includes('chat, the agent and inline edits on'))).toEqual([
       `info chat, the agent and inline edits on ${llamaUrl} (/v1/chat/completions): models ${caps.models[0]}; ${LLAMA_CTX} tokens of context per slot; tool calls`,

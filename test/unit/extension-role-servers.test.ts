@@ -10,6 +10,8 @@ import { routeAnswer } from '../../extension/server/capabilities.js';
 import type { ServerConnection, ServerStatus } from '../../extension/server/connection.js';
 import { RoleServers } from '../../extension/server/roleServers.js';
 import { ScriptedModelServer } from '../helpers/scripted-model-server.js';
+import { PanelHub, type PanelDeps } from '../../extension/panel/hub.js';
+import type { ToWebview } from '../../contract/panel.js';
 
 class Main implements ServerConnection {
   status: ServerStatus = { state: 'stopped', busy: false, mode: 'managed', model: null, url: null, message: null };
@@ -105,5 +107,47 @@ describe('a role\'s own server', () => {
     await expect(roles.connection('chat').ensureReady()).rejects.toThrow(/ECONNREFUSED/);
     expect(log.filter((l) => l.startsWith('warn'))).toHaveLength(2);
     roles.dispose();
+  });
+});
+
+describe('Agent mode on the chat role\'s server', () => {
+  it('a chat template without tools (llama-server\'s /props) turns Agent mode off, with one log line; chat still runs', async () => {
+    const noTools = new ScriptedModelServer({ chat: () => ({ text: 'plain answer' }), props: { chat_template_caps: { supports_tools: false, supports_tool_calls: false } } });
+    await noTools.start();
+    try {
+      const { main, roles, log } = setup({ chat: noTools.url });
+      main.set('ready');
+      const client = await roles.connection('chat').ensureReady();
+      expect(roles.serverOf('chat')!.capabilities!.toolCalls).toBe(false);
+      const off = `Agent mode off: the chat template of ${noTools.url} takes no tools (its /props chat_template_caps)`;
+      expect(roles.agentBlocked()).toBe(off);
+      expect(log.filter((l) => l.startsWith('warn'))).toEqual([`warn ${off}`]);
+
+      // The panel: an Agent-mode send ends with that reason and never builds a loop; an Ask-mode send is answered.
+      const loops: string[] = [];
+      const agent = {
+        makeLoop: async () => { loops.push('loop'); return 'no loop'; }, showDiff: async () => undefined,
+        system: () => 'S', tools: () => [], saveMode: () => undefined, loadMode: () => null,
+        restorePlan: async () => { throw new Error('unused'); }, restore: async () => { throw new Error('unused'); },
+      } as unknown as NonNullable<PanelDeps['agent']>;
+      const hub = new PanelHub({
+        client: () => main.client, chatClient: () => client, ensureClient: async () => client, agentBlocked: () => roles.agentBlocked(),
+        runCommand: () => undefined, revealSession: () => undefined, clearBench: async () => undefined, visibilityChanged: () => undefined, log: () => undefined, agent,
+        editor: { copy: async () => undefined, insert: async () => null, apply: async () => null, context: async () => null },
+      });
+      const posted: ToWebview[] = [];
+      const view = hub.attach({ post: (m) => posted.push(m) }, true);
+      await view.receive({ type: 'chatSend', chatId: 'a', name: 'n', messages: [{ role: 'user', content: 'edit the file' }], mode: 'agent' });
+      expect(loops).toEqual([]);
+      expect(posted.find((m) => m.type === 'chatEnd' && m.chatId === 'a')).toMatchObject({ end: { error: off } });
+      await view.receive({ type: 'chatSend', chatId: 'b', name: 'n', messages: [{ role: 'user', content: 'hello' }], mode: 'ask' });
+      const text = posted.map((m) => (m.type === 'chatDelta' && m.chatId === 'b' ? m.text : '')).join('');
+      expect(text).toBe('plain answer');
+      expect(posted.find((m) => m.type === 'chatEnd' && m.chatId === 'b')).toMatchObject({ end: { error: null } });
+      hub.dispose();
+      roles.dispose();
+    } finally {
+      await noTools.close();
+    }
   });
 });
