@@ -1,6 +1,7 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
 import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
+import { samePath } from '../../contract/os/paths.js';
 
 export type SplitMode = 'none' | 'layer' | 'row' | '';
 
@@ -66,7 +67,7 @@ export interface ServedModels {
 export function servedModels(s: ServerSettings): ServedModels {
   const models: ServedModels['models'] = [];
   const add = (path: string, use: ModelUse | null): string => {
-    const known = models.find((m) => m.path === path);
+    const known = models.find((m) => samePath(m.path, path));
     if (known) return known.name;
     const base = baseName(path);
     // Two files with one base name: the later one is served under its use's name.
