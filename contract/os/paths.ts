@@ -7,3 +7,12 @@ export function samePath(a: string, b: string, platform: NodeJS.Platform = proce
   if (platform !== 'win32') return a === b;
   return a === b || win32.relative(a, b) === '';
 }
+
+/**
+ * A leading "~" as the user's home folder: "~", "~/models/a.gguf", and on Windows "~\models\a.gguf"
+ * too (the home folder there is %USERPROFILE%, which os.homedir() reads; $HOME is rarely set).
+ */
+export function expandHome(p: string, home: string, platform: NodeJS.Platform = process.platform): string {
+  if (p === '~' || p.startsWith('~/') || (platform === 'win32' && p.startsWith('~\\'))) return home + p.slice(1);
+  return p;
+}

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { gpuBackendFiles } from '../../backend/engine/fit-probe.js';
 import { defaultResponsesDir, defaultSessionsDir } from '../../backend/app/serve-options.js';
 import { installBackend } from '../../backend/gpu-backends/install.js';
-import { samePath } from '../../contract/os/paths.js';
+import { expandHome, samePath } from '../../contract/os/paths.js';
 
 const FILES = ['libggml-base.so', 'libggml-cpu-haswell.so', 'libggml-cpu.so', 'libggml-rpc.so', 'libggml-vulkan.so', 'libggml-cuda.so', 'strata.node',
   'libggml-base.dll', 'ggml-cpu-zen4.dll', 'libggml-vulkan.dll', 'ggml-cuda.dll', 'GGML-RPC.DLL', 'libggml-Vulkan.DLL', 'libllama.dll'];
@@ -49,5 +49,19 @@ describe('samePath', () => {
   it('Linux: the strings themselves', () => {
     expect(samePath('/m/a.gguf', '/m/a.gguf', 'linux')).toBe(true);
     expect(samePath('/m/A.gguf', '/m/a.gguf', 'linux')).toBe(false);
+  });
+});
+
+describe('expandHome', () => {
+  it('Windows: "~", "~/" and "~\\" start at the profile folder', () => {
+    expect(expandHome('~\\models\\a.gguf', 'C:\\Users\\Ana', 'win32')).toBe('C:\\Users\\Ana\\models\\a.gguf');
+    expect(expandHome('~/models/a.gguf', 'C:\\Users\\Ana', 'win32')).toBe('C:\\Users\\Ana/models/a.gguf');
+    expect(expandHome('~', 'C:\\Users\\Ana', 'win32')).toBe('C:\\Users\\Ana');
+    expect(expandHome('C:\\~x\\a.gguf', 'C:\\Users\\Ana', 'win32')).toBe('C:\\~x\\a.gguf');
+  });
+  it('Linux: "~" and "~/" only ("~\\x" is a file name there)', () => {
+    expect(expandHome('~/m/a.gguf', '/home/ana', 'linux')).toBe('/home/ana/m/a.gguf');
+    expect(expandHome('~\\m', '/home/ana', 'linux')).toBe('~\\m');
+    expect(expandHome('~ana/m', '/home/ana', 'linux')).toBe('~ana/m');
   });
 });
