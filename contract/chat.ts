@@ -22,6 +22,8 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number | null;
+  /** Tokens the model wrote inside its thinking, when the server says (completion_tokens_details.reasoning_tokens). */
+  reasoningTokens?: number;
 }
 
 export interface Timings {

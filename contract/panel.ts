@@ -127,9 +127,9 @@ export type ToWebview =
   | { type: 'bench'; bench: BenchView }
   | { type: 'chatDelta'; chatId: string; text: string }
   /** A piece of the model's thinking (reasoning models), shown apart from the answer, never sent back. */
-  | { type: 'chatReasoning'; chatId: string; text: string }
+  | { type: 'chatReasoning'; chatId: string; text: string; thinking?: ThinkingStats }
   /** Whole text (and thinking, when there is any) so far of an answer (sent when a panel comes back). */
-  | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string }
+  | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string; thinking?: ThinkingStats }
   | { type: 'chatEnd'; chatId: string; end: ChatEndInfo }
   | { type: 'chatLoad'; name: string; messages: ChatMessage[]; mode?: ChatMode }
   /** A tool step of an Agent-mode answer, new or changed (the same id replaces the earlier one). */
@@ -160,6 +160,17 @@ export type ToWebview =
   | { type: 'chatContext'; chatId: string; context: ContextItem[] }
   | { type: 'notice'; level: 'info' | 'error'; text: string };
 
+/**
+ * A conversation's thinking control: auto (the server decides), off, low, high; sent as the chat
+ * request's reasoning_effort (none, low, high), whose budgets the server sets.
+ */
+export type ThinkingLevel = 'auto' | 'off' | 'low' | 'high';
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ['auto', 'off', 'low', 'high'];
+export const isThinkingLevel = (v: unknown): v is ThinkingLevel => (THINKING_LEVELS as readonly unknown[]).includes(v);
+
+/** An answer's thinking so far: its tokens (streamed pieces until the server's count) and ms from its first piece to its last. */
+export interface ThinkingStats { tokens: number; ms: number }
+
 export type PanelCommand = 'start' | 'stop' | 'restart' | 'selectModel' | 'showLog' | 'runBench';
 
 /** Webview -> extension. */
@@ -167,7 +178,7 @@ export type FromWebview =
   | { type: 'ready'; tab: TabId }
   | { type: 'tab'; tab: TabId }
   /** `messages` ends with the question; `context` is attached to it. */
-  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[]; mode?: ChatMode }
+  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[]; mode?: ChatMode; thinking?: ThinkingLevel }
   /** The user's answer to what a step of an agent answer asks (Accept / Reject, Run / Skip, Allow / Deny). */
   | { type: 'agentDecision'; chatId: string; stepId: string; decision: AgentDecision }
   /** Open a proposed change as a diff editor. */
@@ -249,6 +260,7 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
       if (typeof m.chatId !== 'string' || typeof m.name !== 'string') return { ok: false, reason: 'chatSend needs chatId and name' };
       if (m.context !== undefined && !isContext(m.context)) return { ok: false, reason: 'chatSend context is malformed' };
       if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `chatSend mode must be ask or agent, not ${String(m.mode)}` };
+      if (m.thinking !== undefined && !isThinkingLevel(m.thinking)) return { ok: false, reason: `chatSend thinking must be one of ${THINKING_LEVELS.join(', ')}, not ${String(m.thinking)}` };
       return isMessages(m.messages) && m.messages.length > 0 && m.messages.at(-1)!.role === 'user' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatSend needs messages ending with the question' };
     case 'estimate':
       return typeof m.id === 'number' && isMessages(m.messages) && m.messages.at(-1)?.role === 'user' && isContext(m.context)

@@ -5,7 +5,7 @@ import type { Traces } from '../contract/traces.js';
 import type { DeviceMemory, FitView } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
 import type { ChatMessage } from '../contract/chat.js';
-import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
+import { isThinkingLevel, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
 import { turnMessages, turnsFromMessages, upsertStep } from './agentTurns.js';
@@ -24,6 +24,8 @@ export interface ChatTurn extends CompactionTurnPart {
   note?: string | null;
   /** The model's thinking (reasoning models): shown collapsed above the answer, never sent back. */
   reasoning?: string;
+  /** Its thinking's tokens and time (the Thinking block's label). */
+  thinking?: ThinkingStats;
   /** Set on an assistant turn produced by a request of this panel. */
   chatId?: string;
   pending?: boolean;
@@ -40,6 +42,8 @@ export interface PersistedState {
   tab: TabId;
   /** Ask or Agent, for this conversation (saved and restored with its session). */
   mode: ChatMode;
+  /** This conversation's thinking control (the request's reasoning_effort; auto: not sent). */
+  thinking: ThinkingLevel;
   chatName: string;
   turns: ChatTurn[];
   draft: string;
@@ -89,6 +93,7 @@ export function initialState(saved: unknown): ViewState {
   return {
     tab: TAB_IDS.includes(p.tab as TabId) ? (p.tab as TabId) : 'chat',
     mode: p.mode === 'agent' ? 'agent' : 'ask',
+    thinking: isThinkingLevel(p.thinking) ? p.thinking : 'auto',
     chatName: typeof p.chatName === 'string' ? p.chatName : '',
     turns,
     draft: typeof p.draft === 'string' ? p.draft : '',
@@ -102,7 +107,7 @@ export function initialState(saved: unknown): ViewState {
 }
 
 export function persisted(s: ViewState): PersistedState {
-  return { tab: s.tab, mode: s.mode, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
+  return { tab: s.tab, mode: s.mode, thinking: s.thinking, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
 }
 
 function updateTurn(s: ViewState, chatId: string, f: (t: ChatTurn) => ChatTurn): ViewState {
@@ -159,13 +164,16 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'completionStats': return { ...s, completion: msg.stats };
     case 'bench': return { ...s, bench: msg.bench };
     case 'chatDelta': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: t.content + msg.text } : t));
-    case 'chatReasoning': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, reasoning: (t.reasoning ?? '') + msg.text } : t));
+    case 'chatReasoning':
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, reasoning: (t.reasoning ?? '') + msg.text, ...(msg.thinking ? { thinking: msg.thinking } : {}) } : t));
     case 'chatSnapshot':
-      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text, ...(msg.reasoning ? { reasoning: msg.reasoning } : {}) } : t));
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text, ...(msg.reasoning ? { reasoning: msg.reasoning } : {}), ...(msg.thinking ? { thinking: msg.thinking } : {}) } : t));
     case 'chatEnd': {
       const agent = msg.end.agent;
       return updateTurn(s, msg.chatId, (t) => (t.pending ? {
         ...t, pending: false, error: msg.end.error, stats: endStats(msg.end),
+        // The server's count of the thinking's tokens wins over the pieces counted while it streamed.
+        ...(t.thinking && msg.end.usage?.reasoningTokens !== undefined ? { thinking: { ...t.thinking, tokens: msg.end.usage.reasoningTokens } } : {}),
         ...(agent ? { agentMessages: agent.messages, ...(agent.conversation ? { agentBase: agent.conversation } : {}), ...(agent.note ? { note: agent.note } : {}) } : {}),
       } : t));
     }
@@ -211,15 +219,21 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
 /** How a turn's thinking block shows, or null when it has none. */
 export interface ThinkingView { text: string; open: boolean; label: string }
 
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
 /**
- * The collapsed "Thinking" block above an answer. Open while the model is still only thinking
- * (so the user sees progress), closed once the answer starts; `userOpen` (the user toggled it)
- * wins over both.
+ * The collapsed "Thinking" block above an answer: it streams closed, its label counting the
+ * tokens and the time ("Thinking… 12 tokens · 1.4 s", then "Thought for 3.2 s · 240 tokens");
+ * `userOpen` (the user toggled it) opens it.
  */
 export function thinkingView(t: ChatTurn, userOpen?: boolean): ThinkingView | null {
   if (!t.reasoning) return null;
   const thinkingNow = !!t.pending && t.content === '';
-  return { text: t.reasoning, open: userOpen ?? thinkingNow, label: thinkingNow ? 'Thinking…' : 'Thinking' };
+  const n = t.thinking ? `${t.thinking.tokens} token${t.thinking.tokens === 1 ? '' : 's'}` : null;
+  const label = thinkingNow
+    ? ['Thinking…', n, t.thinking ? seconds(t.thinking.ms) : null].filter(Boolean).join(' · ')
+    : t.thinking ? `Thought for ${seconds(t.thinking.ms)} · ${n}` : 'Thinking';
+  return { text: t.reasoning, open: userOpen ?? false, label };
 }
 
 /** The conversation to send or save: finished, error-free turns, answers without their thinking. */
@@ -243,7 +257,10 @@ function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: C
   const messages = [...conversation(before), { role: 'user' as const, content: text }];
   const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}) };
   const turns = [...before, question, { role: 'assistant' as const, content: '', chatId, pending: true }].slice(-MAX_TURNS);
-  const out: FromWebview = { type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}), ...(s.mode === 'agent' ? { mode: 'agent' as const } : {}) };
+  const out: FromWebview = {
+    type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}), ...(s.mode === 'agent' ? { mode: 'agent' as const } : {}),
+    ...(s.thinking !== 'auto' ? { thinking: s.thinking } : {}),
+  };
   return { state: { ...s, turns, notice: null }, out };
 }
 
@@ -297,6 +314,11 @@ export function estimateRequest(s: ViewState, id: number): FromWebview | null {
 /** Ask / Agent for this conversation (not while an answer runs: it would change what the answer is). */
 export function setMode(s: ViewState, mode: ChatMode): ViewState {
   return isStreaming(s) || s.mode === mode ? s : { ...s, mode };
+}
+
+/** The conversation's thinking control (sent with its next questions). */
+export function setThinking(s: ViewState, thinking: ThinkingLevel): ViewState {
+  return isStreaming(s) || s.thinking === thinking ? s : { ...s, thinking };
 }
 
 export function newChat(s: ViewState): ViewState {

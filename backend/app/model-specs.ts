@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
 import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
-import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
+import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, withRenamedOptions, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
 import { samePath } from '../../contract/os/paths.js';
 
 /** The serve settings one model may set for itself (serve-options.ts `perModel`); the others are the server's. */
@@ -40,6 +40,8 @@ export interface ModelSources {
   /** Where the section came from, for messages. */
   sectionWhere: string;
   listDir: (dir: string) => string[];
+  /** Hears a note for each old option name an entry uses. */
+  note?: (line: string) => void;
 }
 
 /** hf:ORG/REPO:QUANT is pulled before the engines load (cli/serve.ts); a malformed one is refused here. */
@@ -76,16 +78,16 @@ export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
   }
   if (src.section !== undefined) {
     if (!Array.isArray(src.section)) throw new ConfigError(`${src.sectionWhere}: "models" must be an array of {name?, path?, role?, ctx?, ...}`);
-    src.section.forEach((entry: unknown, i) => sectionEntry(specs, add, entry, `${src.sectionWhere}: models[${i}]`));
+    src.section.forEach((entry: unknown, i) => sectionEntry(specs, add, entry, `${src.sectionWhere}: models[${i}]`, src.note ?? (() => {})));
   }
   return specs;
 }
 
 function sectionEntry(
-  specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string,
+  specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string, note: (line: string) => void,
 ): void {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${where}: expected an object`);
-  const e = entry as Record<string, unknown>;
+  const e = Object.fromEntries(withRenamedOptions(new Map(Object.entries(entry as Record<string, unknown>)), note, 'both'));
   const known = new Set(['name', 'path', 'role', 'pin', ...PER_MODEL_KEYS.flatMap((k) => [flagOf(k), k])]);
   for (const k of Object.keys(e)) if (!known.has(k)) throw new ConfigError(`${where}: unknown setting '${k}'`);
   const name = e.name === undefined ? null : convert(e.name, { t: 'string' }, `${where}.name`) as string;

@@ -95,7 +95,8 @@ export const SERVE_OPTIONS = {
   threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
   kvType: option(oneOf(...KV_TYPES), null, 'KV cache type', { ...ENGINE, perModel: true }),
   flashAttn: option(oneOf('auto', 'on', 'off'), null, 'flash attention', { ...ENGINE, perModel: true }),
-  cacheMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
+  /** The park's budget (EngineOptions.parkBudgetMiB); once spelt --cache-mib. */
+  parkMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
   replicas: option(int(1, 64), 1, 'engine processes (with --devices groups: one per group)', { perModel: true }),
   /** Device names, comma-separated, "/" between replicas; resolved into replicas and ServerConfig.deviceGroups. */
   devices: option(str, null, 'devices, comma-separated; "/" separates replicas (CUDA0,CUDA1/CUDA2,CUDA3)', { defaultText: "the engine's placement", perModel: true }),
@@ -151,6 +152,8 @@ export const SERVE_OPTIONS = {
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
   /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */
   reasoningBudget: option(int(-1, 1 << 24), -1, 'tokens a reasoning model may think before the server ends the thinking (the family\'s </think>) and the answer goes on; -1: no limit (a request\'s thinking.budget_tokens wins)', { perModel: true }),
+  /** The thinking budgets of reasoning_effort / reasoning.effort low, medium and high (minimal and none turn thinking off). */
+  reasoningEffortBudgets: option(numlist, [1024, 4096, 16384], 'thinking budgets in tokens of the efforts low,medium,high (reasoning_effort, reasoning.effort; minimal and none turn thinking off)', { defaultText: '1024,4096,16384' }),
   /** Embeddings: auto (the GGUF says), on, off. */
   embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
 };
@@ -169,6 +172,29 @@ export type PerModelKey = {
 }[ServeOptionKey];
 
 export const SERVE_OPTION_KEYS = Object.keys(SERVE_OPTIONS) as ServeOptionKey[];
+
+/**
+ * Old names of renamed options: still read as a flag, a STRATA_ variable or a config key (also a
+ * model entry's), each time with a note naming the new one.
+ */
+export const RENAMED_OPTIONS: Readonly<Record<string, ServeOptionKey>> = { cacheMib: 'parkMib' };
+
+/**
+ * `values` (flags by --name, or config keys in either spelling) with each old name moved to its
+ * new one; `note` hears `--old is now --new` once per old name found. A new name given too wins.
+ */
+export function withRenamedOptions<V>(values: ReadonlyMap<string, V>, note: (line: string) => void, spellings: 'flag' | 'both'): Map<string, V> {
+  const out = new Map(values);
+  for (const [old, now] of Object.entries(RENAMED_OPTIONS)) {
+    for (const [from, to] of spellings === 'flag' ? [[flagOf(old), flagOf(now)]] : [[flagOf(old), flagOf(now)], [old, now]]) {
+      if (!out.has(from!)) continue;
+      note(`--${flagOf(old)} is now --${flagOf(now)}`);
+      if (!out.has(to!) && !(spellings === 'both' && (out.has(flagOf(now)) || out.has(now)))) out.set(to!, out.get(from!)!);
+      out.delete(from!);
+    }
+  }
+  return out;
+}
 export const PER_MODEL_KEYS = SERVE_OPTION_KEYS.filter((k) => (SERVE_OPTIONS[k] as ServeOption).perModel) as PerModelKey[];
 
 /** --flag-name of a key (modelsRamMib -> models-ram-mib). */

@@ -132,3 +132,16 @@ export function parseStat(line: string): { pgrp: number; utime: number; stime: n
   const pgrp = Number(f[2]); const utime = Number(f[11]); const stime = Number(f[12]);
   return Number.isFinite(pgrp) && Number.isFinite(utime) && Number.isFinite(stime) ? { pgrp, utime, stime } : null;
 }
+
+/**
+ * Waits until /health says the model is loaded (`"status": "ok"` on Strata and llama-server):
+ * start() returns once the server answers, and Strata answers /v1/models while its model loads.
+ */
+export async function modelLoaded(t: Target, timeoutMs = 300_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while ((await getJson(t, '/health', 2000) as { status?: unknown } | null)?.status !== 'ok') {
+    if (performance.now() > deadline) throw new Error(`${t.url} did not load its model within ${timeoutMs / 1000} s`);
+    // Poll: loading ends with no event both servers share.
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

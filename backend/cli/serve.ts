@@ -24,7 +24,8 @@ export const command = {
     if (args.options.has('help')) { process.stdout.write(`${serveHelp()}\n`); return 0; }
     let config;
     try {
-      config = resolveConfig({ flags: args.options, ...(args.repeated ? { repeated: args.repeated } : {}), env: process.env, readFile: (p) => readFileSync(p, 'utf8') });
+      config = resolveConfig({ flags: args.options, ...(args.repeated ? { repeated: args.repeated } : {}), env: process.env, readFile: (p) => readFileSync(p, 'utf8'),
+        note: (line) => process.stderr.write(`strata serve: ${line}\n`) });
     } catch (e) {
       if (e instanceof ConfigError) { process.stderr.write(`strata serve: ${e.message}\n`); return 2; }
       throw e;

@@ -4,17 +4,24 @@
 // renamed (a crash leaves the old file or the new one, never half of one), so they survive a
 // restart of the engine and of the server. Bounded by count and bytes, least recently used
 // evicted first; one unused for the expiry is gone. Ids reaching the file system are checked
-// against the one id form again here.
+// against the one id form again here. A response's KV (<id>.session, written by the engine in the
+// sessions' file format, responses/response-kv.ts) lives and goes with it and counts toward the bytes.
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
 import { RESPONSE_ID } from '../validation/responses-schema.js';
-import { processExists } from '../../contract/os/process.js';
+import { processAlive } from '../../contract/os/process.js';
 
 export interface StoredResponse {
   response: ResponseObject;
   /** The conversation up to and with this response's output: what a follow-up renders before its own input. */
   items: ConversationItem[];
+  /**
+   * The model's own tokens: the prompt and the output ids, which a follow-up continues from
+   * (continuation.ts), with the model they belong to (its session identity) and what the prompt
+   * was rendered with (instructions, tools, template variables as JSON). Absent in older files.
+   */
+  tokens?: { ids: number[]; model: string; rendering: string };
 }
 
 export interface ResponseStoreLimits {
@@ -26,10 +33,13 @@ export interface ResponseStoreLimits {
   ttlMs: number;
 }
 
-interface Entry { bytes: number; usedAt: number }
+/** `bytes`: the JSON file's and the KV file's together; `kv`: the KV file's (0: none). */
+interface Entry { bytes: number; usedAt: number; kv: number }
 
 const FILE = /^(resp_[A-Za-z0-9_-]{1,120})\.json$/;
-const TEMP = /^resp_[A-Za-z0-9_-]{1,120}\.json\.tmp-(\d+)-\d+$/;
+const KV_FILE = /^(resp_[A-Za-z0-9_-]{1,120})\.session$/;
+// Our temp files (the server's pid) and the engine's (its process's pid) of interrupted writes.
+const TEMP = /^resp_[A-Za-z0-9_-]{1,120}\.(?:json|session)\.tmp-(\d+)-\d+$/;
 
 export class ResponseStore {
   /** Every stored response, least recently used first (a Map keeps insertion order; a use re-inserts). */
@@ -39,6 +49,7 @@ export class ResponseStore {
   /** File work runs one operation at a time, so a put, a read and a delete of one id never interleave. */
   private queue: Promise<unknown> = Promise.resolve();
   private tempSeq = 0;
+  private readonly pending = new Map<string, Promise<void>>();
 
   constructor(readonly dir: string, private readonly limits: ResponseStoreLimits, private readonly now: () => number = Date.now) {}
 
@@ -59,7 +70,7 @@ export class ResponseStore {
       }
       await rename(temp, this.pathOf(id));
       this.forget(id);
-      this.entries.set(id, { bytes: size, usedAt: this.now() });
+      this.entries.set(id, { bytes: size, usedAt: this.now(), kv: 0 });
       this.bytes += size;
       await this.evict();
       return true;
@@ -101,6 +112,49 @@ export class ResponseStore {
     });
   }
 
+  /** Where a response's KV file goes (the engine writes it: sessions/session-store.ts's format). */
+  kvPath(id: string): string { return join(this.dir, `${this.checked(id)}.session`); }
+
+  /** The response's KV file, if it has one: its path. */
+  kvOf(id: string): Promise<string | null> {
+    if (!RESPONSE_ID.test(id)) return Promise.resolve(null);
+    return this.serial(async () => ((this.entries.get(id)?.kv ?? 0) > 0 ? this.kvPath(id) : null));
+  }
+
+  /**
+   * The engine wrote the response's KV file (`bytes`): it counts toward the bounds from now. The
+   * file is removed instead when its response is gone meanwhile or it alone would not fit.
+   */
+  attachKv(id: string, bytes: number): Promise<boolean> {
+    return this.serial(async () => {
+      const e = this.entries.get(id);
+      if (!e || e.bytes - e.kv + bytes > this.limits.maxBytes) {
+        if (e) { this.bytes -= e.kv; e.bytes -= e.kv; e.kv = 0; }
+        await rm(this.kvPath(id), { force: true });
+        return false;
+      }
+      this.bytes += bytes - e.kv;
+      e.bytes += bytes - e.kv;
+      e.kv = bytes;
+      await this.evict();
+      return this.entries.has(id);
+    });
+  }
+
+  /** Work on a response's files that must finish before the server stops (a KV save). */
+  track(id: string, work: Promise<unknown>): void {
+    const p: Promise<void> = work.then(() => {}, () => {}).finally(() => { if (this.pending.get(id) === p) this.pending.delete(id); });
+    this.pending.set(id, p);
+  }
+
+  /** Waits for the tracked work on one response (a continuation waits for its KV file). */
+  async settled(id: string): Promise<void> { await this.pending.get(id); }
+
+  /** Waits for all tracked work (at shutdown, so a stopped server leaves whole KV files). */
+  async drain(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending.values()]);
+  }
+
   /** How many responses are stored and their bytes (expired ones not yet swept included). */
   size(): { count: number; bytes: number } {
     return { count: this.entries.size, bytes: this.bytes };
@@ -117,19 +171,31 @@ export class ResponseStore {
     this.ready ??= (async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       const found: Array<[string, Entry]> = [];
+      const kvFiles = new Map<string, number>();
       for (const name of await readdir(this.dir)) {
         const temp = TEMP.exec(name);
         if (temp) {
-          if (!processExists(Number(temp[1])) || Number(temp[1]) === process.pid) await rm(join(this.dir, name), { force: true });
+          if (Number(temp[1]) === process.pid || !(await processAlive(Number(temp[1])))) await rm(join(this.dir, name), { force: true });
           continue;
         }
+        const kv = KV_FILE.exec(name);
         const m = FILE.exec(name);
-        if (!m) continue;
+        if (!m && !kv) continue;
         const st = await stat(join(this.dir, name)).catch(() => null);
-        if (st?.isFile()) found.push([m[1]!, { bytes: st.size, usedAt: st.mtimeMs }]);
+        if (!st?.isFile()) continue;
+        if (kv) kvFiles.set(kv[1]!, st.size);
+        else found.push([m![1]!, { bytes: st.size, usedAt: st.mtimeMs, kv: 0 }]);
       }
       found.sort((a, b) => a[1].usedAt - b[1].usedAt);
-      for (const [id, e] of found) { this.entries.set(id, e); this.bytes += e.bytes; }
+      for (const [id, e] of found) {
+        e.kv = kvFiles.get(id) ?? 0;
+        e.bytes += e.kv;
+        kvFiles.delete(id);
+        this.entries.set(id, e);
+        this.bytes += e.bytes;
+      }
+      // KV files whose response is gone.
+      for (const id of kvFiles.keys()) await rm(this.kvPath(id), { force: true });
       await this.evict();
     })();
     return this.ready;
@@ -150,6 +216,7 @@ export class ResponseStore {
   private async remove(id: string): Promise<void> {
     this.forget(id);
     await rm(this.pathOf(id), { force: true });
+    await rm(this.kvPath(id), { force: true });
   }
 
   private forget(id: string): void {

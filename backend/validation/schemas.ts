@@ -59,6 +59,8 @@ export interface ChatRequest extends GenerationParams {
   parallelToolCalls: boolean;
   /** chat_template_kwargs: extra template variables (e.g. enable_thinking). */
   templateKwargs: Record<string, unknown>;
+  /** reasoning_effort as given (its budget: --reasoning-effort-budgets); null when absent. */
+  reasoningEffort: (typeof REASONING_EFFORTS)[number] | null;
   /** llama-server's reasoning_format: 'auto' = 'deepseek' (`<think>` text -> reasoning_content); 'none': all content. */
   reasoningFormat: ReasoningFormat;
 }
@@ -239,6 +241,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     toolChoice,
     parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
     templateKwargs: withEffort(kwargs === undefined ? {} : checkedKwargs(kwargs), get(obj, 'reasoning_effort'), 'reasoning_effort'),
+    reasoningEffort: get(obj, 'reasoning_effort') === undefined ? null : checkEnum(get(obj, 'reasoning_effort'), 'reasoning_effort', REASONING_EFFORTS),
     reasoningFormat: parseReasoningFormat(obj),
   };
 }

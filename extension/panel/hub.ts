@@ -39,7 +39,9 @@ export interface PanelCodebase {
 export interface PanelDeps {
   /** The client when the server is ready. */
   client(): PanelClient | undefined;
-  /** Starts the server if needed (chat from the panel may do that). */
+  /** The chat role's client when ready (the main one unless chat has its own server): prompts are counted there. */
+  chatClient(): PanelClient | undefined;
+  /** The chat role's client; starts the server if needed (chat from the panel may do that). */
   ensureClient(): Promise<PanelClient>;
   runCommand(command: PanelCommand): void;
   /** Shows where a session file lives. */
@@ -242,7 +244,7 @@ export class PanelHub {
   }
 
   private async counted(item: ContextItem): Promise<ContextItem> {
-    const client = this.deps.client();
+    const client = this.deps.chatClient();
     if (!client || item.tokens !== null) return item;
     try {
       return { ...item, tokens: await this.planner.count(client, item.text) };
@@ -253,7 +255,7 @@ export class PanelHub {
 
   /** The prompt the draft would send, counted and fitted like a real send. */
   private async estimate(view: View, id: number, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
-    const client = this.deps.client();
+    const client = this.deps.chatClient();
     if (!client) {
       const chars = messages.reduce((n, m) => n + estimateTokens(m.content), 0) + context.reduce((n, c) => n + estimateTokens(c.text), 0);
       view.sink.post({ type: 'estimate', id, tokens: chars, budget: null, note: null, error: null });
@@ -335,7 +337,7 @@ export class PanelHub {
           }
           return this.agents.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
         }
-        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []));
+        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []), msg.thinking);
       case 'codebaseRequest':
         return this.editorAction(view, async () => {
           const got = await codebaseContext(this.deps.codebase?.search, msg.query);

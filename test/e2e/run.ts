@@ -81,7 +81,7 @@ interface Phase {
 
 async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
   // The Hub that Choose Models lists (ui-models.suite.ts), on 127.0.0.1, named to the extension host.
-  const hub = selfCheck ? null : await startModelsHub();
+  const hub = selfCheck ? null : await startModelsHub(String(phase.settings['strata.modelPath'] ?? ''));
   return withStop(async () => { await hub?.close(); }, async () => {
     // No smoke-test driver here: with it VS Code hides every notification toast.
     const server = await VsCodeServer.start(env, {

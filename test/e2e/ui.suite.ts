@@ -29,7 +29,7 @@ export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel:
     'strata.autoStart': true,
     'strata.slots': 2,
     'strata.contextSize': 512,
-    'strata.cacheMiB': 64,
+    'strata.parkMiB': 64,
     // The fit to memory also on the CPU, so the Devices tab shows its plan on this GPU-less machine.
     'strata.fit': 'on',
     'strata.inlineCompletion.enabled': true,

@@ -82,7 +82,7 @@ afterAll(async () => {
 });
 
 async function server(model: string, sessionsDir: string): Promise<Running> {
-  const s = await startServer(model, { slots: 2, ctx: 2048, deterministic: true, sessionsDir, cacheMib: 256 });
+  const s = await startServer(model, { slots: 2, ctx: 2048, deterministic: true, sessionsDir, parkMib: 256 });
   open.add(s);
   return s;
 }
@@ -139,7 +139,9 @@ describe('deterministic server: turn 2 gets the answer a fresh server gives, wha
       const model = await ensureTestModel({ vocab: 'qwen2.5-coder', chatTemplate: 'Qwen-Qwen2.5-7B-Instruct', quant });
       const failures: string[] = [];
       for (let round = 0; round < ROUNDS; round++) {
+        const started = Date.now();
         const got = await oneRound(model, round);
+        const before = failures.length;
         for (const [name, by] of Object.entries(got)) {
           const fresh = by['fresh server']!;
           expect(fresh.lps.length, `${name}: logprobs`).toBeGreaterThan(0);
@@ -152,6 +154,8 @@ describe('deterministic server: turn 2 gets the answer a fresh server gives, wha
             if (!same) failures.push(`round ${round}, ${name}, ${where}: ${a.prompt} prompt tokens, ${JSON.stringify(a.content ?? a.calls).slice(0, 60)} vs fresh ${fresh.prompt}, ${JSON.stringify(fresh.content ?? fresh.calls).slice(0, 60)}`);
           }
         }
+        // Progress of a long run: one line per round, so a run stopped early still says how far it got.
+        process.stderr.write(`[same-answer] ${quant} round ${round + 1}/${ROUNDS}: ${failures.length === before ? 'same' : `${failures.length - before} differ`} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
       }
       expect(failures).toEqual([]);
     });

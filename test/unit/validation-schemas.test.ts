@@ -25,7 +25,7 @@ describe('parseChatRequest', () => {
       model: 'm', maxTokens: null, stop: [], stream: false, includeUsage: false, sampling: {}, ignoreEos: false,
       returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null, prediction: null,
       messages: [{ role: 'user', content: 'Hi' }], tools: [], toolChoice: 'none', parallelToolCalls: true, templateKwargs: {},
-      reasoningFormat: 'auto',
+      reasoningFormat: 'auto', reasoningEffort: null,
     });
   });
 

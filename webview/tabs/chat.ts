@@ -1,10 +1,10 @@
 // Chat tab: streaming chat with the local model, answers rendered as markdown (code blocks with
 // Copy / Insert / Apply), editor context attached as chips with the prompt's token count shown
 // before sending, copy / regenerate / edit on the turns, named and saved as sessions.
-import type { ContextItem, FromWebview } from '../../contract/panel.js';
+import { isThinkingLevel, THINKING_LEVELS, type ContextItem, type FromWebview, type ThinkingLevel } from '../../contract/panel.js';
 import { sessionNameAdvice } from '../../contract/session-name.js';
 import {
-  canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, setMode, thinkingView,
+  canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, setMode, setThinking, thinkingView,
   type ChatTurn, type ViewState,
 } from '../state.js';
 import type { ChatMode } from '../../contract/agent.js';
@@ -65,6 +65,8 @@ export class ChatTab {
   private lastEstimateKey = '';
   private readonly actions: CodeActions;
   private readonly modeButtons: Record<ChatMode, HTMLButtonElement>;
+  /** This conversation's thinking: auto / off / low / high (the request's reasoning_effort). */
+  private readonly thinking: HTMLSelectElement;
   private readonly stepActions: (chatId: string) => StepActions;
 
   constructor(private readonly host: ChatHost, private readonly newId: () => string) {
@@ -84,6 +86,14 @@ export class ChatTab {
       ask: modeButton('ask', 'Ask', 'Ask: the model answers (no tools)'),
       agent: modeButton('agent', 'Agent', 'Agent: the model reads, searches and proposes changes in the workspace; you approve every change and command'),
     };
+    const THINKING_LABELS: Record<ThinkingLevel, string> = { auto: 'Thinking: auto', off: 'Thinking: off', low: 'Thinking: low', high: 'Thinking: high' };
+    this.thinking = h('select', {
+      class: 'thinking-level', 'aria-label': 'Thinking',
+      title: 'How much a reasoning model thinks in this conversation: off, low or high (its thinking budget; the server sets the budgets), or auto (the server decides)',
+    }, ...THINKING_LEVELS.map((l) => h('option', { value: l }, THINKING_LABELS[l])));
+    this.thinking.addEventListener('change', () => {
+      if (isThinkingLevel(this.thinking.value)) host.update(setThinking(host.state(), this.thinking.value));
+    });
     this.stepActions = (chatId) => ({
       decide: (stepId, decision) => host.post({ type: 'agentDecision', chatId, stepId, decision }),
       showDiff: (stepId) => host.post({ type: 'agentShowDiff', chatId, stepId }),
@@ -134,7 +144,7 @@ export class ChatTab {
       })());
     const add = iconButton('mention', 'Add context (selection or file)', () => { this.addMenu.hidden = !this.addMenu.hidden; }, { 'aria-haspopup': 'menu' });
     this.el = h('div', { class: 'chat' },
-      h('div', { class: 'row chat-head' }, h('div', { class: 'mode-toggle', role: 'group', 'aria-label': 'Chat mode' }, this.modeButtons.ask, this.modeButtons.agent), this.name, this.save, fresh),
+      h('div', { class: 'row chat-head' }, h('div', { class: 'mode-toggle', role: 'group', 'aria-label': 'Chat mode' }, this.modeButtons.ask, this.modeButtons.agent), this.thinking, this.name, this.save, fresh),
       this.log,
       h('div', { class: 'chat-compose' },
         this.agentWork,
@@ -153,6 +163,8 @@ export class ChatTab {
       b.classList.toggle('on', s.mode === mode);
       b.disabled = streaming;
     }
+    if (this.thinking.value !== s.thinking) this.thinking.value = s.thinking;
+    this.thinking.disabled = streaming;
     this.input.placeholder = s.mode === 'agent'
       ? 'Give the agent a task in this workspace… (Enter sends; every change and command waits for you)'
       : 'Ask the local model… (Enter sends, Shift+Enter for a new line)';

@@ -14,7 +14,7 @@ import {
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
 import { predictionSpec } from '../prediction.js';
-import { withThinkingBudget } from '../thinking-budget.js';
+import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
 import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -38,7 +38,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       tools: body.constraint ? null : toolCallsAsked(body, style, body.reasoningFormat, rendered.text),
     });
     if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
-    const sampling = await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget);
+    const sampling = await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { effort: body.reasoningEffort }));
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
