@@ -7,6 +7,7 @@ import type { ModelRole } from '../../contract/models.js';
 import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
 import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, withRenamedOptions, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
+import { samePath } from '../../contract/os/paths.js';
 
 /** The serve settings one model may set for itself (serve-options.ts `perModel`); the others are the server's. */
 export type ModelSettings = { [K in Exclude<PerModelKey, 'devices'>]?: NonNullable<ServeOptionValues[K]> } & {
@@ -72,7 +73,7 @@ export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
     if (ggufs.length === 0) throw new ConfigError(`--models-dir ${src.modelsDir} holds no .gguf file`);
     for (const f of ggufs) {
       const path = join(src.modelsDir, f);
-      if (!specs.some((s) => s.path === path)) add({ name: modelNameOf(f), path, role: null, settings: {} }, `--models-dir ${src.modelsDir}`);
+      if (!specs.some((s) => samePath(s.path, path))) add({ name: modelNameOf(f), path, role: null, settings: {} }, `--models-dir ${src.modelsDir}`);
     }
   }
   if (src.section !== undefined) {
@@ -109,9 +110,9 @@ function sectionEntry(
     settings.deviceGroups = placed.groups;
   }
   // An entry naming a model given by flag or folder gives it settings; any other adds one.
-  const existing = specs.find((s) => (name !== null && s.name === name) || (path !== null && s.path === path));
+  const existing = specs.find((s) => (name !== null && s.name === name) || (path !== null && samePath(s.path, path)));
   if (existing) {
-    if (path !== null && existing.path !== path) throw new ConfigError(`${where}: model '${existing.name}' is ${existing.path}, not ${path}`);
+    if (path !== null && !samePath(existing.path, path)) throw new ConfigError(`${where}: model '${existing.name}' is ${existing.path}, not ${path}`);
     if (name !== null && existing.name !== name) existing.name = name;
     existing.role = role ?? existing.role;
     if (pinned !== null) existing.pinned = pinned;

@@ -2,6 +2,8 @@
 import * as vscode from 'vscode';
 import { isModelFile, parseNumberList, parseStringList, type ModelUse, type ServerSettings, type SplitMode } from './server-settings.js';
 import { settingDefault, type SettingName, type SettingValue } from './settings-schema.js';
+import { homedir } from 'node:os';
+import { expandHome as expandHomeIn } from '../../contract/os/paths.js';
 
 export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
@@ -223,6 +225,5 @@ export function isSelfChange(): boolean {
 }
 
 function expandHome(p: string): string {
-  if (p === '~' || p.startsWith('~/')) return (process.env.HOME ?? '') + p.slice(1);
-  return p;
+  return expandHomeIn(p, homedir());
 }

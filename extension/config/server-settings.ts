@@ -3,6 +3,7 @@
 import { isHubModel } from '../../contract/hub/hub-ref.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
+import { samePath } from '../../contract/os/paths.js';
 
 export type SplitMode = 'none' | 'layer' | 'row' | '';
 
@@ -77,7 +78,7 @@ export interface ServedModels {
 export function servedModels(s: ServerSettings): ServedModels {
   const models: ServedModels['models'] = [];
   const add = (path: string, use: ModelUse | null): string => {
-    const known = models.find((m) => m.path === path);
+    const known = models.find((m) => samePath(m.path, path));
     if (known) return known.name;
     const base = baseName(path);
     // Two files with one base name: the later one is served under its use's name.

@@ -1,5 +1,6 @@
 // Keeps one `strata serve` process alive: start, wait for /health, restart on exit with
-// back-off, give up with a clear message after repeated failures, stop (SIGTERM, then SIGKILL).
+// back-off, give up with a clear message after repeated failures, stop (SIGTERM, then SIGKILL; on
+// Windows the control channel's close, then taskkill: nodeProcess.ts).
 // No vscode and no real processes here: spawn, port picking, health probe and the clock are
 // injected, so the policy is unit-tested with a fake clock.
 import type { Health } from '../client/types.js';

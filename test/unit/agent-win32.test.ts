@@ -4,7 +4,7 @@
 // process itself). File names below are created in the case the lookup tries first.
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, win32 } from 'node:path';
+import { join, posix, win32 } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cmdLine, findProgram, isBatchFile, pathExtensions, runChildArgv } from '../../extension/agent/childCommand.js';
 import { findRipgrep, parseRipgrepLine } from '../../extension/agent/ripgrep.js';
@@ -63,9 +63,11 @@ describe('cmdLine: a batch file\'s words through cmd.exe', () => {
 
 describe('Stop on a command, the Windows way', () => {
   it('ends the command (taskkill /T /F there; TerminateProcess of the command when taskkill cannot run, as here)', async () => {
-    symlinkSync(process.execPath, join(dir, 'node.exe')); // found the Windows way: a PATHEXT extension
+    // Found the Windows way, by a PATHEXT extension (on Windows Node's own path already has one).
+    if (process.platform !== 'win32') symlinkSync(process.execPath, join(dir, 'node.exe'));
+    const program = process.platform === 'win32' ? process.execPath : './node';
     const ac = new AbortController();
-    const running = runChildArgv(['./node', '-e', 'require("fs").writeFileSync("up", ""); setInterval(() => {}, 1000)'], dir, ac.signal, 'win32');
+    const running = runChildArgv([program, '-e', 'require("fs").writeFileSync("up", ""); setInterval(() => {}, 1000)'], dir, ac.signal, 'win32');
     await expect.poll(() => existsSync(join(dir, 'up')), { timeout: 10_000 }).toBe(true);
     ac.abort(new Error('stopped'));
     await expect(running).rejects.toThrow('stopped');
@@ -91,7 +93,7 @@ describe('ripgrep on Windows', () => {
   });
 
   it('on Linux a file name holding ":12:" stays one name', () => {
-    expect(parseRipgrepLine('/ws/odd:12:name.txt\u00005:hit', [{ path: '/ws', prefix: '' }])).toEqual({ path: 'odd:12:name.txt', line: 5, text: 'hit' });
+    expect(parseRipgrepLine('/ws/odd:12:name.txt\u00005:hit', [{ path: '/ws', prefix: '' }], posix)).toEqual({ path: 'odd:12:name.txt', line: 5, text: 'hit' });
   });
 });
 
