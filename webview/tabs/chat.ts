@@ -190,14 +190,15 @@ export class ChatTab {
       })());
     const add = iconButton('mention', 'Add context (selection or file)', () => { this.addMenu.hidden = !this.addMenu.hidden; }, { 'aria-haspopup': 'menu' });
     this.el = h('div', { class: 'chat' },
-      h('div', { class: 'row chat-head' }, h('div', { class: 'mode-toggle', role: 'group', 'aria-label': 'Chat mode' }, this.modeButtons.ask, this.modeButtons.agent), this.thinking, this.name, this.save, fresh),
+      h('div', { class: 'row chat-head' }, h('div', { class: 'mode-toggle', role: 'group', 'aria-label': 'Chat mode' }, this.modeButtons.ask, this.modeButtons.agent), this.name, this.save, fresh),
       this.log,
       h('div', { class: 'chat-compose' },
         this.agentWork,
         h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
         this.input,
         this.meter,
-        h('div', { class: 'row compose-foot' }, this.cost, this.send, this.stop)));
+        // The thinking control sits with Send: the header keeps its room for the name in a narrow sidebar.
+        h('div', { class: 'row compose-foot' }, this.thinking, this.cost, this.send, this.stop)));
   }
 
   render(s: ViewState): void {
