@@ -163,11 +163,7 @@ export class ResponseStore {
       }
       this.kvBytes += bytes - e.kv;
       e.kv = bytes;
-      if (previous !== null && previous !== id && this.entries.has(previous)) {
-        await this.dropKv(previous);
-        this.kvIn.set(previous, id);
-        await symlink(`${id}.session`, this.kvPath(previous)).catch(() => {});
-      }
+      if (previous !== null && previous !== id && this.entries.has(previous)) await this.linkKv(previous, id);
       await this.evict();
       return e.kv > 0;
     });
@@ -259,6 +255,21 @@ export class ResponseStore {
     for (const id of this.entries.keys()) {
       if (this.kvBytes <= this.limits.maxKvBytes) break;
       await this.dropKv(id);
+    }
+  }
+
+  /** `id`'s KV file becomes a link to `to`'s, in one step (a reader sees the old file or the link, never neither). */
+  private async linkKv(id: string, to: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (e) { this.kvBytes -= e.kv; e.kv = 0; }
+    this.kvIn.set(id, to);
+    const temp = join(this.dir, `${id}.session.tmp-${process.pid}-${this.tempSeq++}`);
+    try {
+      await symlink(`${to}.session`, temp);
+      await rename(temp, this.kvPath(id));
+    } catch {
+      await rm(temp, { force: true });
+      await rm(this.kvPath(id), { force: true });
     }
   }
 
