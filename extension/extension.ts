@@ -31,10 +31,17 @@ import { registerContextKeys } from './status/contextKeys.js';
 import { registerMetricsFeed } from './status/registerMetricsFeed.js';
 import { registerStatusBar } from './status/statusBar.js';
 import { registerStatusMenu } from './status/statusMenu.js';
+import { platformMismatch } from './platform/check.js';
 
 let stopServer: (() => Promise<void>) | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
+  // A VSIX of another platform: say which one this computer needs, and start nothing.
+  const wrongPlatform = platformMismatch(context.extensionUri.fsPath, String(context.extension.packageJSON.version ?? ''));
+  if (wrongPlatform) {
+    void vscode.window.showErrorMessage(wrongPlatform);
+    return;
+  }
   const log = vscode.window.createOutputChannel('Strata', { log: true });
   const activity = new ActivityTracker();
   const server = new ServerManager(context, log, activity);

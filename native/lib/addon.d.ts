@@ -484,7 +484,10 @@ export interface FitReport {
 export type GrammarSpec = { schemas: Record<string, string>; root?: string } | { gbnf: string };
 
 export interface CpuVariant {
-  /** From libggml-cpu-<name>.so: "x64", "haswell", "zen4", "sapphirerapids"… */
+  /**
+   * From libggml-cpu-<name>.so (ggml-cpu-<name>.dll on Windows): "x64", "haswell", "zen4",
+   * "armv8.2_2"…; "cpu" for a build with one CPU library instead of variants.
+   */
   name: string;
   /** ggml's score for this CPU (higher is better; 0: the CPU lacks instructions it needs). */
   score: number;

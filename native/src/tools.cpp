@@ -2,7 +2,12 @@
 // loadBackends, testModelVersion (types in native/lib/addon.d.ts). JS thread only; every argument checked.
 #include "tools.h"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#else
 #include <arpa/inet.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
