@@ -180,6 +180,9 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
     }, { timeoutMs: 120_000 });
   } finally {
     ctx.userSettings({ 'strata.chatServerUrl': '' });
+    // The areas after this one chat with the managed server: wait until the chat role is back on it.
+    await waitForValue('the chat role back on the managed server (status bar tooltip)', async () =>
+      (await wb.statusBarTexts()).some((x) => x.includes(teamUrl)) ? undefined : true, 30_000);
     await scripted.close();
   }
 }
