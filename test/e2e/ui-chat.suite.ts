@@ -47,6 +47,8 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
   await t.step(STEP.chat, async () => {
     const f = await panel();
     const tab = await openTab(f, 'Chat');
+    // A fresh conversation: an earlier area may have left one in the tab (its turns would count here).
+    await tab.getByRole('button', { name: 'New chat' }).click();
     const log = tab.getByRole('log', { name: 'Conversation' });
     // Record the answer's length at every DOM change of the transcript: a streamed answer is seen
     // at several lengths, one delivered whole at one.
@@ -138,7 +140,10 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     const chart = trace.getByRole('img', { name: /^Waterfall of request / }).first();
     await chart.waitFor({ timeout: 20_000 });
     const label = (await chart.getAttribute('aria-label')) ?? '';
-    if (!/queued .*first token at \d+ ms.*decode/.test(label)) throw new Error(`the waterfall does not list the phases: ${label}`);
+    if (!/queued .*first token at \d+ ms.*decode/.test(label)) {
+      const recent = await tableRows(trace.getByRole('table', { name: 'Recent requests' })).catch(() => []);
+      throw new Error(`the waterfall does not list the phases: ${label}; recent: ${JSON.stringify(recent)}`);
+    }
     // The chart is in the page before the panel lays it out: wait for the width it gets in a wide panel.
     await waitForValue('the waterfall laid out at least 600 px wide in a wide panel', async () => {
       const box = await chart.boundingBox();
