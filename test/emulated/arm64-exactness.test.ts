@@ -15,7 +15,9 @@ function prompts(count: number, vocab: number): number[][] {
   return Array.from({ length: count }, (_, i) => Array.from({ length: 20 + ((i * 23) % 70) }, next));
 }
 
-async function run(eng: EngineDriver, prompt: number[]): Promise<{ ids: number[]; lps: number[] }> {
+interface Out { ids: number[]; lps: number[] }
+
+async function run(eng: EngineDriver, prompt: number[]): Promise<Out> {
   const r = await eng.run({ prompt, maxTokens: TOKENS, ignoreEos: true, logprobs: 0, cachePrompt: false });
   expect(r.done.finish).toBe('length');
   const lps: number[] = [];
@@ -35,7 +37,7 @@ describe('deterministic on linux-arm64, q8_0 weights, 4 slots', () => {
   it('gives the solo tokens and logprobs when the prompts are batched', async () => {
     expect(eng.engine.info.cpu.deterministic).toBe(7);
     const ps = prompts(6, eng.engine.info.vocabSize);
-    const solo = [];
+    const solo: Out[] = [];
     for (const p of ps) solo.push(await run(eng, p));
     const together = await Promise.all(ps.map((p) => run(eng, p)));
     expect(together.map((o) => o.ids)).toEqual(solo.map((o) => o.ids));
