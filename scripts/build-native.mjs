@@ -268,9 +268,9 @@ function crossFlags(gpu) {
   const flags = {
     ...hostFlags(''), CMAKE_TOOLCHAIN_FILE: toolchainFile(), GGML_BACKEND_DL: 'ON', GGML_NATIVE: 'OFF', GGML_CPU_ALL_VARIANTS: 'ON',
   };
-  // Tools and examples are never built for another platform; the server's and the apps' optional
-  // parts only slow the configure step.
-  Object.assign(flags, { LLAMA_BUILD_TOOLS: 'OFF', LLAMA_BUILD_EXAMPLES: 'OFF', LLAMA_BUILD_SERVER: 'OFF' });
+  // Examples and the server are never built for another platform (they only slow the configure
+  // step); tools stay on because libmtmd (images) is one of them, and only the targets asked are built.
+  Object.assign(flags, { LLAMA_BUILD_EXAMPLES: 'OFF', LLAMA_BUILD_SERVER: 'OFF' });
   if (variants === 'baseline') Object.assign(flags, { GGML_CPU_ALL_VARIANTS: 'OFF', ...PLATFORMS[platform].baselineFlags });
   return flags;
 }

@@ -23,11 +23,21 @@ const STAGED = ['package.json', '.vscodeignore', 'README.md', 'CONTRIBUTING.md',
 
 function log(msg) { process.stderr.write(`[strata package] ${msg}\n`); }
 
+/**
+ * The platform's engine folder, built first unless it holds a build for that platform with every
+ * CPU variant (a package never ships a -march=native or single-CPU-library build; with
+ * STRATA_CPU_VARIANTS=baseline a baseline cross build is packed too, for tests only).
+ */
 function engineFor(platform) {
   const dir = defaultOut(platform);
   const manifest = join(dir, 'build-manifest.json');
+  const baselineOk = process.env.STRATA_CPU_VARIANTS === 'baseline';
   const builtFor = () => {
-    try { return JSON.parse(readFileSync(manifest, 'utf8')).platform ?? HOST_PLATFORM; } catch { return null; }
+    try {
+      const m = JSON.parse(readFileSync(manifest, 'utf8'));
+      if (m.flags?.GGML_CPU_ALL_VARIANTS !== 'ON' && !(baselineOk && m.flags?.GGML_NATIVE === 'OFF')) return 'not-portable';
+      return m.platform ?? HOST_PLATFORM;
+    } catch { return null; }
   };
   if (builtFor() !== platform || !existsSync(join(dir, 'strata.node'))) {
     log(`building the native engine for ${platform}`);
