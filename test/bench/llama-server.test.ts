@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../contract/net/free-port.js';
-import { ServerProcess } from '../../backend/bench-compare/launch.js';
+import { ServerProcess } from '../../tools/bench-compare/launch.js';
 import { prepare, runOnce } from '../../backend/bench/runner.js';
 import { defaultSettings, type BenchContext } from '../../backend/bench/types.js';
 import type { BenchSettings } from '../../contract/bench.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../backend/addon/loader.js';
-import { ServerProcess } from '../../backend/bench-compare/launch.js';
+import { ServerProcess } from '../../tools/bench-compare/launch.js';
 import { freePort } from '../../contract/net/free-port.js';
 import { StrataClient } from '../../extension/client/client.js';
 import { DEFAULT_SETTINGS, requestModels } from '../../extension/config/server-settings.js';

@@ -1,4 +1,4 @@
-// The GPU run's bundle (scripts/gpu-bundle.mjs) and its run script with the CPU flavour: what the
+// The GPU run's bundle (tools/gpu-bundle.mjs) and its run script with the CPU flavour: what the
 // bundle holds and that it travels (at most 64 MiB), the steps the run script plans for CUDA and for
 // the CPU, and the steps that run quickly here from the unpacked bundle (its own Node, the source in
 // its cache with the patches applied, the devices, a test model, batched == solo). The full dry run
@@ -28,7 +28,7 @@ const run = (...args: string[]) => execFileSync('bash', [join(bundle, 'run.sh'),
   { encoding: 'utf8', env: { ...process.env, OUT: '' }, maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'] });
 
 beforeAll(async () => {
-  const { makeBundle } = await import(join(root, 'scripts', 'gpu-bundle.mjs'));
+  const { makeBundle } = await import(join(root, 'tools', 'gpu-bundle.mjs'));
   // dist/ as `npm test` built it: other test files run it meanwhile.
   manifest = await makeBundle({ out: bundle, build: false });
 }, 600_000);
@@ -44,7 +44,7 @@ describe('the GPU bundle', () => {
     expect(await entries(join(bundle, 'node.tar.gz'))).toContain('node/bin/node');
 
     const app = await entries(join(bundle, 'app.tar.gz'));
-    for (const f of ['app/package.json', 'app/scripts/build-native.mjs', 'app/scripts/gpu-run.mjs', 'app/scripts/bench-compare.mjs',
+    for (const f of ['app/package.json', 'app/scripts/build-native.mjs', 'app/tools/gpu-run.mjs', 'app/tools/bench-compare.mjs',
       'app/dist/strata.mjs', 'app/dist/engine-host.mjs', 'app/dist/cpu-probe.mjs', 'app/dist/fit-probe.mjs', 'app/dist/bench-compare.mjs',
       'app/native/CMakeLists.txt', 'app/native/pin.json', 'app/native/src/engine.cpp', 'app/native/src/memory_fit.cpp', 'app/native/lib/addon.d.ts',
       'app/node_modules/node-addon-api/napi.h', 'app/node_modules/node-api-headers/include/node_api.h']) {

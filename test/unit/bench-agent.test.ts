@@ -5,9 +5,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_TOOLS, agentTranscripts, messagesBefore } from '../../backend/bench-compare/agent-fixture.js';
-import { runAgentKv } from '../../backend/bench-compare/agent-kv.js';
-import { emptyCounts, judgeAnswer, validatorsFor, validShare } from '../../backend/bench-compare/tool-validity.js';
+import { AGENT_TOOLS, agentTranscripts, messagesBefore } from '../../tools/bench-compare/agent-fixture.js';
+import { runAgentKv } from '../../tools/bench-compare/agent-kv.js';
+import { emptyCounts, judgeAnswer, validatorsFor, validShare } from '../../tools/bench-compare/tool-validity.js';
 
 describe('agent fixture', () => {
   it('is the same for the same salt, with each step\'s call valid for its tool', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ratioMarkdown, ratioRows } from '../../backend/bench-compare/compare.js';
+import { ratioMarkdown, ratioRows } from '../../tools/bench-compare/compare.js';
 import { notesOf, summaryTable } from '../../backend/bench/report.js';
 import { summarize, tallies } from '../../backend/bench/runner.js';
 import type { RunRecord } from '../../contract/bench.js';

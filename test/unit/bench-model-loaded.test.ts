@@ -1,10 +1,10 @@
-// modelLoaded (backend/bench-compare/launch.ts): a bench waits until /health says the model is
+// modelLoaded (tools/bench-compare/launch.ts): a bench waits until /health says the model is
 // loaded, not merely until the server answers (Strata answers /health and /v1/models while its
 // model loads). A real HTTP server on 127.0.0.1 plays a server that loads.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { modelLoaded } from '../../backend/bench-compare/launch.js';
+import { modelLoaded } from '../../tools/bench-compare/launch.js';
 
 let server: Server | null = null;
 afterEach(async () => { await new Promise((r) => server?.close(r) ?? r(undefined)); server = null; });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs, UsageError } from '../../backend/args/args.js';
-import { parseStat } from '../../backend/bench-compare/launch.js';
+import { parseStat } from '../../tools/bench-compare/launch.js';
 import { settingsFromArgs } from '../../backend/bench/options.js';
 import { parseScenarios } from '../../backend/bench/runner.js';
 import { defaultSettings } from '../../backend/bench/types.js';

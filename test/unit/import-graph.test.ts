@@ -11,8 +11,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
-const SOURCE_DIRS = ['backend', 'extension', 'webview', 'contract', 'native/lib'];
-/** What scripts/bundle.mjs and scripts/bench-compare.mjs build from. */
+const SOURCE_DIRS = ['backend', 'extension', 'webview', 'contract', 'native/lib', 'tools'];
+/** What scripts/bundle.mjs builds from. */
 const ENTRY_FILES = ['backend/cli.ts', 'extension/extension.ts', 'webview/main.ts'];
 
 function sourceFiles(dir: string): string[] {

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServerProcess } from '../backend/bench-compare/launch.js';
+import { ServerProcess } from './bench-compare/launch.js';
 import { percentile } from '../backend/bench/stats.js';
 import { ensureModel } from '../backend/models/stand-in.js';
 import { freePort } from '../contract/net/free-port.js';

@@ -9,7 +9,7 @@
 //   calls 'model': the model's own call (tool_choice "required") is carried back with the fixture's
 //     result, as a real agent does: a server that re-renders a call differently from how the model
 //     wrote it reads the call again at every step.
-import { banBias, BenchHttpError, postJson, scrapePromptComputed, type Target } from '../bench/client.js';
+import { banBias, BenchHttpError, postJson, scrapePromptComputed, type Target } from '../../backend/bench/client.js';
 import { AGENT_TOOLS, type AgentTranscript, type ChatMessage } from './agent-fixture.js';
 
 export interface AgentKvRun {

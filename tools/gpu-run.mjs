@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The GPU measurement run (scripts/gpu-bundle.mjs ships it; scripts/gpu-run.sh starts it on the
+// The GPU measurement run (tools/gpu-bundle.mjs ships it; tools/gpu-run.sh starts it on the
 // device once Node is unpacked). Steps, in order, each with its log in <out>/logs/ and its result in
 // <out>/steps.json, and <out>/summary.md rewritten after every step, so a run cut short by its time
 // limit still brings back what it measured:
@@ -13,7 +13,7 @@
 //   bench      bench:compare against llama-server per model: single, concurrent 4/8/16, repeat at 4K,
 //              mixed, infill; then repeat at 32K (--small: small sizes, 1 run)
 //
-//   node scripts/gpu-run.mjs [--flavour cuda|cpu] [--out DIR] [--budget-s S] [--steps a,b] [--small]
+//   node tools/gpu-run.mjs [--flavour cuda|cpu] [--out DIR] [--budget-s S] [--steps a,b] [--small]
 //                            [--cuda-arch 90] [--runs N] [--native-from DIR] [--tiny] [--plan]
 //
 // --budget-s: the run stops starting steps when less time is left than a step is estimated to take
@@ -84,7 +84,7 @@ export function planSteps(o) {
   const node = process.execPath;
   const strata = join(root, 'dist', 'strata.mjs');
   const build = join(root, 'scripts', 'build-native.mjs');
-  const compare = join(root, 'scripts', 'bench-compare.mjs');
+  const compare = join(root, 'tools', 'bench-compare.mjs');
   const devices = o.flavour === 'cuda' ? ['--devices', 'CUDA0'] : [];
   const small = o.small;
   const steps = [];

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { getJson, type Target } from '../bench/client.js';
+import { getJson, type Target } from '../../backend/bench/client.js';
 
 export interface LaunchSpec {
   name: string;

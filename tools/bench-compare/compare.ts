@@ -3,9 +3,9 @@
 // each side's requests beside every figure: how many failed of those sent, and the tokens
 // delivered. A ratio is not comparable when either side failed more than FAILURE_LIMIT of its
 // requests in that scenario (a server that drops work looks faster than it is).
-import { FAILURE_LIMIT, failureRate, tallyText } from '../bench/runner.js';
+import { FAILURE_LIMIT, failureRate, tallyText } from '../../backend/bench/runner.js';
 import type { MetricSummary } from '../../contract/bench.js';
-import { fmt, markdownTable } from '../bench/table.js';
+import { fmt, markdownTable } from '../../backend/bench/table.js';
 import type { RequestTally, ScenarioName } from '../../contract/bench.js';
 
 export interface Target {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GPU bundle's run.sh (scripts/gpu-bundle.mjs copies it there): on a machine without Node,
+# The GPU bundle's run.sh (tools/gpu-bundle.mjs copies it there): on a machine without Node,
 # unpacks Node, the app and the llama.cpp source into a work folder (kept between calls: an
 # unchanged bundle is not unpacked again, and the build cache inside it survives), then runs
-# scripts/gpu-run.mjs with the remaining arguments.
+# tools/gpu-run.mjs with the remaining arguments.
 #
 #   bash gpu-bundle/run.sh [--work DIR] [gpu-run.mjs options: --flavour cuda|cpu --out DIR --steps ... --budget-s S --small]
 #
@@ -32,4 +32,4 @@ if [[ "$(cat "$work/.bundle" 2>/dev/null || true)" != "$stamp" ]]; then
 fi
 export PATH="$work/node/bin:$PATH"
 export STRATA_CACHE_DIR="$work/cache"
-exec "$work/node/bin/node" "$work/app/scripts/gpu-run.mjs" ${args[@]+"${args[@]}"}
+exec "$work/node/bin/node" "$work/app/tools/gpu-run.mjs" ${args[@]+"${args[@]}"}

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench:agent [-- --benchmarks toolcalls,agentkv --runs N ...]
-// Bundles the agent benchmarks (backend/bench-compare/agent-main.ts) with esbuild and runs it; it
+// Bundles the agent benchmarks (tools/bench-compare/agent-main.ts) with esbuild and runs it; it
 // first rebuilds dist/ so `strata serve` is the current code.
 
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ if (!argv.includes('--help')) {
 const out = join(root, 'dist', 'bench-agent.mjs');
 mkdirSync(dirname(out), { recursive: true });
 await build({
-  entryPoints: [join(root, 'backend', 'bench-compare', 'agent-main.ts')], outfile: out, bundle: true,
+  entryPoints: [join(root, 'tools', 'bench-compare', 'agent-main.ts')], outfile: out, bundle: true,
   platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning', sourcemap: true,
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });

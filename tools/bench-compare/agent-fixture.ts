@@ -2,7 +2,7 @@
 // required fields; string lengths bounded so a random model's strings end), and scripted agent
 // transcripts: each step's tool call and tool result are fixed (results are seeded code files and
 // command outputs), so both servers see the very same conversations, step by step.
-import { codeLines, seedOf } from '../bench/prompts.js';
+import { codeLines, seedOf } from '../../backend/bench/prompts.js';
 
 export interface BenchTool { type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }
 

@@ -5,8 +5,8 @@
 // answers 500 when its parser cannot read the output) counts as an attempt that failed. Answers
 // with no call attempt at all are counted apart (tool_choice "auto" lets the model answer in text).
 import { Ajv, type ValidateFunction } from 'ajv';
-import { banBias, BenchHttpError, postJson, type Target } from '../bench/client.js';
-import { proseWords, seedOf } from '../bench/prompts.js';
+import { banBias, BenchHttpError, postJson, type Target } from '../../backend/bench/client.js';
+import { proseWords, seedOf } from '../../backend/bench/prompts.js';
 import { AGENT_TOOLS, type BenchTool } from './agent-fixture.js';
 
 export interface ValidityCounts {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node scripts/run-bench-script.mjs NAME [options]: bundles scripts/bench-NAME.ts with esbuild
+// node tools/run-bench-script.mjs NAME [options]: bundles tools/bench-NAME.ts with esbuild
 // (after dist/, so `strata serve` is the current code) and runs its main(argv, root). Used by the
 // bench:* commands whose benchmark drives extension code (the agent loop, the client) against
 // real servers. --help lists a benchmark's options.
@@ -11,9 +11,9 @@ import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const [name, ...argv] = process.argv.slice(2);
-const entry = join(root, 'scripts', `bench-${name ?? ''}.ts`);
+const entry = join(root, 'tools', `bench-${name ?? ''}.ts`);
 if (!name || !/^[a-z-]+$/.test(name) || !existsSync(entry)) {
-  process.stderr.write(`usage: node scripts/run-bench-script.mjs NAME [options] (scripts/bench-NAME.ts; got '${name ?? ''}')\n`);
+  process.stderr.write(`usage: node tools/run-bench-script.mjs NAME [options] (tools/bench-NAME.ts; got '${name ?? ''}')\n`);
   process.exit(2);
 }
 if (!argv.includes('--help')) execFileSync(process.execPath, [join(root, 'scripts', 'bundle.mjs')], { stdio: 'inherit' });

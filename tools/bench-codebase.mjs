@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench:codebase [-- options]: bundles scripts/bench-codebase.ts with esbuild (after
+// npm run bench:codebase [-- options]: bundles tools/bench-codebase.ts with esbuild (after
 // dist/, so `strata serve` is the current code) and runs it. --help lists the options.
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -12,7 +12,7 @@ if (!argv.includes('--help')) execFileSync(process.execPath, [join(root, 'script
 // In dist/ like the other bundles: the addon loader and node-sqlite3-wasm.wasm are found beside it.
 const out = join(root, 'dist', 'bench-codebase.mjs');
 await build({
-  entryPoints: [join(root, 'scripts', 'bench-codebase.ts')], outfile: out, bundle: true,
+  entryPoints: [join(root, 'tools', 'bench-codebase.ts')], outfile: out, bundle: true,
   platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning', sourcemap: true,
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url); import { fileURLToPath as __fu } from 'node:url'; const __filename = __fu(import.meta.url); const __dirname = __fu(new URL('.', import.meta.url));" },
 });

@@ -20,8 +20,8 @@ import { optInt, optList, optString, parseArgs, UsageError } from '../backend/ar
 import { rejectUnknownOptions } from '../backend/args/command-usage.js';
 import { banBias, countTokens, scrapePromptComputed, tokenizePath, type Target } from '../backend/bench/client.js';
 import { invalidUtf8TokensOf } from '../backend/bench/utf8-tokens.js';
-import { llamaServerBinary } from '../backend/bench-compare/compare-main.js';
-import { modelLoaded, ServerProcess, type LaunchSpec } from '../backend/bench-compare/launch.js';
+import { llamaServerBinary } from './bench-compare/compare-main.js';
+import { modelLoaded, ServerProcess, type LaunchSpec } from './bench-compare/launch.js';
 import { ensureModel } from '../backend/models/stand-in.js';
 import type { ChatMessage } from '../contract/chat.js';
 import { freePort } from '../contract/net/free-port.js';

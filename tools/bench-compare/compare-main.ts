@@ -10,19 +10,19 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { optInt, optList, optString, parseArgs, UsageError } from '../args/args.js';
-import { rejectUnknownOptions } from '../args/command-usage.js';
+import { optInt, optList, optString, parseArgs, UsageError } from '../../backend/args/args.js';
+import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
 import { freePort } from '../../contract/net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
-import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../bench/options.js';
-import { buildReport, notesOf } from '../bench/report.js';
-import { parseScenarios, prepare, runOnce, summarize, tallies } from '../bench/runner.js';
+import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../../backend/bench/options.js';
+import { buildReport, notesOf } from '../../backend/bench/report.js';
+import { parseScenarios, prepare, runOnce, summarize, tallies } from '../../backend/bench/runner.js';
 import type { RunRecord } from '../../contract/bench.js';
-import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
-import type { BenchContext } from '../bench/types.js';
+import { invalidUtf8TokensOf } from '../../backend/bench/utf8-tokens.js';
+import type { BenchContext } from '../../backend/bench/types.js';
 import type { ScenarioName } from '../../contract/bench.js';
-import { scenarios } from '../bench/scenarios/index.js';
+import { scenarios } from '../../backend/bench/scenarios/index.js';
 
 const usage = `usage: npm run bench:compare [-- options]
 
@@ -75,7 +75,7 @@ export function llamaServerBinary(root: string): string {
 
 /** The 0.5b-shaped stand-in (random weights, Qwen2-0.5B shapes, qwen2 vocabulary), made once and cached. */
 async function standInModel(quant: string): Promise<string> {
-  const { ensureModel, TEST_MODEL_QUANTS } = await import('../models/stand-in.js');
+  const { ensureModel, TEST_MODEL_QUANTS } = await import('../../backend/models/stand-in.js');
   if (!TEST_MODEL_QUANTS.includes(quant as never)) throw new UsageError(`--quant must be one of ${TEST_MODEL_QUANTS.join(', ')}, got '${quant}'`);
   log(`0.5b stand-in model (Qwen2.5-Coder-0.5B shapes and tokenizer, ${quant}): made once, then cached`);
   return ensureModel({ vocab: 'qwen2.5-coder', shape: '0.5b', quant: quant as (typeof TEST_MODEL_QUANTS)[number], seed: 1 });

@@ -13,10 +13,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { optInt, optList, optString, parseArgs, UsageError } from '../args/args.js';
-import { rejectUnknownOptions } from '../args/command-usage.js';
-import { postJson, type Target } from '../bench/client.js';
-import { invalidUtf8TokensOf } from '../bench/utf8-tokens.js';
+import { optInt, optList, optString, parseArgs, UsageError } from '../../backend/args/args.js';
+import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
+import { postJson, type Target } from '../../backend/bench/client.js';
+import { invalidUtf8TokensOf } from '../../backend/bench/utf8-tokens.js';
 import { freePort } from '../../contract/net/free-port.js';
 import { agentTranscripts } from './agent-fixture.js';
 import { runAgentKv, type AgentKvResult } from './agent-kv.js';
@@ -53,7 +53,7 @@ function log(m: string): void { process.stderr.write(`[bench:agent] ${m}\n`); }
 
 /** The stand-in with a template that renders tools: Qwen2.5-Coder-0.5B's shapes and tokenizer, Qwen2.5-Instruct's template. */
 async function toolModel(): Promise<string> {
-  const { ensureModel } = await import('../models/stand-in.js');
+  const { ensureModel } = await import('../../backend/models/stand-in.js');
   log('0.5b stand-in with Qwen2.5-Instruct\'s chat template (random weights, f16): made once, then cached');
   return ensureModel({ vocab: 'qwen2.5-coder', shape: '0.5b', quant: 'f16', seed: 1, chatTemplate: 'Qwen-Qwen2.5-7B-Instruct' });
 }

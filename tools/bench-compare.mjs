@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run bench:compare [-- --scenarios ... --runs N --threads T --slots N --ctx N]
-// Bundles the comparison (backend/bench-compare/compare-main.ts) with esbuild and runs it; with our
+// Bundles the comparison (tools/bench-compare/compare-main.ts) with esbuild and runs it; with our
 // server on the bench it first rebuilds dist/ so `strata serve` is the current code.
-// scripts/gpu-bundle.mjs imports bundleCompare() to ship the same bundle to a machine without esbuild;
+// tools/gpu-bundle.mjs imports bundleCompare() to ship the same bundle to a machine without esbuild;
 // there `--prebuilt` runs the shipped dist/bench-compare.mjs and dist/ as they are.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -17,7 +17,7 @@ export async function bundleCompare() {
   mkdirSync(dirname(out), { recursive: true });
   const { build } = await import('esbuild');
   await build({
-    entryPoints: [join(root, 'backend', 'bench-compare', 'compare-main.ts')], outfile: out, bundle: true,
+    entryPoints: [join(root, 'tools', 'bench-compare', 'compare-main.ts')], outfile: out, bundle: true,
     platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning', sourcemap: true,
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
