@@ -347,8 +347,8 @@ export function gpuBuildProblems(gpu = process.env.STRATA_GPU ?? '', env = proce
 /** The libraries stage 1 publishes: libllama, ggml (with its backends) and libmtmd (images, through a projector). */
 const LIBRARY_TARGETS = ['llama', 'ggml', 'mtmd'];
 
-/** A library target's file as the platform names it (libllama.so; llama.dll with MinGW). */
-const libraryFile = (t) => (platform.startsWith('win32-') ? `${t}.dll` : `lib${t}.so`);
+/** A library target's file as the platform names it: libllama.so; with MinGW libllama.dll, but ggml.dll (ggml drops the prefix). */
+const libraryFile = (t) => (!platform.startsWith('win32-') ? `lib${t}.so` : t.startsWith('ggml') ? `${t}.dll` : `lib${t}.dll`);
 
 /** An entry published before a library joined LIBRARY_TARGETS: the published manifest, else null. */
 function publishedWithout(lib) {
