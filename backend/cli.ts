@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `strata` command line: one file per subcommand under cli/.
 import { parseArgs } from './args/args.js';
-import { commands } from './cli/commands.js';
+import { commandFor, commands } from './cli/commands.js';
+import { stopOnChannelClose } from './cli/stop-channel.js';
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -13,7 +14,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${lines.join('\n')}\n`);
     return name ? 0 : 2;
   }
-  const load = commands[name];
+  const load = commandFor(name, (line) => process.stderr.write(line));
   if (!load) {
     process.stderr.write(`strata: unknown command '${name}' (see strata --help)\n`);
     return 2;
@@ -23,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
   return typeof code === 'number' ? code : 0;
 }
 
+stopOnChannelClose();
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => {

@@ -85,10 +85,10 @@ export interface CpuPathBody {
   variants: Array<{ name: string; score: number; amx: boolean }>;
 }
 
-/** The prebuilt GPU backends `strata backend install` knows. */
+/** The prebuilt GPU backends `strata gpu install` knows. */
 export type GpuBackendKind = 'vulkan' | 'cuda' | 'cuda-ext';
 
-/** GPU backends installed by `strata backend install`, and the one to install for this machine, if any. */
+/** GPU backends installed by `strata gpu install`, and the one to install for this machine, if any. */
 export interface GpuBackendsBody {
   installed: Array<{ kind: GpuBackendKind; package: string; version: string; path: string; sha256: string }>;
   suggestion: { kind: GpuBackendKind; reason: string } | null;

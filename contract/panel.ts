@@ -127,9 +127,9 @@ export type ToWebview =
   | { type: 'bench'; bench: BenchView }
   | { type: 'chatDelta'; chatId: string; text: string }
   /** A piece of the model's thinking (reasoning models), shown apart from the answer, never sent back. */
-  | { type: 'chatReasoning'; chatId: string; text: string }
+  | { type: 'chatReasoning'; chatId: string; text: string; thinking?: ThinkingStats }
   /** Whole text (and thinking, when there is any) so far of an answer (sent when a panel comes back). */
-  | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string }
+  | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string; thinking?: ThinkingStats }
   | { type: 'chatEnd'; chatId: string; end: ChatEndInfo }
   | { type: 'chatLoad'; name: string; messages: ChatMessage[]; mode?: ChatMode }
   /** A tool step of an Agent-mode answer, new or changed (the same id replaces the earlier one). */
@@ -153,12 +153,25 @@ export type ToWebview =
   | { type: 'contextAdd'; item: ContextItem }
   /** Answer to an `estimate` request: the prompt's size before sending, and what would be trimmed. */
   | { type: 'estimate'; id: number; tokens: number | null; budget: number | null; note: string | null; error: string | null }
+  /** An image of the draft counted by the chat model's projector (error: the server cannot take it). */
+  | { type: 'imageCounted'; id: string; tokens: number | null; error: string | null }
   | { type: 'showTab'; tab: TabId }
   | { type: 'index'; index: IndexView }
   | { type: 'indexSearch'; result: IndexSearchView }
   /** The context a sent question went with (codebase chunks an @codebase question added). */
   | { type: 'chatContext'; chatId: string; context: ContextItem[] }
   | { type: 'notice'; level: 'info' | 'error'; text: string };
+
+/**
+ * A conversation's thinking control: auto (the server decides), off, low, high; sent as the chat
+ * request's reasoning_effort (none, low, high), whose budgets the server sets.
+ */
+export type ThinkingLevel = 'auto' | 'off' | 'low' | 'high';
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ['auto', 'off', 'low', 'high'];
+export const isThinkingLevel = (v: unknown): v is ThinkingLevel => (THINKING_LEVELS as readonly unknown[]).includes(v);
+
+/** An answer's thinking so far: its tokens (streamed pieces until the server's count) and ms from its first piece to its last. */
+export interface ThinkingStats { tokens: number; ms: number }
 
 export type PanelCommand = 'start' | 'stop' | 'restart' | 'selectModel' | 'showLog' | 'runBench';
 
@@ -167,7 +180,7 @@ export type FromWebview =
   | { type: 'ready'; tab: TabId }
   | { type: 'tab'; tab: TabId }
   /** `messages` ends with the question; `context` is attached to it. */
-  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[]; mode?: ChatMode }
+  | { type: 'chatSend'; chatId: string; name: string; messages: ChatMessage[]; context?: ContextItem[]; mode?: ChatMode; thinking?: ThinkingLevel }
   /** The user's answer to what a step of an agent answer asks (Accept / Reject, Run / Skip, Allow / Deny). */
   | { type: 'agentDecision'; chatId: string; stepId: string; decision: AgentDecision }
   /** Open a proposed change as a diff editor. */
@@ -180,6 +193,8 @@ export type FromWebview =
   | { type: 'agentCompact'; name: string; messages: ChatMessage[] }
   | { type: 'chatStop'; chatId: string }
   | { type: 'estimate'; id: number; messages: ChatMessage[]; context: ContextItem[] }
+  /** Count an image pasted or dropped into the message box. */
+  | { type: 'imageCount'; id: string; dataUrl: string }
   /** Attach editor context: the active selection, the active file, or a file the user picks. */
   | { type: 'contextRequest'; what: 'selection' | 'file' | 'pick' }
   /** Attach the codebase index's best chunks for this query (the draft). */
@@ -201,6 +216,7 @@ const FROM_TYPES = new Set([
   'ready', 'tab', 'chatSend', 'chatStop', 'estimate', 'contextRequest', 'copy', 'insertCode', 'applyCode',
   'sessionSave', 'sessionRestore', 'sessionDelete', 'sessionReveal', 'refresh', 'benchClear', 'command',
   'codebaseRequest', 'indexSearch', 'indexAction', 'agentDecision', 'agentShowDiff', 'agentRestorePreview', 'agentRestore', 'agentCompact',
+  'imageCount',
 ]);
 /** Largest text a panel message may carry (a pasted file, a long answer). */
 const MAX_TEXT = 2_000_000;
@@ -225,9 +241,19 @@ function isToolCalls(v: unknown): boolean {
   return v === undefined || (Array.isArray(v) && v.length <= 64 && v.every((c) => !!c && typeof c === 'object'
     && typeof (c as { id?: unknown }).id === 'string' && typeof (c as { name?: unknown }).name === 'string' && isText((c as { arguments?: unknown }).arguments)));
 }
+/** An image's data URL as the panel makes it: base64 of a PNG, JPEG, GIF or BMP of at most 10 MiB (the server's limit). */
+function isImageUrl(v: unknown): v is string {
+  return typeof v === 'string' && v.length <= 14_000_100 && /^data:image\/(png|jpeg|gif|bmp);base64,[A-Za-z0-9+/=]*$/.test(v);
+}
+function isImages(v: unknown): boolean {
+  return v === undefined || (Array.isArray(v) && v.length <= 16 && v.every((i) => !!i && typeof i === 'object'
+    && typeof i.id === 'string' && typeof i.name === 'string' && i.name.length <= 1000 && isImageUrl(i.dataUrl)
+    && typeof i.bytes === 'number' && (i.tokens === null || typeof i.tokens === 'number')));
+}
 function isMessages(v: unknown): v is ChatMessage[] {
   return Array.isArray(v) && v.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).content === 'string'
     && ['system', 'user', 'assistant', 'tool'].includes((m as ChatMessage).role)
+    && isImages((m as ChatMessage).images)
     && isToolCalls((m as ChatMessage).toolCalls)
     && ((m as ChatMessage).toolCallId === undefined || typeof (m as ChatMessage).toolCallId === 'string')
     && ((m as ChatMessage).name === undefined || typeof (m as ChatMessage).name === 'string'));
@@ -249,10 +275,13 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
       if (typeof m.chatId !== 'string' || typeof m.name !== 'string') return { ok: false, reason: 'chatSend needs chatId and name' };
       if (m.context !== undefined && !isContext(m.context)) return { ok: false, reason: 'chatSend context is malformed' };
       if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `chatSend mode must be ask or agent, not ${String(m.mode)}` };
+      if (m.thinking !== undefined && !isThinkingLevel(m.thinking)) return { ok: false, reason: `chatSend thinking must be one of ${THINKING_LEVELS.join(', ')}, not ${String(m.thinking)}` };
       return isMessages(m.messages) && m.messages.length > 0 && m.messages.at(-1)!.role === 'user' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'chatSend needs messages ending with the question' };
     case 'estimate':
       return typeof m.id === 'number' && isMessages(m.messages) && m.messages.at(-1)?.role === 'user' && isContext(m.context)
         ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'estimate needs id, messages ending with the question, and context' };
+    case 'imageCount':
+      return typeof m.id === 'string' && isImageUrl(m.dataUrl) ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: 'imageCount needs an id and a base64 PNG, JPEG, GIF or BMP data URL of at most 10 MiB' };
     case 'contextRequest':
       return m.what === 'selection' || m.what === 'file' || m.what === 'pick' ? { ok: true, msg: raw as FromWebview } : { ok: false, reason: `unknown context request ${String(m.what)}` };
     case 'copy':

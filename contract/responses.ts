@@ -11,14 +11,19 @@ import { checkBody } from './check.js';
 /** Text of a message: input_text from the client, output_text from the model. */
 export interface TextPart { type: 'input_text' | 'output_text'; text: string }
 
+/** An image in a user message: a data URL (the server fetches nothing a request points at). */
+export interface ImageInputPart { type: 'input_image'; image_url: string }
+
 /** A message of the conversation (developer is OpenAI's newer name for system). */
 export interface MessageInput {
   type: 'message';
   role: 'user' | 'system' | 'developer' | 'assistant';
-  content: string | TextPart[];
+  content: string | Array<TextPart | ImageInputPart>;
+  /** Given by the server when the response that read it is stored (input_items lists it by this id). */
+  id?: string;
 }
 
-export interface FunctionCallOutputItem { type: 'function_call_output'; call_id: string; output: string }
+export interface FunctionCallOutputItem { type: 'function_call_output'; call_id: string; output: string; id?: string }
 
 export interface OutputText { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }
 
@@ -99,6 +104,16 @@ export interface ResponseObject {
 
 /** DELETE /v1/responses/{id}. */
 export interface ResponseDeleted { id: string; object: 'response'; deleted: true }
+
+/** An item of GET /v1/responses/{id}/input_items: what the response read, each with its id. */
+export type InputItem =
+  | { type: 'message'; id: string; status: ItemStatus; role: MessageInput['role']; content: Array<{ type: string } & Record<string, unknown>> }
+  | (FunctionCallInput & { id: string; status: ItemStatus })
+  | (FunctionCallOutputItem & { id: string; status: ItemStatus })
+  | OutputItem;
+
+/** GET /v1/responses/{id}/input_items: one page, in the order asked for. */
+export interface InputItemList { object: 'list'; data: InputItem[]; first_id: string | null; last_id: string | null; has_more: boolean }
 
 /** POST /v1/responses/input_tokens. */
 export interface InputTokensBody { object: 'response.input_tokens'; input_tokens: number }

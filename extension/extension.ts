@@ -17,7 +17,9 @@ import { registerCodebase } from './codebase/registerCodebase.js';
 import { registerCompletionControls } from './completion/controls.js';
 import { registerInlineCompletions } from './completion/provider.js';
 import { CompletionStats } from './completion/stats.js';
-import { autoStart } from './config/config.js';
+import { autoStart, roleApiKey, roleModelName, roleServerUrl } from './config/config.js';
+import { registerRoleServerCommands } from './commands/roleServerCommands.js';
+import { RoleServers } from './server/roleServers.js';
 import { registerInlineEdit } from './edit/inlineEdit.js';
 import { registerChatModelProvider } from './lm/provider.js';
 import { registerNextEdit } from './next-edit/controller.js';
@@ -29,16 +31,31 @@ import { registerContextKeys } from './status/contextKeys.js';
 import { registerMetricsFeed } from './status/registerMetricsFeed.js';
 import { registerStatusBar } from './status/statusBar.js';
 import { registerStatusMenu } from './status/statusMenu.js';
+import { platformMismatch } from './platform/check.js';
 
 let stopServer: (() => Promise<void>) | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
+  // A VSIX of another platform: say which one this computer needs, and start nothing.
+  const wrongPlatform = platformMismatch(context.extensionUri.fsPath, String(context.extension.packageJSON.version ?? ''));
+  if (wrongPlatform) {
+    void vscode.window.showErrorMessage(wrongPlatform);
+    return;
+  }
   const log = vscode.window.createOutputChannel('Strata', { log: true });
   const activity = new ActivityTracker();
   const server = new ServerManager(context, log, activity);
   const lastEditor = new LastEditor();
   context.subscriptions.push(log, server, lastEditor);
   stopServer = () => server.stop();
+
+  // Each role's features talk to the main server or to the role's own server (strata.*ServerUrl).
+  const roles = new RoleServers({
+    main: server, log, activity,
+    settings: { url: roleServerUrl, apiKey: (r) => roleApiKey(context.secrets, r), model: roleModelName },
+  });
+  registerRoleServerCommands(context, roles, server);
+  const chat = roles.connection('chat');
 
   const conversations = new FileConversationStore(join(context.globalStorageUri.fsPath, 'conversations'));
   const feed = registerMetricsFeed(context, server, activity);
@@ -51,14 +68,15 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const stats = new CompletionStats();
   const gate = registerCompletionControls(context);
-  const status = registerStatusBar(context, server, feed, stats, gate);
+  const status = registerStatusBar(context, server, feed, stats, gate, roles);
   registerStatusMenu(context, server, gate);
 
-  const edit = registerInlineEdit(context, server);
-  const codebase = registerCodebase(context, server, activity, log);
+  const edit = registerInlineEdit(context, chat);
+  const codebase = registerCodebase(context, { embedding: roles.connection('embedding'), rerank: roles.connection('rerank') }, activity, log);
   let bench: BenchController | undefined;
   const agent = registerAgent(context, { conversations, log, codebase: codebase.service ? (q, o, s) => codebase.service!.search(q, o, s) : undefined });
-  const panel = registerPanel(context, server, feed, log, {
+  const panel = registerPanel(context, server, chat, feed, log, {
+    agentBlocked: () => roles.agentBlocked(),
     conversations, clearBench: async () => bench?.clear(), lastEditor, edit, agent,
     codebase: codebase.search ? { view: codebase.view, search: codebase.search, searchView: (q) => codebase.service!.searchView(q), action: codebase.action } : undefined,
   });
@@ -67,13 +85,13 @@ export function activate(context: vscode.ExtensionContext): void {
   panel.hub.benchChanged(bench.view());
   registerSessionCommands(context, server, panel.hub, conversations, () => panel.open());
 
-  registerChatModelProvider(context, server);
-  registerChatParticipant(context, server, conversations, codebase.search);
+  registerChatModelProvider(context, chat);
+  registerChatParticipant(context, chat, conversations, codebase.search);
 
   const statsChanged = throttled(500, () => { panel.hub.completionStatsChanged(stats.view()); status.refresh(); });
-  const nextEdit = registerNextEdit(context, server, gate, log);
+  const nextEdit = registerNextEdit(context, roles.connection('nextEdit'), gate, log);
   const indexSearch = codebase.search;
-  registerInlineCompletions(context, server, stats, gate, statsChanged, log, nextEdit.itemsAt,
+  registerInlineCompletions(context, roles.connection('completion'), stats, gate, statsChanged, log, nextEdit.itemsAt,
     indexSearch && (async (q) => (await indexSearch(q, { limit: 4, rerankTop: 0, vectors: false })).hits.map((h) => h.chunk)));
   panel.hub.completionStatsChanged(stats.view());
 

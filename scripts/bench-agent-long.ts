@@ -31,7 +31,7 @@ import { WorkspacePaths } from '../extension/agent/paths.js';
 import { ToolRegistry } from '../extension/agent/registry.js';
 import type { AgentTool } from '../extension/agent/types.js';
 import { StrataClient, type ChatEvent } from '../extension/client/client.js';
-import type { ChatRequest } from '../extension/client/types.js';
+import type { ChatCall } from '../extension/client/types.js';
 
 const usage = `usage: npm run bench:agent-long [-- options]
 
@@ -109,7 +109,7 @@ function biasedFetch(banned: readonly number[] | null): typeof fetch {
  */
 function forcedCalls(client: StrataClient, count: { own: number; fixture: number }): Pick<StrataClient, 'chatStream'> {
   return {
-    async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
+    async *chatStream(req: ChatCall, signal: AbortSignal): AsyncGenerator<ChatEvent> {
       if (req.toolChoice !== 'required') { yield* client.chatStream(req, signal); return; }
       const calls: ChatEvent[] = [];
       let done: ChatEvent | null = null;

@@ -13,10 +13,17 @@
 //   node scripts/build-native.mjs                 build and install the addon -> native/build/
 //   node scripts/build-native.mjs --target NAME   build a llama.cpp tool from the same source (prints its path)
 //   node scripts/build-native.mjs --out DIR       install into DIR instead (e.g. a native build beside the portable one)
+//   node scripts/build-native.mjs --platform P    cross-compile for P (linux-arm64, win32-x64) from an x86-64 Linux
+//                                                 host, into native/build-P/ (default: the host, into native/build/)
+//   STRATA_CPU_VARIANTS=baseline                  (cross builds) one baseline CPU library instead of every variant:
+//                                                 minutes shorter; what CI's emulated tests use, never shipped
 //   STRATA_NATIVE=1                               -march=native instead of the CPU variants (local speed only;
 //                                                 never ship it: it dies with SIGILL on older CPUs)
 //   STRATA_GPU=cuda|vulkan                        build that ggml backend from source too (needs its SDK)
 //   STRATA_CACHE_DIR=DIR                          cache root (default ~/.cache/strata)
+//
+// Cross builds use a CMake toolchain file from native/toolchains/ and the Debian cross compilers
+// named in PLATFORMS; their cache entries are keyed by platform (and the toolchain file's text).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -45,6 +52,50 @@ function run(cmd, args, opts = {}) {
 
 function log(msg) {
   process.stderr.write(`[strata native] ${msg}\n`);
+}
+
+// --- platforms ------------------------------------------------------------------------------
+
+export const HOST_PLATFORM = `${process.platform}-${process.arch}`;
+
+/**
+ * What the build knows per platform: the toolchain file and Debian package of a cross build, how
+ * the platform names shared libraries, and the CPU library a baseline build gets.
+ */
+export const PLATFORMS = {
+  'linux-x64': { toolchain: null, toolchainFiles: [], compiler: null, pkg: null, lib: /^lib.*\.so$/, baselineFlags: {} },
+  'linux-arm64': {
+    toolchain: 'linux-arm64.cmake', toolchainFiles: ['linux-arm64.cmake'], compiler: 'aarch64-linux-gnu-g++', pkg: 'g++-aarch64-linux-gnu',
+    lib: /^lib.*\.so$/, baselineFlags: { GGML_CPU_ARM_ARCH: 'armv8-a' },
+  },
+  'win32-x64': {
+    toolchain: 'win32-x64.cmake', toolchainFiles: ['win32-x64.cmake', 'mingw-compat.h'], compiler: 'x86_64-w64-mingw32-g++-posix', pkg: 'g++-mingw-w64-x86-64-posix',
+    lib: /\.dll$/, baselineFlags: {},
+  },
+};
+
+let platform = HOST_PLATFORM;
+
+/** The platform the functions below build for (the host unless --platform or this says otherwise). */
+export function setPlatform(p) {
+  if (!Object.hasOwn(PLATFORMS, p)) throw new Error(`--platform must be one of ${Object.keys(PLATFORMS).join(', ')}, got '${p}'`);
+  if (p !== HOST_PLATFORM && HOST_PLATFORM !== 'linux-x64') throw new Error(`cross builds run on an x86-64 Linux host, not ${HOST_PLATFORM}`);
+  platform = p;
+}
+
+const isCross = () => platform !== HOST_PLATFORM;
+
+function toolchainFile() {
+  const t = PLATFORMS[platform].toolchain;
+  return t ? join(root, 'native', 'toolchains', t) : null;
+}
+
+/** The cross compiler of the platform, checked before CMake so a missing one is named with its package. */
+function checkCrossCompiler() {
+  const { compiler, pkg } = PLATFORMS[platform];
+  if (compiler && !onPath(compiler)) {
+    throw new Error(`cross-compiling for ${platform} needs ${compiler} (Debian: apt install ${pkg})`);
+  }
 }
 
 // --- locking: one builder per cache entry, across processes and clones -----------------------
@@ -171,6 +222,10 @@ function fetchSource() {
  */
 export function buildFlags() {
   const gpu = process.env.STRATA_GPU ?? '';
+  return isCross() ? crossFlags(gpu) : hostFlags(gpu);
+}
+
+function hostFlags(gpu) {
   if (gpu !== '' && gpu !== 'cuda' && gpu !== 'vulkan') throw new Error(`STRATA_GPU must be cuda or vulkan, got '${gpu}'`);
   const native = process.env.STRATA_NATIVE === '1';
   const flags = {
@@ -201,9 +256,33 @@ export function buildFlags() {
   return flags;
 }
 
+/**
+ * A cross build: the portable CPU build (every CPU variant of the platform as a library ggml loads
+ * at run time), or with STRATA_CPU_VARIANTS=baseline one CPU library for the oldest CPU of the
+ * platform. No GPU backend is built from source here.
+ */
+function crossFlags(gpu) {
+  if (gpu !== '') throw new Error(`STRATA_GPU=${gpu} is for the host build; cross builds (--platform ${platform}) are CPU only`);
+  const variants = process.env.STRATA_CPU_VARIANTS ?? 'all';
+  if (variants !== 'all' && variants !== 'baseline') throw new Error(`STRATA_CPU_VARIANTS must be all or baseline, got '${variants}'`);
+  const flags = {
+    ...hostFlags(''), CMAKE_TOOLCHAIN_FILE: toolchainFile(), GGML_BACKEND_DL: 'ON', GGML_NATIVE: 'OFF', GGML_CPU_ALL_VARIANTS: 'ON',
+  };
+  // Tools and examples are never built for another platform; the server's and the apps' optional
+  // parts only slow the configure step.
+  Object.assign(flags, { LLAMA_BUILD_TOOLS: 'OFF', LLAMA_BUILD_EXAMPLES: 'OFF', LLAMA_BUILD_SERVER: 'OFF' });
+  if (variants === 'baseline') Object.assign(flags, { GGML_CPU_ALL_VARIANTS: 'OFF', ...PLATFORMS[platform].baselineFlags });
+  return flags;
+}
+
 function entryName(flags) {
-  const key = createHash('sha256').update(JSON.stringify(flags)).digest('hex').slice(0, 10);
-  const kind = process.env.STRATA_GPU || (flags.GGML_NATIVE === 'ON' ? 'native' : 'cpu');
+  const { CMAKE_TOOLCHAIN_FILE: toolchain, ...rest } = flags;
+  // The toolchain file's text, not its path: clones share the entry, and a changed compiler flag gives a new one.
+  const h = createHash('sha256').update(JSON.stringify(toolchain ? rest : flags));
+  if (toolchain) for (const f of PLATFORMS[platform].toolchainFiles) h.update(readFileSync(join(root, 'native', 'toolchains', f)));
+  const key = h.digest('hex').slice(0, 10);
+  const kind = isCross() ? `cpu-${platform}${flags.GGML_CPU_ALL_VARIANTS === 'OFF' ? '-baseline' : ''}`
+    : process.env.STRATA_GPU || (flags.GGML_NATIVE === 'ON' ? 'native' : 'cpu');
   return `${LLAMA_COMMIT.slice(0, 12)}-p${patchKey()}-${kind}-${key}`;
 }
 
@@ -265,31 +344,70 @@ export function gpuBuildProblems(gpu = process.env.STRATA_GPU ?? '', env = proce
   return problems;
 }
 
-/** Builds libllama + ggml once per entry and publishes them into <entry>/lib; returns that folder. */
+/** The libraries stage 1 publishes: libllama, ggml (with its backends) and libmtmd (images, through a projector). */
+const LIBRARY_TARGETS = ['llama', 'ggml', 'mtmd'];
+
+/** A library target's file as the platform names it (libllama.so; llama.dll with MinGW). */
+const libraryFile = (t) => (platform.startsWith('win32-') ? `${t}.dll` : `lib${t}.so`);
+
+/** An entry published before a library joined LIBRARY_TARGETS: the published manifest, else null. */
+function publishedWithout(lib) {
+  const manifest = JSON.parse(readFileSync(join(lib, 'manifest.json'), 'utf8'));
+  return LIBRARY_TARGETS.every((t) => manifest.files.includes(libraryFile(t))) ? null : manifest;
+}
+
+/**
+ * Adds the libraries an older entry lacks, built in its own tree (incremental: libllama and ggml
+ * are already built there). Additive, each file by copy + rename, the manifest last, so that an
+ * install copying from lib/ meanwhile never sees a missing file.
+ */
+function completeEntry(srcDir, entry, flags, lib) {
+  const manifest = publishedWithout(lib);
+  if (!manifest) return;
+  const bin = cmakeBuild(srcDir, entry, flags, LIBRARY_TARGETS);
+  const added = LIBRARY_TARGETS.map(libraryFile).filter((f) => !manifest.files.includes(f));
+  for (const f of added) replaceFile(join(bin, f), join(lib, f));
+  const tmp = join(lib, `manifest.json.tmp-${process.pid}`);
+  writeFileSync(tmp, JSON.stringify({ ...manifest, files: [...manifest.files, ...added].sort() }, null, 2));
+  renameSync(tmp, join(lib, 'manifest.json'));
+}
+
+/** Builds libllama, ggml and libmtmd once per entry and publishes them into <entry>/lib; returns that folder. */
 export function ensureLlama() {
   const flags = buildFlags();
   const entry = entryDir(flags);
   const lib = join(entry, 'lib');
-  if (existsSync(join(lib, 'manifest.json'))) return lib;
+  if (existsSync(join(lib, 'manifest.json'))) {
+    if (!publishedWithout(lib)) return lib;
+    const srcDir = ensureSource();
+    withLock(entry, `libmtmd (${entryName(flags)})`, () => completeEntry(srcDir, entry, flags, lib));
+    return lib;
+  }
   const gpu = process.env.STRATA_GPU ?? '';
   const missing = gpuBuildProblems(gpu);
   if (missing.length > 0) {
     throw new Error(`STRATA_GPU=${gpu} builds ggml's ${gpu} backend from source and needs: ${missing.join('; ')}. ` +
       `Without a toolkit, use the prebuilt backend instead: npm install, then node bin/strata.mjs backend install ${gpu}`);
   }
+  checkCrossCompiler();
   const srcDir = ensureSource();
   return withLock(entry, `llama.cpp (${entryName(flags)})`, () => {
     if (existsSync(join(lib, 'manifest.json'))) return lib;
+    const started = Date.now();
     // `ggml` depends on every backend module, so this builds the CPU variants and GPU backends too.
-    const bin = cmakeBuild(srcDir, entry, flags, ['llama', 'ggml']);
+    const bin = cmakeBuild(srcDir, entry, flags, LIBRARY_TARGETS);
     const tmp = `${lib}.tmp-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });
-    const files = readdirSync(bin).filter((f) => /^lib.*\.so$/.test(f)).sort();
+    const files = readdirSync(bin).filter((f) => PLATFORMS[platform].lib.test(f)).sort();
     for (const f of files) copyFileSync(join(bin, f), join(tmp, f));
+    const { CMAKE_TOOLCHAIN_FILE, ...portable } = flags; // no absolute path of this machine in the manifest
     writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({
-      llamaCommit: LLAMA_COMMIT, patches: patchKey(), flags, files, builtAt: new Date().toISOString(),
+      llamaCommit: LLAMA_COMMIT, patches: patchKey(), platform,
+      flags: CMAKE_TOOLCHAIN_FILE ? { ...portable, CMAKE_TOOLCHAIN_FILE: `native/toolchains/${PLATFORMS[platform].toolchain}` } : flags,
+      files, builtAt: new Date().toISOString(),
     }, null, 2));
+    log(`llama.cpp for ${platform} built in ${Math.round((Date.now() - started) / 1000)} s`);
     rmSync(lib, { recursive: true, force: true });
     renameSync(tmp, lib);
     return lib;
@@ -302,6 +420,7 @@ export function ensureLlama() {
  * and flags; a build writes it last, and one cut short leaves none), so it is used as it is.
  */
 export function toolPath(target) {
+  if (isCross()) throw new Error(`--target builds host tools only; not with --platform ${platform}`);
   const flags = buildFlags();
   const entry = entryDir(flags);
   ensureLlama();
@@ -336,7 +455,10 @@ function buildAddon(srcDir, lib) {
   return withLock(bdir, 'the addon', () => {
     if (!existsSync(join(bdir, 'build.ninja')) && !existsSync(join(bdir, 'Makefile'))) {
       mkdirSync(bdir, { recursive: true });
-      run('cmake', [...(hasNinja() ? ['-G', 'Ninja'] : []), '-S', join(root, 'native'), '-B', bdir,
+      const cross = flags.CMAKE_TOOLCHAIN_FILE ? [`-DCMAKE_TOOLCHAIN_FILE=${flags.CMAKE_TOOLCHAIN_FILE}`] : [];
+      const apiDir = dirname(require.resolve('node-api-headers/package.json'));
+      run('cmake', [...(hasNinja() ? ['-G', 'Ninja'] : []), '-S', join(root, 'native'), '-B', bdir, ...cross,
+        `-DNODE_API_DEF=${join(apiDir, 'def', 'node_api.def')}`,
         '-DCMAKE_BUILD_TYPE=Release', `-DLLAMA_SRC=${srcDir}`, `-DLLAMA_LIB_DIR=${lib}`,
         `-DSTRATA_BACKEND_DL=${flags.GGML_BACKEND_DL}`,
         `-DNODE_API_INCLUDE=${join(dirname(require.resolve('node-api-headers/package.json')), 'include')}`,
@@ -347,15 +469,22 @@ function buildAddon(srcDir, lib) {
   });
 }
 
+/** native/build/ for the host, native/build-<platform>/ for a cross build. */
+export function defaultOut(p = platform) {
+  return join(root, 'native', p === HOST_PLATFORM ? 'build' : `build-${p}`);
+}
+
 /** `out` (native/build/): the addon, the libraries beside it (found through $ORIGIN), the shipped vocabularies. */
 function install(addon, lib, srcDir, out) {
   mkdirSync(join(out, 'vocab'), { recursive: true });
   // Libraries of another flavour (a native build after a portable one) must not linger beside it.
-  const wanted = new Set(JSON.parse(readFileSync(join(lib, 'manifest.json'), 'utf8')).files);
-  for (const f of readdirSync(out)) if (/^lib.*\.so$/.test(f) && !wanted.has(f)) rmSync(join(out, f));
+  const manifest = JSON.parse(readFileSync(join(lib, 'manifest.json'), 'utf8'));
+  const wanted = new Set(manifest.files);
+  for (const f of readdirSync(out)) if ((/^lib.*\.so$/.test(f) || /\.dll$/.test(f)) && !wanted.has(f)) rmSync(join(out, f));
   for (const f of wanted) replaceFile(join(lib, f), join(out, f));
   replaceFile(addon, join(out, 'strata.node'));
-  copyFileSync(join(lib, 'manifest.json'), join(out, 'build-manifest.json'));
+  // The platform the binaries are for: packaging and the extension's start-up check read it.
+  writeFileSync(join(out, 'build-manifest.json'), JSON.stringify({ ...manifest, platform }, null, 2));
   for (const v of SHIPPED_VOCABS) {
     copyFileSync(join(srcDir, 'models', `ggml-vocab-${v}.gguf`), join(out, 'vocab', `ggml-vocab-${v}.gguf`));
   }
@@ -365,13 +494,15 @@ function install(addon, lib, srcDir, out) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const arg = (name) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : undefined; };
   try {
+    const p = arg('--platform');
+    if (p) setPlatform(p);
     const target = arg('--target');
     if (target) {
       process.stdout.write(`${toolPath(target)}\n`);
     } else {
       const lib = ensureLlama();
       const srcDir = ensureSource();
-      install(buildAddon(srcDir, lib), lib, srcDir, resolve(arg('--out') ?? join(root, 'native', 'build')));
+      install(buildAddon(srcDir, lib), lib, srcDir, resolve(arg('--out') ?? defaultOut()));
     }
   } catch (err) {
     // A failed command already printed its output; say what failed in one line and exit non-zero.

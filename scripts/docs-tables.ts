@@ -1,10 +1,11 @@
 // The tables in docs/ that are generated from their one source: the `strata serve` options (from
-// backend/app/serve-options.ts) in docs/server.md and the VS Code settings (from package.json's
-// contributes.configuration) in docs/user-guide.md. Each sits between two HTML comment markers.
+// backend/app/serve-options.ts) and the error codes (from contract/error-codes.ts) in docs/server.md,
+// and the VS Code settings (from package.json's contributes.configuration) in docs/user-guide.md. Each sits between two HTML comment markers.
 // `npm run docs:tables` (scripts/docs-tables.mjs) rewrites them; test/unit/docs-tables.test.ts
 // fails while one is out of date.
 import pkg from '../package.json' with { type: 'json' };
 import { serveOptionsMarkdown } from '../backend/app/serve-options.js';
+import { ERROR_CODES, errorType, type ErrorCode, type ErrorSpec } from '../contract/error-codes.js';
 
 export interface DocTable {
   /** The page, relative to the repository root. */
@@ -19,6 +20,7 @@ export interface DocTable {
 export const DOC_TABLES: readonly DocTable[] = [
   { file: 'docs/server.md', name: 'serve-options', source: 'backend/app/serve-options.ts', render: serveOptionsMarkdown },
   { file: 'docs/user-guide.md', name: 'settings', source: 'package.json', render: settingsMarkdown },
+  { file: 'docs/server.md', name: 'error-codes', source: 'contract/error-codes.ts', render: errorCodesMarkdown },
 ];
 
 export function markers(table: DocTable): { start: string; end: string } {
@@ -79,6 +81,16 @@ export function settingsMarkdown(): string {
     // VS Code's settings links (`#files.exclude#`) read as the setting's name outside the settings editor.
     const description = (s.markdownDescription ?? s.description ?? '').replace(/`?#([\w.]+)#`?/g, '`$1`');
     rows.push(`| \`${name}\` | ${cell(valueText(s))} | ${cell(settingDefaultText(s.default))} | ${cell(description)} |`);
+  }
+  return rows.join('\n');
+}
+
+/** The error codes table: one row per code of contract/error-codes.ts, in its order. */
+export function errorCodesMarkdown(): string {
+  const rows = ['| status | code | type | fields | when |', '|---|---|---|---|---|'];
+  for (const [code, spec] of Object.entries(ERROR_CODES) as [ErrorCode, ErrorSpec][]) {
+    const fields = (spec.fields ?? []).map((f) => `\`${f}\``).join(', ');
+    rows.push(`| ${spec.status} | \`${code}\` | ${errorType(code)} | ${fields} | ${cell(spec.when)} |`);
   }
   return rows.join('\n');
 }

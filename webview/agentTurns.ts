@@ -1,13 +1,15 @@
 // Agent-mode turns in the panel's state: a tool step upserted into its answer, the messages an
 // agent answer adds to the conversation, and a saved conversation's messages (tool calls and
 // results included) turned back into turns with their steps. Pure: unit-tested.
-import type { ChatMessage } from '../contract/chat.js';
+import type { ChatMessage, ImageAttachment } from '../contract/chat.js';
 import type { AgentStepView } from '../contract/agent.js';
 
 /** The turn fields Agent mode uses (state.ts's ChatTurn has them). */
 export interface AgentTurnPart {
   role: 'system' | 'user' | 'assistant';
   content: string;
+  /** User turns: the images sent with the question. */
+  images?: ImageAttachment[];
   /** The tool steps of an agent answer, in order. */
   steps?: AgentStepView[];
   /** An agent answer's messages for the conversation (assistant calls, tool results, the answer). */
@@ -25,7 +27,7 @@ export function upsertStep(steps: readonly AgentStepView[] | undefined, step: Ag
 /** What a turn sends back to the model: an agent answer's own messages, else its text. */
 export function turnMessages(t: AgentTurnPart): ChatMessage[] {
   if (t.agentMessages?.length) return t.agentMessages.map((m) => ({ ...m }));
-  return [{ role: t.role, content: t.content }];
+  return [{ role: t.role, content: t.content, ...(t.images?.length ? { images: t.images } : {}) }];
 }
 
 /**
@@ -38,7 +40,7 @@ export function turnsFromMessages<T extends AgentTurnPart>(messages: readonly Ch
   while (i < messages.length) {
     const m = messages[i]!;
     if (m.role !== 'assistant' && m.role !== 'tool') {
-      out.push({ role: m.role, content: m.content });
+      out.push({ role: m.role, content: m.content, ...(m.images?.length ? { images: m.images } : {}) });
       i++;
       continue;
     }

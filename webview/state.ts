@@ -4,8 +4,8 @@ import type { SessionInfo } from '../contract/sessions.js';
 import type { Traces } from '../contract/traces.js';
 import type { DeviceMemory, FitView } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
-import type { ChatMessage } from '../contract/chat.js';
-import { TAB_IDS, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
+import type { ChatMessage, ImageAttachment } from '../contract/chat.js';
+import { isThinkingLevel, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
 import { turnMessages, turnsFromMessages, upsertStep } from './agentTurns.js';
@@ -24,6 +24,8 @@ export interface ChatTurn extends CompactionTurnPart {
   note?: string | null;
   /** The model's thinking (reasoning models): shown collapsed above the answer, never sent back. */
   reasoning?: string;
+  /** Its thinking's tokens and time (the Thinking block's label). */
+  thinking?: ThinkingStats;
   /** Set on an assistant turn produced by a request of this panel. */
   chatId?: string;
   pending?: boolean;
@@ -40,11 +42,15 @@ export interface PersistedState {
   tab: TabId;
   /** Ask or Agent, for this conversation (saved and restored with its session). */
   mode: ChatMode;
+  /** This conversation's thinking control (the request's reasoning_effort; auto: not sent). */
+  thinking: ThinkingLevel;
   chatName: string;
   turns: ChatTurn[];
   draft: string;
   /** Context attached to the draft (chips above the message box). */
   draftContext: ContextItem[];
+  /** Images pasted or dropped into the message box (chips with their size and tokens). */
+  draftImages?: ImageAttachment[];
   selectedTrace: string | null;
   /** The figure the Bench tab's history chart shows. */
   benchFigure: string | null;
@@ -79,16 +85,21 @@ export interface ViewState extends PersistedState {
 
 const MAX_TURNS = 200;
 
+const isThinkingStats = (v: unknown): v is ThinkingStats =>
+  !!v && typeof v === 'object' && Number.isFinite((v as ThinkingStats).tokens) && Number.isFinite((v as ThinkingStats).ms);
+
 export function initialState(saved: unknown): ViewState {
   const p = (saved && typeof saved === 'object' ? saved : {}) as Partial<PersistedState>;
   const turns = Array.isArray(p.turns)
     ? p.turns.filter((t): t is ChatTurn => !!t && typeof t.content === 'string' && ['system', 'user', 'assistant'].includes(t.role))
       .map((t) => (t.reasoning === undefined || typeof t.reasoning === 'string' ? t : { ...t, reasoning: undefined }))
+      .map((t) => (t.thinking === undefined || isThinkingStats(t.thinking) ? t : { ...t, thinking: undefined }))
       .slice(-MAX_TURNS)
     : [];
   return {
     tab: TAB_IDS.includes(p.tab as TabId) ? (p.tab as TabId) : 'chat',
     mode: p.mode === 'agent' ? 'agent' : 'ask',
+    thinking: isThinkingLevel(p.thinking) ? p.thinking : 'auto',
     chatName: typeof p.chatName === 'string' ? p.chatName : '',
     turns,
     draft: typeof p.draft === 'string' ? p.draft : '',
@@ -102,7 +113,7 @@ export function initialState(saved: unknown): ViewState {
 }
 
 export function persisted(s: ViewState): PersistedState {
-  return { tab: s.tab, mode: s.mode, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
+  return { tab: s.tab, mode: s.mode, thinking: s.thinking, chatName: s.chatName, turns: s.turns, draft: s.draft, draftContext: s.draftContext, selectedTrace: s.selectedTrace, benchFigure: s.benchFigure };
 }
 
 function updateTurn(s: ViewState, chatId: string, f: (t: ChatTurn) => ChatTurn): ViewState {
@@ -159,13 +170,16 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'completionStats': return { ...s, completion: msg.stats };
     case 'bench': return { ...s, bench: msg.bench };
     case 'chatDelta': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: t.content + msg.text } : t));
-    case 'chatReasoning': return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, reasoning: (t.reasoning ?? '') + msg.text } : t));
+    case 'chatReasoning':
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, reasoning: (t.reasoning ?? '') + msg.text, ...(msg.thinking ? { thinking: msg.thinking } : {}) } : t));
     case 'chatSnapshot':
-      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text, ...(msg.reasoning ? { reasoning: msg.reasoning } : {}) } : t));
+      return updateTurn(s, msg.chatId, (t) => (t.pending ? { ...t, content: msg.text, ...(msg.reasoning ? { reasoning: msg.reasoning } : {}), ...(msg.thinking ? { thinking: msg.thinking } : {}) } : t));
     case 'chatEnd': {
       const agent = msg.end.agent;
       return updateTurn(s, msg.chatId, (t) => (t.pending ? {
         ...t, pending: false, error: msg.end.error, stats: endStats(msg.end),
+        // The server's count of the thinking's tokens wins over the pieces counted while it streamed.
+        ...(t.thinking && msg.end.usage?.reasoningTokens !== undefined ? { thinking: { ...t.thinking, tokens: msg.end.usage.reasoningTokens } } : {}),
         ...(agent ? { agentMessages: agent.messages, ...(agent.conversation ? { agentBase: agent.conversation } : {}), ...(agent.note ? { note: agent.note } : {}) } : {}),
       } : t));
     }
@@ -193,6 +207,13 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     }
     case 'estimate':
       return s.estimate === null || msg.id >= s.estimate.id ? { ...s, estimate: { id: msg.id, tokens: msg.tokens, budget: msg.budget, note: msg.note, error: msg.error } } : s;
+    case 'imageCounted': {
+      const images = s.draftImages ?? [];
+      if (!images.some((i) => i.id === msg.id)) return s;
+      // An image the server refuses (no projector, an unreadable file) leaves the draft, saying why.
+      if (msg.error !== null) return { ...s, draftImages: images.filter((i) => i.id !== msg.id), notice: { level: 'error', text: `The image was not attached: ${msg.error}` } };
+      return { ...s, draftImages: images.map((i) => (i.id === msg.id ? { ...i, tokens: msg.tokens } : i)) };
+    }
     case 'showTab': return { ...s, tab: msg.tab };
     case 'index': return { ...s, index: msg.index };
     case 'indexSearch': return { ...s, indexSearch: msg.result };
@@ -211,20 +232,26 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
 /** How a turn's thinking block shows, or null when it has none. */
 export interface ThinkingView { text: string; open: boolean; label: string }
 
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
 /**
- * The collapsed "Thinking" block above an answer. Open while the model is still only thinking
- * (so the user sees progress), closed once the answer starts; `userOpen` (the user toggled it)
- * wins over both.
+ * The collapsed "Thinking" block above an answer: it streams closed, its label counting the
+ * tokens and the time ("Thinking… 12 tokens · 1.4 s", then "Thought for 3.2 s · 240 tokens");
+ * `userOpen` (the user toggled it) opens it.
  */
 export function thinkingView(t: ChatTurn, userOpen?: boolean): ThinkingView | null {
   if (!t.reasoning) return null;
   const thinkingNow = !!t.pending && t.content === '';
-  return { text: t.reasoning, open: userOpen ?? thinkingNow, label: thinkingNow ? 'Thinking…' : 'Thinking' };
+  const n = t.thinking ? `${t.thinking.tokens} token${t.thinking.tokens === 1 ? '' : 's'}` : null;
+  const label = thinkingNow
+    ? ['Thinking…', n, t.thinking ? seconds(t.thinking.ms) : null].filter(Boolean).join(' · ')
+    : t.thinking ? `Thought for ${seconds(t.thinking.ms)} · ${n}` : 'Thinking';
+  return { text: t.reasoning, open: userOpen ?? false, label };
 }
 
 /** The conversation to send or save: finished, error-free turns, answers without their thinking. */
 export function conversation(turns: readonly ChatTurn[]): ChatMessage[] {
-  return compactedConversation(turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length)));
+  return compactedConversation(turns.filter((t) => !t.pending && !t.error && (t.content !== '' || !!t.agentMessages?.length || !!t.images?.length)));
 }
 
 export function isStreaming(s: ViewState): boolean {
@@ -239,20 +266,26 @@ export function activeRequests(s: ViewState): number {
 }
 
 /** Asks the model: a user turn and a pending answer after `before`, plus the message to post. */
-function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: ContextItem[], chatId: string): { state: ViewState; out: FromWebview } {
-  const messages = [...conversation(before), { role: 'user' as const, content: text }];
-  const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}) };
+function ask(s: ViewState, before: readonly ChatTurn[], text: string, context: ContextItem[], chatId: string, images: ImageAttachment[] = []): { state: ViewState; out: FromWebview } {
+  const withImages = images.length ? { images } : {};
+  const messages = [...conversation(before), { role: 'user' as const, content: text, ...withImages }];
+  const question: ChatTurn = { role: 'user', content: text, ...(context.length ? { text, context } : {}), ...withImages };
   const turns = [...before, question, { role: 'assistant' as const, content: '', chatId, pending: true }].slice(-MAX_TURNS);
-  const out: FromWebview = { type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}), ...(s.mode === 'agent' ? { mode: 'agent' as const } : {}) };
+  const out: FromWebview = {
+    type: 'chatSend', chatId, name: s.chatName || 'chat', messages, ...(context.length ? { context } : {}), ...(s.mode === 'agent' ? { mode: 'agent' as const } : {}),
+    ...(s.thinking !== 'auto' ? { thinking: s.thinking } : {}),
+  };
   return { state: { ...s, turns, notice: null }, out };
 }
 
 /** The user sends the draft (with its attached context). */
 export function sendChat(s: ViewState, chatId: string): { state: ViewState; out: FromWebview | null } {
   const text = s.draft.trim();
-  if (!text || isStreaming(s)) return { state: s, out: null };
-  const r = ask(s, s.turns, text, s.draftContext, chatId);
-  return { state: { ...r.state, draft: '', draftContext: [], estimate: null }, out: r.out };
+  const images = s.draftImages ?? [];
+  // An image alone is a question too (what is in it?).
+  if ((!text && !images.length) || isStreaming(s)) return { state: s, out: null };
+  const r = ask(s, s.turns, text, s.draftContext, chatId, images);
+  return { state: { ...r.state, draft: '', draftContext: [], draftImages: [], estimate: null }, out: r.out };
 }
 
 /** The last question and its answer, when there is an answer to redo or a question to edit. */
@@ -273,14 +306,29 @@ export function canRegenerate(s: ViewState): boolean {
 export function regenerate(s: ViewState, chatId: string): { state: ViewState; out: FromWebview | null } {
   const x = lastExchange(s);
   if (!x || !canRegenerate(s)) return { state: s, out: null };
-  return ask(s, s.turns.slice(0, x.q), x.question.text ?? x.question.content, x.question.context ?? [], chatId);
+  return ask(s, s.turns.slice(0, x.q), x.question.text ?? x.question.content, x.question.context ?? [], chatId, x.question.images ?? []);
 }
 
 /** Takes the last question (and its context) back into the message box; it and its answer leave the chat. */
 export function editLastQuestion(s: ViewState): ViewState {
   const x = lastExchange(s);
   if (!x) return s;
-  return { ...s, turns: s.turns.slice(0, x.q), draft: x.question.text ?? x.question.content, draftContext: x.question.context ?? [], estimate: null, notice: null };
+  return { ...s, turns: s.turns.slice(0, x.q), draft: x.question.text ?? x.question.content, draftContext: x.question.context ?? [], draftImages: x.question.images ?? [], estimate: null, notice: null };
+}
+
+/** Image types the server reads (PNG, JPEG, GIF, BMP) and the largest file it takes (its MAX_IMAGE_BYTES). */
+export const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/bmp'];
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+
+/** Attaches an image to the draft (tokens counted by the extension: imageCount), or says why it cannot go. */
+export function addImage(s: ViewState, image: ImageAttachment, type: string): { state: ViewState; out: FromWebview | null } {
+  if (!IMAGE_TYPES.includes(type)) return { state: { ...s, notice: { level: 'error', text: `${image.name}: ${type || 'this file'} is not an image the model reads (PNG, JPEG, GIF or BMP)` } }, out: null };
+  if (image.bytes > MAX_IMAGE_BYTES) return { state: { ...s, notice: { level: 'error', text: `${image.name} is ${(image.bytes / 1048576).toFixed(1)} MiB; images up to 10 MiB are sent` } }, out: null };
+  return { state: { ...s, notice: null, draftImages: [...(s.draftImages ?? []), image] }, out: { type: 'imageCount', id: image.id, dataUrl: image.dataUrl } };
+}
+
+export function removeImage(s: ViewState, id: string): ViewState {
+  return { ...s, draftImages: (s.draftImages ?? []).filter((i) => i.id !== id) };
 }
 
 export function removeContext(s: ViewState, id: string): ViewState {
@@ -290,13 +338,19 @@ export function removeContext(s: ViewState, id: string): ViewState {
 /** What the draft would send (for the extension to count), or null when there is no draft. */
 export function estimateRequest(s: ViewState, id: number): FromWebview | null {
   const text = s.draft.trim();
-  if (!text && !s.draftContext.length) return null;
-  return { type: 'estimate', id, messages: [...conversation(s.turns), { role: 'user', content: text }], context: s.draftContext };
+  const images = s.draftImages ?? [];
+  if (!text && !s.draftContext.length && !images.length) return null;
+  return { type: 'estimate', id, messages: [...conversation(s.turns), { role: 'user', content: text, ...(images.length ? { images } : {}) }], context: s.draftContext };
 }
 
 /** Ask / Agent for this conversation (not while an answer runs: it would change what the answer is). */
 export function setMode(s: ViewState, mode: ChatMode): ViewState {
   return isStreaming(s) || s.mode === mode ? s : { ...s, mode };
+}
+
+/** The conversation's thinking control (sent with its next questions). */
+export function setThinking(s: ViewState, thinking: ThinkingLevel): ViewState {
+  return isStreaming(s) || s.thinking === thinking ? s : { ...s, thinking };
 }
 
 export function newChat(s: ViewState): ViewState {

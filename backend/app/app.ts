@@ -42,7 +42,7 @@ export interface StrataServerOptions {
   now?: () => number;
   /** Restart back-off of crashed engines. */
   restart?: { minDelayMs: number; maxDelayMs: number };
-  /** Folders of GPU backend libraries the engines load (default: those `strata backend install` put in the cache). */
+  /** Folders of GPU backend libraries the engines load (default: those `strata gpu install` put in the cache). */
   backendDirs?: string[];
   /** What a model needs per device before it loads (default: the fit probe, when an offload backend is there). */
   deviceNeeds?: ModelPoolOptions<ModelSpec>['deviceNeeds'];
@@ -90,6 +90,7 @@ export class StrataServer {
   private idleTimer: NodeJS.Timeout | null = null;
   private stopping = false;
   private closed: Promise<void> | null = null;
+  private readonly responses: ResponseStore;
 
   constructor(private readonly opts: StrataServerOptions) {
     const { config, log } = opts;
@@ -116,8 +117,9 @@ export class StrataServer {
     const bodyLimit = config.bodyLimitMib * 2 ** 20;
     const bodies = new BodyReader({ limitBytes: bodyLimit, budgetBytes: BODY_BUDGET_BODIES * bodyLimit, timeoutMs: config.bodyTimeoutMs });
     this.store = new SessionStore(config.sessionsDir);
-    const responses = new ResponseStore(config.responsesDir, {
+    const responses = this.responses = new ResponseStore(config.responsesDir, {
       maxCount: config.responsesMax, maxBytes: config.responsesMib * 2 ** 20, ttlMs: config.responsesTtlH * 3_600_000,
+      maxKvBytes: config.responsesKvMib * 2 ** 20,
     });
     const startedAt = Date.now();
     // The fit probe measures what a model needs per device; where nothing offloads (no GPU backend,
@@ -217,6 +219,8 @@ export class StrataServer {
     this.stopping = true;
     if (this.idleTimer) clearInterval(this.idleTimer);
     const httpClosed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    // A stored response's KV being written finishes first (its engine is still there).
+    await this.responses.drain();
     await this.pool.close();
     // Streams have ended by now; keep-alive connections go as soon as their last answer is out.
     this.connections.closeIdle();

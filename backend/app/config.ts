@@ -6,7 +6,7 @@ import { isLoopbackHost } from '../../contract/net/loopback.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
 import { resolveModelSpecs, type ModelSpec } from './model-specs.js';
 import {
-  CONFIG_OPTION, SERVE_OPTIONS, SERVE_OPTION_KEYS, defaultOf, envOf, flagOf, type ServeOption, type ServeOptionValues,
+  CONFIG_OPTION, RENAMED_OPTIONS, SERVE_OPTIONS, SERVE_OPTION_KEYS, defaultOf, envOf, flagOf, withRenamedOptions, type ServeOption, type ServeOptionValues,
 } from './serve-options.js';
 
 export { ConfigError } from './config-values.js';
@@ -39,9 +39,20 @@ export interface ConfigSources {
   repeated?: Map<string, string[]>;
   /** Lists --models-dir (default: the file system). */
   listDir?: (dir: string) => string[];
+  /** Hears a note for each old option name used (`--cache-mib is now --park-mib`). */
+  note?: (line: string) => void;
 }
 
-export function resolveConfig(src: ConfigSources): ServerConfig {
+export function resolveConfig(given: ConfigSources): ServerConfig {
+  const note = given.note ?? (() => {});
+  const env = { ...given.env };
+  for (const [old, now] of Object.entries(RENAMED_OPTIONS)) {
+    if (env[envOf(old)] === undefined) continue;
+    note(`${envOf(old)} is now ${envOf(now)}`);
+    env[envOf(now)] ??= env[envOf(old)];
+    delete env[envOf(old)];
+  }
+  const src: ConfigSources = { ...given, env, flags: withRenamedOptions(given.flags, note, 'flag') };
   const known = new Set([...SERVE_OPTION_KEYS.map(flagOf), CONFIG_OPTION.flag, 'help']);
   for (const name of src.flags.keys()) {
     if (!known.has(name)) throw new ConfigError(`unknown option --${name} (see strata serve --help)`);
@@ -55,7 +66,7 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
     let parsed: unknown;
     try { parsed = JSON.parse(text); } catch (e) { throw new ConfigError(`config file ${configPath} is not valid JSON: ${(e as Error).message}`); }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${configPath} must hold a JSON object`);
-    fileValues = parsed as Record<string, unknown>;
+    fileValues = Object.fromEntries(withRenamedOptions(new Map(Object.entries(parsed as Record<string, unknown>)), note, 'both'));
     const keys = new Set([...SERVE_OPTION_KEYS.flatMap((k) => [flagOf(k), k]), 'models']);
     for (const k of Object.keys(fileValues)) {
       if (!keys.has(k)) throw new ConfigError(`config file ${configPath}: unknown setting '${k}'`);
@@ -88,10 +99,14 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
     cfg.replicas = placed.replicas;
     cfg.deviceGroups = placed.groups;
   }
-  resolveModels(cfg, src, fileValues, configPath);
+  resolveModels(cfg, src, fileValues, configPath, note);
   if (cfg.draftModel !== null && cfg.draftModel.trim() === '') throw new ConfigError('--draft-model is empty');
   // Only when both are given: against the engine's default draft max, the engine's own check says so at load.
   if (cfg.draftMin !== null && cfg.draftMax !== null && cfg.draftMin > cfg.draftMax) throw new ConfigError(`--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax}`);
+  const budgets = cfg.reasoningEffortBudgets;
+  if (budgets.length !== 3 || budgets.some((n) => !Number.isInteger(n))) {
+    throw new ConfigError(`--reasoning-effort-budgets: expected three whole numbers of tokens (low,medium,high), got ${budgets.join(',')}`);
+  }
   if (!/^[a-z0-9_.]+$/.test(cfg.cpuVariant)) throw new ConfigError(`--cpu-variant '${cfg.cpuVariant}' is not a variant name (auto, haswell, zen4, …)`);
   if (cfg.apiKey !== null && cfg.apiKey.trim() === '') cfg.apiKey = null;
   if (!isLoopbackHost(cfg.host) && cfg.apiKey === null) {
@@ -101,16 +116,24 @@ export function resolveConfig(src: ConfigSources): ServerConfig {
 }
 
 /** The served models: --model (every value; else STRATA_MODEL, else the config's "model"), --models-dir, the config's "models". */
-function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record<string, unknown>, configPath: string | null): void {
+function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record<string, unknown>, configPath: string | null, note: (line: string) => void): void {
   let given = src.repeated?.get('model') ?? (src.flags.has('model') ? [src.flags.get('model')!] : []);
   if (given.length === 0 && src.env[envOf('model')]) given = [src.env[envOf('model')]!];
   if (given.length === 0 && fileValues.model !== undefined) given = [convert(fileValues.model, { t: 'string' }, `config file ${configPath}: model`) as string];
   for (const m of given) if (m.trim() === '' || m === 'true') throw new ConfigError('--model is empty');
   cfg.models = resolveModelSpecs({
-    models: given, modelsDir: cfg.modelsDir, section: fileValues.models, sectionWhere: `config file ${configPath}`,
+    models: given, modelsDir: cfg.modelsDir, section: fileValues.models, sectionWhere: `config file ${configPath}`, note,
     listDir: src.listDir ?? ((dir) => readdirSync(dir)),
   });
   cfg.model = cfg.models[0]?.path ?? null;
+  // --mmproj is the first model's projector; other models name theirs in their config entry.
+  if (cfg.mmproj !== null) {
+    if (cfg.mmproj.trim() === '') throw new ConfigError('--mmproj is empty');
+    const first = cfg.models[0];
+    if (!first) throw new ConfigError('--mmproj needs a --model it was made for (the demo model reads text only)');
+    if (first.settings.mmproj === undefined) first.settings.mmproj = cfg.mmproj;
+    cfg.mmproj = null;
+  }
   const names = cfg.models.map((m) => m.name);
   for (const p of cfg.preload ?? []) {
     if (p !== 'all' && p !== 'none' && !names.includes(p)) throw new ConfigError(`--preload: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);

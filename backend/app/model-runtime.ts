@@ -42,13 +42,14 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   if (cfg.threads !== null) ec.threads = cfg.threads;
   if (cfg.kvType !== null) ec.kvType = cfg.kvType;
   if (cfg.flashAttn !== null) ec.flashAttn = cfg.flashAttn;
-  if (cfg.cacheMib !== null) ec.parkBudgetMiB = cfg.cacheMib;
+  if (cfg.parkMib !== null) ec.parkBudgetMiB = cfg.parkMib;
   if (cfg.deviceGroups !== null) ec.devices = cfg.deviceGroups[replica] ?? cfg.deviceGroups[0]!;
   if (cfg.splitMode !== null) ec.splitMode = cfg.splitMode;
   if (cfg.tensorSplit !== null) ec.tensorSplit = cfg.tensorSplit;
   if (cfg.rpc !== null) ec.rpc = cfg.rpc;
   if (cfg.gpuLayers !== null) ec.gpuLayers = cfg.gpuLayers;
   if (cfg.embeddings !== 'auto') ec.embeddings = cfg.embeddings;
+  if (cfg.mmproj !== null) ec.mmproj = cfg.mmproj;
   if (cfg.specNgram || cfg.draftModel !== null) {
     ec.speculative = {
       ...(cfg.specNgram ? { ngram: true } : {}),

@@ -6,7 +6,8 @@ import { basename, join } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
 import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
-import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
+import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, withRenamedOptions, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
+import { samePath } from '../../contract/os/paths.js';
 
 /** The serve settings one model may set for itself (serve-options.ts `perModel`); the others are the server's. */
 export type ModelSettings = { [K in Exclude<PerModelKey, 'devices'>]?: NonNullable<ServeOptionValues[K]> } & {
@@ -39,6 +40,8 @@ export interface ModelSources {
   /** Where the section came from, for messages. */
   sectionWhere: string;
   listDir: (dir: string) => string[];
+  /** Hears a note for each old option name an entry uses. */
+  note?: (line: string) => void;
 }
 
 /** hf:ORG/REPO:QUANT is pulled before the engines load (cli/serve.ts); a malformed one is refused here. */
@@ -70,21 +73,21 @@ export function resolveModelSpecs(src: ModelSources): ModelSpec[] {
     if (ggufs.length === 0) throw new ConfigError(`--models-dir ${src.modelsDir} holds no .gguf file`);
     for (const f of ggufs) {
       const path = join(src.modelsDir, f);
-      if (!specs.some((s) => s.path === path)) add({ name: modelNameOf(f), path, role: null, settings: {} }, `--models-dir ${src.modelsDir}`);
+      if (!specs.some((s) => samePath(s.path, path))) add({ name: modelNameOf(f), path, role: null, settings: {} }, `--models-dir ${src.modelsDir}`);
     }
   }
   if (src.section !== undefined) {
     if (!Array.isArray(src.section)) throw new ConfigError(`${src.sectionWhere}: "models" must be an array of {name?, path?, role?, ctx?, ...}`);
-    src.section.forEach((entry: unknown, i) => sectionEntry(specs, add, entry, `${src.sectionWhere}: models[${i}]`));
+    src.section.forEach((entry: unknown, i) => sectionEntry(specs, add, entry, `${src.sectionWhere}: models[${i}]`, src.note ?? (() => {})));
   }
   return specs;
 }
 
 function sectionEntry(
-  specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string,
+  specs: ModelSpec[], add: (s: ModelSpec, where: string) => void, entry: unknown, where: string, note: (line: string) => void,
 ): void {
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${where}: expected an object`);
-  const e = entry as Record<string, unknown>;
+  const e = Object.fromEntries(withRenamedOptions(new Map(Object.entries(entry as Record<string, unknown>)), note, 'both'));
   const known = new Set(['name', 'path', 'role', 'pin', ...PER_MODEL_KEYS.flatMap((k) => [flagOf(k), k])]);
   for (const k of Object.keys(e)) if (!known.has(k)) throw new ConfigError(`${where}: unknown setting '${k}'`);
   const name = e.name === undefined ? null : convert(e.name, { t: 'string' }, `${where}.name`) as string;
@@ -107,9 +110,9 @@ function sectionEntry(
     settings.deviceGroups = placed.groups;
   }
   // An entry naming a model given by flag or folder gives it settings; any other adds one.
-  const existing = specs.find((s) => (name !== null && s.name === name) || (path !== null && s.path === path));
+  const existing = specs.find((s) => (name !== null && s.name === name) || (path !== null && samePath(s.path, path)));
   if (existing) {
-    if (path !== null && existing.path !== path) throw new ConfigError(`${where}: model '${existing.name}' is ${existing.path}, not ${path}`);
+    if (path !== null && !samePath(existing.path, path)) throw new ConfigError(`${where}: model '${existing.name}' is ${existing.path}, not ${path}`);
     if (name !== null && existing.name !== name) existing.name = name;
     existing.role = role ?? existing.role;
     if (pinned !== null) existing.pinned = pinned;

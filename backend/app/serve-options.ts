@@ -5,7 +5,7 @@
 // section (model-specs.ts) and the option table of docs/server.md (npm run docs:tables, checked by
 // test/unit/docs-tables.test.ts) are all read from it.
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { posix, win32 } from 'node:path';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { BODY_READ_TIMEOUT_MS } from '../validation/limits.js';
 import type { Kind } from './config-values.js';
@@ -47,15 +47,22 @@ const numlist = { t: 'numlist' } as const;
 const bool = { t: 'bool' } as const;
 const ENGINE = { defaultText: "the engine's" };
 
-/** A folder of the server's data: $XDG_DATA_HOME/strata/<name> (%LOCALAPPDATA%/strata/<name> on Windows). */
-function dataDir(name: string, env: NodeJS.ProcessEnv): string {
-  if (process.platform === 'win32' && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, 'strata', name);
-  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
-  return join(base, 'strata', name);
+/**
+ * A folder of the server's data: $XDG_DATA_HOME/strata/<name> (~/.local/share/strata/<name>);
+ * on Windows %LOCALAPPDATA%\strata\<name> (the profile's AppData\Local without it), a folder
+ * only its user (with administrators and the system) may open.
+ */
+function dataDir(name: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string {
+  if (platform === 'win32') {
+    const local = env.LOCALAPPDATA || win32.join(env.USERPROFILE || homedir(), 'AppData', 'Local');
+    return win32.join(local, 'strata', name);
+  }
+  const base = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : posix.join(homedir(), '.local', 'share');
+  return posix.join(base, 'strata', name);
 }
 
-export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('sessions', env); }
-export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env): string { return dataDir('responses', env); }
+export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('sessions', env, platform); }
+export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('responses', env, platform); }
 
 /** Every `strata serve` option, in --help order. */
 export const SERVE_OPTIONS = {
@@ -88,7 +95,8 @@ export const SERVE_OPTIONS = {
   threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
   kvType: option(oneOf(...KV_TYPES), null, 'KV cache type', { ...ENGINE, perModel: true }),
   flashAttn: option(oneOf('auto', 'on', 'off'), null, 'flash attention', { ...ENGINE, perModel: true }),
-  cacheMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
+  /** The park's budget (EngineOptions.parkBudgetMiB); once spelt --cache-mib. */
+  parkMib: option(int(0, 1 << 24), null, 'host RAM for parked conversations, MiB (0 = off)', { ...ENGINE, perModel: true }),
   replicas: option(int(1, 64), 1, 'engine processes (with --devices groups: one per group)', { perModel: true }),
   /** Device names, comma-separated, "/" between replicas; resolved into replicas and ServerConfig.deviceGroups. */
   devices: option(str, null, 'devices, comma-separated; "/" separates replicas (CUDA0,CUDA1/CUDA2,CUDA3)', { defaultText: "the engine's placement", perModel: true }),
@@ -111,6 +119,7 @@ export const SERVE_OPTIONS = {
   responsesDir: option(str, defaultResponsesDir, 'folder for stored /v1/responses responses (previous_response_id continues them)', { defaultText: '$XDG_DATA_HOME/strata/responses (~/.local/share/…)' }),
   responsesMax: option(int(1, 10_000_000), 10_000, 'stored responses kept at most; the least recently used goes first'),
   responsesMib: option(int(1, 1 << 20), 1024, 'disk for stored responses at most, MiB; the least recently used goes first'),
+  responsesKvMib: option(int(0, 1 << 24), 4096, 'disk for the KV of stored responses at most, MiB (a chain keeps one file, its newest response\'s; the least recently used goes first); 0: none written, so a chain continued after an engine restart reads its prompt again'),
   responsesTtlH: option(int(1, 87_600), 720, 'a stored response unused this many hours expires'),
   logFormat: option(oneOf('text', 'json'), 'text', 'log line format'),
   logLevel: option(oneOf('debug', 'info', 'warn', 'error'), 'info', 'least level logged'),
@@ -137,6 +146,8 @@ export const SERVE_OPTIONS = {
   specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false"),
   /** Speculative decoding: a draft model with the model's vocabulary. */
   draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary)', { defaultText: 'none' }),
+  /** A projector GGUF (llama.cpp's mmproj) for images: the first model's, or per model in the config's "models" section. */
+  mmproj: option(str, null, 'a projector GGUF (llama.cpp\'s mmproj) made for the model: it reads images (image_url, image blocks, input_image); on the command line the first model\'s', { defaultText: 'none (text only)', perModel: true }),
   draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', ENGINE),
   draftMin: option(int(1, 256), null, 'no shorter draft than this', ENGINE),
   draftPMin: option(num(0, 1), null, 'draft model: stop a draft at a token below this probability', ENGINE),
@@ -144,6 +155,8 @@ export const SERVE_OPTIONS = {
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
   /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */
   reasoningBudget: option(int(-1, 1 << 24), -1, 'tokens a reasoning model may think before the server ends the thinking (the family\'s </think>) and the answer goes on; -1: no limit (a request\'s thinking.budget_tokens wins)', { perModel: true }),
+  /** The thinking budgets of reasoning_effort / reasoning.effort low, medium and high (minimal and none turn thinking off). */
+  reasoningEffortBudgets: option(numlist, [1024, 4096, 16384], 'thinking budgets in tokens of the efforts low,medium,high (reasoning_effort, reasoning.effort; minimal and none turn thinking off)', { defaultText: '1024,4096,16384' }),
   /** Embeddings: auto (the GGUF says), on, off. */
   embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
 };
@@ -162,6 +175,29 @@ export type PerModelKey = {
 }[ServeOptionKey];
 
 export const SERVE_OPTION_KEYS = Object.keys(SERVE_OPTIONS) as ServeOptionKey[];
+
+/**
+ * Old names of renamed options: still read as a flag, a STRATA_ variable or a config key (also a
+ * model entry's), each time with a note naming the new one.
+ */
+export const RENAMED_OPTIONS: Readonly<Record<string, ServeOptionKey>> = { cacheMib: 'parkMib' };
+
+/**
+ * `values` (flags by --name, or config keys in either spelling) with each old name moved to its
+ * new one; `note` hears `--old is now --new` once per old name found. A new name given too wins.
+ */
+export function withRenamedOptions<V>(values: ReadonlyMap<string, V>, note: (line: string) => void, spellings: 'flag' | 'both'): Map<string, V> {
+  const out = new Map(values);
+  for (const [old, now] of Object.entries(RENAMED_OPTIONS)) {
+    for (const [from, to] of spellings === 'flag' ? [[flagOf(old), flagOf(now)]] : [[flagOf(old), flagOf(now)], [old, now]]) {
+      if (!out.has(from!)) continue;
+      note(`--${flagOf(old)} is now --${flagOf(now)}`);
+      if (!out.has(to!) && !(spellings === 'both' && (out.has(flagOf(now)) || out.has(now)))) out.set(to!, out.get(from!)!);
+      out.delete(from!);
+    }
+  }
+  return out;
+}
 export const PER_MODEL_KEYS = SERVE_OPTION_KEYS.filter((k) => (SERVE_OPTIONS[k] as ServeOption).perModel) as PerModelKey[];
 
 /** --flag-name of a key (modelsRamMib -> models-ram-mib). */

@@ -2,7 +2,9 @@
 // and the tool-call formats templates are written for. Types only: the template, its input
 // builder, the tool-call parser and the request schemas all use them.
 export interface ToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
-export type ContentPart = { type: 'text'; text: string } | { type: string; [k: string]: unknown };
+/** An image a client sent (validated: its bytes are a PNG, JPEG, GIF or BMP file, within the limits). */
+export interface ImagePart { type: 'image'; data: Uint8Array }
+export type ContentPart = { type: 'text'; text: string } | ImagePart | { type: string; [k: string]: unknown };
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string | ContentPart[] | null;

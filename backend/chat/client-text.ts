@@ -14,6 +14,9 @@
 // the template's text.
 import type { PromptSegment } from '../../native/lib/addon.js';
 
+/** A prompt segment, or where an image goes (its index in the request's images; text ''). */
+export type ChatSegment = PromptSegment & { image?: number };
+
 const OPEN = 0xfdd0;
 const CLOSE = 0xfdd1;
 const DIGIT0 = 0xfdd2;
@@ -34,6 +37,8 @@ function asciiJson(s: string): string {
 /** One rendering's protected spans: protect client values going in, cut the rendered text coming out. */
 export class ProtectedRender {
   private readonly spans: string[] = [];
+  /** Span index -> image index: the spans that mark where an image goes (image()). */
+  private readonly images = new Map<number, number>();
 
   constructor(private readonly guard: ClientTextGuard) {}
 
@@ -56,9 +61,19 @@ export class ProtectedRender {
     return out + s.slice(at);
   }
 
-  /** The rendered prompt as segments: the template's text, and the client's protected spans as plain. */
-  segments(rendered: string): PromptSegment[] {
-    const out: PromptSegment[] = [];
+  /** A marker for image `index` (a sentinel like a protected span's): segments() yields it as {image}. */
+  image(index: number): string {
+    this.images.set(this.spans.length, index);
+    this.spans.push('');
+    return sentinel(this.spans.length - 1);
+  }
+
+  /**
+   * The rendered prompt as segments: the template's text, the client's protected spans as plain,
+   * and where an image's marker was, a segment {text: '', image} of that image.
+   */
+  segments(rendered: string): ChatSegment[] {
+    const out: ChatSegment[] = [];
     let text = '';
     const flush = (): void => { if (text) { out.push({ text }); text = ''; } };
     const re = /\ufdd0([\ufdd2-\ufdef]*?)\ufdd1|\\ufdd0((?:\\ufd(?:d[2-9a-f]|e[0-9a-f]))*)\\ufdd1|[\ufdd0-\ufdef]/gi;
@@ -74,6 +89,8 @@ export class ProtectedRender {
       // A stray noncharacter (a template cut a sentinel apart) is dropped: it was never the client's.
       if (span === undefined) continue;
       flush();
+      const image = index !== null ? this.images.get(index) : undefined;
+      if (image !== undefined) { out.push({ text: '', image }); continue; }
       out.push({ text: escaped !== null ? asciiJson(span) : span, plain: true });
     }
     text += rendered.slice(at);

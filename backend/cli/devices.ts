@@ -1,5 +1,5 @@
 // `strata devices`: the ggml devices this build sees (CPU, GPUs, RPC servers) with memory, with
-// the GPU backends installed by `strata backend install` loaded as the server's engines load them.
+// the GPU backends installed by `strata gpu install` loaded as the server's engines load them.
 import type { DeviceInfo } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
 import { optList, UsageError, type ParsedArgs } from '../args/args.js';

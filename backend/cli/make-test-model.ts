@@ -2,14 +2,14 @@
 // for tests (tiny) and as a performance stand-in (0.5b).
 import { resolve } from 'node:path';
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
-import { generateModel, TEST_MODEL_QUANTS, TEST_MODEL_SHAPES, type StandInOptions } from '../models/stand-in.js';
+import { generateModel, generateProjector, TEST_MODEL_QUANTS, TEST_MODEL_SHAPES, type StandInOptions } from '../models/stand-in.js';
 import { VocabNotFoundError } from '../models/vocab.js';
 import { optInt, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
 const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|7b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
-                                [--chat-template NAME|PATH]
+                                [--chat-template NAME|PATH] [--mmproj FILE]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
             (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
   --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny);
@@ -25,12 +25,14 @@ const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--s
   --seed    weights' seed, a non-negative integer (default 1)
   --chat-template  a chat template written instead of the vocab's: a name from llama.cpp's
             models/templates (Qwen-Qwen2.5-7B-Instruct, meta-llama-Llama-3.2-3B-Instruct,
-            mistralai-Mistral-Nemo-Instruct-2407, ...) or a .jinja path (tool-call tests and benchmark)`;
+            mistralai-Mistral-Nemo-Instruct-2407, ...) or a .jinja path (tool-call tests and benchmark)
+  --mmproj  also write a random-weight vision projector for the model to FILE (llama.cpp's "mlp" kind:
+            32x32 images, 16 tokens each), so images run through the real engine: serve with --mmproj FILE`;
 
-export interface MakeTestModelArgs extends StandInOptions { out: string }
+export interface MakeTestModelArgs extends StandInOptions { out: string; mmproj?: string }
 
 export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
-  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'chat-template', 'help']);
+  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'chat-template', 'mmproj', 'help']);
   const out = optString(args, 'out');
   if (out === undefined || out === 'true' || out === '') throw new UsageError('--out FILE is required');
   const vocab = optString(args, 'vocab') ?? 'qwen2';
@@ -48,10 +50,13 @@ export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
   if (pooling !== undefined && !['mean', 'cls', 'last'].includes(pooling)) throw new UsageError(`--pooling must be mean, cls or last, got '${pooling}'`);
   const chatTemplate = optString(args, 'chat-template');
   if (chatTemplate === 'true' || chatTemplate === '') throw new UsageError('--chat-template needs a name or a path');
+  const mmproj = optString(args, 'mmproj');
+  if (mmproj === 'true' || mmproj === '') throw new UsageError('--mmproj needs a file path');
   return {
     out: resolve(out), vocab, shape: shape as TestModelShape, quant: quant as TestModelQuant, seed,
     ...(pooling !== undefined ? { pooling: pooling as 'mean' | 'cls' | 'last' } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
+    ...(mmproj !== undefined ? { mmproj: resolve(mmproj) } : {}),
   };
 }
 
@@ -71,6 +76,7 @@ export const command = {
       if (e instanceof VocabNotFoundError) throw new UsageError(e.message);
       throw e;
     }
+    const projector = o.mmproj !== undefined ? generateProjector(o.mmproj, o.out, o.seed) : null;
     const fim = r.fim ? `prefix ${r.fim.prefix}, suffix ${r.fim.suffix}, middle ${r.fim.middle}` : 'none';
     process.stdout.write([
       `wrote ${r.path}`,
@@ -78,6 +84,7 @@ export const command = {
       `  params  ${(r.params / 1e6).toFixed(2)}M (shape ${o.shape}, ${o.quant}, seed ${o.seed})`,
       `  vocab   ${o.vocab}: ${r.vocabSize} tokens`,
       `  FIM     ${fim}`,
+      ...(projector ? [`  mmproj  ${projector.path} (${formatBytes(projector.bytes)}; ${projector.imageTokens} tokens an image)`] : []),
       `  took    ${((performance.now() - started) / 1000).toFixed(1)} s`,
     ].join('\n') + '\n');
     return 0;

@@ -16,6 +16,7 @@ import { pullProgress } from '../../contract/hub/pull-progress.js';
 import type { Logger } from '../log/logger.js';
 import type { ServerConfig } from '../app/config.js';
 import type { ParsedArgs } from '../args/args.js';
+import { processExists } from '../../contract/os/process.js';
 
 export const command = {
   summary: 'run the OpenAI-compatible inference server',
@@ -23,7 +24,8 @@ export const command = {
     if (args.options.has('help')) { process.stdout.write(`${serveHelp()}\n`); return 0; }
     let config;
     try {
-      config = resolveConfig({ flags: args.options, ...(args.repeated ? { repeated: args.repeated } : {}), env: process.env, readFile: (p) => readFileSync(p, 'utf8') });
+      config = resolveConfig({ flags: args.options, ...(args.repeated ? { repeated: args.repeated } : {}), env: process.env, readFile: (p) => readFileSync(p, 'utf8'),
+        note: (line) => process.stderr.write(`strata serve: ${line}\n`) });
     } catch (e) {
       if (e instanceof ConfigError) { process.stderr.write(`strata serve: ${e.message}\n`); return 2; }
       throw e;
@@ -77,7 +79,7 @@ export const command = {
       if (parent !== null) {
         // No signal reaches us when the parent is killed hard; poll for it instead.
         const timer = setInterval(() => {
-          if (processAlive(parent)) return;
+          if (processExists(parent)) return;
           clearInterval(timer);
           void stop(`parent process ${parent} exited`).then(resolve);
         }, 1000);
@@ -140,13 +142,4 @@ async function pullHubModels(config: ServerConfig, log: Logger): Promise<string>
   }
   config.model = config.models[0]!.path;
   return config.model;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';  // exists, owned by someone else
-  }
 }

@@ -8,6 +8,9 @@ import type {
   DeviceInfo, EngineErrorCode, EngineSnapshot, GrammarSpec, LoadedSession, PromptSegment, RequestTrace, SessionResult, StepTrace,
 } from '../../native/lib/addon.js';
 
+/** prepareImage's answer (addon.d.ts PreparedImage, its tokens as an array). */
+export interface ImageTokens { id: string; tokens: number[]; at: number; n: number; width: number; height: number }
+
 export interface TokenizePartsOptions { window?: { index: number; budget: number }; addSpecial?: boolean }
 
 /** tokenizeParts' answer: each text's tokens, in order, and the window when one was asked for. */
@@ -39,6 +42,12 @@ export const CALL_SPECS = {
    * tokenization is one round trip to the engine host.
    */
   tokenizeParts: call<[texts: string[], opts?: TokenizePartsOptions], TokenizedParts>(),
+  /**
+   * An image prepared by the model's projector (Engine.prepareImage): the tokens it takes in a
+   * prompt (placeholders from `at`), its identity and size. Fails for a model without a projector,
+   * bytes that are no image it reads, or more than maxPixels pixels.
+   */
+  prepareImage: call<[data: Uint8Array, maxPixels: number], ImageTokens>(),
   /** Special tokens rendered as their text (templates need bos/eos text). */
   detokenize: call<[tokens: number[]], string>(),
   /** `meta`: the server's description of the session, stored in the file beside the state. */

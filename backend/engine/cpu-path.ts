@@ -9,11 +9,12 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { release } from 'node:os';
+import { cpus, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { CpuVariant } from '../../native/lib/addon.js';
 import { strataCacheDir } from '../../contract/hub/cache-dir.js';
 import { addonPath, packageRoot } from '../addon/loader.js';
+import { describeExit } from '../../contract/os/process.js';
 
 export type RepackSetting = 'auto' | 'on' | 'off';
 
@@ -75,7 +76,9 @@ function cacheKey(): string {
     const info = readFileSync('/proc/cpuinfo', 'utf8');
     const first = info.split('\n\n')[0] ?? '';
     cpu = first.split('\n').filter((l) => /^(vendor_id|model name|flags)\s*:/.test(l)).join('\n');
-  } catch { /* not Linux: the build identity still keys it */ }
+  } catch {
+    cpu = cpus()[0]?.model ?? ''; // not Linux (Windows): the CPU's name; the build identity keys it too
+  }
   h.update(cpu).update('\0').update(release()).update('\0');
   const addon = addonPath();
   const manifest = join(dirname(addon), 'build-manifest.json');
@@ -147,7 +150,7 @@ function runChild(arg: Record<string, unknown>, opts: CpuPathOptions): Promise<C
       if (timedOut) finish(`timed out after ${timeoutMs} ms`);
       else if (code === 0 && ok) finish(null);
       else if (signal) finish(`signal ${signal}`);
-      else finish(`exit code ${code ?? '?'}${lastErr ? `: ${lastErr}` : ''}`);
+      else finish(`exit ${describeExit(code, null)}${lastErr ? `: ${lastErr}` : ''}`);
     });
   });
 }

@@ -41,9 +41,19 @@ export function probeFit(config: EngineConfig, opts: FitProbeOptions = {}): Prom
   });
 }
 
-/** ggml backends that offload (not the CPU variants or RPC) beside the addon: a build with STRATA_GPU. */
-export function builtGpuBackends(): string[] {
+/** ggml's backend libraries by platform: libggml-NAME.so; NAME.dll with MinGW's "lib" prefix or without (MSVC's). */
+const GGML_LIBRARY: Partial<Record<NodeJS.Platform, RegExp>> = { win32: /^(?:lib)?ggml-([a-z]+)\.dll$/i };
+const GGML_LIBRARY_POSIX = /^libggml-([a-z]+)\.so$/;
+
+/** The ggml backend libraries among `files` that offload (not the CPU variants, the base library or RPC). */
+export function gpuBackendFiles(files: readonly string[], platform: NodeJS.Platform = process.platform): string[] {
+  const pattern = GGML_LIBRARY[platform] ?? GGML_LIBRARY_POSIX;
+  return files.filter((f) => { const name = pattern.exec(f)?.[1]?.toLowerCase(); return name !== undefined && !['cpu', 'base', 'rpc'].includes(name); });
+}
+
+/** ggml backends that offload beside the addon: a build with STRATA_GPU. */
+export function builtGpuBackends(platform: NodeJS.Platform = process.platform): string[] {
   const dir = dirname(addonPath());
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => /^libggml-[a-z]+\.so$/.test(f) && !/^libggml-(cpu|base|rpc)\.so$/.test(f));
+  return gpuBackendFiles(readdirSync(dir), platform);
 }

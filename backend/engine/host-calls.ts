@@ -19,6 +19,10 @@ export const CALL_HANDLERS: CallHandlers = {
     const window = w ? await windowPrefix(texts[w.index] ?? '', tokens[w.index] ?? [], w.budget, plain) : null;
     return { tokens, window };
   },
+  prepareImage: (e, data, maxPixels) => {
+    const r = e.prepareImage(data, maxPixels);
+    return { ...r, tokens: Array.from(r.tokens) };
+  },
   // Special tokens as their text (like llama-server): templates need bos/eos text.
   detokenize: (e, tokens) => e.detokenize(tokens, false, true),
   saveSession: (e, path, tokens, identity, meta) => e.saveSession(path, tokens, identity, meta),

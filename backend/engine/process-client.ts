@@ -23,6 +23,7 @@ import type { EngineState } from '../../contract/metrics.js';
 import { parseHostMessage, type CallCommand, type CallCommandOf, type Command, type HostMessage } from './protocol.js';
 import { BACKGROUND_NICE, lowerPriority } from './priority.js';
 import { EngineRequestRouter } from './request-router.js';
+import { describeExit } from '../../contract/os/process.js';
 
 export interface ProcessEngineClientOptions {
   replica: number;
@@ -49,6 +50,12 @@ export interface ProcessEngineClientOptions {
   cpuPath?: () => Promise<CpuPath>;
   /** Engine host stdout/stderr lines and client events. Must not block. Default: dropped. */
   log?: (line: string, level: 'info' | 'warn' | 'error') => void;
+  /**
+   * How close() stops the process (default: this platform). POSIX: 'close' over IPC when ready,
+   * SIGTERM while loading, SIGTERM then SIGKILL when it lingers. Windows has no SIGTERM (kill()
+   * ends a process at once there): 'close' over IPC in both phases, then the hard kill.
+   */
+  platform?: NodeJS.Platform;
 }
 
 interface PendingCall {
@@ -377,7 +384,12 @@ class ProcessEngineClient implements EngineClient {
     this.clearRestartTimer();
     const inc = this.current;
     this.setState('closed');
-    if (inc && !inc.ended) {
+    if (inc && !inc.ended && (this.opts.platform ?? process.platform) === 'win32') {
+      // The host leaves on 'close' in either phase (a load in progress is abandoned with its process).
+      this.send(inc, { kind: 'close', epoch: inc.epoch });
+      if (!(await this.goneWithin(inc, CLOSE_GRACE_MS))) inc.child.kill('SIGKILL');
+      await inc.gone;
+    } else if (inc && !inc.ended) {
       if (inc.phase === 'ready') this.send(inc, { kind: 'close', epoch: inc.epoch });
       else inc.child.kill('SIGTERM');
       if (!(await this.goneWithin(inc, CLOSE_GRACE_MS))) {
@@ -449,6 +461,7 @@ class ProcessEngineClient implements EngineClient {
   }
 
   /** Kills the process; its exit ends the incarnation with `reason` in the error. */
+  // One process with no children of its own: SIGKILL here, TerminateProcess on Windows (Node's kill() there).
   private kill(inc: Incarnation, reason: string): void {
     inc.killReason = reason;
     this.log(`engine (replica ${this.replica}, epoch ${inc.epoch}): ${reason}; killing it`, 'error');
@@ -468,7 +481,7 @@ class ProcessEngineClient implements EngineClient {
   }
 
   private deathReason(inc: Incarnation): string {
-    const how = inc.exit?.signal ? `signal ${inc.exit.signal}` : `code ${inc.exit?.code ?? '?'}`;
+    const how = describeExit(inc.exit?.code ?? null, inc.exit?.signal ?? null);
     const why = inc.killReason ?? inc.fatal ?? (inc.lastErrorLog ? `last error log: ${inc.lastErrorLog}` : null);
     return `engine process exited (${how})${why ? `: ${why}` : ''} (replica ${this.replica}, epoch ${inc.epoch}, pid ${inc.child.pid ?? '?'})`;
   }

@@ -12,6 +12,7 @@ import { x as untar } from 'tar';
 import { strataCacheDir } from '../../contract/hub/cache-dir.js';
 import { checkPin, GPU_BACKEND_KINDS, PIN, type GpuBackendKind, type Pin } from './pin.js';
 import { downloadFile, fetchDist, npmPack, registryUrl, sha256Of, sriOf } from './registry.js';
+import { processExists } from '../../contract/os/process.js';
 
 export interface InstalledBackend {
   kind: GpuBackendKind;
@@ -56,6 +57,8 @@ export interface InstallOptions extends BackendStoreOptions {
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   onProgress?: (p: InstallProgress) => void;
+  /** Default: this machine's. The pinned packages are Linux builds (libggml-<name>.so). */
+  platform?: NodeJS.Platform;
 }
 
 /** Load order of installed backends: CUDA 13 before its CUDA 12 fallback (same file name: the first that loads wins), then Vulkan. */
@@ -132,7 +135,7 @@ function lock(path: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSafe(join(path, 'pid')));
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processExists(pid)) {
         throw new Error(`another install of this backend is running (pid ${pid}); wait for it or end it`);
       }
       rmSync(path, { recursive: true, force: true });
@@ -145,14 +148,14 @@ function readFileSafe(p: string): string {
   try { return readFileSync(p, 'utf8'); } catch { return ''; }
 }
 
-function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch (e) { return (e as NodeJS.ErrnoException).code === 'EPERM'; }
-}
-
 /** Fetches, verifies and installs `kind`; resolves with what was installed (or was already). */
 export async function installBackend(kind: GpuBackendKind, opts: InstallOptions = {}): Promise<InstalledBackend> {
   const pin = checkPin(opts.pin ?? PIN);
   const entry = pin.gpuBackends[kind];
+  const platform = opts.platform ?? process.platform;
+  if (platform !== 'linux') {
+    throw new Error(`${entry.package} is a Linux build (${entry.library}); there is no prebuilt ${kind} backend for ${platform}: the engine runs on the CPU there`);
+  }
   const report = opts.onProgress ?? (() => {});
   const present = installedBackend(kind, opts);
   if (present) {
@@ -228,7 +231,7 @@ export async function installBackend(kind: GpuBackendKind, opts: InstallOptions 
     for (const f of readdirSafe(store)) {
       // Leftovers of installs that were killed (their process is gone).
       const m = /^\.tmp-[a-z-]+-(\d+)-/.exec(f);
-      if (m && !alive(Number(m[1]))) rmSync(join(store, f), { recursive: true, force: true });
+      if (m && !processExists(Number(m[1]))) rmSync(join(store, f), { recursive: true, force: true });
     }
   }
 }

@@ -1,6 +1,6 @@
 // Where the dynamic loader would find a shared library by its soname (libcudart.so.13, …):
 // LD_LIBRARY_PATH, then the ld.so cache (`ldconfig -p`), then the default folders. This is what
-// `strata backend list` shows for each library a GPU backend needs, so that a missing one is named
+// `strata gpu list` shows for each library a GPU backend needs, so that a missing one is named
 // before a load fails with only the first missing name (dlopen reports one at a time).
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -115,5 +115,5 @@ export function describeLoadFailure(f: { path: string; error: string }): string 
 export function fallbackLine(failed: ReadonlyArray<{ path: string; error: string }>, placement: ReadonlyArray<{ device: string; layers: number }>): string | null {
   if (failed.length === 0) return null;
   const on = placement.filter((p) => p.layers > 0).map((p) => p.device);
-  return `GPU backend did not load: ${failed.map(describeLoadFailure).join(' | ')}; the engine runs on ${on.length ? on.join(' + ') : 'the CPU'} (strata backend list shows all it needs)`;
+  return `GPU backend did not load: ${failed.map(describeLoadFailure).join(' | ')}; the engine runs on ${on.length ? on.join(' + ') : 'the CPU'} (strata gpu list shows all it needs)`;
 }

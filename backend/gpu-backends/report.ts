@@ -1,4 +1,4 @@
-// The whole answer of `strata backend list`: the pin, what is installed, what this machine can
+// The whole answer of `strata gpu list`: the pin, what is installed, what this machine can
 // run, which devices ggml sees with the installed backends loaded (and which libraries did not
 // load, with the loader's reason), and a suggestion when a GPU goes unused.
 import type { DeviceInfo } from '../../native/lib/addon.js';

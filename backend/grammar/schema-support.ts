@@ -1,7 +1,7 @@
 // Which JSON Schema keywords llama.cpp's json-schema-to-grammar turns into grammar rules. A schema
 // keyword it would skip is not enforced: the output could then break the schema, so such a schema
 // is refused (400 naming the keyword and where it is) instead of being half-applied.
-import { ApiError } from '../validation/errors.js';
+import { apiError } from '../validation/errors.js';
 
 type Json = Record<string, unknown>;
 
@@ -76,7 +76,7 @@ export function requireSupportedSchema(schema: unknown, param: string): void {
     checkSchemaSupport(schema);
   } catch (e) {
     if (e instanceof UnsupportedSchemaError) {
-      throw new ApiError(400, `${param}: ${e.message}`, { param, code: 'unsupported_schema' });
+      throw apiError('unsupported_schema', `${param}: ${e.message}`, { param });
     }
     throw e;
   }

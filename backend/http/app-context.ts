@@ -31,6 +31,8 @@ export interface RouteSettings {
   readonly reasoning: ReasoningMode;
   /** Thinking tokens allowed before the engine ends the thinking (--reasoning-budget; -1: no limit). */
   readonly reasoningBudget: number;
+  /** The thinking budgets of the efforts low, medium and high (--reasoning-effort-budgets). */
+  readonly reasoningEffortBudgets: readonly number[];
   /** The model-load limit (--engine-ready-timeout-ms): /health says it while loading, so the extension waits as long. */
   readonly engineReadyTimeoutMs: number;
 }

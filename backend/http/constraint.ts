@@ -7,7 +7,7 @@
 // timings); the conversion itself runs on an engine (llama.cpp's json-schema-to-grammar), whose
 // refusal is a 400 naming the field, or under "auto" the same fallback.
 import type { GrammarSpec, GrammarTriggers } from '../../native/lib/addon.js';
-import { ApiError } from '../validation/errors.js';
+import { ApiError, apiError, type ErrorCode } from '../validation/errors.js';
 import type { GenerationParams, OutputConstraint } from '../validation/schemas.js';
 import type { CallStyle, ToolSpec } from '../chat/chat-types.js';
 import { EngineCallError, type EngineClient } from '../engine/client.js';
@@ -137,11 +137,11 @@ function detailOf(e: unknown): string {
  * a refusal (the converter or the GBNF parser said no: 4xx) is returned for the caller to word;
  * anything else (the engine is gone, or went away meanwhile) is thrown as the table's answer.
  */
-function refusalOrThrow(e: unknown, client: EngineClient): { status: number; code: string; why: string } {
+function refusalOrThrow(e: unknown, client: EngineClient): { code: ErrorCode; why: string } {
   const cause = client.status().state === 'ready' ? e : new EngineCallError('buildGrammar', detailOf(e), 'engine_unavailable');
   const answer = engineCallApiError(cause, 'buildGrammar', 'the engine could not build the grammar');
   if (answer.status >= 500) throw answer;
-  return { status: answer.status, code: answer.code ?? 'unsupported_schema', why: detailOf(e) };
+  return { code: answer.code, why: detailOf(e) };
 }
 
 async function build(app: AppContext, spec: GrammarSpec, param: string): Promise<string> {
@@ -151,7 +151,7 @@ async function build(app: AppContext, spec: GrammarSpec, param: string): Promise
     gbnf = await client.buildGrammar(spec);
   } catch (e) {
     const refusal = refusalOrThrow(e, client);
-    throw new ApiError(refusal.status, `${param}: ${refusal.why}`, { param, code: refusal.code });
+    throw apiError(refusal.code, `${param}: ${refusal.why}`, { param });
   }
   if (!('gbnf' in spec)) checkBuilt(gbnf, param);
   return gbnf;
@@ -165,7 +165,7 @@ async function build(app: AppContext, spec: GrammarSpec, param: string): Promise
 function checkBuilt(gbnf: string, param: string): void {
   const bytes = Buffer.byteLength(gbnf, 'utf8');
   if (bytes > MAX_BUILT_GRAMMAR_BYTES) {
-    throw new ApiError(400, `${param}: converts to a grammar of ${bytes} bytes; the limit is ${MAX_BUILT_GRAMMAR_BYTES} bytes`, { param, code: 'grammar_too_large' });
+    throw apiError('grammar_too_large', `${param}: converts to a grammar of ${bytes} bytes; the limit is ${MAX_BUILT_GRAMMAR_BYTES} bytes`, { param });
   }
   checkShape(grammarShape(gbnf), param);
 }

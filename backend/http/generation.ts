@@ -11,9 +11,12 @@
 // before the first token) as an HTTP status with the JSON error; after it as an SSE `error`
 // event that ends the stream without [DONE].
 import type { ServerResponse } from 'node:http';
-import { ApiError, toApiError } from '../validation/errors.js';
+import { ApiError, apiError, toApiError } from '../validation/errors.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
-import { tokenizeChatPrompt, tokenizeRawPrompt, type RenderedPrompt } from '../chat/chat-prompt.js';
+import {
+  ImageDroppedError, tokenizeChatInput, tokenizeChatPrompt, tokenizeRawPrompt, type ChatInput, type RenderedPrompt,
+} from '../chat/chat-prompt.js';
+import { MAX_IMAGE_PIXELS } from '../validation/limits.js';
 import type { CallName, TokenizedParts } from '../engine/calls.js';
 import type { DoneEvent, EngineClient, RequestEvent } from '../engine/client.js';
 import type { LatencyHistogram } from '../metrics/latency-histogram.js';
@@ -40,14 +43,14 @@ export interface GenerationRun {
 
 export function requireModel(app: AppContext): ModelView {
   const m = app.model();
-  if (!m) throw new ApiError(503, app.scheduler.unavailableReason() ?? 'the model is still loading', { code: 'model_loading' });
+  if (!m) throw apiError('model_loading', app.scheduler.unavailableReason());
   return m;
 }
 
 /** Any ready engine of the model, for the calls that need no slot (tokenize, detokenize, grammar builds); a 503 when none is. */
 export function readyEngine(app: AppContext): EngineClient {
   const c = app.scheduler.anyReadyClient();
-  if (!c) throw new ApiError(503, app.scheduler.unavailableReason() ?? 'no engine is ready', { code: 'engine_unavailable' });
+  if (!c) throw apiError('engine_unavailable', app.scheduler.unavailableReason());
   return c;
 }
 
@@ -90,6 +93,24 @@ export function tokenizeChat(app: AppContext, prompt: RenderedPrompt): Promise<n
 }
 
 /**
+ * A rendered chat prompt's tokens with its images (chat/chat-prompt.ts tokenizeChatInput): an image
+ * the projector cannot read, one over MAX_IMAGE_PIXELS, or a model without a projector is a 400
+ * naming the model; the tokenizing itself fails as tokenizeChat does.
+ */
+export async function tokenizeChatImages(app: AppContext, model: ModelView, prompt: RenderedPrompt): Promise<ChatInput> {
+  if (prompt.images.length === 0) return { prompt: await tokenizeChat(app, prompt), images: [] };
+  if (!model.info.mmproj) {
+    throw apiError('images_not_supported', `the model '${model.id}' reads text only: it was loaded without a projector (--mmproj), so it cannot read images`);
+  }
+  try {
+    return await onEngine(app, 'prepareImage', 'an image could not be read', (c) => tokenizeChatInput(c, prompt, MAX_IMAGE_PIXELS));
+  } catch (e) {
+    if (e instanceof ImageDroppedError) throw apiError('invalid_image', e.message);
+    throw e;
+  }
+}
+
+/**
  * Books a request, runs `body` and ends the record whatever happens. The route says what it
  * knows through run.request (outcome 'tool_calls'); an ApiError is a refusal: 'rejected' (4xx)
  * or 'error' (scheduler/request-ledger.ts decideEnd weighs it against what else happened).
@@ -101,7 +122,7 @@ export async function withRequest(
   body: (run: GenerationRun) => Promise<void>,
 ): Promise<void> {
   const model = requireModel(app);
-  if (app.stopping()) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
+  if (app.stopping()) throw apiError('shutting_down');
   const request = app.scheduler.accept(kind, stream);
   const rec = request.record;
   const conn = new ClientConnection(res, app.config.writeStallMs, stream ? app.readers : null);
@@ -134,11 +155,9 @@ export async function withRequest(
 /** Tokenizes a prompt and checks that it fits a slot's context with room to generate. */
 export function checkContext(tokens: number[], model: ModelView, field: string): void {
   const ctx = model.info.ctx;
-  if (tokens.length === 0) throw new ApiError(400, `${field} is empty after tokenization`, { param: field, code: 'empty_prompt' });
+  if (tokens.length === 0) throw apiError('empty_prompt', `${field} is empty after tokenization`, { param: field });
   if (tokens.length >= ctx) {
-    throw new ApiError(400,
-      `${field} is ${tokens.length} tokens, which does not fit the context of ${ctx} tokens per slot (--ctx); shorten it or start the server with a larger --ctx`,
-      { param: field, code: 'context_length_exceeded', overflow: { n_prompt_tokens: tokens.length, n_ctx: ctx } });
+    throw apiError('context_length_exceeded', `${field} is ${tokens.length} tokens, which does not fit the context of ${ctx} tokens per slot (--ctx); shorten it or start the server with a larger --ctx`, { param: field, n_prompt_tokens: tokens.length, n_ctx: ctx });
   }
 }
 
@@ -153,7 +172,7 @@ export function checkSamplingTokens(spec: GenerationSpec, model: ModelView): voi
   const vocab = model.info.vocabSize;
   for (const [id] of spec.sampling?.logitBias ?? []) {
     if (id >= vocab) {
-      throw new ApiError(400, `logit_bias: token id ${id} is outside the vocabulary of ${vocab} tokens (ids 0-${vocab - 1})`, { param: 'logit_bias', code: 'invalid_value' });
+      throw apiError('invalid_value', `logit_bias: token id ${id} is outside the vocabulary of ${vocab} tokens (ids 0-${vocab - 1})`, { param: 'logit_bias' });
     }
   }
 }
@@ -190,7 +209,7 @@ export async function follow(run: GenerationRun, spec: GenerationSpec, h: Follow
     job = run.request.submit(spec);
   } catch (e) {
     if (e instanceof SchedulerRefusal) {
-      throw new ApiError(503, e.message, { code: e.code });
+      throw apiError(e.code, e.message);
     }
     throw e;
   }
@@ -251,9 +270,9 @@ export class ClientGone extends Error {
 /** The error a failed 'done' becomes: 503 when the engine died, 500 for other engine errors. */
 export function doneError(done: DoneEvent): ApiError {
   if (done.engineDied) {
-    return new ApiError(503, done.error ?? 'the engine stopped', { code: 'engine_unavailable' });
+    return apiError('engine_unavailable', done.error ?? 'the engine stopped');
   }
-  return new ApiError(500, `the engine failed: ${done.error ?? 'unknown error'}`, { code: 'engine_error' });
+  return apiError('engine_error', `the engine failed: ${done.error ?? 'unknown error'}`);
 }
 
 /** The answer's figures; `predicted`: the request had a prediction (its counts go into the usage). */
@@ -279,12 +298,12 @@ export function settle(run: GenerationRun, done: DoneEvent): boolean {
   if (run.conn.gone) return false;
   const cancelled = run.rec.cancelIntent;
   if (done.finish === 'cancel' && cancelled === 'superseded') {
-    failRun(run, new ApiError(409, 'a newer request with the same supersede_key replaced this one', { code: 'superseded', param: 'supersede_key' }));
+    failRun(run, apiError('superseded', 'a newer request with the same supersede_key replaced this one', { param: 'supersede_key' }));
     return false;
   }
   if (done.finish === 'cancel' && cancelled !== 'stop' && cancelled !== 'length') {
     const why = cancelled === 'shutdown' ? 'the server is shutting down' : `the engine cancelled the request${done.error ? `: ${done.error}` : ''}`;
-    failRun(run, new ApiError(503, why, { code: cancelled === 'shutdown' ? 'shutting_down' : 'engine_unavailable' }));
+    failRun(run, apiError(cancelled === 'shutdown' ? 'shutting_down' : 'engine_unavailable', why));
     return false;
   }
   return true;

@@ -2,7 +2,7 @@
 // answers. Handlers throw ApiError for what the client can fix (4xx) or what is down (503);
 // anything else is a 500 with the message, logged with the request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ApiError, toApiError } from '../validation/errors.js';
+import { ApiError, apiError, toApiError } from '../validation/errors.js';
 import type { AppContext } from './app-context.js';
 import { ClientGone } from './generation.js';
 import { sendError } from './respond.js';
@@ -17,7 +17,7 @@ import { countTokens, messages } from './routes/messages.js';
 import { devices, health } from './routes/info.js';
 import { modelLoad, modelsList, modelUnload } from './routes/models.js';
 import { rerank } from './routes/rerank.js';
-import { createResponse, deleteResponse, getResponse, inputTokens } from './routes/responses.js';
+import { createResponse, deleteResponse, getResponse, inputTokens, listInputItems } from './routes/responses.js';
 import { routedTo } from './model-routing.js';
 import { sessionDelete, sessionGet, sessionRestore, sessionSave, sessionsList } from './routes/sessions.js';
 import { detokenize, tokenize } from './routes/tokens.js';
@@ -47,6 +47,7 @@ export function buildRouter(app: AppContext): Router {
     .add({ method: 'POST', pattern: '/v1/responses/input_tokens', handler: chat(inputTokens) })
     .add({ method: 'GET', pattern: '/v1/responses/:id', handler: h(getResponse) })
     .add({ method: 'DELETE', pattern: '/v1/responses/:id', handler: h(deleteResponse) })
+    .add({ method: 'GET', pattern: '/v1/responses/:id/input_items', handler: h(listInputItems) })
     .add({ method: 'POST', pattern: '/embeddings', handler: embedding(embeddings) })
     .add({ method: 'POST', pattern: '/v1/rerank', handler: reranking(rerank) })
     .add({ method: 'POST', pattern: '/rerank', handler: reranking(rerank) })
@@ -99,7 +100,7 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
   try {
     url = new URL(req.url ?? '/', 'http://localhost');
   } catch {
-    sendError(res, new ApiError(400, 'malformed request URL', { code: 'invalid_url' }));
+    sendError(res, apiError('invalid_url', 'malformed request URL'));
     return;
   }
   const method = req.method ?? 'GET';
@@ -109,7 +110,7 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
 
   if (method === 'OPTIONS') {
     const verdict = checkAccess(req.headers, app.config.apiKey, true);
-    if (!verdict.ok) { sendError(res, new ApiError(verdict.status, verdict.message, { code: verdict.code, type: 'permission_error' })); return; }
+    if (!verdict.ok) { sendError(res, apiError(verdict.code, verdict.message)); return; }
     res.writeHead(204);
     res.end();
     return;
@@ -119,18 +120,16 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
   const isPublic = 'route' in found && found.route.public === true;
   const verdict = checkAccess(req.headers, app.config.apiKey, isPublic);
   if (!verdict.ok) {
-    sendError(res, new ApiError(verdict.status, verdict.message, {
-      code: verdict.code, type: verdict.status === 401 ? 'authentication_error' : 'permission_error',
-    }));
+    sendError(res, apiError(verdict.code, verdict.message));
     req.resume();
     return;
   }
   if ('error' in found) {
     req.resume();
     if (found.error === 'method') {
-      sendError(res, new ApiError(405, `${method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(', ')})`, { code: 'method_not_allowed' }), { Allow: found.allowed.join(', ') });
+      sendError(res, apiError('method_not_allowed', `${method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(', ')})`), { Allow: found.allowed.join(', ') });
     } else {
-      sendError(res, new ApiError(404, `no route ${method} ${url.pathname}`, { code: 'not_found' }));
+      sendError(res, apiError('not_found', `no route ${method} ${url.pathname}`));
     }
     return;
   }

@@ -1,6 +1,6 @@
 // JSON answers and errors. Every error leaves as {"error": {message, type, code, param}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../validation/errors.js';
+import { apiError, type ApiError } from '../validation/errors.js';
 import { parseJsonBody } from '../validation/schemas.js';
 import { BodyBudgetSpent, BodyTimedOut, BodyTooLarge, type BodyReader } from './body.js';
 
@@ -43,15 +43,15 @@ async function readJsonOnce(req: IncomingMessage, reader: BodyReader): Promise<u
     raw = await reader.read(req);
   } catch (e) {
     if (e instanceof BodyTooLarge) {
-      throw new ApiError(413, `request body is larger than the limit of ${e.limit} bytes (--body-limit-mib)`, { code: 'request_too_large' });
+      throw apiError('request_too_large', `request body is larger than the limit of ${e.limit} bytes (--body-limit-mib)`);
     }
     if (e instanceof BodyBudgetSpent) {
-      throw new ApiError(503, `${e.message} (the server reads at most ${e.budget} bytes of bodies at once)`, { code: 'body_budget_spent' });
+      throw apiError('body_budget_spent', `${e.message} (the server reads at most ${e.budget} bytes of bodies at once)`);
     }
     if (e instanceof BodyTimedOut) {
-      throw new ApiError(408, `${e.message} (--body-timeout-ms)`, { code: 'body_timeout' });
+      throw apiError('body_timeout', `${e.message} (--body-timeout-ms)`);
     }
-    throw new ApiError(400, (e as Error).message, { code: 'invalid_body' });
+    throw apiError('invalid_body', (e as Error).message);
   }
   return parseJsonBody(raw, req.headers['content-type'], reader.limitBytes);
 }

@@ -8,7 +8,7 @@ import { isLoopbackHost } from '../../contract/net/loopback.js';
 
 export type AccessVerdict =
   | { ok: true }
-  | { ok: false; status: 401 | 403; code: string; message: string };
+  | { ok: false; code: 'invalid_api_key' | 'host_not_allowed' | 'origin_not_allowed'; message: string };
 
 
 /**
@@ -71,18 +71,18 @@ export function checkAccess(headers: IncomingHttpHeaders, apiKey: string | null,
   if (apiKey) {
     if (isPublic) return { ok: true };
     const given = presentedKey(headers);
-    if (given === null) return { ok: false, status: 401, code: 'invalid_api_key', message: 'an API key is required (Authorization: Bearer KEY or x-api-key: KEY)' };
-    if (!keyMatches(given, apiKey)) return { ok: false, status: 401, code: 'invalid_api_key', message: 'the API key is not valid' };
+    if (given === null) return { ok: false, code: 'invalid_api_key', message: 'an API key is required (Authorization: Bearer KEY or x-api-key: KEY)' };
+    if (!keyMatches(given, apiKey)) return { ok: false, code: 'invalid_api_key', message: 'the API key is not valid' };
     return { ok: true };
   }
   const host = headers.host;
   const hostName = typeof host === 'string' ? hostOf(host) : null;
   if (hostName === null || !isLoopbackHost(hostName)) {
-    return { ok: false, status: 403, code: 'host_not_allowed', message: `Host '${host ?? ''}' is not allowed: without an API key the server only answers requests addressed to localhost, 127.0.0.1 or [::1]` };
+    return { ok: false, code: 'host_not_allowed', message: `Host '${host ?? ''}' is not allowed: without an API key the server only answers requests addressed to localhost, 127.0.0.1 or [::1]` };
   }
   const origin = headers.origin;
   if (typeof origin === 'string' && !isAllowedOrigin(origin)) {
-    return { ok: false, status: 403, code: 'origin_not_allowed', message: `Origin '${origin}' is not allowed: cross-site requests need the server to run with an API key` };
+    return { ok: false, code: 'origin_not_allowed', message: `Origin '${origin}' is not allowed: cross-site requests need the server to run with an API key` };
   }
   return { ok: true };
 }

@@ -2,7 +2,8 @@
 // thinking (`\n</think>\n\n`, as the models write it) in the model's tokens; once the budget is
 // spent inside the thinking, the engine writes the end itself and the answer goes on
 // (SamplingParams.thinkingBudget). The budget comes from the request (Anthropic's
-// thinking.budget_tokens) or the server's --reasoning-budget; thinking switched off needs none.
+// thinking.budget_tokens), its reasoning effort (--reasoning-effort-budgets) or the server's
+// --reasoning-budget; thinking switched off needs none.
 import type { SamplingParams } from '../../native/lib/addon.js';
 import type { RenderedPrompt } from '../chat/chat-prompt.js';
 import { promptOpensThinking } from '../chat/reasoning.js';
@@ -11,6 +12,18 @@ import { onEngine } from './generation.js';
 
 const OPEN = '<think>';
 const CLOSE = '\n</think>\n\n';
+
+/**
+ * The budget a request thinks within: its own (Messages' thinking.budget_tokens), else its effort's
+ * (low, medium, high: --reasoning-effort-budgets; none and minimal switch thinking off, so need
+ * none), else the server's --reasoning-budget.
+ */
+export function budgetOf(app: Pick<AppContext, 'config'>, given: { budget?: number | null; effort?: string | null }): number {
+  if (given.budget !== undefined && given.budget !== null) return given.budget;
+  const level = ['low', 'medium', 'high'].indexOf(given.effort ?? '');
+  if (level >= 0) return app.config.reasoningEffortBudgets[level] ?? app.config.reasoningBudget;
+  return app.config.reasoningBudget;
+}
 
 /** The sampling a request generates with, its thinking budget added; `budget` null or < 0: none. */
 export async function withThinkingBudget(

@@ -6,7 +6,7 @@
 // (--pin) never by LRU or idling. Each loaded model is a runtime of its own (engine processes,
 // ledger, scheduler: app/model-runtime.ts). Loads run one at a time, so two loads never both count
 // the same free room.
-import { ApiError } from '../validation/errors.js';
+import { ApiError, apiError } from '../validation/errors.js';
 import type { ModelActionBody, ModelRole, ModelState } from '../../contract/models.js';
 import type { AppContext, ModelDirectory, ModelLease, ServedModelRow } from '../http/app-context.js';
 import type { Logger } from '../log/logger.js';
@@ -115,7 +115,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
       const e = this.entries.find((x) => x.spec.name === name)
         ?? this.entries.find((x) => x.runtime?.app.model()?.id === name && x.state === 'loaded');
       if (!e) {
-        throw new ApiError(404, `the model '${name}' is not served; served models: ${this.names().join(', ')}`, { code: 'model_not_found', param: 'model' });
+        throw this.notServed(name);
       }
       return e.spec.name;
     }
@@ -165,10 +165,10 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
   async unload(name: string): Promise<ModelActionBody> {
     const e = this.entry(name);
     if (e.leases > 0) {
-      throw new ApiError(409, `the model '${name}' has ${e.leases} request(s) in flight; unload it when they end`, { code: 'model_busy', param: 'model' });
+      throw apiError('model_busy', `the model '${name}' has ${e.leases} request(s) in flight; unload it when they end`, { param: 'model' });
     }
     if (e.loading) {
-      throw new ApiError(409, `the model '${name}' is loading; unload it once it has loaded`, { code: 'model_loading', param: 'model' });
+      throw apiError('model_busy', `the model '${name}' is loading; unload it once it has loaded`, { param: 'model' });
     }
     if (e.state === 'loaded') await this.unloadEntry(e, 'asked');
     return { model: name, state: e.state };
@@ -221,15 +221,19 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
     }));
   }
 
+  private notServed(name: string): ApiError {
+    return apiError('model_not_found', `the model '${name}' is not served; served models: ${this.names().join(', ')}`, { param: 'model' });
+  }
+
   private entry(name: string): Entry<S> {
     const e = this.entries.find((x) => x.spec.name === name);
-    if (!e) throw new ApiError(404, `the model '${name}' is not served; served models: ${this.names().join(', ')}`, { code: 'model_not_found', param: 'model' });
+    if (!e) throw this.notServed(name);
     return e;
   }
 
   private ensureLoaded(e: Entry<S>): Promise<void> {
     if (e.state === 'loaded' && e.runtime) return Promise.resolve();
-    if (this.closed) return Promise.reject(new ApiError(503, 'the server is shutting down', { code: 'shutting_down' }));
+    if (this.closed) return Promise.reject(apiError('shutting_down'));
     if (!e.loading) {
       e.state = 'loading';
       e.loadStartedAt = this.now();
@@ -261,7 +265,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
       e.started = true;
       const t0 = this.now();
       await rt.start();
-      if (this.closed) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
+      if (this.closed) throw apiError('shutting_down');
       e.state = 'loaded';
       e.loads++;
       e.lastUsed = this.now();
@@ -273,7 +277,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
       if (this.closed) {
         e.state = 'unloaded';
         if (rt) e.closing = rt.close().catch(() => {});
-        throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
+        throw apiError('shutting_down');
       }
       e.state = 'failed';
       e.error = (err as Error)?.message ?? String(err);
@@ -281,7 +285,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
       // One model's failed start is the server's failure, which serve reports once (and exits).
       if (this.several) this.opts.log.error('model failed to load', { model: e.spec.name, error: e.error });
       if (err instanceof ApiError) throw err;
-      throw new ApiError(503, `the model '${e.spec.name}' could not load: ${e.error}`, { code: 'model_load_failed', param: 'model' });
+      throw apiError('model_load_failed', `the model '${e.spec.name}' could not load: ${e.error}`, { param: 'model' });
     }
   }
 
@@ -329,7 +333,7 @@ export class ModelPool<S extends PoolModelSpec> implements ModelDirectory {
       const victim = idleLru()[0];
       if (!victim) {
         const busy = others().map((x) => (x.spec.pinned && x.leases === 0 ? `${x.spec.name} (pinned)` : `${x.spec.name} (${x.leases} in flight)`)).join(', ');
-        throw new ApiError(503, `cannot load '${e.spec.name}': --models-max / --models-ram-mib leave no room while ${busy} hold theirs; retry when they end, or unpin one`, { code: 'models_busy', param: 'model' });
+        throw apiError('models_busy', `cannot load '${e.spec.name}': --models-max / --models-ram-mib leave no room while ${busy} hold theirs; retry when they end, or unpin one`, { param: 'model' });
       }
       await this.unloadEntry(victim, `to make room for ${e.spec.name}`);
     }

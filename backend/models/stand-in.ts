@@ -47,6 +47,11 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
   return { path: out, ...r };
 }
 
+/** Writes a random-weight projector for the model at `model` (its embedding size) to `out`; see makeTestProjector. */
+export function generateProjector(out: string, model: string, seed = 1): { path: string; bytes: number; imageSize: number; imageTokens: number } {
+  return { path: out, ...loadAddon().makeTestProjector({ out, model, seed }) };
+}
+
 /** Cache path of a generated model; the generator version is part of the name. */
 export function standInPath(o: StandInOptions): string {
   const vocabKey = o.vocab.replace(/^.*\//, '').replace(/\.gguf$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
@@ -78,6 +83,24 @@ export function ensureModel(o: StandInOptions): Promise<string> {
         mkdirSync(join(path, '..'), { recursive: true });
         generateModel(path, o);
       }
+      return path;
+    })();
+    pending.set(path, p);
+    p.catch(() => pending.delete(path));
+  }
+  return p;
+}
+
+/**
+ * The cached projector for a generated model (beside it, <model>.mmproj.gguf), made on first use:
+ * images then run through the real engine with that model (`mmproj`).
+ */
+export function ensureProjector(model: string): Promise<string> {
+  const path = model.replace(/\.gguf$/i, '') + '.mmproj.gguf';
+  let p = pending.get(path);
+  if (!p) {
+    p = (async () => {
+      if (!existsSync(path)) generateProjector(path, model);
       return path;
     })();
     pending.set(path, p);

@@ -5,14 +5,14 @@
 // drop past thinking). Rendered this way, a continued conversation's prompt starts with exactly
 // the text of the earlier turns, so the slot's KV of them is reused.
 import type { ConversationItem } from '../../contract/responses.js';
-import type { ChatMessage, ToolCall } from '../chat/chat-types.js';
+import type { ChatMessage, ContentPart, ToolCall } from '../chat/chat-types.js';
+import { imageFromUrl } from '../validation/images.js';
 
 export function chatMessagesOf(instructions: string | null, items: readonly ConversationItem[]): ChatMessage[] {
   const out: ChatMessage[] = instructions !== null && instructions !== '' ? [{ role: 'system', content: instructions }] : [];
   for (const item of items) {
     if (item.type === 'message') {
-      const text = typeof item.content === 'string' ? item.content : item.content.map((p) => p.text).join('');
-      out.push({ role: item.role === 'developer' ? 'system' : item.role, content: text });
+      out.push({ role: item.role === 'developer' ? 'system' : item.role, content: messageContent(item.content) });
     } else if (item.type === 'function_call') {
       const call: ToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
       const last = out.at(-1);
@@ -23,4 +23,20 @@ export function chatMessagesOf(instructions: string | null, items: readonly Conv
     }
   }
   return out;
+}
+
+/**
+ * A message's text (its parts joined as they always were), or with input_image parts, text and
+ * image parts in order (the URL was checked when the request came in; a stored one is read again).
+ */
+function messageContent(content: Extract<ConversationItem, { type: 'message' }>['content'] | Array<{ type: string; text?: string }>): string | ContentPart[] {
+  if (typeof content === 'string') return content;
+  if (!content.some((p) => p.type === 'input_image')) return content.map((p) => ('text' in p ? p.text : '')).join('');
+  const parts: ContentPart[] = [];
+  for (const p of content) {
+    if (p.type === 'input_image') parts.push(imageFromUrl((p as { image_url: string }).image_url, 'input_image.image_url'));
+    else if (parts.at(-1)?.type === 'text') (parts.at(-1) as { text: string }).text += (p as { text: string }).text;
+    else parts.push({ type: 'text', text: (p as { text: string }).text });
+  }
+  return parts;
 }

@@ -283,6 +283,15 @@ export class Scheduler {
       .map((x) => x.r.client);
   }
 
+  /**
+   * Whether a ready replica probably holds every whole block of `tokens` (an estimate: the engine
+   * may have evicted since); false for fewer tokens than a block, which the index cannot tell.
+   */
+  holdsPrefix(tokens: number[]): boolean {
+    const keys = PrefixIndex.blockKeys(tokens, this.opts.blockSize);
+    return keys.length > 0 && this.replicas.some((r) => r.state === 'ready' && r.index.cachedKeys(keys) === keys.length);
+  }
+
   /** Tells the router a replica holds these tokens (e.g. a session loaded into its park). */
   noteCached(replica: number, tokens: number[]): void {
     this.replicas.find((r) => r.client.replica === replica)?.index.add(tokens);

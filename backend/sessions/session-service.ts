@@ -5,7 +5,7 @@
 import type { SessionPhases } from '../../native/lib/addon.js';
 import type { SessionSaveRequest } from '../validation/schemas.js';
 import { engineCallApiError } from '../validation/engine-errors.js';
-import { ApiError } from '../validation/errors.js';
+import { apiError, type ApiError } from '../validation/errors.js';
 import { renderChatPrompt, tokenizeChatPrompt, tokenizeRawPrompt } from '../chat/chat-prompt.js';
 import type { EngineClient } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
@@ -36,7 +36,7 @@ export class SessionService {
     } catch (e) {
       throw sessionError(e, `cannot read session '${name}'`, 'loadSession');
     }
-    if (!meta) throw new ApiError(404, `no session named '${name}'`, { code: 'session_not_found', param: 'name' });
+    if (!meta) throw apiError('session_not_found', `no session named '${name}'`, { param: 'name' });
     return meta;
   }
 
@@ -56,7 +56,7 @@ export class SessionService {
     const model = this.requireModel();
     const { messages, prompt } = req;
     if (!messages && prompt === null) {
-      throw new ApiError(400, 'give the conversation to save as messages (or as prompt text)', { code: 'missing_required_parameter', param: 'messages' });
+      throw apiError('missing_required_parameter', 'give the conversation to save as messages (or as prompt text)', { param: 'messages' });
     }
     const tokenizer = this.requireClient();
     // Messages become tokens exactly as a chat request's do (chat/chat-prompt.ts); prompt text as a
@@ -65,7 +65,7 @@ export class SessionService {
     const tokens = messages
       ? await tokenizeChatPrompt(tokenizer, renderChatPrompt(model, messages, { ...(req.tools.length ? { tools: req.tools } : {}), addGenerationPrompt: false }))
       : await tokenizeRawPrompt(tokenizer, model, prompt ?? '');
-    if (tokens.length === 0) throw new ApiError(400, 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
+    if (tokens.length === 0) throw apiError('empty_prompt', 'the conversation is empty', { param: req.messages ? 'messages' : 'prompt' });
     const promptMs = msSince(t0);
     await this.store.ensureDir();
     const path = this.store.statePath(req.name);
@@ -131,31 +131,29 @@ export class SessionService {
   private async checkRestorable(name: string, model: ModelView): Promise<void> {
     const meta = await this.get(name);
     if (meta.model.identity !== model.session.identity) {
-      throw new ApiError(409,
-        `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`,
-        { code: 'session_model_mismatch', param: 'name' });
+      throw apiError('session_model_mismatch', `session '${name}' was saved with model '${meta.model.name}' (${meta.model.file}); this server runs '${model.id}' (${model.session.file}). Restore it on a server running that model.`, { param: 'name' });
     }
   }
 
   async remove(name: string): Promise<void> {
-    if (!(await this.store.remove(name))) throw new ApiError(404, `no session named '${name}'`, { code: 'session_not_found', param: 'name' });
+    if (!(await this.store.remove(name))) throw apiError('session_not_found', `no session named '${name}'`, { param: 'name' });
   }
 
   private requireModel(): ModelView {
     const m = this.deps.model();
-    if (!m) throw new ApiError(503, 'the model is still loading', { code: 'model_loading' });
+    if (!m) throw apiError('model_loading');
     return m;
   }
 
   private requireClient(): EngineClient {
     const c = this.deps.scheduler.anyReadyClient();
-    if (!c) throw new ApiError(503, this.deps.scheduler.unavailableReason() ?? 'no engine is ready', { code: 'engine_unavailable' });
+    if (!c) throw apiError('engine_unavailable', this.deps.scheduler.unavailableReason());
     return c;
   }
 }
 
 /** A session's failure as the status a client can act on: the store's own refusal, else the engine's code (validation/engine-errors.ts). */
 export function sessionError(e: unknown, what: string, call: 'saveSession' | 'loadSession'): ApiError {
-  if (e instanceof SessionUnreadableError) return new ApiError(422, e.message, { code: 'session_unreadable', param: 'name' });
+  if (e instanceof SessionUnreadableError) return apiError('session_unreadable', e.message, { param: 'name' });
   return engineCallApiError(e, call, what);
 }

@@ -4,10 +4,12 @@
 // and checksum (native/src/session_file.h). This module reads the description part without
 // touching the state. Files of format 1 (before the description moved inside) kept it in a
 // <name>.json sidecar; they are still read.
-// The folder is 0700; names reaching this layer are already sanitised, and anything that
+// The folder is 0700 (on Windows modes mean nothing: the folder is private by where it is, under
+// the user's profile, whose access list admits only that user, administrators and the system); names reaching this layer are already sanitised, and anything that
 // could leave the folder is refused again here.
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import nodePath from 'node:path';
+import { processAlive } from '../../contract/os/process.js';
 import { sessionNameProblem } from '../../contract/session-name.js';
 import type { SessionDescription, SessionMeta, SessionModel } from '../../contract/sessions.js';
 import type { ChatMessage } from '../chat/chat-types.js';
@@ -26,27 +28,6 @@ const MAGIC = 'STRATASN';
 // Leftovers of interrupted saves: the engine's NAME.session.tmp-PID-N, format 1's NAME.json.PID.tmp.
 const TEMP_FILE = /^(.+)\.(?:session\.tmp-(\d+)-\d+|json\.(\d+)\.tmp)$/;
 
-/**
- * Whether the process that named a temp file may still be writing it. A zombie is gone: a server
- * killed mid-save leaves its engine process unreaped where nothing reaps orphans (a container whose
- * first process does not), and signal 0 still reaches a zombie.
- */
-export async function processAlive(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  if (process.platform !== 'linux') return true;
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false; // gone between the two looks
-  }
-}
-
 /** Reads exact byte ranges of a file, failing as "damaged" past its end. */
 class HeadReader {
   constructor(private readonly fh: FileHandle, readonly size: number, private readonly what: string) {}
@@ -63,16 +44,21 @@ class HeadReader {
 }
 
 export class SessionStore {
-  constructor(readonly dir: string) {}
+  /**
+   * `path`: the path module the file names are built with (default: this platform's), so that the
+   * Windows forms (drive letters, backslashes) are unit-tested anywhere; `platform` the same for
+   * how a save's leftover is judged abandoned (contract/os/process.ts).
+   */
+  constructor(readonly dir: string, private readonly path: nodePath.PlatformPath = nodePath, private readonly platform: NodeJS.Platform = process.platform) {}
 
   /** The one session-name rule (contract/session-name.ts): no separators, no leading dot. */
   static isSafeName(name: string): boolean {
     return sessionNameProblem(name) === null;
   }
 
-  statePath(name: string): string { return join(this.dir, `${this.checked(name)}.session`); }
+  statePath(name: string): string { return this.path.join(this.dir, `${this.checked(name)}.session`); }
   /** Format 1's sidecar (read and removed, never written). */
-  legacyMetaPath(name: string): string { return join(this.dir, `${this.checked(name)}.json`); }
+  legacyMetaPath(name: string): string { return this.path.join(this.dir, `${this.checked(name)}.json`); }
 
   async ensureDir(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -159,13 +145,13 @@ export class SessionStore {
     for (const f of files.sort()) {
       const temp = TEMP_FILE.exec(f);
       if (temp) {
-        if (!(await processAlive(Number(temp[2] ?? temp[3])))) { await rm(join(this.dir, f), { force: true }); removed.push(f); }
+        if (!(await processAlive(Number(temp[2] ?? temp[3]), this.platform))) { await rm(this.path.join(this.dir, f), { force: true }); removed.push(f); }
         continue;
       }
       const name = f.endsWith('.json') ? f.slice(0, -5) : f.endsWith('.session') ? f.slice(0, -8) : null;
       if (name === null || !SessionStore.isSafeName(name)) continue;
       if (f.endsWith('.json') && !present.has(`${name}.session`)) {
-        await rm(join(this.dir, f), { force: true });
+        await rm(this.path.join(this.dir, f), { force: true });
         removed.push(f);
       } else if (f.endsWith('.session') && !present.has(`${name}.json`) && (await this.formatOf(name)) === 1) {
         orphans.push(f);

@@ -3,13 +3,14 @@
 // (tool_use blocks assistant tool calls, tool_result blocks tool messages), tools and tool_choice
 // OpenAI-style. Thinking blocks sent back are dropped (the panel never resends thinking either).
 import type { SamplingParams } from '../../native/lib/addon.js';
-import type { ChatMessage, ToolCall, ToolSpec } from '../chat/chat-types.js';
+import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/chat-types.js';
+import { decodeBase64Image, ImageCounter } from './images.js';
 import type { ToolChoice } from './chat-schema.js';
 import {
   checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
   requireObject, typeName, type Json,
 } from './validate.js';
-import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import { parseToolList, type NameRule } from './tool-list.js';
 
 export interface MessagesRequest {
   model: string | null;
@@ -26,7 +27,8 @@ export interface MessagesRequest {
   thinkingBudget: number | null;
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Anthropic's rule for tool names (no '.'). */
+const ANTHROPIC_NAMES: NameRule = { pattern: /^[A-Za-z0-9_-]{1,64}$/, says: 'must be 1-64 characters of a-z, A-Z, 0-9, _ -' };
 const MAX_STOP = 8;
 
 function textOf(v: unknown, path: string): string {
@@ -41,7 +43,7 @@ function textOf(v: unknown, path: string): string {
 }
 
 /** One Anthropic message -> chat messages (a user turn with tool results is several). */
-function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage[] {
+function convertMessage(v: unknown, path: string, ids: Set<string>, images: ImageCounter): ChatMessage[] {
   const m = requireObject(v, path);
   const role = checkEnum(get(m, 'role'), field(path, 'role'), ['user', 'assistant'] as const);
   const cp = field(path, 'content');
@@ -50,6 +52,8 @@ function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage
   if (typeof content === 'string') return [{ role, content }];
   const blocks = checkArray(content, cp);
   let text = '';
+  // With an image block, the user turn is parts: the text before and after each image.
+  const parts: ContentPart[] = [];
   const calls: ToolCall[] = [];
   const results: ChatMessage[] = [];
   blocks.forEach((b, i) => {
@@ -60,6 +64,21 @@ function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage
       case 'text':
         text += checkString(get(block, 'text'), field(bp, 'text'));
         break;
+      case 'image': {
+        if (role !== 'user') fail(field(bp, 'type'), 'image blocks belong to user messages');
+        images.add(bp);
+        const sp = field(bp, 'source');
+        const source = requireObject(get(block, 'source'), sp);
+        const kind = checkString(get(source, 'type'), field(sp, 'type'));
+        if (kind === 'url') fail(field(sp, 'type'), 'url image sources are not fetched: the server fetches nothing a request points at; send the image as a base64 source', 'remote_image_not_supported');
+        if (kind !== 'base64') fail(field(sp, 'type'), `must be base64, got ${JSON.stringify(kind)}`, 'unsupported_value');
+        const media = checkString(get(source, 'media_type'), field(sp, 'media_type'));
+        if (!media.startsWith('image/')) fail(field(sp, 'media_type'), `must be an image type (image/png, image/jpeg, ...), got ${JSON.stringify(media)}`);
+        if (text !== '') parts.push({ type: 'text', text });
+        text = '';
+        parts.push({ type: 'image', data: decodeBase64Image(checkString(get(source, 'data'), field(sp, 'data')), field(sp, 'data')) });
+        break;
+      }
       case 'thinking': case 'redacted_thinking':
         if (role !== 'assistant') fail(field(bp, 'type'), `${type} blocks belong to assistant messages`);
         break;  // never sent back to the model
@@ -85,37 +104,31 @@ function convertMessage(v: unknown, path: string, ids: Set<string>): ChatMessage
         break;
       }
       default:
-        fail(field(bp, 'type'), `${JSON.stringify(type)} content is not supported (text, tool_use, tool_result, thinking)`, 'unsupported_value');
+        fail(field(bp, 'type'), `${JSON.stringify(type)} content is not supported (text, image, tool_use, tool_result, thinking)`, 'unsupported_value');
     }
   });
   if (role === 'assistant') {
     if (calls.length === 0) return [{ role, content: text }];
     return [{ role, content: text === '' ? null : text, tool_calls: calls }];
   }
+  if (parts.length > 0) {
+    if (text !== '') parts.push({ type: 'text', text });
+    return [...results, { role: 'user' as const, content: parts }];
+  }
   return [...results, ...(text !== '' || results.length === 0 ? [{ role: 'user' as const, content: text }] : [])];
 }
 
 function parseTools(v: unknown): ToolSpec[] {
-  if (v === undefined) return [];
-  const seen = new Set<string>();
-  const schemaBytes: number[] = [];
-  const tools = checkArray(v, 'tools').map((t, i) => {
-    const tp = field('tools', i);
-    const tool = requireObject(t, tp);
+  return parseToolList(v, 'tools', (tool, tp) => {
     const type = get(tool, 'type');
     if (type !== undefined && type !== 'custom') fail(field(tp, 'type'), `server tools (${String(type)}) are not supported; give name and input_schema`, 'unsupported_value');
     const name = checkString(get(tool, 'name'), field(tp, 'name'));
-    if (!TOOL_NAME.test(name)) fail(field(tp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ -');
-    if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
-    seen.add(name);
-    const spec: ToolSpec = { type: 'function', function: { name, parameters: requireObject(get(tool, 'input_schema'), field(tp, 'input_schema')) } };
-    schemaBytes.push(checkSchemaLimits(spec.function.parameters, field(tp, 'input_schema')));
+    // input_schema is required: parseToolList checks it is an object (after the name) with its limits.
+    const spec: ToolSpec = { type: 'function', function: { name, parameters: get(tool, 'input_schema') as Json } };
     const description = optString(tool, 'description', tp);
     if (description !== undefined) spec.function.description = description;
-    return spec;
-  });
-  checkToolSchemasTotal(schemaBytes, 'tools');
-  return tools;
+    return { name, namePath: field(tp, 'name'), schema: { value: spec.function.parameters, path: field(tp, 'input_schema') }, tool: spec };
+  }, ANTHROPIC_NAMES);
 }
 
 function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; parallel: boolean } {
@@ -145,7 +158,8 @@ export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' |
     if (text !== '') messages.push({ role: 'system', content: text });
   }
   const ids = new Set<string>();
-  list.forEach((m, i) => messages.push(...convertMessage(m, field('messages', i), ids)));
+  const images = new ImageCounter();
+  list.forEach((m, i) => messages.push(...convertMessage(m, field('messages', i), ids, images)));
   const tools = parseTools(get(obj, 'tools'));
   const { choice, parallel } = parseToolChoice(get(obj, 'tool_choice'), tools);
   // thinking: {type: "enabled" | "disabled"} -> the templates' enable_thinking switch.

@@ -1,6 +1,6 @@
 // Request body -> parsed JSON, with the status a client can act on: 415 wrong content type,
 // 413 too large, 400 not UTF-8 or not JSON.
-import { ApiError } from './errors.js';
+import { apiError } from './errors.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -28,21 +28,21 @@ function isJsonType(contentType: string | undefined): { ok: true } | { ok: false
  */
 export function parseJsonBody(raw: Buffer, contentType: string | undefined, limitBytes: number): unknown {
   const type = isJsonType(contentType);
-  if (!type.ok) throw new ApiError(415, type.reason, { code: 'unsupported_media_type' });
+  if (!type.ok) throw apiError('unsupported_media_type', type.reason);
   if (raw.length > limitBytes) {
-    throw new ApiError(413, `request body is ${raw.length} bytes; the limit is ${limitBytes} bytes`, { code: 'request_too_large' });
+    throw apiError('request_too_large', `request body is ${raw.length} bytes; the limit is ${limitBytes} bytes`);
   }
   let text: string;
   try {
     text = utf8.decode(raw);
   } catch {
-    throw new ApiError(400, 'malformed JSON: the body is not valid UTF-8', { code: 'invalid_json' });
+    throw apiError('invalid_json', 'malformed JSON: the body is not valid UTF-8');
   }
-  if (text.trim() === '') throw new ApiError(400, 'malformed JSON: the body is empty', { code: 'invalid_json' });
+  if (text.trim() === '') throw apiError('invalid_json', 'malformed JSON: the body is empty');
   try {
     return JSON.parse(text);
   } catch (e) {
     const detail = e instanceof Error ? e.message : String(e);
-    throw new ApiError(400, `malformed JSON: ${detail}`, { code: 'invalid_json' });
+    throw apiError('invalid_json', `malformed JSON: ${detail}`);
   }
 }

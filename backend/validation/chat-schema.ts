@@ -3,20 +3,29 @@ import type { ChatMessage, ContentPart, ToolCall, ToolSpec } from '../chat/chat-
 import {
   checkArray, checkDepth, checkEnum, checkString, fail, field, get, isRecord, requireObject, typeName, type Json,
 } from './validate.js';
-import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import { ImageCounter, imageFromUrl } from './images.js';
+import { parseToolList } from './tool-list.js';
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
 const ROLES = ['system', 'user', 'assistant', 'tool'] as const;
-/** What a tool name may be (OpenAI's rule), for every route that declares tools. */
-export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function parseContentParts(v: unknown[], path: string): ContentPart[] {
+/** Text parts, and image_url parts (data URLs) in user messages. */
+function parseContentParts(v: unknown[], path: string, role: string, images: ImageCounter): ContentPart[] {
   return v.map((p, i) => {
     const pp = field(path, i);
     const part = requireObject(p, pp);
     const type = checkString(get(part, 'type'), field(pp, 'type'));
-    if (type !== 'text') fail(field(pp, 'type'), `${type} content is not supported (text only)`, 'unsupported_value');
+    if (type === 'image_url') {
+      if (role !== 'user') fail(field(pp, 'type'), `image_url parts go in user messages, not ${role} messages`, 'unsupported_value');
+      images.add(pp);
+      const raw = get(part, 'image_url');
+      const up = field(pp, 'image_url');
+      // {url, detail?} as OpenAI sends it; a bare string as some clients do.
+      const url = typeof raw === 'string' ? raw : checkString(get(requireObject(raw, up), 'url'), field(up, 'url'));
+      return imageFromUrl(url, typeof raw === 'string' ? up : field(up, 'url'));
+    }
+    if (type !== 'text') fail(field(pp, 'type'), `${type} content is not supported (text and image_url)`, 'unsupported_value');
     return { type: 'text', text: checkString(get(part, 'text'), field(pp, 'text')) };
   });
 }
@@ -46,7 +55,7 @@ function parseToolCalls(v: unknown, path: string): ToolCall[] {
   });
 }
 
-function parseMessage(v: unknown, path: string): ChatMessage {
+function parseMessage(v: unknown, path: string, images: ImageCounter): ChatMessage {
   const m = requireObject(v, path);
   let roleValue = get(m, 'role');
   if (roleValue === 'developer') roleValue = 'system';   // OpenAI's newer name for the system role
@@ -60,7 +69,7 @@ function parseMessage(v: unknown, path: string): ChatMessage {
   } else if (typeof rawContent === 'string') {
     content = rawContent;
   } else if (Array.isArray(rawContent)) {
-    content = parseContentParts(rawContent, cp);
+    content = parseContentParts(rawContent, cp, role, images);
   } else {
     fail(cp, `must be a string or an array of content parts, got ${typeName(rawContent)}`);
   }
@@ -88,36 +97,25 @@ export function parseMessages(v: unknown, path = 'messages'): ChatMessage[] {
   if (v === undefined || v === null) fail(path, 'is required', 'missing_required_parameter');
   const list = checkArray(v, path);
   if (list.length === 0) fail(path, 'must contain at least one message');
-  return list.map((m, i) => parseMessage(m, field(path, i)));
+  const images = new ImageCounter();
+  return list.map((m, i) => parseMessage(m, field(path, i), images));
 }
 
 export function parseTools(v: unknown, path = 'tools'): ToolSpec[] {
-  if (v === undefined) return [];
-  const seen = new Set<string>();
-  const schemaBytes: number[] = [];
-  const tools = checkArray(v, path).map((t, i) => {
-    const tp = field(path, i);
-    const tool = requireObject(t, tp);
+  return parseToolList(v, path, (tool, tp) => {
     const type = get(tool, 'type') ?? 'function';
     if (type !== 'function') fail(field(tp, 'type'), 'must be function');
     const fp = field(tp, 'function');
     const fn = requireObject(get(tool, 'function'), fp);
     const name = checkString(get(fn, 'name'), field(fp, 'name'));
-    if (!TOOL_NAME.test(name)) fail(field(fp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ . -');
-    if (seen.has(name)) fail(field(fp, 'name'), `duplicate tool name ${name}`);
-    seen.add(name);
     const spec: ToolSpec = { type: 'function', function: { name } };
     const description = get(fn, 'description');
     if (description !== undefined) spec.function.description = checkString(description, field(fp, 'description'));
     const parameters = get(fn, 'parameters');
-    if (parameters !== undefined) {
-      spec.function.parameters = requireObject(parameters, field(fp, 'parameters'));
-      schemaBytes.push(checkSchemaLimits(parameters, field(fp, 'parameters')));
-    }
-    return spec;
+    // An object: parseToolList checks it (after the name) with its limits.
+    if (parameters !== undefined) spec.function.parameters = parameters as Json;
+    return { name, namePath: field(fp, 'name'), schema: parameters === undefined ? null : { value: parameters, path: field(fp, 'parameters') }, tool: spec };
   });
-  checkToolSchemasTotal(schemaBytes, path);
-  return tools;
 }
 
 export function parseToolChoice(v: unknown, tools: ToolSpec[], path = 'tool_choice'): ToolChoice {

@@ -7,32 +7,31 @@
 // and here; a new call gets its 'failed' row here (the compiler asks for both).
 import type { CallName } from '../engine/calls.js';
 import { EngineCallError, type CallErrorCode } from '../engine/client.js';
-import { ApiError } from './errors.js';
+import { apiError, ApiError, type ErrorCode } from './errors.js';
 
-export interface ErrorAnswer { status: number; code: string }
-
-const SESSION_ERROR: ErrorAnswer = { status: 500, code: 'session_error' };
-const ENGINE_ERROR: ErrorAnswer = { status: 500, code: 'engine_error' };
 // Tokenizing the prompt is the engine's part of every generation: its failure is the engine's.
-const TOKENIZE_ERROR: ErrorAnswer = { status: 503, code: 'engine_unavailable' };
+const TOKENIZE_ERROR: ErrorCode = 'engine_unavailable';
 
-export const ENGINE_ERROR_STATUS: Readonly<Record<Exclude<CallErrorCode, 'failed'>, ErrorAnswer>> & {
-  readonly failed: Readonly<Record<CallName, ErrorAnswer>>;
+/** Each engine code as the API's error code (its status: contract/error-codes.ts). */
+export const ENGINE_ERROR_CODE: Readonly<Record<Exclude<CallErrorCode, 'failed'>, ErrorCode>> & {
+  readonly failed: Readonly<Record<CallName, ErrorCode>>;
 } = {
-  session_model_mismatch: { status: 409, code: 'session_model_mismatch' },
-  session_unreadable: { status: 422, code: 'session_unreadable' },
-  conversation_not_found: { status: 404, code: 'conversation_not_found' },
-  no_space: { status: 507, code: 'insufficient_storage' },
-  engine_unavailable: { status: 503, code: 'engine_unavailable' },
-  engine_closed: { status: 503, code: 'engine_unavailable' },
-  park_unavailable: SESSION_ERROR,
-  io_error: SESSION_ERROR,
+  session_model_mismatch: 'session_model_mismatch',
+  session_unreadable: 'session_unreadable',
+  conversation_not_found: 'conversation_not_found',
+  no_space: 'insufficient_storage',
+  engine_unavailable: 'engine_unavailable',
+  engine_closed: 'engine_unavailable',
+  park_unavailable: 'session_error',
+  io_error: 'session_error',
   failed: {
     tokenize: TOKENIZE_ERROR, tokenizeSegments: TOKENIZE_ERROR, tokenizeParts: TOKENIZE_ERROR, detokenize: TOKENIZE_ERROR,
-    saveSession: SESSION_ERROR, loadSession: SESSION_ERROR,
-    snapshot: ENGINE_ERROR, traces: ENGINE_ERROR, devices: ENGINE_ERROR,
+    saveSession: 'session_error', loadSession: 'session_error',
+    snapshot: 'engine_error', traces: 'engine_error', devices: 'engine_error',
     // The converter (or the GBNF parser) refused what the request asked for.
-    buildGrammar: { status: 400, code: 'unsupported_schema' },
+    buildGrammar: 'unsupported_schema',
+    // The bytes are no image the projector reads, or too many pixels: the client's input.
+    prepareImage: 'invalid_image',
   },
 };
 
@@ -40,9 +39,9 @@ export const ENGINE_ERROR_STATUS: Readonly<Record<Exclude<CallErrorCode, 'failed
  * The answer for an engine call's failure: `call` is the call the route made (an EngineCallError
  * says its own); no error at all (no engine was ready to call) is engine_unavailable.
  */
-export function engineErrorAnswer(e: unknown, call: CallName): ErrorAnswer {
+export function engineErrorCode(e: unknown, call: CallName): ErrorCode {
   const code: CallErrorCode = e instanceof EngineCallError ? e.code : e === null || e === undefined ? 'engine_unavailable' : 'failed';
-  return code === 'failed' ? ENGINE_ERROR_STATUS.failed[e instanceof EngineCallError ? e.call : call] : ENGINE_ERROR_STATUS[code];
+  return code === 'failed' ? ENGINE_ERROR_CODE.failed[e instanceof EngineCallError ? e.call : call] : ENGINE_ERROR_CODE[code];
 }
 
 /**
@@ -51,8 +50,8 @@ export function engineErrorAnswer(e: unknown, call: CallName): ErrorAnswer {
  */
 export function engineCallApiError(e: unknown, call: CallName, what: string, param?: string): ApiError {
   if (e instanceof ApiError) return e;
-  const row = engineErrorAnswer(e, call);
+  const code = engineErrorCode(e, call);
   // The engine's own words (`what` already says which call failed).
   const message = e instanceof EngineCallError ? e.detail : e instanceof Error ? e.message : String(e ?? 'no engine is ready');
-  return new ApiError(row.status, `${what}: ${message}`, { code: row.code, ...(param !== undefined ? { param } : {}) });
+  return apiError(code, `${what}: ${message}`, { param });
 }

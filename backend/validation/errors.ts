@@ -1,36 +1,52 @@
 // The one error type the HTTP layer answers with, serialised the way OpenAI clients parse it:
-// {"error": {"message", "type", "code", "param"}} (contract/errors.ts), with the overflow fields.
+// {"error": {"message", "type", "code", "param"}} (contract/errors.ts), with the code's data fields.
+// Every ApiError is made from a code of the table (contract/error-codes.ts): its status and type
+// come from there, never from the thrower.
+import { ERROR_CODES, errorStatus, errorType, type ErrorCode, type ErrorFields, type ErrorType } from '../../contract/error-codes.js';
 import type { ApiErrorBody, ContextOverflow } from '../../contract/errors.js';
 import { ChatTemplateError } from '../chat/template.js';
 
 export type { ApiErrorBody } from '../../contract/errors.js';
+export type { ErrorCode } from '../../contract/error-codes.js';
+
+/** What a thrower adds to a code: the field at fault, and the code's data fields where it has some. */
+export type ErrorOptions<C extends ErrorCode> = { param?: string | undefined } & (C extends keyof ErrorFields ? ErrorFields[C] : unknown);
 
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly status: number;
-  /** 'invalid_request_error' for 4xx, 'server_error' for 5xx unless given. */
-  readonly type: string;
-  readonly code: string | null;
+  readonly type: ErrorType;
+  readonly code: ErrorCode;
   /** The request field at fault (`messages[2].role`), when there is one. */
   readonly param: string | null;
   /** What a context_length_exceeded error needed and had, as numbers. */
   readonly overflow: ContextOverflow | null;
 
-  constructor(status: number, message: string, opts: { type?: string; code?: string; param?: string; overflow?: ContextOverflow } = {}) {
+  /** Use apiError(): it types the fields each code carries. */
+  constructor(code: ErrorCode, message: string, opts: { param?: string | undefined } & Partial<ContextOverflow> = {}) {
+    if (!Object.hasOwn(ERROR_CODES, code)) throw new RangeError(`'${code}' is not an error code of contract/error-codes.ts`);
     super(message);
-    if (!Number.isInteger(status) || status < 400 || status > 599) {
-      throw new RangeError(`ApiError status must be an HTTP error status (400-599), got ${status}`);
-    }
-    this.status = status;
-    this.type = opts.type ?? (status >= 500 ? 'server_error' : 'invalid_request_error');
-    this.code = opts.code ?? null;
+    this.code = code;
+    this.status = errorStatus(code);
+    this.type = errorType(code);
     this.param = opts.param ?? null;
-    this.overflow = opts.overflow ?? null;
+    this.overflow = opts.n_prompt_tokens !== undefined && opts.n_ctx !== undefined ? { n_prompt_tokens: opts.n_prompt_tokens, n_ctx: opts.n_ctx } : null;
   }
 
   toJSON(): ApiErrorBody {
     return { error: { message: this.message, type: this.type, code: this.code, param: this.param, ...this.overflow } };
   }
+}
+
+type ArgsOf<C extends ErrorCode> = C extends keyof ErrorFields ? [opts: ErrorOptions<C>] : [opts?: ErrorOptions<C>];
+
+/**
+ * The error for `code` (contract/error-codes.ts): `message` says what happened, naming the field
+ * and the limit (the table's own message when omitted); a code with data fields requires them.
+ */
+export function apiError<C extends ErrorCode>(code: C, message?: string | null, ...[opts]: ArgsOf<C>): ApiError {
+  const text = message ?? (ERROR_CODES[code] as { message?: string }).message ?? code;
+  return new ApiError(code, text, opts as { param?: string } & Partial<ContextOverflow>);
 }
 
 /**
@@ -40,10 +56,8 @@ export class ApiError extends Error {
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (e instanceof ChatTemplateError) {
-    return e.kind === 'raised'
-      ? new ApiError(400, e.message, { code: 'template_rejected', param: 'messages' })
-      : new ApiError(500, e.message, { code: 'template_error' });
+    return e.kind === 'raised' ? apiError('template_rejected', e.message, { param: 'messages' }) : apiError('template_error', e.message);
   }
   const message = e instanceof Error ? e.message : String(e);
-  return new ApiError(500, `internal error: ${message}`);
+  return apiError('internal_error', `internal error: ${message}`);
 }

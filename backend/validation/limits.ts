@@ -86,3 +86,18 @@ export const MAX_GRAMMAR_REPEATED_SYMBOLS = 100_000;
  * (an optional array of items separated by commas); 3 leaves room for hand-written ones.
  */
 export const MAX_GRAMMAR_REPETITION_NESTING = 3;
+
+/**
+ * Largest image a request may send, in bytes of the file (after base64): a phone screenshot as PNG
+ * is 1 to 3 MiB, a 4K one under 10. Every image is decoded in full before the projector resizes it.
+ */
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Most pixels of one image (width x height, checked from its header before decoding): 4096 x 4096.
+ * Decoded to RGB that is 48 MiB; a PNG of a few KiB can declare far more (a decompression bomb).
+ */
+export const MAX_IMAGE_PIXELS = 4096 * 4096;
+
+/** Most images in one request (over every message): each is decoded and encoded by the projector. */
+export const MAX_IMAGES_PER_REQUEST = 16;

@@ -4,11 +4,13 @@
 // hosted tools) are refused by name rather than silently dropped.
 import type { SamplingParams } from '../../native/lib/addon.js';
 import type {
-  ConversationItem, FunctionTool, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
+  ConversationItem, FunctionTool, ImageInputPart, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
 } from '../../contract/responses.js';
 import type { ToolSpec } from '../chat/chat-types.js';
-import { TOOL_NAME, type ToolChoice } from './chat-schema.js';
-import { checkSchemaLimits, checkToolSchemasTotal } from './grammar-limits.js';
+import type { ToolChoice } from './chat-schema.js';
+import { checkSchemaLimits } from './grammar-limits.js';
+import { ImageCounter, imageFromUrl } from './images.js';
+import { parseToolList } from './tool-list.js';
 import type { OutputConstraint } from './output-schema.js';
 import { REASONING_EFFORTS } from './schemas.js';
 import {
@@ -44,27 +46,48 @@ export const RESPONSE_ID = /^resp_[A-Za-z0-9_-]{1,120}$/;
 
 const MAX_METADATA = 16;
 
+/** A user message's input_image part: a data URL, checked here (kept as the URL: stored responses are JSON). */
+function imagePart(part: Json, pp: string, role: string, images: ImageCounter): ImageInputPart {
+  if (role !== 'user') fail(field(pp, 'type'), `input_image parts go in user messages, not ${role} messages`, 'unsupported_value');
+  images.add(pp);
+  if (get(part, 'file_id') !== undefined) fail(field(pp, 'file_id'), 'files are not stored by this server; send the image as a data URL in image_url', 'unsupported_value');
+  const url = checkString(get(part, 'image_url'), field(pp, 'image_url'));
+  imageFromUrl(url, field(pp, 'image_url'));
+  return { type: 'input_image', image_url: url };
+}
+
+function textPart(p: unknown, pp: string, role: string): TextPart {
+  const part = requireObject(p, pp);
+  const type = checkString(get(part, 'type'), field(pp, 'type'));
+  if (type === 'input_image' || type === 'input_file' || type === 'input_audio') {
+    const where = type === 'input_image' ? ' (input_image parts go in user messages)' : '';
+    fail(field(pp, 'type'), `${type} is not supported here${where}: input_text parts`, 'unsupported_value');
+  }
+  const want = role === 'assistant' ? 'output_text' : 'input_text';
+  if (type !== 'input_text' && type !== 'output_text') fail(field(pp, 'type'), `must be ${want}, got ${JSON.stringify(type)}`);
+  return { type, text: checkString(get(part, 'text'), field(pp, 'text')) };
+}
+
 function textParts(v: unknown[], path: string, role: string): TextPart[] {
+  return v.map((p, i) => textPart(p, field(path, i), role));
+}
+
+/** A message's parts: text, and input_image parts in user messages. */
+function contentParts(v: unknown[], path: string, role: string, images: ImageCounter): Array<TextPart | ImageInputPart> {
   return v.map((p, i) => {
     const pp = field(path, i);
     const part = requireObject(p, pp);
-    const type = checkString(get(part, 'type'), field(pp, 'type'));
-    if (type === 'input_image' || type === 'input_file' || type === 'input_audio') {
-      fail(field(pp, 'type'), `${type} is not supported: this server reads text only (input_text parts)`, 'unsupported_value');
-    }
-    const want = role === 'assistant' ? 'output_text' : 'input_text';
-    if (type !== 'input_text' && type !== 'output_text') fail(field(pp, 'type'), `must be ${want}, got ${JSON.stringify(type)}`);
-    return { type, text: checkString(get(part, 'text'), field(pp, 'text')) };
+    return get(part, 'type') === 'input_image' ? imagePart(part, pp, role, images) : textPart(part, pp, role);
   });
 }
 
-function messageItem(item: Json, path: string): ConversationItem {
+function messageItem(item: Json, path: string, images: ImageCounter): ConversationItem {
   const role = checkEnum(get(item, 'role'), field(path, 'role'), ['user', 'system', 'developer', 'assistant'] as const);
   const raw = get(item, 'content');
   const cp = field(path, 'content');
   if (raw === undefined) fail(cp, 'is required', 'missing_required_parameter');
   const content = typeof raw === 'string' ? raw
-    : Array.isArray(raw) ? textParts(raw, cp, role)
+    : Array.isArray(raw) ? contentParts(raw, cp, role, images)
       : fail(cp, `must be a string or an array of content parts, got ${typeName(raw)}`);
   return { type: 'message', role, content };
 }
@@ -81,11 +104,11 @@ function outputText(v: unknown, path: string): string {
   fail(path, `must be a string or an array of input_text parts, got ${typeName(v)}`);
 }
 
-function inputItem(v: unknown, path: string): ConversationItem | null {
+function inputItem(v: unknown, path: string, images: ImageCounter): ConversationItem | null {
   const item = requireObject(v, path);
   const type = get(item, 'type') ?? 'message';
   switch (type) {
-    case 'message': return messageItem(item, path);
+    case 'message': return messageItem(item, path, images);
     case 'function_call': {
       const id = optString(item, 'id', path);
       return {
@@ -113,34 +136,27 @@ export function parseInput(v: unknown): ConversationItem[] {
   if (v === undefined) fail('input', 'is required', 'missing_required_parameter');
   if (typeof v === 'string') return [{ type: 'message', role: 'user', content: v }];
   const list = checkArray(v, 'input');
-  return list.flatMap((x, i) => inputItem(x, field('input', i)) ?? []);
+  const images = new ImageCounter();
+  return list.flatMap((x, i) => inputItem(x, field('input', i), images) ?? []);
 }
 
 function parseTools(v: unknown): FunctionTool[] {
-  if (v === undefined) return [];
-  const seen = new Set<string>();
-  const schemaBytes: number[] = [];
-  const tools = checkArray(v, 'tools').map((t, i): FunctionTool => {
-    const tp = field('tools', i);
-    const tool = requireObject(t, tp);
+  return parseToolList(v, 'tools', (tool, tp) => {
     const type = get(tool, 'type');
     if (type !== 'function') {
       const got = typeof type === 'string' ? JSON.stringify(type) : typeName(type);
       fail(field(tp, 'type'), `only function tools are supported, got ${got}`, 'unsupported_value');
     }
     const name = reqString(tool, 'name', tp);
-    if (!TOOL_NAME.test(name)) fail(field(tp, 'name'), 'must be 1-64 characters of a-z, A-Z, 0-9, _ . -');
-    if (seen.has(name)) fail(field(tp, 'name'), `duplicate tool name ${name}`);
-    seen.add(name);
     const params = get(tool, 'parameters');
-    if (params !== undefined) schemaBytes.push(checkSchemaLimits(requireObject(params, field(tp, 'parameters')), field(tp, 'parameters')));
     return {
-      type: 'function', name, description: optString(tool, 'description', tp) ?? null,
-      parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
+      name, namePath: field(tp, 'name'), schema: params === undefined ? null : { value: params, path: field(tp, 'parameters') },
+      tool: {
+        type: 'function', name, description: optString(tool, 'description', tp) ?? null,
+        parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
+      },
     };
   });
-  checkToolSchemasTotal(schemaBytes, 'tools');
-  return tools;
 }
 
 function parseToolChoice(v: unknown, tools: FunctionTool[]): ResponseToolChoice {

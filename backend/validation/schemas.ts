@@ -59,6 +59,8 @@ export interface ChatRequest extends GenerationParams {
   parallelToolCalls: boolean;
   /** chat_template_kwargs: extra template variables (e.g. enable_thinking). */
   templateKwargs: Record<string, unknown>;
+  /** reasoning_effort as given (its budget: --reasoning-effort-budgets); null when absent. */
+  reasoningEffort: (typeof REASONING_EFFORTS)[number] | null;
   /** llama-server's reasoning_format: 'auto' = 'deepseek' (`<think>` text -> reasoning_content); 'none': all content. */
   reasoningFormat: ReasoningFormat;
 }
@@ -239,6 +241,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
     toolChoice,
     parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
     templateKwargs: withEffort(kwargs === undefined ? {} : checkedKwargs(kwargs), get(obj, 'reasoning_effort'), 'reasoning_effort'),
+    reasoningEffort: get(obj, 'reasoning_effort') === undefined ? null : checkEnum(get(obj, 'reasoning_effort'), 'reasoning_effort', REASONING_EFFORTS),
     reasoningFormat: parseReasoningFormat(obj),
   };
 }
@@ -329,9 +332,15 @@ export function parseSessionSaveRequest(body: unknown): SessionSaveRequest {
   const messagesRaw = get(obj, 'messages');
   const promptRaw = get(obj, 'prompt');
   if (messagesRaw !== undefined && promptRaw !== undefined) fail('prompt', 'give messages or prompt, not both');
+  const messages = messagesRaw === undefined ? null : parseMessages(messagesRaw);
+  // A saved session keeps its conversation as JSON text beside the state: images stay with chat requests.
+  messages?.forEach((m, i) => {
+    const at = Array.isArray(m.content) ? m.content.findIndex((p) => p.type === 'image') : -1;
+    if (at >= 0) fail(`messages[${i}].content[${at}]`, 'a saved session holds text only: images are not saved in sessions', 'unsupported_value');
+  });
   return {
     name: sanitizeSessionName(name),
-    messages: messagesRaw === undefined ? null : parseMessages(messagesRaw),
+    messages,
     tools: parseTools(get(obj, 'tools')),
     prompt: promptRaw === undefined ? null : checkString(promptRaw, 'prompt'),
   };

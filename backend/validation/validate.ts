@@ -1,12 +1,12 @@
 // Small readers for parsed JSON that throw ApiError 400 naming the field (`messages[2].role: ...`).
 // A null value counts as absent: OpenAI clients send `"stop": null` for "not set".
-import { ApiError } from './errors.js';
+import { apiError, type ErrorCode } from './errors.js';
 import { MAX_JSON_DEPTH } from './limits.js';
 
 export type Json = Record<string, unknown>;
 
-export function fail(path: string, message: string, code = 'invalid_value'): never {
-  throw new ApiError(400, path ? `${path}: ${message}` : message, { code, param: path || undefined });
+export function fail(path: string, message: string, code: ErrorCode = 'invalid_value'): never {
+  throw apiError(code, path ? `${path}: ${message}` : message, { param: path || undefined });
 }
 
 export function isRecord(v: unknown): v is Json {
@@ -32,7 +32,7 @@ function requirePresent(v: unknown, path: string): void {
 export function requireObject(v: unknown, path: string): Json {
   requirePresent(v, path);
   if (!isRecord(v)) {
-    if (!path) throw new ApiError(400, `request body: must be a JSON object, got ${typeName(v)}`, { code: 'invalid_value' });
+    if (!path) throw apiError('invalid_value', `request body: must be a JSON object, got ${typeName(v)}`);
     fail(path, `must be a JSON object, got ${typeName(v)}`);
   }
   return v;

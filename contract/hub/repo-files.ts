@@ -2,6 +2,7 @@
 // pages followed (Link rel="next"), and any folder the answer lists without its contents asked for
 // in turn (a Hub that does not recurse). Each file with its size and, for LFS files, its sha256.
 import { HubRefError, type HubAccess } from './hub-ref.js';
+import { windowsNameProblem } from '../os/file-names.js';
 
 export interface HubFile {
   path: string;
@@ -65,9 +66,14 @@ async function fetchListing(access: HubAccess, repo: string, url: string, signal
   throw new HubRefError(`${repo}: the Hub answered ${res.status} to ${url}`);
 }
 
-/** Plain names joined by /: no empty, "." or ".." segment, no backslash or control character. */
-function isSafeRepoPath(path: string): boolean {
-  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\\\x00-\x1f]/.test(s));
+/**
+ * Plain names joined by /: no empty, "." or ".." segment, no backslash or control character; on
+ * Windows also none that Windows reads otherwise (a ':' names a stream of another file, a device
+ * name opens the device: contract/os/file-names.ts).
+ */
+export function isSafeRepoPath(path: string, platform: NodeJS.Platform = process.platform): boolean {
+  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\\\x00-\x1f]/.test(s)
+    && (platform !== 'win32' || windowsNameProblem(s) === null));
 }
 
 /** The rel="next" URL of a Link header. */

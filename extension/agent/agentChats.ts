@@ -3,7 +3,8 @@
 // tool) kept until the user answers in any view or presses Stop. No vscode: unit-tested.
 import type { ChatMessage } from '../../contract/chat.js';
 import type { AgentCompactionView, AgentContextView, AgentDecision, AgentStepView } from '../../contract/agent.js';
-import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
+import type { ContextItem, ToWebview } from '../../contract/panel.js';
+import { AnswerRuns, newAnswer, type Answer } from '../chat/answerRuns.js';
 import type { AgentEvent, AgentLoop } from './loop.js';
 import type { AgentApprovals, ProposedChange } from './types.js';
 import { wellFormedToolTurns } from './history.js';
@@ -52,25 +53,30 @@ export interface AgentHost<C> {
   closeDiff?(change: ProposedChange): Promise<void>;
 }
 
-interface Answer {
-  text: string;
-  reasoning: string;
+/** An agent's answer: the text and thinking of every answer, and its steps. */
+interface AgentAnswer extends Answer {
   steps: Map<string, AgentStepView>;
   compactions: AgentCompactionView[];
   context: AgentContextView | null;
-  sent: { content: string; note: string | null } | null;
-  ac: AbortController;
-  end: ChatEndInfo | null;
   rules?: RuleFileView[];
   todo?: TodoItem[];
 }
 
 interface Wait { kind: 'tool' | 'change' | 'command'; resolve(ok: boolean): void }
 
-const KEEP_FINISHED = 20;
+/** An agent answer's own part of a view's replay (its question, text and end: AnswerRuns). */
+function agentReplay(chatId: string, a: AgentAnswer): ToWebview[] {
+  const out: ToWebview[] = [];
+  for (const step of a.steps.values()) out.push({ type: 'agentStep', chatId, step });
+  if (a.rules) out.push({ type: 'agentRules', chatId, rules: a.rules });
+  if (a.todo) out.push({ type: 'agentTodo', chatId, items: a.todo });
+  for (const compaction of a.compactions) out.push({ type: 'agentCompaction', chatId, compaction });
+  if (a.context) out.push({ type: 'agentContext', chatId, context: a.context });
+  return out;
+}
 
 export class AgentChats<C> {
-  private readonly answers = new Map<string, Answer>();
+  private readonly runs: AnswerRuns<AgentAnswer>;
   private readonly waits = new Map<string, Wait>();
   private readonly changes = new Map<string, ProposedChange>();
 
@@ -79,23 +85,24 @@ export class AgentChats<C> {
     private readonly broadcast: (m: ToWebview) => void,
     /** The conversation this answer leaves (for Save Session from the palette). */
     private readonly setLast: (name: string, messages: ChatMessage[]) => void,
-  ) {}
+  ) {
+    this.runs = new AnswerRuns(broadcast, agentReplay);
+  }
 
   isRunning(chatId: string): boolean {
-    return !!this.answers.get(chatId) && this.answers.get(chatId)!.end === null;
+    return this.runs.isRunning(chatId);
   }
 
   anyRunning(): boolean {
-    return [...this.answers.values()].some((a) => a.end === null);
+    return this.runs.anyRunning();
   }
 
   stop(chatId: string): void {
-    const a = this.answers.get(chatId);
-    if (a && !a.end) a.ac.abort();
+    this.runs.stop(chatId);
   }
 
   stopAll(): void {
-    for (const a of this.answers.values()) if (!a.end) a.ac.abort();
+    this.runs.stopAll();
   }
 
   /** The user answered what step `stepId` asks; acceptAll accepts every change of this answer that waits. */
@@ -127,32 +134,16 @@ export class AgentChats<C> {
 
   /** Everything a view that (re)opens needs to show this window's agent answers. */
   replay(): ToWebview[] {
-    const out: ToWebview[] = [];
-    for (const [chatId, a] of this.answers) {
-      if (a.sent) out.push({ type: 'chatSent', chatId, content: a.sent.content, note: a.sent.note });
-      out.push({ type: 'chatSnapshot', chatId, text: a.text, ...(a.reasoning ? { reasoning: a.reasoning } : {}) });
-      for (const step of a.steps.values()) out.push({ type: 'agentStep', chatId, step });
-      if (a.rules) out.push({ type: 'agentRules', chatId, rules: a.rules });
-      if (a.todo) out.push({ type: 'agentTodo', chatId, items: a.todo });
-      for (const compaction of a.compactions) out.push({ type: 'agentCompaction', chatId, compaction });
-      if (a.context) out.push({ type: 'agentContext', chatId, context: a.context });
-      if (a.end) out.push({ type: 'chatEnd', chatId, end: a.end });
-    }
-    return out;
+    return this.runs.replay();
   }
 
   async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
-    if (this.answers.has(chatId)) return;
-    const a: Answer = { text: '', reasoning: '', steps: new Map(), compactions: [], context: null, sent: null, ac: new AbortController(), end: null };
-    this.answers.set(chatId, a);
-    let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
     let conversation = messages;
-    try {
+    const answer: AgentAnswer = { ...newAnswer(), steps: new Map(), compactions: [], context: null };
+    await this.runs.run(chatId, answer, async (a) => {
       const client = await this.host.ensureClient();
       const plan = await this.host.prepare(client, messages, context);
-      a.sent = { content: plan.content, note: plan.note };
-      this.broadcast({ type: 'chatSent', chatId, content: plan.content, note: plan.note });
-      if (plan.error) throw new Error(plan.error);
+      this.runs.sent(chatId, a, plan);
       conversation = wellFormedToolTurns(plan.messages);
       const made = await this.host.makeLoop(client, (e) => this.event(chatId, a, e), this.approvals(chatId, a.ac.signal), chatId);
       if (typeof made === 'string') throw new Error(made);
@@ -162,32 +153,26 @@ export class AgentChats<C> {
       }
       const withSystem = conversation[0]?.role === 'system' ? conversation : [{ role: 'system' as const, content: made.system }, ...conversation];
       const run = await made.loop.run(withSystem, a.ac.signal);
-      end = {
+      conversation = run.conversation ? withoutSystem(run.conversation, made.system) : [...conversation, ...run.messages];
+      return {
         usage: run.usage, timings: run.timings, error: run.end === 'error' ? run.error : null, cancelled: run.end === 'cancelled',
         agent: {
           messages: run.messages, steps: run.steps, note: run.end === 'stepLimit' ? run.error : null,
           ...(run.conversation ? { conversation: withoutSystem(run.conversation, made.system) } : {}),
         },
       };
-      conversation = run.conversation ? withoutSystem(run.conversation, made.system) : [...conversation, ...run.messages];
-    } catch (err) {
-      end = { ...end, error: a.ac.signal.aborted ? null : (err as Error).message, cancelled: a.ac.signal.aborted };
-    }
-    for (const key of [...this.changes.keys()]) if (key.startsWith(`${chatId}\u0000`)) this.changes.delete(key);
-    a.end = end;
-    this.setLast(name, conversation);
-    this.broadcast({ type: 'chatEnd', chatId, end });
-    const done = [...this.answers].filter(([, x]) => x.end);
-    for (const [id] of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) this.answers.delete(id);
+    }, (end) => {
+      for (const key of [...this.changes.keys()]) if (key.startsWith(`${chatId}\u0000`)) this.changes.delete(key);
+      this.setLast(name, conversation);
+      return end;
+    });
   }
 
-  private event(chatId: string, a: Answer, e: AgentEvent): void {
+  private event(chatId: string, a: AgentAnswer, e: AgentEvent): void {
     if (e.type === 'text') {
-      a.text += e.text;
-      this.broadcast({ type: 'chatDelta', chatId, text: e.text });
+      this.runs.text(chatId, a, e.text);
     } else if (e.type === 'reasoning') {
-      a.reasoning += e.text;
-      this.broadcast({ type: 'chatReasoning', chatId, text: e.text });
+      this.runs.reasoning(chatId, a, e.text);
     } else if (e.type === 'todo') {
       a.todo = e.items;
       this.broadcast({ type: 'agentTodo', chatId, items: e.items });

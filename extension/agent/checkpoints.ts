@@ -67,7 +67,8 @@ export class CheckpointStore {
   /** Every write of the journal, one after the other. */
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly dir: string, private readonly log: (message: string) => void = () => undefined) {}
+  /** `platform`: how file paths compare (without case on Windows: C:\\ws\\A.ts and c:\\ws\\a.ts are one file). */
+  constructor(private readonly dir: string, private readonly log: (message: string) => void = () => undefined, private readonly platform: NodeJS.Platform = process.platform) {}
 
   /** What the loop of answer `chatId` records into; a failure to record is logged, never stops the agent. */
   recorder(chatId: string): CheckpointRecorder {
@@ -150,11 +151,12 @@ export class CheckpointStore {
   /** Per file changed after `at`: its content before the first such change, and after the last. */
   private targets(at: number): FileTarget[] {
     const byFile = new Map<string, FileTarget>();
+    const key = (abs: string): string => (this.platform === 'win32' ? abs.toLowerCase() : abs);
     for (const e of this.later(at)) {
       if (e.kind !== 'change') continue;
-      const t = byFile.get(e.abs);
+      const t = byFile.get(key(e.abs));
       if (t) t.expected = e.after;
-      else byFile.set(e.abs, { path: e.path, abs: e.abs, target: e.before, expected: e.after });
+      else byFile.set(key(e.abs), { path: e.path, abs: e.abs, target: e.before, expected: e.after });
     }
     return [...byFile.values()].sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   }

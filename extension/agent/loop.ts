@@ -7,7 +7,7 @@
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
 import type { AgentCompactionView, AgentContextView, AgentStepView } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
-import { CHAT_MAX_TOKENS, type ChatRequest } from '../client/types.js';
+import { CHAT_MAX_TOKENS, type ChatCall } from '../client/types.js';
 import { boundResult, type TokenCounter } from './budget.js';
 import { allowListedArgv } from './commandPolicy.js';
 import { ContextKeeper, type ContextStats } from './contextKeeper.js';
@@ -64,7 +64,7 @@ export interface AgentLoopDeps {
   onEvent(e: AgentEvent): void;
   model?: string | undefined;
   /** tool_choice per step (1-based); default "auto". A name forces that tool (tests, a forced first step). */
-  toolChoice?: ((step: number) => ChatRequest['toolChoice']) | undefined;
+  toolChoice?: ((step: number) => ChatCall['toolChoice']) | undefined;
   /** Answer length cap per step (default CHAT_MAX_TOKENS). */
   maxTokens?: number | undefined;
   /** Records each applied change and each command as a checkpoint (Restore to here). */

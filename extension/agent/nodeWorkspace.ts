@@ -3,11 +3,11 @@
 // The unit tests run the loop on it; vscodeWorkspace.ts builds on it inside VS Code.
 import { constants } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { isIndexable, readText, walk } from '../codebase/walker.js';
 import { runChildArgv, runChildCommand } from './childCommand.js';
-import { isLink, type WorkspacePaths } from './paths.js';
+import { isInside, isLink, type WorkspacePaths } from './paths.js';
 import { looksSecret } from './sensitiveFiles.js';
 import type { AgentWorkspace, CodebaseSearchFn, CommandResult, DiagnosticItem, ProposedChange, TextMatch } from './types.js';
 
@@ -35,7 +35,7 @@ export class NodeWorkspace implements AgentWorkspace {
 
   async isIgnored(abs: string): Promise<boolean> {
     const roots = await this.paths.real();
-    const i = roots.findIndex((r) => { const rel = relative(r, abs); return !rel.startsWith('..') && !isAbsolute(rel); });
+    const i = roots.findIndex((r) => isInside(r, abs));
     if (i < 0) return false;
     const rel = relative(roots[i]!, abs).split(sep).join('/');
     return rel !== '' && !(await isIndexable(roots[i]!, rel, { exclude: [], maxFileBytes: Number.MAX_SAFE_INTEGER }));

@@ -3,7 +3,7 @@
 // Pure Node; the caller finds the binary and falls back to the walker's search without it.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import nodePath, { join } from 'node:path';
 import type { TextMatch } from './types.js';
 
 /**
@@ -31,7 +31,7 @@ export interface RipgrepQuery {
 }
 
 export function ripgrepSearch(rg: string, q: RipgrepQuery, signal: AbortSignal): Promise<TextMatch[]> {
-  const args = ['--line-number', '--no-heading', '--with-filename', '--color', 'never', '--max-columns', '400', '--max-filesize', '4M', '--hidden', '-g', '!.git'];
+  const args = ['--line-number', '--no-heading', '--with-filename', '--null', '--color', 'never', '--max-columns', '400', '--max-filesize', '4M', '--hidden', '-g', '!.git'];
   if (!q.regex) args.push('--fixed-strings');
   if (q.glob) args.push('-g', q.glob);
   for (const g of q.exclude) args.push('-g', `!${g}`);
@@ -44,12 +44,9 @@ export function ripgrepSearch(rg: string, q: RipgrepQuery, signal: AbortSignal):
     const stop = (): void => { child.kill('SIGKILL'); };
     signal.addEventListener('abort', stop, { once: true });
     const line = (l: string): void => {
-      // path:line:text (the path may itself contain ':' on Windows drives; the line number is the anchor).
-      const m = /^(.*?):(\d+):(.*)$/.exec(l);
-      if (!m || hits.length >= q.maxResults) return;
-      const root = q.roots.find((r) => m[1]!.startsWith(r.path + sep) || m[1] === r.path) ?? q.roots[0]!;
-      const rel = relative(root.path, m[1]!).split(sep).join('/');
-      hits.push({ path: root.prefix ? `${root.prefix}/${rel}` : rel, line: Number(m[2]), text: m[3]! });
+      const hit = hits.length < q.maxResults ? parseRipgrepLine(l, q.roots) : null;
+      if (!hit) return;
+      hits.push(hit);
       if (hits.length >= q.maxResults) stop();
     };
     child.stdout.setEncoding('utf8').on('data', (s: string) => {
@@ -69,4 +66,20 @@ export function ripgrepSearch(rg: string, q: RipgrepQuery, signal: AbortSignal):
       resolve(hits);
     });
   });
+}
+
+/**
+ * One line of `rg --null --line-number --with-filename`: PATH NUL LINE ':' TEXT. The NUL ends the
+ * path whatever it holds (a drive's colon on Windows, ':12:' in a Linux file name); a CRLF
+ * file's '\r' is not part of the text. The path is made relative to the root it is under (as
+ * the platform compares paths: without case on Windows) with '/' between its parts.
+ */
+export function parseRipgrepLine(l: string, roots: RipgrepQuery['roots'], path: nodePath.PlatformPath = nodePath): TextMatch | null {
+  const m = /^([^\0]+)\0(\d+):(.*?)\r?$/.exec(l);
+  if (!m || !roots.length) return null;
+  const file = m[1]!;
+  const under = (root: string): boolean => { const rel = path.relative(root, file); return rel !== '' && !path.isAbsolute(rel) && rel.split(path.sep)[0] !== '..'; };
+  const root = roots.find((r) => under(r.path)) ?? roots[0]!;
+  const rel = path.relative(root.path, file).split(path.sep).join('/');
+  return { path: root.prefix ? `${root.prefix}/${rel}` : rel, line: Number(m[2]), text: m[3]! };
 }

@@ -9,6 +9,7 @@ import { findRipgrep, ripgrepSearch } from './ripgrep.js';
 import { SECRET_NAME_GLOBS } from './sensitiveFiles.js';
 import type { AgentTerminal } from './terminalCommand.js';
 import type { CommandResult, DiagnosticItem, ProposedChange, TextMatch } from './types.js';
+import { samePath } from '../../contract/os/paths.js';
 
 const SEVERITY: Record<vscode.DiagnosticSeverity, DiagnosticItem['severity']> = {
   [vscode.DiagnosticSeverity.Error]: 'error', [vscode.DiagnosticSeverity.Warning]: 'warning',
@@ -24,7 +25,7 @@ export class VscodeWorkspace extends NodeWorkspace {
   }
 
   override async readText(abs: string): Promise<string | null> {
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === abs);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && samePath(d.uri.fsPath, abs));
     return open ? open.getText() : super.readText(abs);
   }
 

@@ -2,15 +2,16 @@
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
 import { ChatChunkAssembler } from './chatStream.js';
+import type { ErrorCode } from '../../contract/error-codes.js';
 import { contextOverflowOf, type ContextOverflow } from '../../contract/errors.js';
 import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, type GpuBackendsBody } from '../../contract/devices.js';
 import { parseMetrics } from '../../contract/metrics.js';
 import { parseRestored, parseSavedSession, parseSessions } from '../../contract/sessions.js';
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
-import { arr, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
+import { arr, defaultModelSize, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../contract/net/sse-decoder.js';
-import type { ChatRequest, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
+import type { ChatCall, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
 import type { DeviceMemory } from '../../contract/devices.js';
@@ -42,6 +43,11 @@ export class StrataApiError extends Error {
     super(message);
     this.name = 'StrataApiError';
   }
+
+  /** Whether the server answered with this code of its table (contract/error-codes.ts); never read the message. */
+  is(code: ErrorCode): boolean {
+    return this.code === code;
+  }
 }
 
 /** Told when a request that occupies the model starts and ends (status bar "busy"). */
@@ -59,6 +65,8 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** The `model` chat and infill requests send (a server with several models routes by it). */
   models?: { completion?: string; chat?: string; embedding?: string; rerank?: string; nextEdit?: string };
+  /** Where infill requests go: Strata's /v1/infill (the default) or llama-server's /infill. */
+  infillPath?: '/v1/infill' | '/infill';
 }
 
 /** "http://h:p/v1/" and "http://h:p" both mean the server root. */
@@ -69,7 +77,11 @@ export function normalizeBaseUrl(url: string): string {
 }
 
 export function toWireMessage(m: ChatMessage): Record<string, unknown> {
-  const w: Record<string, unknown> = { role: m.role, content: m.content };
+  // Images go as image_url parts after the text (data URLs: nothing for the server to fetch).
+  const content = m.images?.length
+    ? [...(m.content ? [{ type: 'text', text: m.content }] : []), ...m.images.map((i) => ({ type: 'image_url', image_url: { url: i.dataUrl } }))]
+    : m.content;
+  const w: Record<string, unknown> = { role: m.role, content };
   if (m.toolCalls?.length) {
     w.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
@@ -90,8 +102,10 @@ export class StrataClient {
   private readonly activity: ActivitySink | undefined;
   private readonly timeoutMs: number;
   private readonly useModels: NonNullable<ClientOptions['models']>;
+  private readonly infillPath: string;
 
   constructor(opts: ClientOptions) {
+    this.infillPath = opts.infillPath ?? '/v1/infill';
     this.useModels = opts.models ?? {};
     this.baseUrl = normalizeBaseUrl(opts.baseUrl);
     this.apiKey = opts.apiKey || undefined;
@@ -120,7 +134,7 @@ export class StrataClient {
     return this.json('GET', '/props', undefined, signal).then(propsSlotContext, () => null);
   }
 
-  async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
+  async *chatStream(req: ChatCall, signal: AbortSignal): AsyncGenerator<ChatEvent> {
     const body: Record<string, unknown> = {
       model: req.model ?? this.useModels.chat ?? 'strata',
       messages: req.messages.map(toWireMessage),
@@ -129,6 +143,7 @@ export class StrataClient {
     };
     if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
     if (req.temperature !== undefined) body.temperature = req.temperature;
+    if (req.reasoningEffort !== undefined) body.reasoning_effort = req.reasoningEffort;
     if (req.tools?.length) {
       body.tools = req.tools.map(toWireTool);
       if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
@@ -153,7 +168,7 @@ export class StrataClient {
   async infill(req: InfillRequest, signal: AbortSignal): Promise<InfillResult> {
     this.activity?.begin('infill');
     try {
-      return parseInfill(await this.json('POST', '/v1/infill', this.infillBody(req, false), signal, true));
+      return parseInfill(await this.json('POST', this.infillPath, this.infillBody(req, false), signal, true));
     } finally {
       this.activity?.end('infill');
     }
@@ -166,7 +181,7 @@ export class StrataClient {
   async *infillStream(req: InfillRequest, signal: AbortSignal): AsyncGenerator<InfillStreamEvent> {
     this.activity?.begin('infill');
     try {
-      const res = await this.send('POST', '/v1/infill', this.infillBody(req, true), signal, true);
+      const res = await this.send('POST', this.infillPath, this.infillBody(req, true), signal, true);
       if (!res.ok) throw await apiError(res);
       for await (const parsed of sseJson(res)) {
         const err = errorMessage(parsed);
@@ -244,11 +259,64 @@ export class StrataClient {
     return scores;
   }
 
+  /**
+   * Whether the server has a route: the status an empty POST gets (a route it has answers 400 or
+   * 422 for the missing fields; one it lacks 404 or 405, or 501 where llama-server was started
+   * without the feature). Nothing is generated: no route accepts an empty body.
+   */
+  async routeStatus(path: string, signal?: AbortSignal): Promise<number> {
+    const res = await this.send('POST', path, {}, signal);
+    await res.body?.cancel().catch(() => undefined);
+    return res.status;
+  }
+
+  /** llama-server's GET /props (context, slots, the chat template's abilities); null where the server has none. */
+  async props(signal?: AbortSignal): Promise<Record<string, unknown> | null> {
+    const res = await this.send('GET', '/props', undefined, signal);
+    if (!res.ok) { await res.body?.cancel().catch(() => undefined); return null; }
+    return obj(await readJson(res).catch(() => null));
+  }
+
+  /**
+   * The positions an image takes in the chat model's prompt: Strata's /v1/messages/count_tokens
+   * with the image, less without it. null from a server without that route; a server that refuses
+   * the image (no projector, an unreadable file) throws its error.
+   */
+  async imageTokens(dataUrl: string, signal?: AbortSignal): Promise<number | null> {
+    const m = /^data:(image\/[^;,]+);base64,(.*)$/s.exec(dataUrl);
+    if (!m) throw new StrataApiError('not a base64 image data URL', 400);
+    const model = this.useModels.chat ?? 'strata';
+    const count = async (content: unknown): Promise<number | null> => {
+      const res = await this.send('POST', '/v1/messages/count_tokens', { model, messages: [{ role: 'user', content }] }, signal);
+      if (res.status === 404 || res.status === 405) return null;
+      if (!res.ok) throw await apiError(res);
+      const n = (await readJson(res) as { input_tokens?: unknown }).input_tokens;
+      return typeof n === 'number' ? n : null;
+    };
+    const [withImage, without] = await Promise.all([
+      count([{ type: 'text', text: '.' }, { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } }]),
+      count('.'),
+    ]);
+    return withImage === null || without === null ? null : withImage - without;
+  }
+
   async tokenize(text: string, signal?: AbortSignal): Promise<number[]> {
     const o = await this.json('POST', '/v1/tokenize', { content: text }, signal);
     const tokens = (o as { tokens?: unknown }).tokens;
     if (!Array.isArray(tokens)) throw new StrataApiError('the server answered /v1/tokenize without a tokens list', 200);
     return tokens as number[];
+  }
+
+  /**
+   * The default model's decode speed as the server measured it (/metrics totals.decode_tok_s, over
+   * the requests it served) with that model's name and size (/v1/models meta.size); null before it
+   * has generated anything, or from a server that reports neither.
+   */
+  async decodeSpeed(signal?: AbortSignal): Promise<{ tokS: number; bytes: number; model: string } | null> {
+    const tokS = (await this.metrics(signal).catch(() => null))?.totals.decode_tok_s;
+    if (tokS === undefined || !(tokS > 0)) return null;
+    const model = defaultModelSize(await this.json('GET', '/v1/models', undefined, signal).catch(() => null));
+    return model ? { tokS, ...model } : null;
   }
 
   async metrics(signal?: AbortSignal): Promise<Metrics> {

@@ -70,6 +70,15 @@ export function parseModels(body: unknown): ModelEntry[] {
   });
 }
 
+/** The default model's name and file size in /v1/models (Strata's default flag and meta.size; the only model if just one), else null. */
+export function defaultModelSize(body: unknown): { model: string; bytes: number } | null {
+  const rows = arr(obj(body).data).map(obj);
+  const row = rows.find((m) => m.default === true) ?? (rows.length === 1 ? rows[0] : undefined);
+  const bytes = row ? num(row, 'meta.size') : null;
+  const model = row ? str(row, 'id') : null;
+  return model !== null && bytes !== null && bytes > 0 ? { model, bytes } : null;
+}
+
 /**
  * The context per slot of the model chat requests go to, from /v1/models: Strata's meta.n_ctx (its
  * --ctx, per slot) of the entry named `chatModel`, else the one whose role is chat, else the
@@ -99,6 +108,7 @@ export function parseUsage(raw: unknown): Usage | null {
     promptTokens: prompt ?? 0,
     completionTokens: completion ?? 0,
     cachedTokens: num(u, 'prompt_tokens_details.cached_tokens'),
+    ...(num(u, 'completion_tokens_details.reasoning_tokens') !== null ? { reasoningTokens: num(u, 'completion_tokens_details.reasoning_tokens')! } : {}),
   };
 }
 

@@ -38,7 +38,11 @@ export interface ToolSpec {
  */
 export const CHAT_MAX_TOKENS = 4096;
 
-export interface ChatRequest {
+/**
+ * One chat call of StrataClient, in the extension's words (camelCase options such as maxTokens);
+ * the client turns it into the OpenAI JSON body that the server parses as its ChatRequest.
+ */
+export interface ChatCall {
   messages: ChatMessage[];
   model?: string;
   maxTokens?: number;
@@ -46,6 +50,8 @@ export interface ChatRequest {
   tools?: ToolSpec[];
   /** A function's name forces a call of that tool (tool_choice {type: function, function: {name}}). */
   toolChoice?: 'auto' | 'required' | 'none' | { name: string };
+  /** reasoning_effort: none switches a reasoning model's thinking off; low / medium / high bound it (absent: the server decides). */
+  reasoningEffort?: 'none' | 'low' | 'medium' | 'high';
 }
 
 /** One step of a streamed chat answer. */

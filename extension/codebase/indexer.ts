@@ -15,6 +15,7 @@ import type { SyntaxParsers } from './syntax.js';
 import type { VectorIndex } from './vectorIndex.js';
 import { isIndexable, walk, type WalkOptions } from './walker.js';
 import type { ContextOverflow } from '../../contract/errors.js';
+import type { ErrorCode } from '../../contract/error-codes.js';
 
 export interface IndexRoot { name: string; path: string }
 
@@ -310,8 +311,9 @@ export class Indexer {
  * for a single one), -1 when too long but unnamed, null for any other error.
  */
 export function tooLongInput(e: unknown, count: number): number | null {
-  const err = e as { status?: number; code?: string | null; param?: string | null };
-  if (err?.status !== 400 || err.code !== 'context_length_exceeded') return null;
+  const err = e as { code?: string | null; param?: string | null };
+  const overflow: ErrorCode = 'context_length_exceeded';
+  if (err?.code !== overflow) return null;
   if (err.param === 'input' && count === 1) return 0;
   const m = /^input\[(\d+)\]$/.exec(err.param ?? '');
   const i = m ? Number(m[1]) : -1;

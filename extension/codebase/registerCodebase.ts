@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import type { IndexAction, IndexView } from '../../contract/panel.js';
 import type { ActivityTracker } from '../server/activity.js';
 import type { ServerConnection } from '../server/connection.js';
+import { roleServerUrl } from '../config/config.js';
 import { DEFAULT_CHUNK_OPTIONS } from './chunker.js';
 import { CodebaseService } from './service.js';
 import type { SearchOptions, SearchResult } from './search.js';
@@ -51,7 +52,10 @@ export function statusText(v: IndexView): { text: string; tooltip: string } | nu
   };
 }
 
-export function registerCodebase(context: vscode.ExtensionContext, server: ServerConnection, activity: ActivityTracker, log: vscode.LogOutputChannel): CodebaseHandle {
+/** The connections of the embedding and rerank roles (the main server's, or each role's own). */
+export interface CodebaseServers { embedding: ServerConnection; rerank: ServerConnection }
+
+export function registerCodebase(context: vscode.ExtensionContext, servers: CodebaseServers, activity: ActivityTracker, log: vscode.LogOutputChannel): CodebaseHandle {
   const listeners = new Set<(v: IndexView) => void>();
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
   const handle: CodebaseHandle = {
@@ -61,7 +65,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
   if (!settings().enabled || !context.storageUri || folders.length === 0) return handle;
   let service: CodebaseService;
   try {
-    service = createService(context, context.storageUri, folders, server, activity, log);
+    service = createService(context, context.storageUri, folders, servers, activity, log);
   } catch (e) {
     log.warn(`codebase index unavailable: ${(e as Error).message}`);
     return handle;
@@ -73,6 +77,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
     else if (a === 'cancel') service.indexer.cancel();
     else sync();
   };
+  const server = servers.embedding;
   const wasReady = { v: server.status.state === 'ready' };
   context.subscriptions.push(
     statusItem(service),
@@ -85,7 +90,8 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
       wasReady.v = ready;
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('strata.embeddingModel') || e.affectsConfiguration('strata.rerankModel') || e.affectsConfiguration('strata.codebase')) sync();
+      if (e.affectsConfiguration('strata.embeddingModel') || e.affectsConfiguration('strata.rerankModel') || e.affectsConfiguration('strata.codebase')
+        || e.affectsConfiguration('strata.embeddingServerUrl') || e.affectsConfiguration('strata.rerankServerUrl')) sync();
     }),
     ...commands(service, action),
   );
@@ -99,7 +105,7 @@ export function registerCodebase(context: vscode.ExtensionContext, server: Serve
 }
 
 /** The index over the folders, stored in the workspace's storage, embedding and reranking with the server's models. */
-function createService(context: vscode.ExtensionContext, storage: vscode.Uri, folders: readonly vscode.WorkspaceFolder[], server: ServerConnection,
+function createService(context: vscode.ExtensionContext, storage: vscode.Uri, folders: readonly vscode.WorkspaceFolder[], servers: CodebaseServers,
   activity: ActivityTracker, log: vscode.LogOutputChannel): CodebaseService {
   const s = settings();
   const foreground = (): Promise<void> => (activity.busy ? new Promise((resolve) => {
@@ -113,14 +119,15 @@ function createService(context: vscode.ExtensionContext, storage: vscode.Uri, fo
     workerScript: join(context.extensionPath, 'dist', 'codebase-worker.cjs'),
     models: {
       embedding: () => {
-        const c = server.client;
+        const c = servers.embedding.client;
         const name = c?.modelFor('embedding');
-        return c && name && settings().embeddingModel ? { name, embed: (t, sig) => c.embeddings(t, sig) } : null;
+        // The main server falls back to its chat model when none is set: that one does not embed.
+        return c && name && (settings().embeddingModel || roleServerUrl('embedding')) ? { name, embed: (t, sig) => c.embeddings(t, sig) } : null;
       },
       reranker: () => {
-        const c = server.client;
+        const c = servers.rerank.client;
         const name = c?.modelFor('rerank');
-        return c && name && settings().rerankModel ? { name, rerank: (q, d, sig) => c.rerank(q, d, sig) } : null;
+        return c && name && (settings().rerankModel || roleServerUrl('rerank')) ? { name, rerank: (q, d, sig) => c.rerank(q, d, sig) } : null;
       },
     },
     foreground,

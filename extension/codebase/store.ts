@@ -11,6 +11,7 @@
 // the other mid-transaction waits for it (waitBusy) instead of failing.
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Database, type Statement } from 'node-sqlite3-wasm';
+import { processExists } from '../../contract/os/process.js';
 
 /** Bump when the schema changes: an older index is dropped and rebuilt. */
 export const SCHEMA_VERSION = 1;
@@ -277,20 +278,11 @@ export class IndexStore {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function claimOwnership(path: string): void {
   const owner = `${path}.owner`;
   let pid = NaN;
   try { pid = Number(readFileSync(owner, 'utf8').trim()); } catch { /* no owner: never opened, or closed cleanly */ }
-  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processExists(pid)) {
     throw new Error(`the codebase index ${path} is open in another process (pid ${pid})`);
   }
   // The owner is gone (or is us): a lock folder left behind is stale.

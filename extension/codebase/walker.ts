@@ -2,6 +2,8 @@
 // files (each applying to its own folder and below, as git reads them), the exclude globs (VS
 // Code's files.exclude and the index's own) and the size cap leave out; .git and symbolic links
 // are never followed. Reading a file also skips binary content. Pure Node: unit-tested on folders.
+// On Windows names match without case, as the file system and git there (core.ignorecase) do:
+// .GIT is git's folder, and the exclude globs match "Build" as "build".
 import { lstat, open, readdir, readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
@@ -12,7 +14,12 @@ export interface WalkOptions {
   exclude: readonly string[];
   /** Files larger than this are left out (bytes). */
   maxFileBytes: number;
+  /** Default: this machine's; 'win32' matches names without case. */
+  platform?: NodeJS.Platform;
 }
+
+const caseless = (platform: NodeJS.Platform | undefined): boolean => (platform ?? process.platform) === 'win32';
+const isGitDir = (name: string, platform: NodeJS.Platform | undefined): boolean => (caseless(platform) ? name.toLowerCase() : name) === '.git';
 
 export interface WalkedFile {
   /** Relative to the root, with forward slashes. */
@@ -34,9 +41,9 @@ export const DEFAULT_EXCLUDES: readonly string[] = [
 ];
 
 /** A compiled filter for one root (files.exclude globs, picomatch with dotfiles matched). */
-export function excludeMatcher(globs: readonly string[]): (path: string) => boolean {
+export function excludeMatcher(globs: readonly string[], platform: NodeJS.Platform = process.platform): (path: string) => boolean {
   if (!globs.length) return () => false;
-  const m = picomatch([...globs], { dot: true });
+  const m = picomatch([...globs], { dot: true, nocase: caseless(platform) });
   // "**/build" also leaves out everything below build/.
   return (path) => {
     if (m(path)) return true;
@@ -65,7 +72,7 @@ function ignoredBy(scopes: readonly Scope[], rel: string, isDir: boolean): boole
 }
 
 export async function walk(root: string, opts: WalkOptions, signal?: AbortSignal): Promise<WalkResult> {
-  const excluded = excludeMatcher(opts.exclude);
+  const excluded = excludeMatcher(opts.exclude, opts.platform);
   const files: WalkedFile[] = [];
   let tooLarge = 0;
   const visit = async (dir: string, rel: string, scopes: readonly Scope[]): Promise<void> => {
@@ -81,7 +88,7 @@ export async function walk(root: string, opts: WalkOptions, signal?: AbortSignal
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       const path = rel ? `${rel}/${e.name}` : e.name;
-      if (e.name === '.git' || e.isSymbolicLink()) continue;
+      if (isGitDir(e.name, opts.platform) || e.isSymbolicLink()) continue;
       const isDir = e.isDirectory();
       if (!isDir && !e.isFile()) continue;
       if (excluded(path) || ignoredBy(here, path, isDir)) continue;
@@ -101,9 +108,9 @@ export async function walk(root: string, opts: WalkOptions, signal?: AbortSignal
 
 /** Whether a relative path is one the walk would keep (for watcher events); size is checked on read. */
 export async function isIndexable(root: string, path: string, opts: WalkOptions): Promise<boolean> {
-  if (excludeMatcher(opts.exclude)(path)) return false;
+  if (excludeMatcher(opts.exclude, opts.platform)(path)) return false;
   const parts = path.split('/');
-  if (parts.includes('.git')) return false;
+  if (parts.some((p) => isGitDir(p, opts.platform))) return false;
   const scopes: Scope[] = [];
   for (let i = 0; i < parts.length; i++) {
     const rel = parts.slice(0, i).join('/');

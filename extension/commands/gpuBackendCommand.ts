@@ -1,5 +1,5 @@
 // "Strata: Install GPU Backend": picks a prebuilt backend (Vulkan, CUDA 13, CUDA 12) for this
-// machine, installs it with `strata backend install` (progress, cancel), and offers a restart.
+// machine, installs it with `strata gpu install` (progress, cancel), and offers a restart.
 // When the managed server runs with no GPU device although the machine has one, it suggests the
 // backend that fits (from /v1/devices' gpu_backends.suggestion), once per session, unless told
 // not to ask again.

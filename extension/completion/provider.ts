@@ -197,7 +197,7 @@ class InlineCompletions implements vscode.InlineCompletionItemProvider, vscode.D
   /** A request that failed on its own (not cancelled): what it says about the server. */
   private failed(err: unknown, n: number): void {
     const { log, stats } = this.deps;
-    if (err instanceof StrataApiError && err.code === 'fim_not_supported') {
+    if (err instanceof StrataApiError && err.is('fim_not_supported')) {
       this.noFim = true;
       log.warn(`inline completions paused: ${err.message}`);
       void vscode.window.showInformationMessage(`Strata: inline completions need a code model with fill-in-the-middle tokens. ${err.message}`);

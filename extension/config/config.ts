@@ -1,13 +1,23 @@
 // Reads the strata.* settings into typed values. The only place that knows the setting names.
 import * as vscode from 'vscode';
-import { parseNumberList, parseStringList, type ServerSettings, type SplitMode } from './server-settings.js';
+import { isModelFile, parseNumberList, parseStringList, type ModelUse, type ServerSettings, type SplitMode } from './server-settings.js';
 import { settingDefault, type SettingName, type SettingValue } from './settings-schema.js';
+import { homedir } from 'node:os';
+import { expandHome as expandHomeIn } from '../../contract/os/paths.js';
 
 export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
 
+/** The setting that points a role at its own server (empty: the managed or remote server). */
+export const ROLE_URL_SETTING = {
+  completion: 'completionServerUrl', chat: 'chatServerUrl', nextEdit: 'nextEditServerUrl', embedding: 'embeddingServerUrl', rerank: 'rerankServerUrl',
+} as const satisfies Record<ModelUse, SettingName>;
+
+/** Where a role server's key is kept in SecretStorage (never in settings). */
+export const roleKeySecret = (role: ModelUse): string => `strata.apiKey.${role}`;
+
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'chatModelProjector', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'parkMiB', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -28,6 +38,12 @@ export function userSetting<N extends SettingName>(name: N): SettingValue<N> {
   return v === undefined ? settingDefault(name) : v;
 }
 
+/** A setting's value where the user set one (user, workspace or folder settings), else null. */
+export function setValue<N extends SettingName>(name: N): SettingValue<N> | null {
+  const i = cfg().inspect<SettingValue<N>>(name);
+  return i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue ?? null;
+}
+
 export function readServerSettings(): ServerSettings {
   const split = setting('splitMode');
   // A list setting may also be written as a JSON array in settings.json.
@@ -35,10 +51,11 @@ export function readServerSettings(): ServerSettings {
   return {
     modelPath: expandHome(setting('modelPath').trim()),
     port: setting('port'),
-    slots: setting('slots'),
+    slots: setValue('slots'),
     contextSize: setting('contextSize'),
-    kvType: setting('kvType'),
-    cacheMiB: setting('cacheMiB'),
+    kvType: setValue('kvType'),
+    // strata.cacheMiB is its old name, read while the new one is unset.
+    parkMiB: setValue('parkMiB') ?? setValue('cacheMiB'),
     devices: parseStringList(listSetting('devices')),
     splitMode: (['none', 'layer', 'row'].includes(split) ? split : '') as SplitMode,
     tensorSplit: parseNumberList(listSetting('tensorSplit') as string | number[]),
@@ -46,11 +63,13 @@ export function readServerSettings(): ServerSettings {
     rpcServers: parseStringList(listSetting('rpcServers')),
     completionModel: expandHome(setting('completionModel').trim()),
     chatModel: expandHome(setting('chatModel').trim()),
+    chatModelProjector: expandHome(setting('chatModelProjector').trim()),
     embeddingModel: expandHome(setting('embeddingModel').trim()),
     rerankModel: expandHome(setting('rerankModel').trim()),
     nextEditModel: expandHome(setting('nextEditModel').trim()),
     fit: (['auto', 'on', 'off'].includes(setting('fit')) ? setting('fit') : 'auto') as ServerSettings['fit'],
     pinCompletionModel: setting('pinCompletionModel'),
+    roleUrls: roleServerUrls(),
   };
 }
 
@@ -60,6 +79,39 @@ export function serverMode(): 'managed' | 'remote' {
 
 export function remoteUrl(): string {
   return String(userSetting('remoteUrl')).trim();
+}
+
+/**
+ * The role's own server, from user settings only: a repository's settings must not send a role's
+ * requests (the code around the cursor, the chat) to a server of its choosing.
+ */
+export function roleServerUrl(role: ModelUse): string {
+  return String(userSetting(ROLE_URL_SETTING[role])).trim();
+}
+
+export function roleServerUrls(): Partial<Record<ModelUse, string>> {
+  const out: Partial<Record<ModelUse, string>> = {};
+  for (const role of Object.keys(ROLE_URL_SETTING) as ModelUse[]) {
+    const url = roleServerUrl(role);
+    if (url) out[role] = url;
+  }
+  return out;
+}
+
+/** The model setting of each role. */
+export const ROLE_MODEL_SETTING = {
+  completion: 'completionModel', chat: 'chatModel', nextEdit: 'nextEditModel', embedding: 'embeddingModel', rerank: 'rerankModel',
+} as const satisfies Record<ModelUse, SettingName>;
+
+/** The model a role's own server is asked for: its model setting when that names a served model (a file means nothing there). */
+export function roleModelName(role: ModelUse): string | undefined {
+  const v = String(setting(ROLE_MODEL_SETTING[role])).trim();
+  return v && !isModelFile(v) ? v : undefined;
+}
+
+/** A role server's key, from SecretStorage only (Strata: Set Role Server API Key). */
+export async function roleApiKey(secrets: vscode.SecretStorage, role: ModelUse): Promise<string | undefined> {
+  return (await secrets.get(roleKeySecret(role))) || undefined;
 }
 
 export function autoStart(): boolean {
@@ -173,6 +225,5 @@ export function isSelfChange(): boolean {
 }
 
 function expandHome(p: string): string {
-  if (p === '~' || p.startsWith('~/')) return (process.env.HOME ?? '') + p.slice(1);
-  return p;
+  return expandHomeIn(p, homedir());
 }

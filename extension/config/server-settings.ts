@@ -1,6 +1,9 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
+import { isHubModel } from '../../contract/hub/hub-ref.js';
+import { KV_TYPES } from '../../contract/kv-types.js';
 import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
+import { samePath } from '../../contract/os/paths.js';
 
 export type SplitMode = 'none' | 'layer' | 'row' | '';
 
@@ -9,11 +12,14 @@ export interface ServerSettings {
   modelPath: string;
   /** 0 = pick a free port. */
   port: number;
-  slots: number;
+  // slots, kvType and parkMiB: null when the user did not set them; the server then applies its
+  // own defaults (the settings' defaults in package.json say what those are).
+  slots: number | null;
   /** Context tokens per slot; AUTO_CONTEXT (0): chosen for the work (contextPlan). */
   contextSize: number;
-  kvType: string;
-  cacheMiB: number;
+  kvType: string | null;
+  /** The park's budget (--park-mib). */
+  parkMiB: number | null;
   devices: string[];
   splitMode: SplitMode;
   tensorSplit: number[];
@@ -23,6 +29,8 @@ export interface ServerSettings {
   completionModel: string;
   /** Chat's model (panel, @strata, inline edits, the language model provider). */
   chatModel: string;
+  /** The chat model's projector (mmproj GGUF) for images; '' = chat reads text only. */
+  chatModelProjector: string;
   embeddingModel: string;
   /** A reranker (pooling rank) for codebase search, served at /v1/rerank. */
   rerankModel: string;
@@ -32,18 +40,21 @@ export interface ServerSettings {
   fit: 'auto' | 'on' | 'off';
   /** Keep the completion model loaded whatever else loads (the server's --pin), so completions never wait for a reload. */
   pinCompletionModel: boolean;
+  /** Roles served by their own server (strata.*ServerUrl): the managed server leaves their models out. */
+  roleUrls: Partial<Record<ModelUse, string>>;
 }
 
-/** The settings as package.json's defaults make them (settings-schema.ts). */
+/** The settings as package.json's defaults make them (settings-schema.ts), the user having set none. */
 export const DEFAULT_SETTINGS: ServerSettings = {
-  modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: settingDefault('slots'),
-  contextSize: settingDefault('contextSize'), kvType: settingDefault('kvType'), cacheMiB: settingDefault('cacheMiB'),
+  modelPath: settingDefault('modelPath'), port: settingDefault('port'), slots: null,
+  contextSize: settingDefault('contextSize'), kvType: null, parkMiB: null,
   devices: parseStringList(settingDefault('devices')), splitMode: settingDefault('splitMode') as SplitMode,
   tensorSplit: parseNumberList(settingDefault('tensorSplit')), replicas: settingDefault('replicas'),
   rpcServers: parseStringList(settingDefault('rpcServers')),
-  completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), embeddingModel: settingDefault('embeddingModel'),
+  completionModel: settingDefault('completionModel'), chatModel: settingDefault('chatModel'), chatModelProjector: settingDefault('chatModelProjector'), embeddingModel: settingDefault('embeddingModel'),
   rerankModel: settingDefault('rerankModel'), nextEditModel: settingDefault('nextEditModel'),
   fit: settingDefault('fit') as ServerSettings['fit'], pinCompletionModel: settingDefault('pinCompletionModel'),
+  roleUrls: {},
 };
 
 export type ModelUse = 'completion' | 'chat' | 'embedding' | 'rerank' | 'nextEdit';
@@ -52,8 +63,9 @@ const USES: readonly ModelUse[] = ['completion', 'chat', 'embedding', 'rerank', 
 const settingOf = (s: ServerSettings, use: ModelUse): string =>
   ({ completion: s.completionModel, chat: s.chatModel, embedding: s.embeddingModel, rerank: s.rerankModel, nextEdit: s.nextEditModel })[use].trim();
 
-/** A model setting that names a file (else it names a model the server serves). */
-export const isModelFile = (v: string): boolean => /\.gguf$/i.test(v) || /[\\/]/.test(v);
+/** A model setting that names a file or a Hub model (`hf:ORG/REPO[:QUANT]`), else a model the server serves. */
+export const isModelFile = (v: string): boolean => isHubModel(v.trim()) || /\.gguf$/i.test(v) || /[\\/]/.test(v);
+
 const baseName = (path: string): string => (path.split(/[\\/]/).pop() ?? path).replace(/\.gguf$/i, '');
 
 /** The managed server's models (the modelPath model first) and the name each use sends as `model`. */
@@ -66,7 +78,7 @@ export interface ServedModels {
 export function servedModels(s: ServerSettings): ServedModels {
   const models: ServedModels['models'] = [];
   const add = (path: string, use: ModelUse | null): string => {
-    const known = models.find((m) => m.path === path);
+    const known = models.find((m) => samePath(m.path, path));
     if (known) return known.name;
     const base = baseName(path);
     // Two files with one base name: the later one is served under its use's name.
@@ -77,9 +89,11 @@ export function servedModels(s: ServerSettings): ServedModels {
   const main = s.modelPath ? add(s.modelPath, null) : undefined;
   const names = {} as ServedModels['names'];
   for (const use of USES) {
+    // A role on its own server: its model is that server's business.
+    if (s.roleUrls[use]) { names[use] = undefined; continue; }
     const v = settingOf(s, use);
     // A reranker is never the main model (a text or embedding model cannot rerank); next edit falls back to completion's.
-    const fallback = use === 'rerank' ? undefined : use === 'nextEdit' ? names.completion : main;
+    const fallback = use === 'rerank' ? undefined : use === 'nextEdit' && !s.roleUrls.completion ? names.completion : main;
     names[use] = v === '' ? fallback : isModelFile(v) ? add(v, use) : v;
   }
   return { models, names };
@@ -94,9 +108,10 @@ export function settingsProblems(s: ServerSettings): string[] {
     if (!Number.isInteger(v) || v < min || v > max) out.push(`strata.${name} must be a whole number from ${min} to ${max} (is ${v})`);
   };
   int(s.port, 'port');
-  int(s.slots, 'slots');
+  if (s.slots !== null) int(s.slots, 'slots');
   if (s.contextSize !== AUTO_CONTEXT) int(s.contextSize, 'contextSize', MIN_CONTEXT);
-  int(s.cacheMiB, 'cacheMiB');
+  if (s.parkMiB !== null) int(s.parkMiB, 'parkMiB');
+  if (s.kvType !== null && !(KV_TYPES as readonly string[]).includes(s.kvType)) out.push(`strata.kvType must be one of ${KV_TYPES.join(', ')} (is '${s.kvType}')`);
   int(s.replicas, 'replicas');
   if (s.tensorSplit.some((v) => !Number.isFinite(v) || v < 0)) out.push('strata.tensorSplit must be non-negative numbers, e.g. "3,1"');
   for (const r of s.rpcServers) if (!/^[\w.\-[\]:]+:\d{1,5}$/.test(r)) out.push(`strata.rpcServers entry '${r}' is not host:port`);
@@ -147,7 +162,7 @@ export const COMPLETION_CTX = 4096;
 export const SHARED_CTX = 8192;
 
 /** The per-model settings of the --config file's "models" section (entries name --model models). */
-export interface ModelsSection { models: Array<{ name: string; ctx?: number; slots?: number }> }
+export interface ModelsSection { models: Array<{ name: string; ctx?: number; slots?: number; mmproj?: string }> }
 
 /**
  * The context per slot the managed server gets: the user's strata.contextSize for every model;
@@ -167,7 +182,23 @@ export function contextPlan(s: ServerSettings): { ctx: number | null; section: M
   return { ctx: SHARED_CTX, section: null };
 }
 
-/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`; `configFile`: where contextPlan's section was written. */
+/**
+ * The --config file's "models" section the managed server gets: contextPlan's, with the chat
+ * model's projector (strata.chatModelProjector) in the chat model's entry when the managed server
+ * serves that model from a file. null: no section.
+ */
+export function modelsSection(s: ServerSettings): ModelsSection | null {
+  const { section } = contextPlan(s);
+  const projector = s.chatModelProjector.trim();
+  const { models, names } = servedModels(s);
+  const chat = names.chat ?? models[0]?.name;
+  if (projector === '' || chat === undefined || !models.some((m) => m.name === chat)) return section;
+  const entries = section?.models ?? [];
+  const own = entries.find((e) => e.name === chat);
+  return { models: own ? entries.map((e) => (e === own ? { ...e, mmproj: projector } : e)) : [...entries, { name: chat, mmproj: projector }] };
+}
+
+/** Arguments after the CLI path: `serve --host 127.0.0.1 --port P ...`; `configFile`: where modelsSection's section was written. */
 export function buildServeArgs(s: ServerSettings, port: number, configFile?: string): string[] {
   const a = ['serve', '--host', '127.0.0.1', '--port', String(port)];
   const { models } = servedModels(s);
@@ -179,8 +210,12 @@ export function buildServeArgs(s: ServerSettings, port: number, configFile?: str
   if (models.length > 1 && s.pinCompletionModel && completion !== undefined && models.some((m) => m.name === completion)) a.push('--pin', completion);
   if (s.fit !== 'auto') a.push('--fit', s.fit);
   const plan = contextPlan(s);
-  a.push('--slots', String(s.slots), ...(plan.ctx !== null ? ['--ctx', String(plan.ctx)] : []), '--kv-type', s.kvType, '--cache-mib', String(s.cacheMiB));
-  if (plan.section && configFile) a.push('--config', configFile);
+  // Only what the user set: the server's defaults (and its fit) choose the rest.
+  if (s.slots !== null) a.push('--slots', String(s.slots));
+  if (plan.ctx !== null) a.push('--ctx', String(plan.ctx));
+  if (s.kvType !== null) a.push('--kv-type', s.kvType);
+  if (s.parkMiB !== null) a.push('--park-mib', String(s.parkMiB));
+  if (modelsSection(s) && configFile) a.push('--config', configFile);
   if (s.replicas !== 1) a.push('--replicas', String(s.replicas));
   if (s.devices.length) a.push('--devices', s.devices.join(','));
   if (s.splitMode) a.push('--split-mode', s.splitMode);

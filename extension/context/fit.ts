@@ -63,7 +63,9 @@ export async function fitToContext(messages: readonly ChatMessage[], context: re
     const lines = linesOf(item.text);
     return { item, lines, kept: lines.length };
   });
-  const cost = async (m: ChatMessage): Promise<number> => (await count(m.content)) + MESSAGE_OVERHEAD;
+  // An image's positions as the server counted them when it was attached.
+  const images = (m: ChatMessage): number => (m.images ?? []).reduce((n, i) => n + (i.tokens ?? 0), 0);
+  const cost = async (m: ChatMessage): Promise<number> => (await count(m.content)) + images(m) + MESSAGE_OVERHEAD;
   const sum = async (ms: readonly ChatMessage[]): Promise<number> => (await Promise.all(ms.map(cost))).reduce((a, b) => a + b, 0);
 
   const fixed = await sum(system);
@@ -73,7 +75,7 @@ export async function fitToContext(messages: readonly ChatMessage[], context: re
   // question does not count an attached file again; the joins between them cost a token or two.
   const questionCost = async (): Promise<number> => {
     const blocks = await Promise.all(live().map((p) => count(contextBlock(pieceItem(p)))));
-    return (await count(last.content)) + blocks.reduce((a, b) => a + b, 0) + MESSAGE_OVERHEAD;
+    return (await count(last.content)) + images(last) + blocks.reduce((a, b) => a + b, 0) + MESSAGE_OVERHEAD;
   };
   let question = await questionCost();
   let past = await sum(history);

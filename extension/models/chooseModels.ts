@@ -7,11 +7,10 @@ import * as vscode from 'vscode';
 import type { DeviceMemory } from '../../contract/devices.js';
 import { formatHubRef, parseHubRef, hubAccess, type HubRef } from '../../contract/hub/hub-ref.js';
 import { formatSize } from '../../contract/hub/pick.js';
-import { pullModel } from '../../contract/hub/pull.js';
 import { listRepoFiles } from '../../contract/hub/repo-files.js';
-import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
-import { setServerSetting, setting } from '../config/config.js';
+import { ROLE_URL_SETTING, roleServerUrl, setServerSetting, setting } from '../config/config.js';
 import type { ServerControl } from '../server/connection.js';
+import { pullWithProgress, PullCancelled } from '../server/hubPull.js';
 import { CATALOGUE, ROLE_SETTING, ROLE_TITLE, type CatalogueRole } from './catalogue.js';
 import { fileRows, machineMemory } from './modelFit.js';
 
@@ -32,6 +31,8 @@ export function registerChooseModels(context: vscode.ExtensionContext, server: S
 async function chooseModel(server: ServerControl, log: vscode.LogOutputChannel): Promise<void> {
   const roles: RoleItem[] = (Object.keys(ROLE_TITLE) as CatalogueRole[]).map((role) => ({
     role, label: ROLE_TITLE[role], description: setting(ROLE_SETTING[role]) || 'not set',
+    // A role on its own server runs that server's model: a file picked here waits until the role comes back.
+    ...(roleServerUrl(role) ? { detail: `on ${roleServerUrl(role)} (strata.${ROLE_URL_SETTING[role]})` } : {}),
   }));
   const role = await vscode.window.showQuickPick(roles, { title: 'Strata: Choose Models (1/3)', placeHolder: 'Which role is the model for?' });
   if (!role) return;
@@ -76,7 +77,9 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   );
   const devices: DeviceMemory[] = await server.client?.devices().catch(() => []) ?? [];
   const mem = machineMemory(freemem(), devices);
-  const rows = fileRows(files, ref.quant, mem);
+  // The speed the server measured says how fast a file runs on this CPU, not on a GPU.
+  const speed = mem.gpus.length === 0 ? await server.client?.decodeSpeed().catch(() => null) ?? null : null;
+  const rows = fileRows(files, ref.quant, mem, speed);
   if (rows.length === 0) throw new Error(`${ref.repo} has no GGUF model file`);
   const items: FileItem[] = rows.map((r) => ({
     label: `${r.fits ? '$(pass)' : '$(warning)'} ${r.path}`, description: r.description, detail: r.detail, path: r.path,
@@ -87,35 +90,13 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   return pick?.path;
 }
 
-/** Pulls with progress in a notification; cancel keeps what arrived, and the next pull resumes it. */
+/** Pulls with progress; a stopped download is said, not an error (the same choice resumes it). */
 async function pull(ref: HubRef, log: vscode.LogOutputChannel): Promise<string | undefined> {
-  return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Strata: pulling ${formatHubRef(ref)}`, cancellable: true },
-    async (progress, token) => {
-      const ac = new AbortController();
-      token.onCancellationRequested(() => ac.abort());
-      let lastPct = 0;
-      try {
-        const r = await pullModel({
-          ref, dir: defaultModelsDir(), signal: ac.signal,
-          onEvent: (e) => {
-            if (e.kind === 'verified') log.info(`${e.file}: sha256 ${e.sha256} verified`);
-            if (e.kind === 'retry') log.warn(`${e.file}: ${e.error}; resuming (attempt ${e.attempt})`);
-            if (e.kind !== 'progress') return;
-            const pct = e.total > 0 ? Math.floor((e.received / e.total) * 100) : 0;
-            progress.report({ message: `${formatSize(e.received)} of ${formatSize(e.total)}`, ...(pct > lastPct ? { increment: pct - lastPct } : {}) });
-            lastPct = Math.max(lastPct, pct);
-          },
-        });
-        log.info(`${formatHubRef(ref)}: ${r.alreadyPresent ? 'already pulled' : 'pulled'}: ${r.path}`);
-        return r.path;
-      } catch (err) {
-        if (ac.signal.aborted) {
-          void vscode.window.showInformationMessage('Strata: download stopped. Choose the same file again to resume it.');
-          return undefined;
-        }
-        throw err;
-      }
-    },
-  );
+  try {
+    return await pullWithProgress(ref, log);
+  } catch (err) {
+    if (!(err instanceof PullCancelled)) throw err;
+    void vscode.window.showInformationMessage('Strata: download stopped. Choose the same file again to resume it.');
+    return undefined;
+  }
 }

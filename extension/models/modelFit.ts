@@ -1,7 +1,8 @@
 // Whether a model file fits this machine, before it is downloaded: its bytes plus room for its
 // KV cache and compute buffers against a GPU's free memory (when the running server reports its
 // devices) and the free RAM. The room is a rule of thumb, not the server's fit probe (which needs
-// the file): a tenth of the model and at least 512 MiB. No vscode here.
+// the file): a tenth of the model and at least 512 MiB. On the CPU, the expected decode speed
+// scaled from what the running server measured (speedNote). No vscode here.
 import type { DeviceMemory } from '../../contract/devices.js';
 import { formatSize, modelChoices } from '../../contract/hub/pick.js';
 import type { HubFile } from '../../contract/hub/repo-files.js';
@@ -53,6 +54,33 @@ export function fitChoices<T extends { name: string; bytes: number }>(choices: r
   return verdicts.map((v) => ({ ...v, instead: v.fit.fits ? null : best ? `${best.name} would fit` : 'no file of this model fits' }));
 }
 
+/**
+ * A decode speed the server measured, and the model it measured it with: on a CPU decoding reads
+ * every weight once per token, so tokens per second scale with the inverse of the file's size.
+ */
+export interface SpeedBasis {
+  /** Decode tokens per second (the server's /metrics totals.decode_tok_s for its default model). */
+  tokS: number;
+  /** That model's size in bytes (its /v1/models meta.size). */
+  bytes: number;
+  model: string;
+}
+
+/** About how fast a file of `fileBytes` decodes on the CPU that measured `basis`; null without a usable basis. */
+export function expectedTokS(fileBytes: number, basis: SpeedBasis | null): number | null {
+  if (!basis || !(basis.tokS > 0) || !(basis.bytes > 0) || !(fileBytes > 0)) return null;
+  return (basis.tokS * basis.bytes) / fileBytes;
+}
+
+const speedText = (tokS: number): string => (tokS >= 10 ? Math.round(tokS).toString() : tokS.toFixed(1));
+
+/** The speed part of a CPU row: the estimate and where its number comes from. */
+export function speedNote(fileBytes: number, basis: SpeedBasis | null): string {
+  const t = expectedTokS(fileBytes, basis);
+  if (t === null || !basis) return 'speed unknown until the server has generated text';
+  return `about ${speedText(t)} tok/s (scaled by size from ${speedText(basis.tokS)} tok/s the server measured with ${basis.model}, ${formatSize(basis.bytes)})`;
+}
+
 export interface FileRow {
   /** The file to pull (a split model's first part). */
   path: string;
@@ -69,7 +97,7 @@ export interface FileRow {
  * A repository's models as Choose Models lists them: the catalogue's quantisation first, then
  * those that fit, smallest first, then the rest.
  */
-export function fileRows(files: readonly HubFile[], preferredQuant: string | null, mem: MachineMemory): FileRow[] {
+export function fileRows(files: readonly HubFile[], preferredQuant: string | null, mem: MachineMemory, speed: SpeedBasis | null = null): FileRow[] {
   const rows = fitChoices(modelChoices(files).map((c) => ({ name: c.path, bytes: c.size, parts: c.parts.length })), mem);
   const preferred = (name: string): boolean => preferredQuant !== null && name.toLowerCase().includes(preferredQuant.toLowerCase());
   return rows
@@ -77,6 +105,7 @@ export function fileRows(files: readonly HubFile[], preferredQuant: string | nul
     .map((r) => ({
       path: r.name, bytes: r.bytes, parts: r.parts, fits: r.fit.fits,
       description: `${formatSize(r.bytes)}${r.parts > 1 ? `, ${r.parts} parts` : ''}`,
-      detail: r.fit.fits ? r.fit.text : `${r.fit.text}; ${r.instead}`,
+      // On the CPU the expected speed too (a GPU's speed does not follow from a CPU's figure).
+      detail: r.fit.fits ? (r.fit.where === 'CPU' ? `${r.fit.text}; ${speedNote(r.bytes, speed)}` : r.fit.text) : `${r.fit.text}; ${r.instead}`,
     }));
 }

@@ -35,7 +35,7 @@ export class NextEditRequester {
       result = await client.nextEdit(p.body, signal);
     } catch (err) {
       // 409: the server ended it for a newer request with the same key (another window's, say).
-      if (signal.aborted || (err instanceof StrataApiError && err.status === 409)) return { kind: 'superseded' };
+      if (signal.aborted || (err instanceof StrataApiError && err.is('superseded'))) return { kind: 'superseded' };
       throw err;
     }
     if (signal.aborted) return { kind: 'superseded' };

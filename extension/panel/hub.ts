@@ -15,7 +15,7 @@ import { PanelChats } from './panelChats.js';
 import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
 import type { ChatMode } from '../../contract/agent.js';
 
-export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext'>>;
+export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext' | 'imageTokens'>>;
 
 /** The editor side of the panel's chat: clipboard, code into editors, context from editors. */
 export interface PanelEditor {
@@ -39,8 +39,12 @@ export interface PanelCodebase {
 export interface PanelDeps {
   /** The client when the server is ready. */
   client(): PanelClient | undefined;
-  /** Starts the server if needed (chat from the panel may do that). */
+  /** The chat role's client when ready (the main one unless chat has its own server): prompts are counted there. */
+  chatClient(): PanelClient | undefined;
+  /** The chat role's client; starts the server if needed (chat from the panel may do that). */
   ensureClient(): Promise<PanelClient>;
+  /** Why Agent mode cannot run on the chat role's server (its chat template takes no tools), else null; read after ensureClient. */
+  agentBlocked?(): string | null;
   runCommand(command: PanelCommand): void;
   /** Shows where a session file lives. */
   revealSession(name: string, path: string | null): void;
@@ -88,7 +92,12 @@ export class PanelHub {
     this.chats = new PanelChats(() => deps.ensureClient(), this.planner, (m) => this.broadcast(m));
     const agent = deps.agent;
     this.agents = agent && new AgentChats<PanelClient>({
-      ensureClient: () => deps.ensureClient(),
+      ensureClient: async () => {
+        const client = await deps.ensureClient();
+        const why = deps.agentBlocked?.();
+        if (why) throw new Error(why);
+        return client;
+      },
       prepare: async (client, messages, context) => {
         const plan = await this.planner.plan(client, messages, context);
         return { messages: plan.messages, content: plan.messages.at(-1)!.content, note: plan.note, error: plan.error };
@@ -242,7 +251,7 @@ export class PanelHub {
   }
 
   private async counted(item: ContextItem): Promise<ContextItem> {
-    const client = this.deps.client();
+    const client = this.deps.chatClient();
     if (!client || item.tokens !== null) return item;
     try {
       return { ...item, tokens: await this.planner.count(client, item.text) };
@@ -251,9 +260,20 @@ export class PanelHub {
     }
   }
 
+  /** An image pasted or dropped into the message box: its tokens by the chat model's projector, or why it cannot go. */
+  private async imageCount(view: View, id: string, dataUrl: string): Promise<void> {
+    const client = this.deps.client();
+    if (!client?.imageTokens) { view.sink.post({ type: 'imageCounted', id, tokens: null, error: null }); return; }
+    try {
+      view.sink.post({ type: 'imageCounted', id, tokens: await client.imageTokens(dataUrl), error: null });
+    } catch (err) {
+      view.sink.post({ type: 'imageCounted', id, tokens: null, error: (err as Error).message });
+    }
+  }
+
   /** The prompt the draft would send, counted and fitted like a real send. */
   private async estimate(view: View, id: number, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
-    const client = this.deps.client();
+    const client = this.deps.chatClient();
     if (!client) {
       const chars = messages.reduce((n, m) => n + estimateTokens(m.content), 0) + context.reduce((n, c) => n + estimateTokens(c.text), 0);
       view.sink.post({ type: 'estimate', id, tokens: chars, budget: null, note: null, error: null });
@@ -335,7 +355,7 @@ export class PanelHub {
           }
           return this.agents.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
         }
-        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []));
+        return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []), msg.thinking);
       case 'codebaseRequest':
         return this.editorAction(view, async () => {
           const got = await codebaseContext(this.deps.codebase?.search, msg.query);
@@ -364,6 +384,8 @@ export class PanelHub {
         return this.editorAction(view, async () => (this.agents ? this.agents.compact(msg.name, msg.messages) : 'Agent mode is not available'));
       case 'estimate':
         return this.estimate(view, msg.id, msg.messages, msg.context);
+      case 'imageCount':
+        return this.imageCount(view, msg.id, msg.dataUrl);
       case 'contextRequest':
         return this.editorAction(view, async () => {
           const got = await this.deps.editor.context(msg.what);

@@ -1,38 +1,30 @@
 // The panel's chat streams: plans each request (context fitted to the model, ContextPlanner),
-// streams the answer to every view, keeps running and recently finished answers for views that
-// come back, and the conversation last used (for "Save Session"). No vscode: unit-tested.
+// streams the answer (through AnswerRuns, the runner Agent mode shares: every view, Stop, replay)
+// and keeps the conversation last used (for "Save Session"). No vscode: unit-tested.
 import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import { CHAT_MAX_TOKENS } from '../client/types.js';
 import type { ContextPlanner } from '../context/planner.js';
-import type { ChatEndInfo, ContextItem, ToWebview } from '../../contract/panel.js';
+import type { ContextItem, ThinkingLevel, ToWebview } from '../../contract/panel.js';
+import { AnswerRuns, emptyEnd, newAnswer, type Answer } from '../chat/answerRuns.js';
+
+/** The thinking control as the request's reasoning_effort (auto: not sent, the server decides). */
+const EFFORT = { auto: undefined, off: 'none', low: 'low', high: 'high' } as const;
 
 export type ChatClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models'>;
 
-/** reasoning: the model's thinking, shown in the panel but never part of the conversation. */
-interface RunningChat { text: string; reasoning: string; sent: { content: string; note: string | null } | null; ac: AbortController }
-interface FinishedChat { text: string; reasoning: string; sent: RunningChat['sent']; end: ChatEndInfo }
-
-const KEEP_FINISHED = 20;
-
-function replayOf(chatId: string, c: { text: string; reasoning: string; sent: RunningChat['sent'] }): ToWebview[] {
-  const out: ToWebview[] = [];
-  if (c.sent) out.push({ type: 'chatSent', chatId, content: c.sent.content, note: c.sent.note });
-  out.push({ type: 'chatSnapshot', chatId, text: c.text, ...(c.reasoning ? { reasoning: c.reasoning } : {}) });
-  return out;
-}
-
 export class PanelChats {
-  private readonly running = new Map<string, RunningChat>();
-  private readonly finished = new Map<string, FinishedChat>();
+  private readonly runs: AnswerRuns<Answer>;
   private conversation: { name: string; messages: ChatMessage[] } | undefined;
 
   constructor(
     private readonly ensureClient: () => Promise<ChatClient>,
     private readonly planner: ContextPlanner,
-    private readonly broadcast: (m: ToWebview) => void,
+    broadcast: (m: ToWebview) => void,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.runs = new AnswerRuns(broadcast);
+  }
 
   /** The conversation last used in a panel chat (for "Save Session" from the palette). */
   last(): { name: string; messages: ChatMessage[] } | undefined {
@@ -45,65 +37,63 @@ export class PanelChats {
 
   /** Everything a view that (re)opens needs to show the answers of this window's chats. */
   replay(): ToWebview[] {
-    const out: ToWebview[] = [];
-    for (const [chatId, c] of this.running) out.push(...replayOf(chatId, c));
-    for (const [chatId, c] of this.finished) out.push(...replayOf(chatId, c), { type: 'chatEnd', chatId, end: c.end });
-    return out;
+    return this.runs.replay();
   }
 
   stop(chatId: string): void {
-    this.running.get(chatId)?.ac.abort();
+    this.runs.stop(chatId);
   }
 
   stopAll(): void {
-    for (const c of this.running.values()) c.ac.abort();
+    this.runs.stopAll();
   }
 
-  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
-    if (this.running.has(chatId)) return;
-    const ac = new AbortController();
-    const run: RunningChat = { text: '', reasoning: '', sent: null, ac };
-    this.running.set(chatId, run);
-    let end: ChatEndInfo = { usage: null, timings: null, error: null, cancelled: false };
+  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[], thinking: ThinkingLevel = 'auto'): Promise<void> {
+    if (this.runs.isRunning(chatId)) return;
     let firstAt: number | null = null;
     let chunks = 0;
+    // The thinking's pieces (one a token as the server streams them) and its span, for the panel's Thinking block.
+    let thoughtAt: number | null = null;
+    let thoughts = 0;
     let sent: ChatMessage[] = messages;
     this.conversation = { name, messages };
-    try {
+    const answer = newAnswer();
+    await this.runs.run(chatId, answer, async (a) => {
+      let end = emptyEnd();
       const client = await this.ensureClient();
       const plan = await this.planner.plan(client, messages, context);
-      const content = plan.messages.at(-1)!.content;
-      run.sent = { content, note: plan.note };
-      this.broadcast({ type: 'chatSent', chatId, content, note: plan.note });
-      if (plan.error) throw new Error(plan.error);
+      this.runs.sent(chatId, a, { content: plan.messages.at(-1)!.content, note: plan.note, error: plan.error });
       sent = plan.messages;
       this.conversation = { name, messages: sent };
-      for await (const ev of client.chatStream({ messages: sent, maxTokens: CHAT_MAX_TOKENS }, ac.signal)) {
-        if (ev.type === 'text') {
-          firstAt ??= this.now();
-          chunks++;
-          run.text += ev.text;
-          this.broadcast({ type: 'chatDelta', chatId, text: ev.text });
-        } else if (ev.type === 'reasoning') {
-          firstAt ??= this.now();
-          run.reasoning += ev.text;
-          this.broadcast({ type: 'chatReasoning', chatId, text: ev.text });
-        } else if (ev.type === 'done') {
-          end = { ...end, usage: ev.usage, timings: ev.timings };
+      const effort = EFFORT[thinking];
+      try {
+        for await (const ev of client.chatStream({ messages: sent, maxTokens: CHAT_MAX_TOKENS, ...(effort ? { reasoningEffort: effort } : {}) }, a.ac.signal)) {
+          if (ev.type === 'text') {
+            firstAt ??= this.now();
+            chunks++;
+            this.runs.text(chatId, a, ev.text);
+          } else if (ev.type === 'reasoning') {
+            firstAt ??= this.now();
+            thoughtAt ??= this.now();
+            thoughts++;
+            this.runs.reasoning(chatId, a, ev.text, { tokens: thoughts, ms: Math.round(this.now() - thoughtAt) });
+          } else if (ev.type === 'done') {
+            end = { ...end, usage: ev.usage, timings: ev.timings };
+          }
         }
+      } catch (err) {
+        if (!a.ac.signal.aborted) throw err;
       }
-    } catch (err) {
-      if (!ac.signal.aborted) end = { ...end, error: (err as Error).message };
-    } finally {
-      this.running.delete(chatId);
-    }
-    if (ac.signal.aborted) end = { ...end, cancelled: true, partial: { tokens: chunks, ms: firstAt === null ? 0 : this.now() - firstAt } };
-    // The answer only: models expect earlier turns without their thinking.
-    if (run.text && this.conversation?.messages === sent) {
-      this.conversation = { name, messages: [...sent, { role: 'assistant', content: run.text }] };
-    }
-    this.finished.set(chatId, { text: run.text, reasoning: run.reasoning, sent: run.sent, end });
-    while (this.finished.size > KEEP_FINISHED) this.finished.delete(this.finished.keys().next().value!);
-    this.broadcast({ type: 'chatEnd', chatId, end });
+      return end;
+    }, (end) => {
+      // The answer only: models expect earlier turns without their thinking.
+      if (answer.text && this.conversation?.messages === sent) {
+        this.conversation = { name, messages: [...sent, { role: 'assistant', content: answer.text }] };
+      }
+      // The server's count of the thinking's tokens, where it gives one, over the pieces counted.
+      const counted = end.usage?.reasoningTokens;
+      if (answer.thinking && counted !== undefined) answer.thinking = { ...answer.thinking, tokens: counted };
+      return answer.ac.signal.aborted ? { ...end, cancelled: true, partial: { tokens: chunks, ms: firstAt === null ? 0 : this.now() - firstAt } } : end;
+    });
   }
 }

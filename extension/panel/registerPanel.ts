@@ -30,13 +30,18 @@ export interface PanelOptions {
   edit: InlineEditHandle;
   codebase?: PanelCodebase | undefined;
   agent?: AgentProvider | undefined;
+  /** Why Agent mode cannot run on the chat role's server, else null. */
+  agentBlocked?: () => string | null;
 }
 
-export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, opts: PanelOptions): PanelHandle {
+/** `server`: the main server (sessions, devices, traces); `chat`: the chat role's (the main one unless chat has its own). */
+export function registerPanel(context: vscode.ExtensionContext, server: ServerConnection, chat: ServerConnection, feed: MetricsFeed, log: vscode.LogOutputChannel, opts: PanelOptions): PanelHandle {
   const { conversations, clearBench } = opts;
   const hub = new PanelHub({
     client: () => (server.client ? rememberingSessions(server.client, conversations) : undefined),
-    ensureClient: async () => rememberingSessions(await server.ensureReady(), conversations),
+    chatClient: () => chat.client,
+    ...(opts.agentBlocked ? { agentBlocked: opts.agentBlocked } : {}),
+    ensureClient: async () => rememberingSessions(await chat.ensureReady(), conversations),
     runCommand: (c) => void vscode.commands.executeCommand(COMMANDS[c]),
     revealSession: (name, reported) => {
       // The managed server keeps sessions where the extension told it to (--sessions-dir).

@@ -1,4 +1,4 @@
-// The extension's side of `strata backend list|install --json` (no vscode here): runs the bundled
+// The extension's side of `strata gpu list|install --json` (no vscode here): runs the bundled
 // CLI with the editor's own Node (Electron as Node), reads its JSON lines, and cancels an install
 // by stopping the process (the CLI removes what it had fetched). The extension host never loads
 // the native addon; the CLI does.
@@ -36,10 +36,10 @@ export function parseCliLine(line: string): { type: string; [k: string]: unknown
   }
 }
 
-/** Runs `strata backend list --json` and resolves with its report. */
+/** Runs `strata gpu list --json` and resolves with its report. */
 export function listGpuBackends(cli: string, spawn: SpawnScript = spawnNodeScript): Promise<BackendListReport> {
   return new Promise((resolve, reject) => {
-    const p = spawn(cli, ['backend', 'list', '--json']);
+    const p = spawn(cli, ['gpu', 'list', '--json']);
     let report: BackendListReport | null = null;
     const tail: string[] = [];
     p.onOutput((line) => {
@@ -49,7 +49,7 @@ export function listGpuBackends(cli: string, spawn: SpawnScript = spawnNodeScrip
     });
     p.onExit((code) => {
       if (code === 0 && report) resolve(report);
-      else reject(new Error(`strata backend list failed (exit ${code ?? 'signal'}): ${tail.slice(-3).join(' ') || 'no output'}`));
+      else reject(new Error(`strata gpu list failed (exit ${code ?? 'signal'}): ${tail.slice(-3).join(' ') || 'no output'}`));
     });
   });
 }
@@ -60,11 +60,11 @@ export interface InstallRun {
   cancel(): void;
 }
 
-/** Runs `strata backend install KIND --json`, reporting progress events. */
+/** Runs `strata gpu install KIND --json`, reporting progress events. */
 export function installGpuBackend(cli: string, kind: GpuBackendKind, onProgress: (e: InstallProgressEvent) => void, opts: {
   extraArgs?: string[]; spawn?: SpawnScript;
 } = {}): InstallRun {
-  const p = (opts.spawn ?? spawnNodeScript)(cli, ['backend', 'install', kind, '--json', ...(opts.extraArgs ?? [])]);
+  const p = (opts.spawn ?? spawnNodeScript)(cli, ['gpu', 'install', kind, '--json', ...(opts.extraArgs ?? [])]);
   let cancelled = false;
   const done = new Promise<InstallOutcome>((resolve) => {
     let outcome: InstallOutcome | null = null;
@@ -84,7 +84,7 @@ export function installGpuBackend(cli: string, kind: GpuBackendKind, onProgress:
       }
     });
     p.onExit((code) => {
-      resolve(outcome ?? { kind: 'error', cancelled, message: cancelled ? 'cancelled' : `strata backend install ended (exit ${code ?? 'signal'}): ${tail.slice(-3).join(' ') || 'no output'}` });
+      resolve(outcome ?? { kind: 'error', cancelled, message: cancelled ? 'cancelled' : `strata gpu install ended (exit ${code ?? 'signal'}): ${tail.slice(-3).join(' ') || 'no output'}` });
     });
   });
   return {

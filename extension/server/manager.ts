@@ -10,10 +10,14 @@ import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
 import { freePort } from '../../contract/net/free-port.js';
 import { spawnNodeScript } from './nodeProcess.js';
-import { requestModels, servedModels, settingsProblems } from '../config/server-settings.js';
+import { requestModels, servedModels, settingsProblems, type ServerSettings } from '../config/server-settings.js';
+import { PullCancelled, pullWithProgress } from './hubPull.js';
+import { resolveHubModels } from '../config/hubSettings.js';
+import { formatHubRef } from '../../contract/hub/hub-ref.js';
 import { managedLaunch, newApiKey } from './managedLaunch.js';
 import { writeModelsSection } from './modelsSection.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
+import { waitForRemote } from './remoteWait.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */
 export class StartDeclined extends Error {
@@ -119,12 +123,13 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       if (this.currentClient) return this.currentClient;
     }
     if (running) await running.stop();
-    const settings = config.readServerSettings();
-    const problems = settingsProblems(settings);
+    const written = config.readServerSettings();
+    const problems = settingsProblems(written);
     if (problems.length) {
       this.showError(`Strata cannot start: ${problems.join('; ')}.`, ['Open Settings']);
       throw new Error(problems.join('; '));
     }
+    const settings = await this.hubModels(written);
     if (servedModels(settings).models.length === 0 && !this.ctx.globalState.get<boolean>(DEMO_ACCEPTED)) {
       const pick = await vscode.window.showInformationMessage(
         'No model is configured for Strata. Use the small generated demo model (for trying things out, its answers are random), or choose a GGUF model?',
@@ -181,6 +186,26 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     });
     if (!this.currentClient) throw new Error('the Strata server stopped while starting');
     return this.currentClient;
+  }
+
+  /** hf:ORG/REPO[:QUANT] model settings become their files, pulled first (with progress) when missing. */
+  private async hubModels(s: ServerSettings): Promise<ServerSettings> {
+    try {
+      return await resolveHubModels(s, (ref, setting) => {
+        // The status bar says why the start waits.
+        this.update({ state: 'starting', message: `pulling ${formatHubRef(ref)}` });
+        return pullWithProgress(ref, this.log, ` (${setting})`);
+      });
+    } catch (err) {
+      if (err instanceof PullCancelled) {
+        this.update({ state: 'stopped', message: null });
+        void vscode.window.showInformationMessage('Strata: download stopped; the server did not start. Start it again to resume the download.');
+        throw new StartDeclined();
+      }
+      this.update({ state: 'failed', message: (err as Error).message });
+      this.showError(`Strata cannot start: ${(err as Error).message}.`, ['Open Settings', 'Show Log']);
+      throw err;
+    }
   }
 
   private onSupervisorState(s: SupervisorState): void {
@@ -283,28 +308,6 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   private update(change: Partial<ServerStatus>): void {
     this.state = { ...this.state, ...change, busy: this.activity.busy };
     this.emitter.fire(this.state);
-  }
-}
-
-/** Health of a remote server: /health if it has one, else /v1/models (any OpenAI-compatible server). */
-async function waitForRemote(client: StrataClient, signal: AbortSignal): Promise<string | null> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    let health;
-    try {
-      health = await client.health(signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      throw new Error((err as Error).message);
-    }
-    if (health.status === 'ok') return health.model ?? (await client.models(signal).then((m) => m[0]?.id ?? null, () => null));
-    if (health.status === 'error') {
-      const models = await client.models(signal); // servers without /health
-      return models[0]?.id ?? null;
-    }
-    if (Date.now() > deadline) throw new Error(`${client.baseUrl} is still loading after 2 minutes`);
-    await new Promise((r) => setTimeout(r, 1000));
-    if (signal.aborted) throw new Error('cancelled');
   }
 }
 

@@ -15,7 +15,13 @@ export interface StatusBarHandle {
   refresh(): void;
 }
 
-export function registerStatusBar(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, stats: CompletionStats, gate: CompletionGate): StatusBarHandle {
+/** The roles on their own servers, for the tooltip (server/roleServers.ts). */
+export interface RoleLines {
+  lines(): string[];
+  onDidChange(listener: () => void): { dispose(): void };
+}
+
+export function registerStatusBar(context: vscode.ExtensionContext, server: ServerConnection, feed: MetricsFeed, stats: CompletionStats, gate: CompletionGate, roles?: RoleLines): StatusBarHandle {
   const item = vscode.window.createStatusBarItem('strata.status', vscode.StatusBarAlignment.Right, 100);
   item.name = 'Strata';
   item.command = STATUS_MENU_COMMAND;
@@ -23,10 +29,11 @@ export function registerStatusBar(context: vscode.ExtensionContext, server: Serv
   const render = (): void => {
     const language = vscode.window.activeTextEditor?.document.languageId;
     const v = statusBarText(server.status, metrics, { lastLatencyMs: stats.view().lastLatencyMs, paused: gate.reason(language) });
+    const tooltip = [v.tooltip, ...(roles?.lines() ?? [])].join('\n');
     item.text = v.text;
-    item.tooltip = v.tooltip;
+    item.tooltip = tooltip;
     item.backgroundColor = server.status.state === 'failed' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
-    item.accessibilityInformation = { label: v.tooltip };
+    item.accessibilityInformation = { label: tooltip };
   };
   context.subscriptions.push(
     item,
@@ -34,6 +41,7 @@ export function registerStatusBar(context: vscode.ExtensionContext, server: Serv
     feed.onMetrics((m) => { metrics = m; render(); }),
     gate.onChange(render),
     vscode.window.onDidChangeActiveTextEditor(render),
+    ...(roles ? [roles.onDidChange(render)] : []),
   );
   render();
   item.show();

@@ -23,6 +23,12 @@ export interface DeviceInfo {
 
 export interface EngineOptions {
   model: string;
+  /**
+   * A projector GGUF (llama.cpp's mmproj) made for this model: the engine then reads images
+   * (prepareImage, GenerateRequest.images) through libmtmd. A load error names a projector made
+   * for another model (its embedding size) or of a kind the engine does not place (M-RoPE).
+   */
+  mmproj?: string;
   /** Devices by name (see listDevices); default: all GPUs, else CPU. */
   devices?: string[];
   /** ggml RPC servers "host:port"; each becomes a device (RPC0, RPC1, …). */
@@ -174,8 +180,18 @@ export interface GenerateRequest {
    * free again once its 'done' event has been delivered; a late cancel() never reaches the reuse.
    */
   id: number;
-  /** Prompt tokens (use Engine.tokenize for text). Must be non-empty and fit the slot context. */
+  /**
+   * Prompt tokens (use Engine.tokenize for text). Must be non-empty and fit the slot context. An
+   * image's positions hold its placeholder ids (negative; PreparedImage.tokens) and are listed in `images`.
+   */
   prompt: number[] | Int32Array;
+  /**
+   * The prompt's images, in order: `data` (the image file's bytes) is read at prompt[at..] where
+   * its placeholders are (prepareImage's tokens from its `at`). Needs a model loaded with mmproj;
+   * text must follow the last image. An image's KV is reused like any prefix: the placeholders
+   * are derived from a hash of the bytes.
+   */
+  images?: ImageInput[];
   /** 0 reads the prompt only (finish 'length', e.g. to warm the cache). */
   maxTokens: number;
   sampling?: SamplingParams;
@@ -335,6 +351,27 @@ export interface RequestTrace {
   drafted: number; accepted: number; choices: number;
 }
 
+/** One image of a prompt (GenerateRequest.images). */
+export interface ImageInput {
+  /** Where its placeholders start in the prompt. */
+  at: number;
+  /** The image file's bytes. */
+  data: Uint8Array;
+}
+
+/** An image prepared for a prompt (Engine.prepareImage). */
+export interface PreparedImage {
+  /** XXH3-128 of the bytes (hex): the image's identity, from which its placeholders derive. */
+  id: string;
+  /** What the image takes in the prompt: marker tokens, then `n` placeholders from `at`. */
+  tokens: number[] | Int32Array;
+  at: number;
+  n: number;
+  /** Decoded size in pixels. */
+  width: number;
+  height: number;
+}
+
 export interface ModelInfo {
   description: string;
   architecture: string;
@@ -348,6 +385,8 @@ export interface ModelInfo {
   /** null unless the vocab has prefix, suffix and middle tokens; pad/rep/sep are -1 where absent. */
   fim: { prefix: number; suffix: number; middle: number; pad: number; rep: number; sep: number } | null;
   chatTemplate: string | null;
+  /** The projector the model reads images through (EngineOptions.mmproj), or null. */
+  mmproj: string | null;
   /**
    * Texts of the vocabulary's control and unknown tokens (`<|im_start|>`, `<s>`…): what special-token
    * parsing turns into one token, so what must stay text when a client wrote it (see tokenizeSegments).
@@ -445,7 +484,10 @@ export interface FitReport {
 export type GrammarSpec = { schemas: Record<string, string>; root?: string } | { gbnf: string };
 
 export interface CpuVariant {
-  /** From libggml-cpu-<name>.so: "x64", "haswell", "zen4", "sapphirerapids"… */
+  /**
+   * From libggml-cpu-<name>.so (ggml-cpu-<name>.dll on Windows): "x64", "haswell", "zen4",
+   * "armv8.2_2"…; "cpu" for a build with one CPU library instead of variants.
+   */
   name: string;
   /** ggml's score for this CPU (higher is better; 0: the CPU lacks instructions it needs). */
   score: number;
@@ -533,6 +575,13 @@ export declare class Engine {
    * all plain: tokenize(text, addSpecial, false). addSpecial defaults to true.
    */
   tokenizeSegments(segments: PromptSegment[], addSpecial?: boolean): Int32Array;
+  /**
+   * Decodes an image (PNG, JPEG, GIF, BMP) and prepares it with the model's projector: the tokens
+   * it takes in a prompt (the projector's marker tokens around its placeholders). Throws a
+   * RangeError when the model has no projector, the bytes are not an image it reads, or the image
+   * has more than maxPixels pixels (0 or absent: no limit). The last 16 images are kept prepared.
+   */
+  prepareImage(data: Uint8Array, maxPixels?: number): PreparedImage;
   detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
   /**
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
@@ -608,6 +657,15 @@ export declare function makeTestModel(opts: {
   bytes: number; params: number; vocabSize: number;
   /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */
   fim: { prefix: number; suffix: number; middle: number } | null;
+};
+/**
+ * Writes a random-weight vision projector GGUF (libmtmd's "mlp" kind: a small ViT and a two-layer
+ * MLP) for the text model at `model` (its output is that model's embedding size), via a temp file
+ * renamed into place; deterministic per arguments. Images are resized to imageSize square and take
+ * imageTokens positions each. Bad arguments (an unreadable model): RangeError.
+ */
+export declare function makeTestProjector(opts: { out: string; model: string; seed: number }): {
+  bytes: number; imageSize: number; imageTokens: number;
 };
 /**
  * What Engine.load with `fit: true` would decide now (backends, devices and RPC servers as the load

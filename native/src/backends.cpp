@@ -1,8 +1,12 @@
 // Dynamic backend loading and ggml RPC endpoints (see backends.h).
 #include "backends.h"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#include <windows.h>
+#else
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,6 +14,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -26,13 +32,84 @@
 
 #include "ggml-rpc.h"
 #include "llama_log.h"
+#ifdef _WIN32
+#include "os_compat.h"
+#endif
 
 namespace strata {
 
 namespace {
 
+// How ggml names its backend libraries: libggml-cpu-haswell.so on Linux, ggml-cpu-haswell.dll
+// on Windows (ggml's CMake drops the lib prefix there).
+#ifdef _WIN32
+const std::string kLibPrefix = "ggml-";
+const std::string kLibSuffix = ".dll";
+#else
+const std::string kLibPrefix = "libggml-";
+const std::string kLibSuffix = ".so";
+#endif
+// A build with one CPU library instead of variants (GGML_CPU_ALL_VARIANTS off): listed as this.
+const char * const kSingleCpuName = "cpu";
+
 // Folder of this .node file: dynamic backends (libggml-cuda.so, libggml-cpu-*.so) are copied
 // beside it by scripts/build-native.mjs.
+#ifdef _WIN32
+std::string AddonFolder() {
+  HMODULE self = nullptr;
+  if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+                          reinterpret_cast<LPCWSTR>(&AddonFolder), &self)) {
+    return "";
+  }
+  std::wstring path(32768, L'\0');
+  const DWORD n = GetModuleFileNameW(self, path.data(), static_cast<DWORD>(path.size()));
+  path.resize(n);
+  const std::string utf8 = os::Narrow(path);
+  const size_t slash = utf8.find_last_of("\\/");
+  return slash == std::string::npos ? std::string(".") : utf8.substr(0, slash);
+}
+
+// dlopen and friends, the Windows way.
+constexpr int RTLD_NOW = 0;
+constexpr int RTLD_LOCAL = 0;
+void * dlopen(const char * path, int) { return LoadLibraryW(os::Wide(path).c_str()); }
+void * dlsym(void * h, const char * name) { return reinterpret_cast<void *>(GetProcAddress(static_cast<HMODULE>(h), name)); }
+void dlclose(void * h) { FreeLibrary(static_cast<HMODULE>(h)); }
+const char * dlerror() {
+  static thread_local char buf[512];
+  const DWORD err = GetLastError();
+  const DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, err, 0, buf, sizeof buf, nullptr);
+  if (n == 0) std::snprintf(buf, sizeof buf, "Windows error %lu", static_cast<unsigned long>(err));
+  for (DWORD i = n; i > 0 && (buf[i - 1] == '\n' || buf[i - 1] == '\r'); --i) buf[i - 1] = '\0';
+  return buf;
+}
+
+using SockHandle = SOCKET;
+const SockHandle kNoSock = INVALID_SOCKET;
+int CloseSock(SockHandle s) { return closesocket(s); }
+int LastSockError() { return WSAGetLastError(); }
+bool ConnectPending(int err) { return err == WSAEWOULDBLOCK || err == WSAEINPROGRESS; }
+bool Retryable(int err) { return err == WSAEINTR || err == WSAEWOULDBLOCK; }
+int PollSock(pollfd * p, int ms) { return WSAPoll(p, 1, ms); }
+std::string SockErrorText(int err) {
+  char buf[256];
+  const DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr, static_cast<DWORD>(err), 0, buf, sizeof buf, nullptr);
+  std::string s = n ? std::string(buf, n) : "socket error " + std::to_string(err);
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+constexpr int kSendFlags = 0;
+// A non-blocking, non-inherited TCP socket (winsock started once per process).
+SockHandle OpenSock() {
+  static const bool started = [] { WSADATA d; return WSAStartup(MAKEWORD(2, 2), &d) == 0; }();
+  if (!started) return kNoSock;
+  SOCKET s = WSASocketW(AF_INET, SOCK_STREAM, IPPROTO_TCP, nullptr, 0, WSA_FLAG_NO_HANDLE_INHERIT);
+  if (s == INVALID_SOCKET) return s;
+  u_long on = 1;
+  ioctlsocket(s, FIONBIO, &on);
+  return s;
+}
+#else
 std::string AddonFolder() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void *>(&AddonFolder), &info) == 0 || info.dli_fname == nullptr) return "";
@@ -40,6 +117,18 @@ std::string AddonFolder() {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
+
+using SockHandle = int;
+const SockHandle kNoSock = -1;
+int CloseSock(SockHandle s) { return close(s); }
+int LastSockError() { return errno; }
+bool ConnectPending(int err) { return err == EINPROGRESS; }
+bool Retryable(int err) { return err == EINTR || err == EAGAIN; }
+int PollSock(pollfd * p, int ms) { return poll(p, 1, ms); }
+std::string SockErrorText(int err) { return std::strerror(err); }
+constexpr int kSendFlags = MSG_NOSIGNAL;
+SockHandle OpenSock() { return socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0); }
+#endif
 
 // Wire format of ggml-rpc's HELLO (ggml-rpc.cpp, pinned source): request = cmd byte 14,
 // u64 size, conn_caps[24]; response = u64 size, {major, minor, patch, pad, conn_caps[24]}.
@@ -50,13 +139,13 @@ constexpr int kHelloTimeoutMs = 5000;
 
 class Fd {
  public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) close(fd_); }
+  explicit Fd(SockHandle fd) : fd_(fd) {}
+  ~Fd() { if (fd_ != kNoSock) CloseSock(fd_); }
   Fd(const Fd &) = delete;
   Fd & operator=(const Fd &) = delete;
-  int get() const { return fd_; }
+  SockHandle get() const { return fd_; }
  private:
-  int fd_;
+  SockHandle fd_;
 };
 
 int RemainingMs(std::chrono::steady_clock::time_point deadline) {
@@ -65,14 +154,15 @@ int RemainingMs(std::chrono::steady_clock::time_point deadline) {
 }
 
 // Sends or receives exactly `size` bytes before `deadline`; false on timeout, error or EOF.
-bool TransferAll(int fd, void * buf, size_t size, bool sending, std::chrono::steady_clock::time_point deadline) {
+bool TransferAll(SockHandle fd, void * buf, size_t size, bool sending, std::chrono::steady_clock::time_point deadline) {
   auto * p = static_cast<uint8_t *>(buf);
   while (size > 0) {
     pollfd pfd{fd, static_cast<short>(sending ? POLLOUT : POLLIN), 0};
-    const int ready = poll(&pfd, 1, RemainingMs(deadline));
+    const int ready = PollSock(&pfd, RemainingMs(deadline));
     if (ready <= 0) return false;
-    const ssize_t n = sending ? send(fd, p, size, MSG_NOSIGNAL) : recv(fd, p, size, 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    const auto n = sending ? send(fd, reinterpret_cast<const char *>(p), static_cast<int>(size), kSendFlags)
+                           : recv(fd, reinterpret_cast<char *>(p), static_cast<int>(size), 0);
+    if (n < 0 && Retryable(LastSockError())) continue;
     if (n <= 0) return false;
     p += n;
     size -= static_cast<size_t>(n);
@@ -100,22 +190,23 @@ void ProbeRpcServer(const std::string & endpoint) {
   std::memcpy(&addr, res->ai_addr, sizeof(addr));
   freeaddrinfo(res);
 
-  Fd sock(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (sock.get() < 0) throw std::runtime_error("RPC server " + endpoint + ": socket(): " + std::strerror(errno));
+  Fd sock(OpenSock());
+  if (sock.get() == kNoSock) throw std::runtime_error("RPC server " + endpoint + ": socket(): " + SockErrorText(LastSockError()));
   const auto connect_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kConnectTimeoutMs);
   if (connect(sock.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0) {
-    if (errno != EINPROGRESS) {
-      throw std::runtime_error("RPC server " + endpoint + " is unreachable: " + std::strerror(errno));
+    const int connect_err = LastSockError();
+    if (!ConnectPending(connect_err)) {
+      throw std::runtime_error("RPC server " + endpoint + " is unreachable: " + SockErrorText(connect_err));
     }
     pollfd pfd{sock.get(), POLLOUT, 0};
-    if (poll(&pfd, 1, RemainingMs(connect_deadline)) <= 0) {
+    if (PollSock(&pfd, RemainingMs(connect_deadline)) <= 0) {
       throw std::runtime_error("RPC server " + endpoint + " is unreachable: connect timed out after " +
                                std::to_string(kConnectTimeoutMs) + " ms");
     }
     int err = 0;
     socklen_t len = sizeof(err);
-    getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) throw std::runtime_error("RPC server " + endpoint + " is unreachable: " + std::strerror(err));
+    getsockopt(sock.get(), SOL_SOCKET, SO_ERROR, reinterpret_cast<char *>(&err), &len);
+    if (err != 0) throw std::runtime_error("RPC server " + endpoint + " is unreachable: " + SockErrorText(err));
   }
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kHelloTimeoutMs);
@@ -154,11 +245,12 @@ bool g_loaded = false;                // guarded by g_load_mutex
 BackendLoadOptions g_load_opts;       // guarded by g_load_mutex
 BackendLoadReport g_report;           // guarded by g_load_mutex
 
+// Names (UTF-8) of the entries of `dir`, sorted; none when it cannot be read.
 std::vector<std::string> ListFiles(const std::string & dir) {
   std::vector<std::string> out;
-  if (DIR * d = opendir(dir.c_str())) {
-    while (dirent * e = readdir(d)) out.emplace_back(e->d_name);
-    closedir(d);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(std::filesystem::u8path(dir), ec), end; !ec && it != end; it.increment(ec)) {
+    out.emplace_back(it->path().filename().u8string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -193,14 +285,20 @@ std::vector<CpuVariantDesc> ListCpuVariants() {
   std::vector<CpuVariantDesc> out;
 #ifdef GGML_BACKEND_DL
   const std::string dir = AddonFolder();
+  const std::string variant_prefix = kLibPrefix + "cpu-";
+  const std::string single = kLibPrefix + "cpu" + kLibSuffix;
   for (const std::string & f : ListFiles(dir)) {
-    if (!StartsWith(f, "libggml-cpu-") || !EndsWith(f, ".so")) continue;
+    const bool is_single = f == single;
+    if (!is_single && (!StartsWith(f, variant_prefix.c_str()) || !EndsWith(f, kLibSuffix.c_str()))) continue;
     CpuVariantDesc v;
-    v.name = f.substr(12, f.size() - 12 - 3);
+    v.name = is_single ? kSingleCpuName : f.substr(variant_prefix.size(), f.size() - variant_prefix.size() - kLibSuffix.size());
     v.path = dir + "/" + f;
     v.amx = v.name == "sapphirerapids";
-    // Scoring runs only the library's CPUID checks; ggml_backend_load_best does the same.
-    if (void * h = dlopen(v.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    // Scoring runs only the library's CPUID checks; ggml_backend_load_best does the same. A
+    // single CPU library has no score function: it is built for the platform's oldest CPU.
+    if (is_single) {
+      v.score = 1;
+    } else if (void * h = dlopen(v.path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
       using ScoreFn = int (*)();
       if (auto score = reinterpret_cast<ScoreFn>(dlsym(h, "ggml_backend_score"))) v.score = score();
       dlclose(h);
@@ -261,8 +359,8 @@ const BackendLoadReport & LoadBackends(const BackendLoadOptions & opts) {
   std::set<std::string> done;
   for (const std::string & dir : dirs) {
     for (const std::string & f : ListFiles(dir)) {
-      if (!StartsWith(f, "libggml-") || !EndsWith(f, ".so") || StartsWith(f, "libggml-cpu") ||
-          f == "libggml-base.so" || done.count(f) != 0) {
+      if (!StartsWith(f, kLibPrefix.c_str()) || !EndsWith(f, kLibSuffix.c_str()) || StartsWith(f, (kLibPrefix + "cpu").c_str()) ||
+          f == kLibPrefix + "base" + kLibSuffix || done.count(f) != 0) {
         continue;
       }
       const std::string path = dir + "/" + f;

@@ -41,6 +41,7 @@ Engine::~Engine() {
   StopSilently();
   slots_.clear();  // their samplers
   draft_.reset();  // before the target's threadpools, which its context shares
+  vision_.reset();  // the projector was made for model_
   batch_.reset();
   ctx_.reset();
   FreeCpuThreadpools(pools_);  // after the context that used them

@@ -32,6 +32,7 @@
 #include "session_file.h"
 #include "text_stream.h"
 #include "trace.h"
+#include "vision.h"
 
 namespace strata {
 
@@ -56,6 +57,9 @@ class Engine {
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
+
+  // Before Start: the projector images are evaluated with (null: the model reads text only).
+  void SetVision(std::shared_ptr<Vision> vision) { vision_ = std::move(vision); }
 
   void Start();
 
@@ -153,7 +157,7 @@ class Engine {
   void AdmitChoices(Slot& primary, const std::vector<Slot*>& others);
   std::vector<Slot*> SpareSlots(const Slot& taken, size_t n);
   void ForkChoices(Slot& primary);
-  size_t ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored);
+  size_t ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, bool* restored);
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
   bool TrimSlot(Slot& slot, size_t keep);
@@ -161,6 +165,8 @@ class Engine {
 
   // engine_step.cpp
   bool Step();
+  // Evaluates the image each prompt-reading sequence has reached (its KV, as one unit); true if any.
+  bool EvalImages();
   void PlanBatch();
   void FailBatch(int32_t rc);
   void AfterDecode(double step_t, double decode_ms);
@@ -214,6 +220,7 @@ class Engine {
   bool stop_silently_ = false;     // guarded by mu_
 
   std::unique_ptr<DraftModel> draft_;  // engine thread only
+  std::shared_ptr<Vision> vision_;     // set before Start; Eval on the engine thread only
 
   // Engine thread only.
   std::vector<Slot> slots_;

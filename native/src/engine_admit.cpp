@@ -35,7 +35,7 @@ void Engine::AdmitWaiting() {
     waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(best));
     int slot = -1;
     bool restored = false;
-    const size_t reuse = ChooseAndPrepareSlot(w.req.prompt, w.req.cache_prompt, &slot, &restored);
+    const size_t reuse = ChooseAndPrepareSlot(w.req, &slot, &restored);
     Slot& primary = slots_[static_cast<size_t>(slot)];
     const size_t n = static_cast<size_t>(w.req.n);
     Admit(std::move(w), primary, reuse, restored);
@@ -109,7 +109,18 @@ void Engine::ForkChoices(Slot& primary) {
   }
 }
 
-size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool reuse, int* slot_out, bool* restored) {
+// What of `keep` tokens can be reused: an image is read whole, so a match that ends inside one
+// keeps only what precedes it.
+static size_t ImageBoundary(const std::vector<ImageSpan>& images, size_t keep) {
+  for (const ImageSpan& im : images) {
+    if (keep > im.at && keep < im.at + im.n) return im.at;
+  }
+  return keep;
+}
+
+size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, bool* restored) {
+  const std::vector<llama_token>& prompt = req.prompt;
+  const bool reuse = req.cache_prompt;
   std::vector<SlotView> views(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
   std::vector<const std::vector<llama_token>*> parked;
@@ -127,18 +138,18 @@ size_t Engine::ChooseAndPrepareSlot(const std::vector<llama_token>& prompt, bool
 
   // What each source would let the request keep; at least one prompt token is evaluated.
   const size_t limit = prompt.size() - 1;
-  const size_t own = std::min(choice.common, limit);
-  size_t fork = choice.donor >= 0 ? std::min(choice.donor_common, limit) : 0;
+  const size_t own = ImageBoundary(req.images, std::min(choice.common, limit));
+  size_t fork = choice.donor >= 0 ? ImageBoundary(req.images, std::min(choice.donor_common, limit)) : 0;
   if (fork < own + kMinForkGain) fork = 0;
   const size_t local = std::max(own, fork);
 
   if (park_.enabled() && local < limit) {
     size_t common = 0;
     auto it = park_.BestMatch(prompt, &common);
-    if (it != park_.entries().end() && std::min(common, limit) > local) {
+    if (it != park_.entries().end() && ImageBoundary(req.images, std::min(common, limit)) > local) {
       MaybePark(slot, 0);  // may evict entries: look the match up again
       it = park_.BestMatch(prompt, &common);
-      const size_t keep = std::min(common, limit);
+      const size_t keep = ImageBoundary(req.images, std::min(common, limit));
       if (it != park_.entries().end() && keep > local) return Restore(slot, it, keep, restored);
     }
     park_.counters().misses++;

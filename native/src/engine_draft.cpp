@@ -52,7 +52,7 @@ void Engine::PrepareDrafts() {
     a->draft_predicted = false;
     if (!a->decoding) {
       // The draft model reads what the target read, a step behind, so drafting never waits on it.
-      if (draft_ && !a->forking && a->n_read > 0) {
+      if (draft_ && !a->forking && a->n_read > 0 && a->req.images.empty()) {
         jobs.push_back({s.id, &s.held, -1, 0, {}});
         job_slots.push_back(&s);
       }

@@ -42,6 +42,7 @@ EngineConfig ParseEngineOptions(const Napi::Object& options) {
   if (!o.Has("model")) TypeErr(env, "model must be a path to a GGUF file");
   c.model = Str(o.Get("model"), "model");
   if (c.model.empty()) RangeErr(env, "model must not be empty");
+  if (o.Has("mmproj")) c.mmproj = Str(o.Get("mmproj"), "mmproj");
   if (o.Has("devices")) {
     c.devices_given = true;
     c.devices = StrArray(o.Get("devices"), "devices", 64);
@@ -137,7 +138,8 @@ EngineConfig ParseEngineOptions(const Napi::Object& options) {
   return c;
 }
 
-std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, int32_t n_vocab, bool allow_empty) {
+std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, int32_t n_vocab, bool allow_empty,
+                                     bool placeholders) {
   Napi::Env env = v.Env();
   std::vector<llama_token> out;
   const std::string f = field;
@@ -152,7 +154,7 @@ std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, in
       if (!t.IsNumber()) TypeErr(env, f + "[" + std::to_string(i) + "] must be a token id (number)");
       const double x = t.As<Napi::Number>().DoubleValue();
       if (x != std::floor(x) || !std::isfinite(x)) TypeErr(env, f + "[" + std::to_string(i) + "] must be an integer token id");
-      if (x < 0 || x >= n_vocab) {
+      if ((x < 0 && !(placeholders && x >= INT32_MIN)) || x >= n_vocab) {
         RangeErr(env, f + "[" + std::to_string(i) + "]: token " + Num(x) + " is outside the vocabulary (0.." +
                           std::to_string(n_vocab - 1) + ")");
       }
@@ -162,7 +164,7 @@ std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, in
     TypeErr(env, f + " must be an array of token ids or an Int32Array");
   }
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] < 0 || out[i] >= n_vocab) {
+    if ((out[i] < 0 && !placeholders) || out[i] >= n_vocab) {
       RangeErr(env, f + "[" + std::to_string(i) + "]: token " + std::to_string(out[i]) +
                         " is outside the vocabulary (0.." + std::to_string(n_vocab - 1) + ")");
     }
@@ -224,7 +226,7 @@ static SamplingParams ParseSampling(const Napi::Value& v, const ModelInfo& info)
 }
 
 GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const llama_vocab* vocab,
-                             const std::map<int64_t, uint64_t>& live) {
+                             const std::map<int64_t, uint64_t>& live, Vision* vision) {
   Napi::Env env = v.Env();
   if (!v.IsObject()) TypeErr(env, "request must be an object");
   if (info.embedding) RangeErr(env, "this is an embedding model (pooling " + info.pooling + "): it makes embeddings, not text");
@@ -234,7 +236,8 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
   r.id = IntIn(o.Get("id"), "id", 1, kMaxSafeInteger);
   if (live.count(r.id)) RangeErr(env, "id " + std::to_string(r.id) + " is already in use by a live request");
   if (!o.Has("prompt")) TypeErr(env, "prompt must be an array of token ids or an Int32Array");
-  r.prompt = ParseTokens(o.Get("prompt"), "prompt", info.vocab_size, false);
+  r.prompt = ParseTokens(o.Get("prompt"), "prompt", info.vocab_size, false, true);
+  ParseImages(o.Has("images") ? o.Get("images") : env.Undefined(), vision, r);
   if (r.prompt.size() > static_cast<size_t>(info.ctx)) {
     RangeErr(env, "prompt has " + std::to_string(r.prompt.size()) + " tokens, more than the slot context (" +
                       std::to_string(info.ctx) + ")");
@@ -265,6 +268,7 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
   if (o.Has("logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
   if (o.Has("n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));
   if (o.Has("draftMax")) r.draft_max = static_cast<int32_t>(IntIn(o.Get("draftMax"), "draftMax", -1, 256));
+  if (!r.images.empty()) r.draft_max = 0;  // drafts come from token ids; an image has none
   if (o.Has("grammarTriggers")) {
     if (!o.Has("grammar")) TypeErr(env, "grammarTriggers needs a grammar");
     r.grammar_triggers = std::make_shared<const GrammarTriggers>(ParseGrammarTriggers(o.Get("grammarTriggers")));

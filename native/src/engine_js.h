@@ -19,8 +19,13 @@ EngineConfig ParseEngineOptions(const Napi::Object& o);
 
 // A GenerateRequest checked against the model (vocab, slot context) and the live ids; a grammar
 // is parsed here (a RangeError says why it does not parse).
+// `vision`: the model's projector (null without one), which prepares the request's images.
 GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const llama_vocab* vocab,
-                             const std::map<int64_t, uint64_t>& live);
+                             const std::map<int64_t, uint64_t>& live, Vision* vision);
+
+// request.images ([{at, data}]) prepared and checked against the prompt's placeholders (every
+// negative id in the prompt is one of an image's, in place); sets req.images.
+void ParseImages(const Napi::Value& v, Vision* vision, GenerateRequest& req);
 
 // An embedding request for an embedding model: each input one step's sequence (at most
 // min(ctx, batch) tokens).
@@ -33,8 +38,10 @@ GrammarTriggers ParseGrammarTriggers(const Napi::Value& v);
 // {schemas: {rule: "<JSON schema>"}, root?: "<GBNF>"} (buildGrammar in addon.d.ts).
 GrammarSpec ParseGrammarSpec(const Napi::Value& v);
 
-// number[] or Int32Array of token ids in [0, n_vocab). `field` names it in errors.
-std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, int32_t n_vocab, bool allow_empty);
+// number[] or Int32Array of token ids in [0, n_vocab). `field` names it in errors. With
+// `placeholders`, negative ids pass too (image placeholders, which ParseImages checks).
+std::vector<llama_token> ParseTokens(const Napi::Value& v, const char* field, int32_t n_vocab, bool allow_empty,
+                                     bool placeholders = false);
 
 Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events);
 Napi::Object InfoToJs(Napi::Env env, const ModelInfo& info);

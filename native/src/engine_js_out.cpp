@@ -195,6 +195,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
     o.Set("fim", env.Null());
   }
   o.Set("chatTemplate", m.has_chat_template ? Napi::Value(Napi::String::New(env, m.chat_template)) : env.Null());
+  o.Set("mmproj", m.mmproj.empty() ? env.Null() : Napi::String::New(env, m.mmproj));
   Napi::Array control = Napi::Array::New(env, m.control_texts.size());
   for (size_t i = 0; i < m.control_texts.size(); ++i) control.Set(static_cast<uint32_t>(i), m.control_texts[i]);
   o.Set("controlTexts", control);

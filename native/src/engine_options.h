@@ -22,6 +22,7 @@ struct SpeculativeConfig {
 
 struct EngineConfig {
   std::string model;
+  std::string mmproj;  // a projector GGUF for images (vision.h); "" = text only
   bool devices_given = false;
   std::vector<std::string> devices;
   std::vector<std::string> rpc;
@@ -162,6 +163,7 @@ struct ModelInfo {
   std::vector<llama_token> rerank_prefix, rerank_separator, rerank_suffix;
   // Speculative decoding as loaded: the draft model's description ("" = none), n-gram on/off.
   std::string draft_model;
+  std::string mmproj;  // the projector's path ("" = the model reads text only)
   bool spec_ngram = false;
   int32_t draft_max = 0;
   FitReport fit;  // fit.on = false when the model was loaded without fitting

@@ -88,6 +88,16 @@ void Engine::PlanBatch() {
     a.chunk = static_cast<int32_t>(std::min<size_t>(remaining, static_cast<size_t>(cap)));
     budget -= a.chunk;
   }
+  // A chunk ends where the next image starts: images are evaluated apart (EvalImages).
+  for (size_t i : prompt_order_) {
+    Active& a = *slots_[i].run;
+    for (const ImageSpan& im : a.req.images) {
+      if (im.at >= a.n_read && im.at < a.n_read + static_cast<size_t>(a.chunk)) {
+        a.chunk = static_cast<int32_t>(im.at - a.n_read);
+        break;
+      }
+    }
+  }
   // Laid out in sequence order: llama splits a non-unified batch into ubatches of
   // consecutive sequence ids, so this order keeps the number of ubatches low.
   for (Slot& s : slots_) {
@@ -117,8 +127,9 @@ bool Engine::Step() {
   step_accepted_ = 0;
   draft_ms_ = 0;
   PrepareDrafts();
+  const bool imaged = EvalImages();
   PlanBatch();
-  if (batch_->n_tokens == 0) return false;
+  if (batch_->n_tokens == 0) return imaged;
   if (test_throw_) throw std::bad_alloc();
   StepTraceRec tr;
   tr.step = steps_;
@@ -150,6 +161,34 @@ bool Engine::Step() {
   tr.accepted_tokens = step_accepted_;
   step_traces_.Push(tr);
   return true;
+}
+
+bool Engine::EvalImages() {
+  bool any = false;
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a || a->decoding || a->forking || a->req.images.empty()) continue;
+    for (const ImageSpan& im : a->req.images) {
+      if (im.at != a->n_read) continue;
+      any = true;
+      const double t = NowMs();
+      if (!vision_ || !vision_->Eval(ctx_.get(), *im.image, static_cast<llama_pos>(a->n_read), s.id, cfg_.batch)) {
+        llama_memory_seq_rm(mem_, s.id, -1, -1);
+        s.held.clear();
+        FinishRequest(a->req.key, FinishReason::Error, "the projector failed to evaluate an image");
+        break;
+      }
+      const auto first = a->req.prompt.begin() + static_cast<std::ptrdiff_t>(im.at);
+      s.held.insert(s.held.end(), first, first + static_cast<std::ptrdiff_t>(im.n));
+      a->n_read += im.n;
+      totals_.prompt_computed += im.n;
+      a->trace.legs.push_back({t, static_cast<int32_t>(im.n), NowMs() - t});
+      EngineEvent& e = NewEvent(EventType::Progress, a->req.id);
+      e.read = static_cast<int32_t>(a->n_read);
+      e.total = static_cast<int32_t>(a->req.prompt.size());
+    }
+  }
+  return any;
 }
 
 void Engine::FailBatch(int32_t rc) {

@@ -51,6 +51,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
         InstanceMethod<&EngineWrap::Cancel>("cancel"),
         InstanceMethod<&EngineWrap::Tokenize>("tokenize"),
         InstanceMethod<&EngineWrap::TokenizeSegments>("tokenizeSegments"),
+        InstanceMethod<&EngineWrap::PrepareImage>("prepareImage"),
         InstanceMethod<&EngineWrap::Detokenize>("detokenize"),
         InstanceMethod<&EngineWrap::SaveSession>("saveSession"),
         InstanceMethod<&EngineWrap::LoadSession>("loadSession"),
@@ -89,6 +90,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     batch_ = r->cfg.batch;
     engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->loaded.pools, std::move(draft), r->cfg,
                                        r->loaded.info, std::move(sink));
+    vision_ = std::move(r->loaded.vision);  // before the engine is freed: the engine frees the model last
+    engine_->SetVision(vision_);
     r->loaded.model = nullptr;  // the engine owns them now
     r->loaded.ctx = nullptr;
     r->loaded.pools = CpuThreadpools{};
@@ -130,7 +133,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   void Submit(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     CheckOpen(env);
-    GenerateRequest req = ParseRequest(info[0], info_, vocab_, live_);
+    GenerateRequest req = ParseRequest(info[0], info_, vocab_, live_, vision_.get());
     req.key = next_key_++;
     live_.emplace(req.id, req.key);
     engine_->Submit(std::move(req));
@@ -222,6 +225,38 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     } catch (const std::length_error& e) {
       throw Napi::RangeError::New(env, e.what());
     }
+  }
+
+  // prepareImage(data: Uint8Array, maxPixels?: number): {id, tokens, at, n, width, height}.
+  Napi::Value PrepareImage(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env);
+    if (!vision_) throw Napi::RangeError::New(env, "this model was loaded without a projector (mmproj): it reads text only");
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throw Napi::TypeError::New(env, "data must be a Uint8Array of the image file's bytes");
+    }
+    double max_pixels = 0;
+    if (info.Length() > 1 && !info[1].IsUndefined()) {
+      if (!info[1].IsNumber() || info[1].As<Napi::Number>().DoubleValue() < 0) throw Napi::TypeError::New(env, "maxPixels must be a non-negative number");
+      max_pixels = info[1].As<Napi::Number>().DoubleValue();
+    }
+    const Napi::Uint8Array data = info[0].As<Napi::Uint8Array>();
+    std::shared_ptr<const PreparedImage> img;
+    try {
+      img = vision_->Prepare(data.Data(), data.ElementLength(), static_cast<uint64_t>(max_pixels));
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(env, e.what());
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, e.what());
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", img->id);
+    o.Set("tokens", TokensToJs(env, img->tokens));
+    o.Set("at", static_cast<double>(img->at));
+    o.Set("n", static_cast<double>(img->n));
+    o.Set("width", img->nx);
+    o.Set("height", img->ny);
+    return o;
   }
 
   Napi::Value Detokenize(const Napi::CallbackInfo& info) {
@@ -388,6 +423,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   void Teardown() {
     if (engine_) {
       engine_->StopSilently();
+      vision_.reset();  // the engine's reference goes with it, before the model
       engine_.reset();
     }
     if (env_) {
@@ -401,6 +437,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     auto* self = static_cast<EngineWrap*>(arg);
     if (self->engine_) {
       self->engine_->StopSilently();
+      self->vision_.reset();
       self->engine_.reset();
     }
     self->env_ = nullptr;
@@ -425,6 +462,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   std::vector<ggml_backend_dev_t> devices_;
   const llama_vocab* vocab_ = nullptr;
   std::unique_ptr<PromptTokenizer> prompt_tokenizer_;
+  std::shared_ptr<Vision> vision_;  // the projector, shared with the engine thread; null without one
   int32_t batch_ = 0;
   EventsFn tsfn_;
   napi_env env_ = nullptr;

@@ -467,6 +467,20 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
       throw;
     }
   }
+  if (!cfg.mmproj.empty()) {
+    if (embedding) {
+      FreeLoadedModel(m);
+      throw std::runtime_error("mmproj: " + cfg.model + " is an embedding model; a projector goes with a text model");
+    }
+    LlamaLogCapture capture;
+    try {
+      m.vision = std::make_shared<Vision>(cfg.mmproj, m.model, p.cp.n_threads_batch, p.mp.n_gpu_layers != 0 && !p.devs.empty());
+    } catch (const std::exception& e) {
+      const std::string why = capture.Errors();
+      FreeLoadedModel(m);
+      throw std::runtime_error(std::string("mmproj: ") + e.what() + (why.empty() ? "" : ": " + why));
+    }
+  }
   m.devices = p.devs;
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
   FillInfo(m, cfg, ctx, flash_attn);
@@ -482,6 +496,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   if (embedding && p.cp.pooling_type == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
   m.info.spec_ngram = cfg.spec.ngram;
   m.info.draft_max = cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
+  m.info.mmproj = m.vision ? cfg.mmproj : "";
   if (m.draft_model) {
     char buf[256];
     llama_model_desc(m.draft_model, buf, sizeof buf);
@@ -497,6 +512,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
 }
 
 void FreeLoadedModel(LoadedModel& m) {
+  m.vision.reset();  // before the model it was made for
   if (m.draft_ctx) llama_free(m.draft_ctx);
   if (m.draft_model) llama_model_free(m.draft_model);
   m.draft_ctx = nullptr;

@@ -1,12 +1,14 @@
 // Loads a model and creates its context from an EngineConfig, checking first what llama.cpp
 // would otherwise abort on or report vaguely. Runs on a worker thread (Engine.load).
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "cpu_threadpool.h"
 #include "engine_options.h"
 #include "llama.h"
 #include "memory_fit.h"
+#include "vision.h"
 
 namespace strata {
 
@@ -19,6 +21,7 @@ struct LoadedModel {
   // Speculative decoding's draft model (same vocabulary), or null; its context shares `pools`.
   llama_model* draft_model = nullptr;
   llama_context* draft_ctx = nullptr;
+  std::shared_ptr<Vision> vision;  // the projector (cfg.mmproj), or null
 };
 
 // Throws std::runtime_error with a message that names the problem (missing file, not a

@@ -10,6 +10,7 @@
 #include "grammar_trigger.h"
 #include "llama.h"
 #include "session_file.h"
+#include "vision.h"
 
 namespace strata {
 
@@ -58,6 +59,8 @@ struct GenerateRequest {
   int64_t id = 0;      // the caller's id (reusable once its 'done' was delivered)
   uint64_t key = 0;    // unique for the engine's lifetime: cancels address this, never a reused id
   std::vector<llama_token> prompt;
+  // Images in the prompt (vision.h), in order: each covers prompt[at, at + n), its placeholders.
+  std::vector<ImageSpan> images;
   int32_t max_tokens = 0;
   SamplingParams sampling;
   std::vector<std::string> stop;

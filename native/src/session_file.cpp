@@ -1,10 +1,5 @@
 #include "session_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -16,6 +11,7 @@
 #include <vector>
 
 #include "engine_error.h"
+#include "os_compat.h"
 
 // xxHash from llama.cpp's vendor folder, inlined here only (its symbols stay private to this file).
 #define XXH_INLINE_ALL
@@ -46,6 +42,10 @@ using Clock = std::chrono::steady_clock;
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
+
+#ifndef EDQUOT
+#define EDQUOT ENOSPC  // Windows has no quotas in errno terms
+#endif
 
 // The OS error of the call just made, naming the file; running out of space has its own code.
 EngineError OsError(const std::string& what, const std::string& path) {
@@ -201,7 +201,8 @@ class MemReader {
 class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  ~Fd() { if (fd_ >= 0) Close(fd_); }
+  static int Close(int fd) { return ::close(fd); }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
@@ -237,8 +238,8 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
   mid.Pod<uint64_t>(n_state);
 
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  const std::string tmp = path + ".tmp-" + std::to_string(os::Pid()) + "-" + std::to_string(counter++);
+  Fd fd(os::Open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600));
   if (fd.get() < 0) throw OsError("cannot create session file", tmp);
   uint64_t bytes = 0;
   try {
@@ -254,23 +255,20 @@ uint64_t WriteSessionFile(const std::string& path, const std::string& meta, cons
     w.Raw(&digest, sizeof digest);
     bytes = w.bytes();
     const auto t0 = Clock::now();
-    // fdatasync: the data and what reading it back needs (size, blocks), not the timestamps.
-    if (::fdatasync(fd.get()) != 0) throw OsError("cannot sync session file", tmp);
-    if (::close(fd.release()) != 0) throw OsError("cannot close session file", tmp);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) throw OsError("cannot rename session file to", path);
-    // The rename itself is durable once the folder is synced.
-    Fd dir(::open(DirOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() >= 0) ::fsync(dir.get());
+    if (os::SyncData(fd.get()) != 0) throw OsError("cannot sync session file", tmp);
+    if (Fd::Close(fd.release()) != 0) throw OsError("cannot close session file", tmp);
+    if (os::Replace(tmp, path) != 0) throw OsError("cannot rename session file to", path);
+    os::SyncDir(DirOf(path));
     phases->sync_ms += MsSince(t0);
   } catch (...) {
-    ::unlink(tmp.c_str());
+    os::Remove(tmp);
     throw;
   }
   return bytes;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_) os::Unmap(data_, size_);
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
@@ -278,7 +276,7 @@ MappedFile::MappedFile(MappedFile&& o) noexcept
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   if (this != &o) {
-    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (data_) os::Unmap(data_, size_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
   }
@@ -287,7 +285,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 
 SessionData ReadSessionFile(const std::string& path, SessionPhases* phases) {
   auto t0 = Clock::now();
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(os::Open(path, O_RDONLY));
   if (fd.get() < 0) throw OsError("cannot open session file", path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -301,8 +299,8 @@ SessionData ReadSessionFile(const std::string& path, SessionPhases* phases) {
     // One mapping, its pages faulted in now: the checksum and the state's reader use the page
     // cache's pages in place (a read() into fresh memory cost twice as much: the copy and the
     // new pages' faults).
-    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
-    if (map == MAP_FAILED) throw OsError("cannot map session file", path);
+    void* map = os::MapReadOnly(fd.get(), size);
+    if (map == nullptr) throw OsError("cannot map session file", path);
     d.file = MappedFile(map, size);
   }
   if (size < start || std::memcmp(d.file.data(), kMagic, sizeof kMagic) != 0) {

@@ -1,8 +1,13 @@
-// Process-wide tools of the addon: listDevices, rpcServe, makeTestModel, systemInfo, cpuVariants,
+// Process-wide tools of the addon: listDevices, rpcServe, makeTestModel, makeTestProjector, systemInfo, cpuVariants,
 // loadBackends, testModelVersion (types in native/lib/addon.d.ts). JS thread only; every argument checked.
 #include "tools.h"
 
+#ifdef _WIN32
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#else
 #include <arpa/inet.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
@@ -17,6 +22,7 @@
 #include "ggml-backend.h"
 #include "llama.h"
 #include "test_model.h"
+#include "test_projector.h"
 
 namespace strata {
 
@@ -223,6 +229,30 @@ Napi::Value LoadBackendsJs(const Napi::CallbackInfo & info) {
   }
 }
 
+// makeTestProjector({out, model, seed}) -> {bytes, imageSize, imageTokens}
+Napi::Value MakeTestProjector(const Napi::CallbackInfo & info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsObject()) throw Napi::TypeError::New(env, "makeTestProjector expects an options object");
+  const Napi::Object opts = info[0].As<Napi::Object>();
+  TestProjectorSpec spec;
+  spec.out = Str(opts.Get("out"), "out");
+  spec.model = Str(opts.Get("model"), "model");
+  spec.seed = static_cast<uint64_t>(IntIn(opts.Get("seed"), "seed", 0, (int64_t{1} << 53) - 1));
+  TestProjectorResult r;
+  try {
+    r = WriteTestProjector(spec);
+  } catch (const std::invalid_argument & e) {
+    throw Napi::RangeError::New(env, e.what());
+  } catch (const std::exception & e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("bytes", static_cast<double>(r.bytes));
+  o.Set("imageSize", r.image_size);
+  o.Set("imageTokens", r.image_tokens);
+  return o;
+}
+
 Napi::Value SystemInfo(const Napi::CallbackInfo & info) {
   EnsureBackendsLoaded();
   return Napi::String::New(info.Env(), llama_print_system_info());
@@ -234,6 +264,7 @@ void InitTools(Napi::Env env, Napi::Object exports) {
   exports.Set("listDevices", Napi::Function::New(env, ListDevices, "listDevices"));
   exports.Set("rpcServe", Napi::Function::New(env, RpcServe, "rpcServe"));
   exports.Set("makeTestModel", Napi::Function::New(env, MakeTestModel, "makeTestModel"));
+  exports.Set("makeTestProjector", Napi::Function::New(env, MakeTestProjector, "makeTestProjector"));
   exports.Set("systemInfo", Napi::Function::New(env, SystemInfo, "systemInfo"));
   exports.Set("cpuVariants", Napi::Function::New(env, CpuVariants, "cpuVariants"));
   exports.Set("loadBackends", Napi::Function::New(env, LoadBackendsJs, "loadBackends"));

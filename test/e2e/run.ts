@@ -14,7 +14,7 @@ import { resolveEnv, type E2eEnv } from './lib/env.js';
 import { runExtensionHostTests } from './lib/exthost.js';
 import { launchChromium, type Browser } from './lib/playwright.js';
 import { StepRunner, summarize, type StepResult } from './lib/steps.js';
-import { resolveIndexModels, resolveTestModel } from './lib/test-model.js';
+import { resolveIndexModels, resolveTestModel, resolveTestProjector } from './lib/test-model.js';
 import { VsCodeServer } from './lib/vscode-server.js';
 import { Workbench } from './lib/workbench.js';
 import { buildHarnessCheckVsix, SELF_CHECK_SETTINGS, selfCheckUiSuite } from './self-check.suite.js';
@@ -81,7 +81,7 @@ interface Phase {
 
 async function uiPhase(env: E2eEnv, browser: Browser, phase: Phase): Promise<StepResult[]> {
   // The Hub that Choose Models lists (ui-models.suite.ts), on 127.0.0.1, named to the extension host.
-  const hub = selfCheck ? null : await startModelsHub();
+  const hub = selfCheck ? null : await startModelsHub(String(phase.settings['strata.modelPath'] ?? ''));
   return withStop(async () => { await hub?.close(); }, async () => {
     // No smoke-test driver here: with it VS Code hides every notification toast.
     const server = await VsCodeServer.start(env, {
@@ -146,7 +146,7 @@ async function main(): Promise<number> {
   } else {
     const vsix = findVsix(env);
     const model = await resolveTestModel(env);
-    phase = { vsix, settings: STRATA_SETTINGS_FOR(model, await resolveIndexModels(env)) };
+    phase = { vsix, settings: STRATA_SETTINGS_FOR(model, await resolveIndexModels(env), await resolveTestProjector(env, model)) };
     console.log(`[e2e] VSIX ${vsix}\n[e2e] model ${model}`);
   }
   const browser = await launchChromium(env.toolsModules, env.chromium);

@@ -15,6 +15,7 @@ import type { UiContext } from './ui.suite.js';
 
 const S = {
   connect: 'agent: the extension connects to a scripted model server (remote mode)',
+  thinking: 'chat: a reasoning model\'s thinking streams in a collapsed block with its token count and time; the conversation\'s Thinking control (low, off) goes with the request as reasoning_effort',
   read: 'agent: in Agent mode the model reads a file; the step shows the tool, its arguments and a collapsible result',
   diff: 'agent: the edit it proposes shows as a diff with Accept / Reject (and in VS Code\'s diff editor); the file is unchanged',
   accept: 'agent: Accept applies the change (the file holds it)',
@@ -43,6 +44,11 @@ const SUMMARY = '## Task: read e2e_long.txt.\n## Learned: it holds numbered line
 let longReads = 0;
 /** A right-to-left override in a shell comment: shown as it is, it would turn the text after it around. */
 const HIDDEN_TAIL = ' # \u202e txt.exe';
+
+/** A question the scripted model thinks about before it answers (the Ask mode's thinking block). */
+const THINK_TASK = '(thinking task)';
+const THOUGHTS = ['The sky ', 'scatters ', 'short ', 'blue ', 'light ', 'most.'];
+const isThinkingTask = (body: Record<string, unknown>): boolean => (body.messages as Array<{ role: string; content: string }>).at(-1)!.content.includes(THINK_TASK);
 
 /** The scripted model: read the file, then edit it, then run a command, then answer. */
 function agentTurn(body: Record<string, unknown>): ChatTurnScript {
@@ -86,7 +92,10 @@ function checkpointTurn(body: Record<string, unknown>): ChatTurnScript {
 const isCheckpointTask = (body: Record<string, unknown>): boolean => (body.messages as Array<{ role: string; content: string }>).some((m) => m.role === 'user' && m.content.includes('(checkpoint task)'));
 
 export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiContext): Promise<void> {
-  const scripted = new ScriptedModelServer({ chat: (b) => (isCheckpointTask(b) ? checkpointTurn(b) : agentTurn(b)), slotContext: SLOT_CONTEXT });
+  const scripted = new ScriptedModelServer({
+    chat: (b) => (isThinkingTask(b) ? { reasoning: THOUGHTS, reasoningDelayMs: 150, text: 'Because of Rayleigh scattering.' } : isCheckpointTask(b) ? checkpointTurn(b) : agentTurn(b)),
+    slotContext: SLOT_CONTEXT,
+  });
   const url = await scripted.start();
   const file = join(workspace, AGENT_FILE);
   const stepEl = async (tool: string) => (await panel()).locator(`.agent-step:has(.step-tool:text-is("${tool}"))`).last();
@@ -102,6 +111,48 @@ export async function agentSteps({ t, wb, workspace, panel, userSettings }: UiCo
       await wb.waitForStatusBar(/Strata: ready · scripted/, 90_000);
       await wb.clearNotifications();
     }, { timeoutMs: 360_000 });
+
+    await t.step(S.thinking, async () => {
+      const frame = await panel();
+      await frame.getByRole('tab', { name: 'Chat', exact: true }).click();
+      await frame.getByRole('button', { name: 'New chat' }).click();
+      await frame.locator('button.mode[data-mode="ask"]').click();
+      const control = frame.getByRole('combobox', { name: 'Thinking' });
+      await control.selectOption('low');
+      const input = frame.getByRole('textbox', { name: 'Message' });
+      const ask = async (question: string): Promise<Record<string, unknown>> => {
+        const before = scripted.of('/v1/chat/completions').length;
+        await input.fill(question);
+        await input.press('Enter');
+        await waitForAnswerEnd(frame, 30_000);
+        const sent = scripted.of('/v1/chat/completions').slice(before);
+        if (sent.length !== 1) throw new Error(`expected one chat request, the server read ${sent.length}`);
+        return sent[0]!.body;
+      };
+      const body = await ask(`Why is the sky blue? ${THINK_TASK}`);
+      if (body.reasoning_effort !== 'low') throw new Error(`the request's reasoning_effort is ${String(body.reasoning_effort)}, not low`);
+      const block = frame.locator('.turn.assistant details.thinking').last();
+      const label = plainSpaces(await block.locator('summary').innerText());
+      // Six thinking pieces 150 ms apart: the server's count, and the time from the first to the last.
+      if (!/^Thought for \d+\.\d s · 6 tokens$/.test(label)) throw new Error(`the thinking block's label is "${label}"`);
+      const seconds = Number(/for (\d+\.\d) s/.exec(label)![1]);
+      if (seconds < 0.7) throw new Error(`the thinking took at least 0.75 s, the label says ${seconds} s`);
+      if ((await block.getAttribute('open')) !== null) throw new Error('the thinking block is open; it should stream collapsed');
+      const answer = plainSpaces(await frame.locator('.turn.assistant .content').last().innerText());
+      if (answer !== 'Because of Rayleigh scattering.') throw new Error(`the answer shows "${answer}"`);
+      await wb.screenshot('59-chat-thinking-collapsed');
+      await block.locator('summary').click();
+      const thoughts = plainSpaces(await block.locator('.thinking-text').innerText());
+      if (thoughts !== plainSpaces(THOUGHTS.join(''))) throw new Error(`the thinking block shows "${thoughts}"`);
+      await wb.screenshot('59-chat-thinking-block');
+      // Off: the request turns thinking off (reasoning_effort none); back to auto: nothing sent.
+      await control.selectOption('off');
+      const off = await ask('And at sunset?');
+      if (off.reasoning_effort !== 'none') throw new Error(`with Thinking off the request's reasoning_effort is ${String(off.reasoning_effort)}`);
+      await control.selectOption('auto');
+      const auto = await ask('Thanks.');
+      if ('reasoning_effort' in auto) throw new Error(`with Thinking auto the request sent reasoning_effort ${String(auto.reasoning_effort)}`);
+    }, { needs: [S.connect], timeoutMs: 90_000 });
 
     await t.step(S.read, async () => {
       writeFileSync(file, SRC);

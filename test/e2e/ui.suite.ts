@@ -15,21 +15,24 @@ import { indexSteps } from './ui-index.suite.js';
 import { nextEditSteps } from './ui-next-edit.suite.js';
 import { AGENT_FILE, agentSteps } from './ui-agent.suite.js';
 import { modelsSteps } from './ui-models.suite.js';
+import { imageSteps } from './ui-images.suite.js';
 import { serverSteps, startupSteps } from './ui-server.suite.js';
 
 export { STRATA_EXTENSION_ID };
 
 /** User settings for the run: the test model, auto-start, and a small server (2 cores). */
-export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel: string; rerankModel: string }): Record<string, unknown> {
+export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel: string; rerankModel: string }, projector?: string): Record<string, unknown> {
   return {
     'strata.modelPath': modelPath,
+    // The chat model's projector (ui-images.suite.ts): images pasted into the panel.
+    ...(projector ? { 'strata.chatModelProjector': projector } : {}),
     // The codebase index's models (ui-index.suite.ts): vectors and reranking beside full text.
     ...(index ? { 'strata.embeddingModel': index.embeddingModel, 'strata.rerankModel': index.rerankModel } : {}),
     'strata.serverMode': 'managed',
     'strata.autoStart': true,
     'strata.slots': 2,
     'strata.contextSize': 512,
-    'strata.cacheMiB': 64,
+    'strata.parkMiB': 64,
     // The fit to memory also on the CPU, so the Devices tab shows its plan on this GPU-less machine.
     'strata.fit': 'on',
     'strata.inlineCompletion.enabled': true,
@@ -65,7 +68,7 @@ export const STEP = {
 const FILES = ['e2e_sample.py', 'e2e_partial.py', 'e2e_paused.py', 'e2e_insert.py', 'e2e_ctx.py', 'e2e_big.py', 'e2e_edit.py', 'e2e_rename.py', 'e2e_ghost.py', 'e2e_candidates.py', AGENT_FILE];
 
 /** The areas in run order; STRATA_E2E_AREAS=next-edit,... runs only those (while working on one). */
-const AREAS = ['startup', 'models', 'chat', 'completion', 'index', 'server', 'next-edit', 'agent'] as const;
+const AREAS = ['startup', 'models', 'chat', 'images', 'completion', 'index', 'server', 'next-edit', 'agent'] as const;
 
 export function prepareWorkspace(workspace: string): void {
   for (const f of FILES) if (!existsSync(join(workspace, f))) writeFileSync(join(workspace, f), '\n');
@@ -85,7 +88,7 @@ export async function uiSuite(t: StepRunner, wb: Workbench, workspace: string, u
   const unknown = only?.filter((a) => !(AREAS as readonly string[]).includes(a)) ?? [];
   if (unknown.length) throw new Error(`STRATA_E2E_AREAS names no area ${unknown.join(', ')} (areas: ${AREAS.join(', ')})`);
   const steps: Record<(typeof AREAS)[number], (c: UiContext) => Promise<void>> = {
-    startup: startupSteps, models: modelsSteps, chat: chatSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
+    startup: startupSteps, models: modelsSteps, chat: chatSteps, images: imageSteps, completion: completionSteps, index: indexSteps, server: serverSteps,
     // Last: it switches the extension to a scripted server in remote mode.
     'next-edit': nextEditSteps,
     // After next-edit: it switches to its own scripted server (the model's turns of an agent run).

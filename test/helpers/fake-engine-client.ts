@@ -173,6 +173,8 @@ export class FakeEngineClient implements EngineClient {
     return r;
   }
   async buildGrammar(): Promise<never> { throw new Error('not supported by the fake engine'); }
+  /** The fake reads text only (a model without a projector). */
+  async prepareImage(): Promise<never> { throw new Error('this model was loaded without a projector (mmproj): it reads text only'); }
 
   async tokenize(text: string): Promise<number[]> { return [...Buffer.from(text)]; }
   /** One token per byte, as tokenize: the fake has no special tokens to parse. */
@@ -221,7 +223,7 @@ function tick(ms: number): Promise<void> {
 export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
   return {
     description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, slots,
-    vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, controlTexts: [], metadata: { 'general.name': 'fake' },
+    vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, mmproj: null, controlTexts: [], metadata: { 'general.name': 'fake' },
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, admitWindowMs: 8, flashAttn: false,
     cpu: { variant: 'haswell', repack: true, deterministic: 0 }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],

@@ -2,7 +2,8 @@
 // (GET /api/models/ORG/REPO/tree/main[/FOLDER][?recursive=true]), and /ORG/REPO/resolve/main/PATH
 // answering an LFS file with a redirect to a "CDN" on another port that carries its sha256
 // (x-linked-etag) and size, as the Hub does. The CDN serves Range requests and can be told to
-// cut a download part-way (the connection destroyed after some bytes). Every request is recorded.
+// cut a download part-way (the connection destroyed after some bytes), or to hold one part-way
+// until released. Every request is recorded.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 
@@ -22,6 +23,8 @@ export class FakeHub {
   cut: { after: number; times: number } | null = null;
   /** A Hub that ignores ?recursive (lists one folder level per request). */
   ignoreRecursive = false;
+  /** The next CDN response stops after `after` body bytes until released (a download under way, held still). */
+  private hold: { after: number; reached: () => void; release: Promise<void> } | null = null;
   /** Files whose published sha256 (listing and x-linked-etag) is wrong. */
   readonly wrongSha = new Set<string>();
   /** Status answered for a repository's listing and files (401, 404, …) instead of its content. */
@@ -42,6 +45,15 @@ export class FakeHub {
   }
 
   addRepo(repo: string, files: HubFileSpec[]): void { this.repos.set(repo, files); }
+
+  /** Holds the next download after `after` bytes: `reached` resolves once they are sent, `release()` sends the rest. */
+  holdNext(after: number): { reached: Promise<void>; release(): void } {
+    let reached!: () => void;
+    let release!: () => void;
+    const out = { reached: new Promise<void>((r) => { reached = r; }), release: () => release() };
+    this.hold = { after, reached, release: new Promise<void>((r) => { release = r; }) };
+    return out;
+  }
 
   /** The Range headers the CDN was asked with, in order. */
   rangesAsked(): string[] { return this.requests.filter((r) => r.server === 'cdn' && r.headers.range).map((r) => String(r.headers.range)); }
@@ -125,6 +137,13 @@ export class FakeHub {
       this.cut.times--;
       // Part of the body, then the connection dies: the client sees a transfer broken off.
       res.write(rest.subarray(0, this.cut.after), () => res.socket?.destroy());
+      return;
+    }
+    const hold = server === 'cdn' ? this.hold : null;
+    if (hold) {
+      this.hold = null;
+      res.write(rest.subarray(0, hold.after), () => hold.reached());
+      void hold.release.then(() => res.end(rest.subarray(hold.after)));
       return;
     }
     res.end(rest);

@@ -7,7 +7,7 @@
 // (measured: 3 of 64); prompts of 64+ tokens read alone take flash attention's tiled kernel. The
 // engine's `deterministic` option removes both (docs/design.md, Exactness on the CPU).
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
-import { ensureModel } from '../../backend/models/stand-in.js';
+import { ensureModel, ensureProjector } from '../../backend/models/stand-in.js';
 
 export interface TestModelOptions {
   /** Vocabulary name (qwen2, starcoder, deepseek-coder, llama-bpe, …) or a tokenizer GGUF path. */
@@ -32,4 +32,10 @@ export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant =
     vocab, shape, quant, seed, ...(logitScale !== undefined ? { logitScale } : {}), ...(pooling ? { pooling } : {}),
     ...(chatTemplate ? { chatTemplate } : {}),
   });
+}
+
+/** A generated model and its random-weight projector (for images through the real engine). */
+export async function ensureTestModelWithProjector(o: TestModelOptions = {}): Promise<{ model: string; mmproj: string }> {
+  const model = await ensureTestModel(o);
+  return { model, mmproj: await ensureProjector(model) };
 }

@@ -65,8 +65,12 @@ export interface InfillScript {
   holdOthers: boolean;
 }
 
-/** One scripted chat answer: text, then tool calls (streamed in pieces as a server sends them). */
+/** One scripted chat answer: thinking, text, then tool calls (streamed in pieces as a server sends them). */
 export interface ChatTurnScript {
+  /** The model's thinking, one reasoning_content chunk a piece (a token each in usage's reasoning_tokens), before the text. */
+  reasoning?: string[];
+  /** Between thinking pieces, as a model takes time to think. */
+  reasoningDelayMs?: number;
   text?: string;
   toolCalls?: Array<{ id?: string; name: string; arguments: string }>;
   /** The answer waits for this after its first text piece (a test presses Stop meanwhile). */
@@ -97,6 +101,8 @@ export class ScriptedModelServer {
      * tools) and one that does not fit is refused with Strata's 400.
      */
     slotContext?: number;
+    /** GET /props answers this (llama-server's server properties); absent: 404, as Strata answers. */
+    props?: Record<string, unknown>;
   } = {}) {}
 
   async start(): Promise<string> {
@@ -149,6 +155,7 @@ export class ScriptedModelServer {
       res.end(JSON.stringify(o));
     };
     if (path === '/health') return json(200, { status: 'ok', model: 'scripted' });
+    if (path === '/props' && this.script.props) return json(200, this.script.props);
     if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'scripted', object: 'model', ...(this.script.slotContext ? { meta: { n_ctx: this.script.slotContext } } : {}) }] });
     if (path === '/v1/edits/next' && this.script.nextEdit) {
       let parsed: NextEditRequest;
@@ -210,7 +217,14 @@ export class ScriptedModelServer {
   }
 
   private async chat(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
-    const turn = this.script.chat!(body, this.of('/v1/chat/completions').length - 1) ?? {};
+    // A request without messages (the extension's probe for the route) is refused as a server refuses it, and is no turn.
+    if (!Array.isArray(body.messages)) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'messages: required', type: 'invalid_request_error', code: 'invalid_request', param: 'messages' } }));
+      return;
+    }
+    const turns = this.of('/v1/chat/completions').filter((r) => Array.isArray(r.body.messages));
+    const turn = this.script.chat!(body, turns.length - 1) ?? {};
     const calls = (turn.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${this.requests.length}_${i}`, name: c.name, arguments: c.arguments }));
     const finish = calls.length ? 'tool_calls' : 'stop';
     const prompt = this.script.slotContext ? Math.ceil(JSON.stringify([body.messages, body.tools ?? null]).length / 4) : 20;
@@ -219,12 +233,16 @@ export class ScriptedModelServer {
       res.end(JSON.stringify({ error: { message: `messages is ${prompt} tokens, which does not fit the context of ${this.script.slotContext} tokens per slot (--ctx)`, type: 'invalid_request_error', code: 'context_length_exceeded', param: 'messages' } }));
       return;
     }
-    const usage = { prompt_tokens: prompt, completion_tokens: 5, total_tokens: prompt + 5 };
+    const thought = turn.reasoning ?? [];
+    const usage = {
+      prompt_tokens: prompt, completion_tokens: 5 + thought.length, total_tokens: prompt + 5 + thought.length,
+      ...(thought.length ? { completion_tokens_details: { reasoning_tokens: thought.length } } : {}),
+    };
     if (body.stream !== true) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({
         id: 'chat', object: 'chat.completion', model: 'scripted', usage,
-        choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content: turn.text ?? '', ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}) } }],
+        choices: [{ index: 0, finish_reason: finish, message: { role: 'assistant', content: turn.text ?? '', ...(thought.length ? { reasoning_content: thought.join('') } : {}), ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}) } }],
       }));
       return;
     }
@@ -233,6 +251,11 @@ export class ScriptedModelServer {
       res.write(`data: ${JSON.stringify({ id: 'chat', object: 'chat.completion.chunk', model: 'scripted', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
     };
     send({ role: 'assistant', content: '' });
+    for (const piece of thought) {
+      if (turn.reasoningDelayMs) await new Promise((r) => setTimeout(r, turn.reasoningDelayMs));
+      if (res.destroyed) return;
+      send({ reasoning_content: piece });
+    }
     const text = turn.text ?? '';
     const half = Math.ceil(text.length / 2);
     if (text) send({ content: text.slice(0, half) });

@@ -1,5 +1,5 @@
 // The GPU-type device of the Vulkan test files: Vulkan0 through the installed prebuilt backend
-// (`strata backend install vulkan`), on lavapipe (Debian's mesa-vulkan-drivers) in CI or on a
+// (`strata gpu install vulkan`), on lavapipe (Debian's mesa-vulkan-drivers) in CI or on a
 // real GPU. ggml-vulkan hides CPU-type devices such as lavapipe unless GGML_VK_VISIBLE_DEVICES
 // names them, so this sets it (per process: each test file runs in its own) before the backend
 // loads. Files skip, saying why, when there is no such device.
@@ -19,7 +19,7 @@ export function setUpVulkan(env: Record<string, string> = {}): VulkanSetup {
   process.env.GGML_VK_VISIBLE_DEVICES ??= '0';
   for (const [k, v] of Object.entries(env)) process.env[k] = v;
   const installed = installedBackend('vulkan');
-  if (!installed) return { ok: false, reason: 'the Vulkan backend is not installed (strata backend install vulkan)' };
+  if (!installed) return { ok: false, reason: 'the Vulkan backend is not installed (strata gpu install vulkan)' };
   const addon = loadAddon();
   const report = addon.loadBackends({ dirs: [installed.dir] });
   const failed = report.failed.find((f) => f.path === installed.path);

@@ -134,12 +134,12 @@ describe('installBackend', () => {
   });
 });
 
-describe('strata backend', () => {
+describe('strata gpu', () => {
   const cli = join(packageRoot, 'dist', 'strata.mjs');
   const env = () => ({ ...process.env, STRATA_CACHE_DIR: cache.dir, npm_config_cache: npmCache.dir });
 
   it('install: the real pin refuses a registry that serves something else, as a JSON error line', async () => {
-    const r = await promisify(execFile)(process.execPath, [cli, 'backend', 'install', 'vulkan', '--registry', reg.url, '--via', 'https', '--json'], { env: env() })
+    const r = await promisify(execFile)(process.execPath, [cli, 'gpu', 'install', 'vulkan', '--registry', reg.url, '--via', 'https', '--json'], { env: env() })
       .then(() => null, (e: { code: number; stdout: string }) => e);
     expect(r?.code).toBe(1);
     const lines = r!.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; message?: string; phase?: string });
@@ -155,7 +155,7 @@ describe('strata backend', () => {
     reg.stallAfter = 1024;
     try {
       const stalled = reg.nextStall();
-      const child = spawn(process.execPath, [cli, 'backend', 'install', 'vulkan', '--registry', reg.url, '--via', 'https', '--json'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [cli, 'gpu', 'install', 'vulkan', '--registry', reg.url, '--via', 'https', '--json'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
       await stalled;
@@ -172,7 +172,7 @@ describe('strata backend', () => {
   });
 
   it('list --json: the pin, nothing installed, the machine, and the devices the engine sees', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'backend', 'list', '--json'], { env: env() });
+    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'gpu', 'list', '--json'], { env: env() });
     const r = JSON.parse(stdout) as { type: string; llamaCommit: string; installed: unknown[]; readiness: Array<{ kind: string }>; devices: Array<{ name: string }>; machine: { libraries: Record<string, unknown> } };
     expect(r.type).toBe('list');
     expect(r.llamaCommit).toBe(reg.pin.llamaCommit);
@@ -183,7 +183,7 @@ describe('strata backend', () => {
   });
 
   it('usage errors name what is wrong', async () => {
-    const run = (args: string[]) => promisify(execFile)(process.execPath, [cli, 'backend', ...args], { env: env() }).then(() => null, (e: { code: number; stderr: string }) => e);
+    const run = (args: string[]) => promisify(execFile)(process.execPath, [cli, 'gpu', ...args], { env: env() }).then(() => null, (e: { code: number; stderr: string }) => e);
     expect(await run(['install'])).toMatchObject({ code: 2, stderr: expect.stringContaining('install needs a backend: vulkan, cuda, cuda-ext') });
     expect(await run(['install', 'rocm'])).toMatchObject({ code: 2, stderr: expect.stringContaining("(got 'rocm')") });
     expect(await run(['install', 'vulkan', '--registry', 'ftp://x'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--registry must be an http(s) URL') });

@@ -4,7 +4,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageRoot } from '../../backend/addon/loader.js';
+import { loadAddon, packageRoot } from '../../backend/addon/loader.js';
+import { testPicture } from '../helpers/images.js';
 import type { DeviceInfo } from '../../native/lib/addon.js';
 import { freePort } from '../../contract/net/free-port.js';
 
@@ -26,6 +27,18 @@ describe('strata make-test-model', () => {
     expect(r.stdout).toContain(`wrote ${out}`);
     expect(r.stdout).toMatch(/params\s+7\.\d\dM \(shape tiny, q8_0, seed 4\)/);
     expect(r.stdout).toMatch(/FIM\s+prefix 1, suffix 3, middle 2/);
+  });
+
+  it('--mmproj also writes a projector for the model, which the engine loads with it', async () => {
+    const out = join(dir, 'vis.gguf');
+    const proj = join(dir, 'vis.mmproj.gguf');
+    const r = strata('make-test-model', '--out', out, '--mmproj', proj);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`mmproj\\s+${proj.replace(/[.]/g, '\\.')} \\([\\d.]+ MiB; 16 tokens an image\\)`));
+    const engine = await loadAddon().Engine.load({ model: out, mmproj: proj, ctx: 128, slots: 1, threads: 2, onEvents: () => {} });
+    expect(engine.info.mmproj).toBe(proj);
+    expect(engine.prepareImage(testPicture(1)).n).toBe(16);
+    await engine.close();
   });
 
   it('exits 2 with the reason and the usage on bad arguments, 1 when writing fails', () => {

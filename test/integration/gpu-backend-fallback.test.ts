@@ -34,7 +34,7 @@ describe('a GPU backend whose runtime is missing', () => {
   it('costs one log line that names the missing library; the engine runs on the CPU', () => {
     const lines = s.logs.filter((l) => l.includes('libggml-fakegpu.so'));
     expect(lines, s.logs.join('\n')).toHaveLength(1);
-    expect(lines[0]).toMatch(/warn +GPU backend did not load: libggml-fakegpu\.so \(.*\): libstrata-missing-dep\.so\.1: cannot open shared object file: No such file or directory; libstrata-missing-dep\.so\.1 is missing: .*; the engine runs on CPU \(strata backend list shows all it needs\)$/);
+    expect(lines[0]).toMatch(/warn +GPU backend did not load: libggml-fakegpu\.so \(.*\): libstrata-missing-dep\.so\.1: cannot open shared object file: No such file or directory; libstrata-missing-dep\.so\.1 is missing: .*; the engine runs on CPU \(strata gpu list shows all it needs\)$/);
   });
 
   it('is listed in /v1/devices with the loader\'s reason, and requests are served', async () => {

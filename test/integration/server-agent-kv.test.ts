@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 async function server(): Promise<Running> {
-  const s = await startServer(model, { slots: 2, ctx: 4096, sessionsDir: sessions.dir, cacheMib: 512 });
+  const s = await startServer(model, { slots: 2, ctx: 4096, sessionsDir: sessions.dir, parkMib: 512 });
   open.push(s);
   return s;
 }

@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 async function server(): Promise<Running> {
-  const s = await startServer(model, { slots: 2, ctx: 1024, sessionsDir: sessions.dir, cacheMib: 256 });
+  const s = await startServer(model, { slots: 2, ctx: 1024, sessionsDir: sessions.dir, parkMib: 256 });
   open.push(s);
   return s;
 }

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { cliPath as cli, spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 import { json, stream, tempDir, until } from './server-helpers.js';
+import { spawnNodeScript } from '../../extension/server/nodeProcess.js';
+import { processAlive } from '../../contract/os/process.js';
 
 const children: ChildProcess[] = [];
 const tmp = tempDir('strata-cli-it-');
@@ -46,6 +48,34 @@ describe('strata serve (bundled CLI)', () => {
       expect(await p.exit).toBe(0);
       expect(alive(enginePid)).toBe(false);
       expect(p.out.join('\n')).toMatch(/stopped/);
+    });
+  }
+
+  // How the extension stops its server on Windows (nodeProcess.ts), run here: 'SIGTERM' closes the
+  // IPC channel and the server stops as on SIGTERM; 'SIGKILL' ends it (taskkill, or the process
+  // alone where there is none, as here) and its engine host leaves when its parent is gone.
+  for (const how of ['SIGTERM', 'SIGKILL'] as const) {
+    it(`the Windows way, ${how}: ${how === 'SIGTERM' ? 'the control channel\'s close stops it cleanly (exit 0)' : 'ended at once, its engine host gone after it'}`, async () => {
+      const env = { STRATA_SESSIONS_DIR: join(tmp.dir, 'sessions'), SystemRoot: join(tmp.dir, 'no-windows') };
+      const h = spawnNodeScript(cli, ['serve', '--model', model, '--port', '0', '--slots', '1', '--threads', '2', '--ctx', '512'], env, 'win32');
+      const lines: string[] = [];
+      const exit = new Promise<[number | null, string | null]>((resolve) => h.onExit((code, signal) => resolve([code, signal])));
+      const port = await new Promise<number>((resolve) => h.onOutput((l) => {
+        lines.push(l);
+        const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(l);
+        if (m) resolve(Number(m[1]));
+      }));
+      const enginePid = (await json(port, 'GET', '/metrics')).body.engines[0].pid as number;
+      expect(alive(enginePid)).toBe(true);
+      h.kill(how);
+      expect(await exit).toEqual(how === 'SIGTERM' ? [0, null] : [null, 'SIGKILL']);
+      if (how === 'SIGTERM') {
+        expect(lines.join('\n')).toMatch(/SIGTERM: shutting down/);
+        expect(lines.join('\n')).toMatch(/stopped/);
+        expect(alive(enginePid)).toBe(false);
+      } else {
+        await until('the engine host gone', () => processAlive(enginePid), (a) => !a, 10_000); // a zombie nothing reaps counts as gone
+      }
     });
   }
 

@@ -12,7 +12,7 @@ const sessions = tempDir('strata-contract-it-');
 const messages = [{ role: 'user' as const, content: 'contract check' }];
 
 beforeAll(async () => {
-  s = await startServer(await ensureTestModel({}), { slots: 2, ctx: 512, sessionsDir: sessions.dir, cacheMib: 64 });
+  s = await startServer(await ensureTestModel({}), { slots: 2, ctx: 512, sessionsDir: sessions.dir, parkMib: 64 });
 });
 afterAll(async () => {
   await s?.close();

@@ -82,7 +82,7 @@ afterAll(async () => {
 });
 
 async function server(model: string, sessionsDir: string): Promise<Running> {
-  const s = await startServer(model, { slots: 2, ctx: 2048, deterministic: true, sessionsDir, cacheMib: 256 });
+  const s = await startServer(model, { slots: 2, ctx: 2048, deterministic: true, sessionsDir, parkMib: 256 });
   open.add(s);
   return s;
 }

@@ -200,7 +200,7 @@ describe('agent checkpoints', () => {
       models: async () => [{ id: 'tiny', contextLength: 4096, maxOutputTokens: null, toolCalling: true }],
     } as unknown as PanelClient;
     const hub = new PanelHub({
-      client: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined, clearBench: async () => undefined,
+      client: () => client, chatClient: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined, clearBench: async () => undefined,
       visibilityChanged: () => undefined, log: () => undefined, agent,
       editor: { copy: async () => undefined, insert: async () => null, apply: async () => null, context: async () => null },
     });

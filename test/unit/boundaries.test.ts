@@ -23,7 +23,7 @@ import { describe, expect, it } from 'vitest';
 import { CALL_NAMES } from '../../backend/engine/calls.js';
 import { CALL_HANDLERS } from '../../backend/engine/host-calls.js';
 import { parseCommand } from '../../backend/engine/protocol.js';
-import { ENGINE_ERROR_STATUS } from '../../backend/validation/engine-errors.js';
+import { ENGINE_ERROR_CODE } from '../../backend/validation/engine-errors.js';
 import { FakeEngineClient } from '../helpers/fake-engine-client.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -34,7 +34,7 @@ describe('every engine call is one entry with all its parts', () => {
     const fake = new FakeEngineClient() as unknown as Record<string, unknown>;
     expect(CALL_NAMES.filter((name) => typeof fake[name] !== 'function')).toEqual([]);
     for (const kind of CALL_NAMES) expect(parseCommand({ kind, epoch: 1, call: 1, args: [] })).toMatchObject({ kind });
-    expect(Object.keys(ENGINE_ERROR_STATUS.failed).sort()).toEqual([...CALL_NAMES].sort());
+    expect(Object.keys(ENGINE_ERROR_CODE.failed).sort()).toEqual([...CALL_NAMES].sort());
   });
 });
 

@@ -43,7 +43,8 @@ describe('build-native --target', () => {
   writeFileSync(join(fakeBin, 'cmake'), cmake);
   chmodSync(join(fakeBin, 'cmake'), 0o755);
   mkdirSync(join(entryDir(), 'lib'), { recursive: true });
-  writeFileSync(join(entryDir(), 'lib', 'manifest.json'), '{}');
+  // A published entry: every library stage 1 publishes (so nothing is built to complete it).
+  writeFileSync(join(entryDir(), 'lib', 'manifest.json'), JSON.stringify({ files: ['libggml.so', 'libllama.so', 'libmtmd.so'] }));
   mkdirSync(sourceDir(), { recursive: true });
   writeFileSync(join(sourceDir(), '.strata-ready'), 'x\n');
   const tool = join(entryDir(), 'build', 'bin', 'llama-fake-bench');

@@ -2,7 +2,7 @@
 // its work (bench-engine used to run the whole benchmark); a wrong option is a usage error (2).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseArgs } from '../../backend/args/args.js';
-import { commands } from '../../backend/cli/commands.js';
+import { commandFor, commands, RENAMED_COMMANDS } from '../../backend/cli/commands.js';
 
 async function run(name: string, ...argv: string[]): Promise<{ code: number | void; out: string; err: string }> {
   let out = '';
@@ -21,7 +21,7 @@ describe('strata <command> --help', () => {
   afterEach(() => { vi.restoreAllMocks(); });
 
   it('names every subcommand in the table', () => {
-    expect(Object.keys(commands).sort()).toEqual(['backend', 'bench', 'bench-engine', 'devices', 'make-test-model', 'models', 'pull', 'rpc-server', 'serve']);
+    expect(Object.keys(commands).sort()).toEqual(['bench', 'bench-engine', 'devices', 'gpu', 'make-test-model', 'models', 'pull', 'rpc-server', 'serve']);
   });
 
   for (const name of Object.keys(commands)) {
@@ -34,12 +34,22 @@ describe('strata <command> --help', () => {
   }
 
   for (const action of ['list', 'install', 'remove']) {
-    it(`backend ${action} --help prints the usage and exits 0`, async () => {
-      const r = await run('backend', action, '--help');
+    it(`gpu ${action} --help prints the usage and exits 0`, async () => {
+      const r = await run('gpu', action, '--help');
       expect(r.code).toBe(0);
-      expect(r.out).toMatch(/usage: strata backend list/);
+      expect(r.out).toMatch(/usage: strata gpu list/);
     });
   }
+
+  it('an old command name still runs its command and says the new name', async () => {
+    const notes: string[] = [];
+    expect(commandFor('backend', (l) => notes.push(l))).toBe(commands.gpu);
+    expect(notes).toEqual(["strata: 'strata backend' is now 'strata gpu'\n"]);
+    expect(Object.values(RENAMED_COMMANDS).every((n) => n in commands)).toBe(true);
+    expect(commandFor('gpu', (l) => notes.push(l))).toBe(commands.gpu);
+    expect(commandFor('nope', (l) => notes.push(l))).toBeUndefined();
+    expect(notes).toHaveLength(1);
+  });
 
   it('bench-engine --workload edit|exact --help print the usage too', async () => {
     for (const w of ['edit', 'exact']) {

@@ -5,7 +5,7 @@ import { SessionStore } from '../../backend/sessions/session-store.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { sessionNameAdvice, sessionNameProblem } from '../../contract/session-name.js';
 
-const NAMES = ['chat-1', 'A.b_c', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(120), '', '.hidden', 'a b', 'a/b', 'naïve', 'v1.2', '-dash', '_u', 'a\u0000b'];
+const NAMES = ['chat-1', 'A.b_c', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(120), '', '.hidden', 'a b', 'a/b', 'naïve', 'v1.2', '-dash', '_u', 'a\u0000b', 'con', 'NUL.1', 'console'];
 
 describe('the one session-name rule', () => {
   it('is the same for the server, its store, the panel and the commands', () => {

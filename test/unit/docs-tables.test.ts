@@ -1,10 +1,12 @@
-// The generated tables in docs/ against their one source: the `strata serve` options in
-// docs/server.md (backend/app/serve-options.ts) and the VS Code settings in docs/user-guide.md
-// (package.json's contributes.configuration). `npm run docs:tables` rewrites both.
+// The generated tables in docs/ against their one source: the `strata serve` options and the error
+// codes in docs/server.md (backend/app/serve-options.ts, contract/error-codes.ts) and the VS Code
+// settings in docs/user-guide.md (package.json's contributes.configuration). `npm run docs:tables`
+// rewrites them.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVE_OPTION_KEYS } from '../../backend/app/serve-options.js';
+import { ERROR_CODES, errorStatus } from '../../contract/error-codes.js';
 import { SETTING_NAMES, settingDefault } from '../../extension/config/settings-schema.js';
 import { DOC_TABLES, settingDefaultText, tableIn, withTable, type DocTable } from '../../scripts/docs-tables.js';
 
@@ -41,6 +43,13 @@ describe('generated docs tables', () => {
     expect(flags).toHaveLength(SERVE_OPTION_KEYS.length + 1);
     expect(flags.at(-1)).toBe('--config');
     expect(flags).toContain('--model');
+  });
+
+  it('the error table lists every code of contract/error-codes.ts, in order, with its status', () => {
+    const rows = rowsOf(byName('error-codes').render());
+    expect(rows.map((cells) => cells[1]!.replace(/`/g, ''))).toEqual(Object.keys(ERROR_CODES));
+    for (const cells of rows) expect(Number(cells[0]), cells[1]).toBe(errorStatus(cells[1]!.replace(/`/g, '') as keyof typeof ERROR_CODES));
+    expect(rows.find((cells) => cells[1] === '`context_length_exceeded`')?.[3]).toBe('`n_prompt_tokens`, `n_ctx`');
   });
 
   it('a stale table is rewritten between its markers and the rest of the page is kept', () => {

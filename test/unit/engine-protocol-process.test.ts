@@ -393,6 +393,29 @@ describe('process engine client (scripted addon)', () => {
     await c.close();
   });
 
+  // Windows has no SIGTERM (kill() ends a process at once there): close() asks over IPC in both
+  // phases. Here the POSIX way runs beside it: a load in progress is ended by SIGTERM, unasked.
+  for (const platform of ['win32', 'linux'] as const) {
+    it(`${platform} way: close() of a ready engine and of one still loading`, async () => {
+      for (const model of ['scripted.gguf', 'never-ready.gguf']) {
+        const logs: string[] = [];
+        const c = client({ platform, config: { model } }, logs);
+        const started = c.start();
+        started.catch(() => undefined);
+        if (model === 'scripted.gguf') await started;
+        // A loaded machine can take seconds to start the host: wait for its line, not the default second.
+        else await expect.poll(() => logs.some((l) => l.includes('engine host started (epoch 1')), { timeout: 60_000 }).toBe(true);
+        const pid = c.status().pid!;
+        await c.close();
+        expect(alive(pid), model).toBe(false);
+        const asked = logs.some((l) => l.includes('engine host (epoch 1) exiting: close requested'));
+        expect(asked, `${model}: ${logs.join('\n')}`).toBe(platform === 'win32' || model === 'scripted.gguf');
+        expect(logs.some((l) => l.includes('killing it'))).toBe(false);
+        if (model !== 'scripted.gguf') await expect(started).rejects.toThrow('engine (replica 0) was closed before it was ready');
+      }
+    });
+  }
+
   it('a node binary that cannot start is a clear start error', async () => {
     const c = client({ nodePath: join(dir, 'no-node') });
     await expect(c.start()).rejects.toThrow(/^cannot start engine process \(.*no-node\): spawn .*ENOENT/);

@@ -46,6 +46,12 @@ const HOSTILE = {
   serverMode: 'remote',
   remoteUrl: 'http://attacker.example:8080',
   apiKey: 'planted',
+  // A role sent to the repository's server would carry the code around the cursor or the chat there.
+  completionServerUrl: 'http://attacker.example:8080',
+  chatServerUrl: 'http://attacker.example:8080',
+  nextEditServerUrl: 'http://attacker.example:8080',
+  embeddingServerUrl: 'http://attacker.example:8080',
+  rerankServerUrl: 'http://attacker.example:8080',
 };
 
 describe('settings a repository can set', () => {
@@ -59,13 +65,30 @@ describe('settings a repository can set', () => {
     expect(config.serverMode()).toBe('managed');
     expect(config.remoteUrl()).toBe('');
     expect(await config.apiKey({ get: async () => undefined } as never)).toBeUndefined();
+    for (const role of ['completion', 'chat', 'nextEdit', 'embedding', 'rerank'] as const) expect(config.roleServerUrl(role), role).toBe('');
+    expect(config.roleServerUrls()).toEqual({});
+    // So the managed server still serves every role's model.
+    values.workspace = { ...HOSTILE, chatModel: 'hostile.gguf' };
+    expect(config.readServerSettings().roleUrls).toEqual({});
+  });
+
+  it('a role server\'s key comes from secret storage only, under the role\'s own name', async () => {
+    values.workspace = { apiKey: 'planted' };
+    values.user = { apiKey: 'main-key', chatServerUrl: 'http://team:8080' };
+    const stored = new Map([['strata.apiKey.chat', 'team-key']]);
+    const secrets = { get: async (k: string) => stored.get(k) } as never;
+    expect(await config.roleApiKey(secrets, 'chat')).toBe('team-key');
+    // Neither the main key nor a setting goes to another role's server.
+    expect(await config.roleApiKey(secrets, 'completion')).toBeUndefined();
   });
 
   it('the same settings in user settings apply', async () => {
-    values.user = { 'agent.mcpServers': { files: { command: 'npx', args: ['srv'], env: { A: '1' }, trusted: true } }, 'agent.allowedCommands': ['git status'], serverMode: 'remote', remoteUrl: ' http://box:8080 ' };
+    values.user = { 'agent.mcpServers': { files: { command: 'npx', args: ['srv'], env: { A: '1' }, trusted: true } }, 'agent.allowedCommands': ['git status'], serverMode: 'remote', remoteUrl: ' http://box:8080 ', chatServerUrl: ' http://team:8080/v1 ' };
     expect(config.agentSettings()).toMatchObject({ allowedCommands: ['git status'], autoApproveReadOnly: true, mcpServers: { files: { command: 'npx', args: ['srv'], env: { A: '1' }, trusted: true } } });
     expect(config.serverMode()).toBe('remote');
     expect(config.remoteUrl()).toBe('http://box:8080');
+    expect(config.roleServerUrl('chat')).toBe('http://team:8080/v1');
+    expect(config.roleServerUrls()).toEqual({ chat: 'http://team:8080/v1' });
   });
 
   it('package.json declares them machine-scoped and restricted in untrusted workspaces', () => {

@@ -3,21 +3,46 @@
 // context on few slots and completions a small one, as the server reads the arguments and the
 // --config file's "models" section.
 import { describe, expect, it } from 'vitest';
-import { AGENT_CHAT_CTX, AGENT_CHAT_SLOTS, buildServeArgs, contextPlan, COMPLETION_CTX, DEFAULT_SETTINGS, SHARED_CTX, settingsProblems, type ServerSettings } from '../../extension/config/server-settings.js';
+import {
+  AGENT_CHAT_CTX, AGENT_CHAT_SLOTS, buildServeArgs, contextPlan, COMPLETION_CTX, DEFAULT_SETTINGS, modelsSection, SHARED_CTX, settingsProblems,
+  type ServerSettings,
+} from '../../extension/config/server-settings.js';
 import { parseArgs } from '../../backend/args/args.js';
 import { resolveConfig } from '../../backend/app/config.js';
 
 const two: ServerSettings = { ...DEFAULT_SETTINGS, modelPath: '/m/coder-1.5b.gguf', chatModel: '/m/coder-7b-instruct.gguf' };
 
 /** The server's view of the arguments (and the config file they name). */
-function served(s: ServerSettings): Array<{ name: string; ctx: number | null; slots: number }> {
+function served(s: ServerSettings): Array<{ name: string; ctx: number | null; slots: number; mmproj?: string }> {
   const file = '/storage/serve-models.json';
   const args = buildServeArgs(s, 1, file);
   const parsed = parseArgs(args.slice(1));
-  const section = contextPlan(s).section;
+  const section = modelsSection(s);
   const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: (p) => { expect(p).toBe(file); return JSON.stringify(section); } });
-  return cfg.models.map((m) => ({ name: m.name, ctx: m.settings.ctx ?? cfg.ctx ?? null, slots: m.settings.slots ?? cfg.slots }));
+  return cfg.models.map((m) => ({
+    name: m.name, ctx: m.settings.ctx ?? cfg.ctx ?? null, slots: m.settings.slots ?? cfg.slots, ...(m.settings.mmproj ? { mmproj: m.settings.mmproj } : {}),
+  }));
 }
+
+describe('the chat model projector (strata.chatModelProjector)', () => {
+  it('goes to the chat model alone, in its entry of the models section', () => {
+    expect(served({ ...two, chatModelProjector: '/m/mmproj-7b.gguf' })).toEqual([
+      { name: 'coder-1.5b', ctx: COMPLETION_CTX, slots: 4 },
+      { name: 'coder-7b-instruct', ctx: AGENT_CHAT_CTX, slots: AGENT_CHAT_SLOTS, mmproj: '/m/mmproj-7b.gguf' },
+    ]);
+  });
+
+  it('with one model for everything, and with a context the user set (no section of its own otherwise)', () => {
+    expect(served({ ...DEFAULT_SETTINGS, modelPath: '/m/vl.gguf', chatModelProjector: '/m/mmproj.gguf' }))
+      .toEqual([{ name: 'vl', ctx: SHARED_CTX, slots: 4, mmproj: '/m/mmproj.gguf' }]);
+    expect(served({ ...two, contextSize: 6000, chatModelProjector: '/m/p.gguf' })[1]).toEqual({ name: 'coder-7b-instruct', ctx: 6000, slots: 4, mmproj: '/m/p.gguf' });
+    expect(modelsSection({ ...two, contextSize: 6000 })).toBeNull();
+  });
+
+  it('is not passed for a chat model the managed server does not serve from a file (the demo model)', () => {
+    expect(modelsSection({ ...DEFAULT_SETTINGS, chatModelProjector: '/m/p.gguf' })).toBeNull();
+  });
+});
 
 describe('automatic context per slot', () => {
   it('is the default, and a value the user sets goes to every model as --ctx', () => {

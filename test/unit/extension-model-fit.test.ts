@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceMemory } from '../../contract/devices.js';
 import { CATALOGUE, ROLE_SETTING } from '../../extension/models/catalogue.js';
-import { fileRows, fitChoices, fitOf, machineMemory, neededBytes } from '../../extension/models/modelFit.js';
+import { expectedTokS, fileRows, fitChoices, fitOf, machineMemory, neededBytes, speedNote } from '../../extension/models/modelFit.js';
 import { hubAccess, parseHubRef } from '../../contract/hub/hub-ref.js';
 import { listRepoFiles } from '../../contract/hub/repo-files.js';
 import { FakeHub } from '../helpers/fake-hub.js';
@@ -67,8 +67,28 @@ describe('fileRows (the file list of Choose Models)', () => {
   });
 });
 
+describe('the expected speed on the CPU', () => {
+  it('scales the measured speed by size, and says where the number comes from', () => {
+    const basis = { tokS: 40, bytes: 1.5 * GIB, model: 'coder-1.5b' };
+    expect(expectedTokS(3 * GIB, basis)).toBe(20);
+    expect(speedNote(6 * GIB, basis)).toBe('about 10 tok/s (scaled by size from 40 tok/s the server measured with coder-1.5b, 1.50 GiB)');
+    expect(speedNote(30 * GIB, basis)).toBe('about 2.0 tok/s (scaled by size from 40 tok/s the server measured with coder-1.5b, 1.50 GiB)');
+  });
+
+  it('says it is unknown without a measurement, and never divides by nothing', () => {
+    expect(speedNote(GIB, null)).toBe('speed unknown until the server has generated text');
+    for (const basis of [{ tokS: 0, bytes: GIB, model: 'm' }, { tokS: 5, bytes: 0, model: 'm' }, { tokS: Number.NaN, bytes: GIB, model: 'm' }]) {
+      expect(expectedTokS(GIB, basis), JSON.stringify(basis)).toBeNull();
+    }
+    expect(expectedTokS(0, { tokS: 5, bytes: GIB, model: 'm' })).toBeNull();
+  });
+});
+
 describe('the catalogue', () => {
   it('offers every role a model, each a valid Hub reference with a role setting', () => {
+    expect(Object.keys(ROLE_SETTING).sort()).toEqual(['chat', 'completion', 'embedding', 'nextEdit', 'rerank']);
+    expect(ROLE_SETTING.nextEdit).toBe('nextEditModel');
+    expect(CATALOGUE.filter((e) => e.role === 'nextEdit').map((e) => e.repo)).toEqual(['lmstudio-community/zeta-GGUF']);
     for (const role of Object.keys(ROLE_SETTING)) expect(CATALOGUE.some((e) => e.role === role), role).toBe(true);
     for (const e of CATALOGUE) expect(parseHubRef(`${e.repo}${e.quant ? `:${e.quant}` : ''}`).repo).toBe(e.repo);
   });

@@ -75,7 +75,7 @@ describe('next-edit requests against a scripted server', () => {
     expect(await first).toEqual({ kind: 'superseded' });
     release();
     const firstReq = server.of('/v1/edits/next')[before]!;
-    await expect.poll(() => firstReq.aborted).toBe(true);
+    await expect.poll(() => firstReq.aborted, { timeout: 30_000 }).toBe(true);
     expect(second.kind).toBe('proposal');
     if (second.kind === 'proposal') expect(second.hunks[0]!.newLines).toEqual(['    return wi * height']);
   });

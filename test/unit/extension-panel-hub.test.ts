@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest, ChatStreamEvent } from '../../extension/client/types.js';
+import type { ChatCall, ChatStreamEvent } from '../../extension/client/types.js';
 import type { SessionInfo } from '../../contract/sessions.js';
 import type { Metrics } from '../../contract/metrics.js';
 import { PanelHub, type PanelClient, type PanelDeps } from '../../extension/panel/hub.js';
@@ -16,13 +16,13 @@ function fakeClient() {
   const ctx = { value: 4096 };
   let devices = [{ name: 'CPU', description: 'cpu', type: 'cpu', replica: 0 as number | null, memoryFree: 1 as number | null, memoryTotal: 2 as number | null, layers: 4 as number | null, planned: null }];
   const setDevices = (d: typeof devices) => { devices = d; };
-  const saved = new Map<string, SessionInfo & { msgs: ChatRequest['messages'] }>();
+  const saved = new Map<string, SessionInfo & { msgs: ChatCall['messages'] }>();
   const calls: string[] = [];
   const saveOpts: Array<{ name: string; tools: string[] }> = [];
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => { release = r; });
   const client: PanelClient = {
-    async *chatStream(req: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
+    async *chatStream(req: ChatCall, signal: AbortSignal): AsyncGenerator<ChatStreamEvent> {
       calls.push(`chat:${req.messages.map((m) => m.content).join('|')}`);
       yield { type: 'text', text: 'Hel' };
       await Promise.race([gate, new Promise((r) => signal.addEventListener('abort', r))]);
@@ -60,6 +60,7 @@ function setup(ready = true, codebase?: PanelDeps['codebase'], agent?: PanelDeps
   const picked: { next: ContextItem | string | null } = { next: null };
   const deps: PanelDeps = {
     client: () => (ready ? fc.client : undefined),
+    chatClient: () => (ready ? fc.client : undefined),
     ensureClient: async () => fc.client,
     runCommand: (c) => commands.push(c),
     revealSession: (n, p) => revealed.push([n, p]),

@@ -7,16 +7,30 @@ import { resolveConfig } from '../../backend/app/config.js';
 describe('serve arguments from settings', () => {
   it('maps every setting to its flag', () => {
     const args = buildServeArgs({
-      ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', slots: 2, contextSize: 4096, kvType: 'q8_0', cacheMiB: 512,
+      ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf', slots: 2, contextSize: 4096, kvType: 'q8_0', parkMiB: 512,
       devices: ['CUDA0', 'CUDA1'], splitMode: 'layer', tensorSplit: [3, 1], replicas: 2, rpcServers: ['h:50052'],
     }, 4321);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 4321 --model /m/a.gguf --slots 2 --ctx 4096 --kv-type q8_0 '
-      + '--cache-mib 512 --replicas 2 --devices CUDA0,CUDA1 --split-mode layer --tensor-split 3,1 --rpc h:50052');
+      + '--park-mib 512 --replicas 2 --devices CUDA0,CUDA1 --split-mode layer --tensor-split 3,1 --rpc h:50052');
   });
 
   it('leaves out the model for the demo model and defaults for the rest', () => {
     // The automatic context of one model serving chat and completions on the CPU (extension-context-plan.test.ts).
-    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--slots', '4', '--ctx', '8192', '--kv-type', 'f16', '--cache-mib', '2048']);
+    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--ctx', '8192']);
+  });
+
+  it('passes slots, the KV type and the cache only when the user set them, so the server\'s defaults and its fit choose', () => {
+    const flags = (s: Partial<typeof DEFAULT_SETTINGS>): string[] => buildServeArgs({ ...DEFAULT_SETTINGS, ...s }, 1).filter((a) => a.startsWith('--'));
+    expect(flags({})).toEqual(['--host', '--port', '--ctx']);
+    // With a GPU the fit chooses the context too: nothing of the four is passed.
+    expect(flags({ fit: 'on' })).toEqual(['--host', '--port', '--fit']);
+    // A value the user set is passed even when it equals the default.
+    expect(buildServeArgs({ ...DEFAULT_SETTINGS, slots: 4, kvType: 'f16', parkMiB: 0 }, 1).join(' '))
+      .toBe('serve --host 127.0.0.1 --port 1 --slots 4 --ctx 8192 --kv-type f16 --park-mib 0');
+    // The server reads what was not passed as its own defaults.
+    const parsed = parseArgs(buildServeArgs(DEFAULT_SETTINGS, 1).slice(1));
+    const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
+    expect([cfg.slots, cfg.kvType, cfg.parkMib]).toEqual([4, null, null]);
   });
 
   it('serves the completion, chat and embedding models in the one server and sends each use its name', () => {
@@ -26,7 +40,7 @@ describe('serve arguments from settings', () => {
     };
     const args = buildServeArgs(s, 9);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 9 --model /m/qwen-coder.gguf --model /m/llama-instruct.gguf '
-      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder --slots 4 --ctx 4096 --kv-type f16 --cache-mib 2048');
+      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder --ctx 4096');
     expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder', nextEdit: 'qwen-coder' });
     // The server reads those arguments as the same three models under the same names.
     const parsed = parseArgs(args.slice(1));
@@ -73,6 +87,7 @@ describe('serve arguments from settings', () => {
   it('names the settings that are wrong', () => {
     expect(settingsProblems(DEFAULT_SETTINGS)).toEqual([]);
     const bad = settingsProblems({ ...DEFAULT_SETTINGS, slots: 0, tensorSplit: parseNumberList('3,x'), rpcServers: ['nohost'] });
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, kvType: 'q5_1' })).toEqual(['strata.kvType must be one of f16, q8_0, q4_0 (is \'q5_1\')']);
     expect(bad).toEqual([
       'strata.slots must be a whole number from 1 to 256 (is 0)',
       'strata.tensorSplit must be non-negative numbers, e.g. "3,1"',

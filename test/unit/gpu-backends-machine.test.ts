@@ -164,7 +164,7 @@ describe('load failures', () => {
     expect(fallbackLine([], [{ device: 'CPU', layers: 4 }])).toBeNull();
     const line = fallbackLine([failure], [{ device: 'Vulkan0', layers: 4 }])!;
     expect(line.split('\n')).toHaveLength(1);
-    expect(line).toMatch(/^GPU backend did not load: libggml-cuda\.so .*libcublas\.so\.13 is missing: .*; the engine runs on Vulkan0 \(strata backend list shows all it needs\)$/);
+    expect(line).toMatch(/^GPU backend did not load: libggml-cuda\.so .*libcublas\.so\.13 is missing: .*; the engine runs on Vulkan0 \(strata gpu list shows all it needs\)$/);
     expect(fallbackLine([failure], [{ device: 'Vulkan0', layers: 1 }, { device: 'CPU', layers: 3 }])).toMatch(/runs on Vulkan0 \+ CPU \(/);
   });
 });

@@ -45,6 +45,15 @@ describe('strata serve settings', () => {
     expect(() => resolveConfig({ flags: flags({}), env: { STRATA_INFILL_DELAY_MS: '-1' }, readFile: noFile })).toThrowError(/STRATA_INFILL_DELAY_MS: must be in \[0, 10000\]/);
   });
 
+  it('reads the reasoning effort budgets: three whole numbers (default 1024,4096,16384)', () => {
+    expect(resolveConfig({ flags: flags({}), env: {}, readFile: noFile }).reasoningEffortBudgets).toEqual([1024, 4096, 16384]);
+    expect(resolveConfig({ flags: flags({ 'reasoning-effort-budgets': '10,20,30' }), env: {}, readFile: noFile }).reasoningEffortBudgets).toEqual([10, 20, 30]);
+    for (const bad of ['10,20', '10,20,30,40', '10,2.5,30']) {
+      expect(() => resolveConfig({ flags: flags({ 'reasoning-effort-budgets': bad }), env: {}, readFile: noFile }), bad).toThrowError(/--reasoning-effort-budgets: expected three whole numbers/);
+    }
+    expect(() => resolveConfig({ flags: flags({ 'reasoning-effort-budgets': '10,-1,30' }), env: {}, readFile: noFile })).toThrowError(/--reasoning-effort-budgets: expected non-negative numbers/);
+  });
+
   it('refuses to listen beyond loopback without an API key', () => {
     expect(() => resolveConfig({ flags: flags({ host: '0.0.0.0' }), env: {}, readFile: noFile })).toThrowError(/without an API key/);
     expect(resolveConfig({ flags: flags({ host: '0.0.0.0', 'api-key': 's' }), env: {}, readFile: noFile }).apiKey).toBe('s');

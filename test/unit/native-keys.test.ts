@@ -7,7 +7,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
-const cpp = readFileSync(join(root, 'native', 'src', 'engine_js.cpp'), 'utf8');
+// The request parsers: engine_js.cpp, and request.images' in engine_js_images.cpp.
+const cpp = ['engine_js.cpp', 'engine_js_images.cpp'].map((f) => readFileSync(join(root, 'native', 'src', f), 'utf8')).join('\n');
 const dts = readFileSync(join(root, 'native', 'lib', 'addon.d.ts'), 'utf8');
 
 /** The body of each `Parse…` function, by name. */
@@ -54,13 +55,14 @@ const PAIRS: Array<[string, string, string, string[], string[]]> = [
   ['ParseSampling', 'o', 'SamplingParams', [], []],
   ['ParseSampling', 't', 'SamplingParams', ['thinkingBudget'], []],
   ['ParseRequest', 'o', 'GenerateRequest', [], []],
+  ['ParseImages', 'o', 'ImageInput', [], []],
   ['ParseGrammarTriggers', 'o', 'GrammarTriggers', [], []],
   ['ParseGrammarTriggers', 'tho', 'GrammarTriggers', ['thinking'], []],
   ['ParseEmbedRequest', 'o', 'EmbedRequest', [], []],
   ['ParseGrammarSpec', 'o', 'GrammarSpec', [], ['gbnf']],
 ];
 
-describe('engine_js.cpp reads exactly the fields addon.d.ts declares', () => {
+describe('engine_js*.cpp read exactly the fields addon.d.ts declares', () => {
   it.each(PAIRS)('%s (%s) ↔ %s', (fn, variable, type, path, elsewhere) => {
     const body = fns.get(fn);
     expect(body, `engine_js.cpp has no ${fn}`).toBeDefined();

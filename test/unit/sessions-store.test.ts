@@ -4,7 +4,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, win32 } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionStore, SessionUnreadableError } from '../../backend/sessions/session-store.js';
 import { buildSessionFile } from '../helpers/session-files.js';
@@ -139,5 +139,13 @@ describe('SessionStore', () => {
       expect(() => s.statePath(bad)).toThrowError(/unsafe session name/);
     }
     expect(SessionStore.isSafeName('my_chat-2.v1')).toBe(true);
+  });
+
+  it('Windows: file names under a drive-letter folder, backslashes only, whatever separators the folder was given with', () => {
+    const s = new SessionStore('C:/Users/Ana Lee\\AppData/Local\\strata/sessions/', win32, 'win32');
+    expect(s.statePath('chat-1')).toBe('C:\\Users\\Ana Lee\\AppData\\Local\\strata\\sessions\\chat-1.session');
+    expect(s.legacyMetaPath('Notes.v2')).toBe('C:\\Users\\Ana Lee\\AppData\\Local\\strata\\sessions\\Notes.v2.json');
+    expect(new SessionStore('\\\\server\\share\\sessions', win32, 'win32').statePath('x')).toBe('\\\\server\\share\\sessions\\x.session');
+    for (const bad of ['..\\x', 'a\\b', 'C:x', 'con', 'NUL.1', 'com1', 'x:y']) expect(() => s.statePath(bad), bad).toThrowError(/unsafe session name/);
   });
 });

@@ -1,6 +1,8 @@
 // One table of settings: the VS Code settings that become `strata serve` flags take their range and
 // enum from the server's option table (serve-options.ts), so the settings editor, the extension's
 // own check (settingsProblems) and the server agree on what a value may be.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 import { envOf, SERVE_OPTIONS } from '../../backend/app/serve-options.js';
@@ -8,10 +10,10 @@ import { API_KEY_ENV } from '../../extension/server/managedLaunch.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { buildServeArgs, DEFAULT_SETTINGS, MIN_CONTEXT, settingsProblems } from '../../extension/config/server-settings.js';
 
-const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[] }>;
+const PROPS = pkg.contributes.configuration.properties as Record<string, { minimum?: number; maximum?: number; enum?: string[]; default?: unknown }>;
 /** Setting (without `strata.`) -> the serve option it becomes. */
 const FLAGS: Record<string, keyof typeof SERVE_OPTIONS> = {
-  slots: 'slots', contextSize: 'ctx', kvType: 'kvType', cacheMiB: 'cacheMib', replicas: 'replicas', fit: 'fit',
+  slots: 'slots', contextSize: 'ctx', kvType: 'kvType', parkMiB: 'parkMib', replicas: 'replicas', fit: 'fit',
   splitMode: 'splitMode', port: 'port',
 };
 
@@ -26,6 +28,17 @@ describe('settings that become serve flags', () => {
     if (kind.t === 'enum') expect(p.enum!.filter((v) => v !== '')).toEqual([...kind.values!]);
   });
 
+  it('a setting passed only when set shows, as its default, what the server does without it', () => {
+    // slots: the serve option's default; the KV type and the park budget: the engine's (EngineOptions in C++).
+    const engine = readFileSync(join(import.meta.dirname, '../../native/src/engine_options.h'), 'utf8');
+    const kv = /ggml_type kv_type = GGML_TYPE_(\w+);/.exec(engine)?.[1]?.toLowerCase();
+    const park = Number(/double park_budget_mib = (\d+);/.exec(engine)?.[1]);
+    expect(SERVE_OPTIONS.kvType.default).toBeNull();
+    expect(SERVE_OPTIONS.parkMib.default).toBeNull();
+    expect([PROPS['strata.slots']!.default, PROPS['strata.kvType']!.default, PROPS['strata.parkMiB']!.default]).toEqual([SERVE_OPTIONS.slots.default, kv, park]);
+    expect([DEFAULT_SETTINGS.slots, DEFAULT_SETTINGS.kvType, DEFAULT_SETTINGS.parkMiB]).toEqual([null, null, null]);
+  });
+
   it('the KV types are the one list', () => {
     expect(PROPS['strata.kvType']!.enum).toEqual([...KV_TYPES]);
     expect((SERVE_OPTIONS.kvType.kind as { values: readonly string[] }).values).toEqual([...KV_TYPES]);
@@ -37,8 +50,8 @@ describe('settings that become serve flags', () => {
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.max + 1 })).toEqual([`strata.contextSize must be a whole number from ${ctx.min} to ${ctx.max} (is ${ctx.max + 1})`]);
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: ctx.min - 1 })).toHaveLength(1);
     expect(settingsProblems({ ...DEFAULT_SETTINGS, contextSize: 0 })).toEqual([]);
-    const cache = SERVE_OPTIONS.cacheMib.kind as { min: number; max: number };
-    expect(settingsProblems({ ...DEFAULT_SETTINGS, cacheMiB: cache.max + 1 })).toHaveLength(1);
+    const cache = SERVE_OPTIONS.parkMib.kind as { min: number; max: number };
+    expect(settingsProblems({ ...DEFAULT_SETTINGS, parkMiB: cache.max + 1 })).toHaveLength(1);
   });
 
   it('the managed server\'s key travels in the variable the server reads', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENGINE_ERROR_STATUS, engineCallApiError } from '../../backend/validation/engine-errors.js';
+import { ENGINE_ERROR_CODE, engineCallApiError } from '../../backend/validation/engine-errors.js';
 import { EngineCallError } from '../../backend/engine/client.js';
 import { CALL_NAMES, ENGINE_ERROR_CODES, type CallName } from '../../backend/engine/calls.js';
 
@@ -33,8 +33,8 @@ describe('engine call failures as HTTP answers', () => {
   });
 
   it('has a row for every code the engine can send, and a failed row for every call', () => {
-    for (const code of [...ENGINE_ERROR_CODES, 'engine_unavailable' as const]) expect(ENGINE_ERROR_STATUS[code]).toBeDefined();
-    expect(Object.keys(ENGINE_ERROR_STATUS.failed).sort()).toEqual([...CALL_NAMES].sort());
+    for (const code of [...ENGINE_ERROR_CODES, 'engine_unavailable' as const]) expect(ENGINE_ERROR_CODE[code]).toBeDefined();
+    expect(Object.keys(ENGINE_ERROR_CODE.failed).sort()).toEqual([...CALL_NAMES].sort());
     const e = new EngineCallError('saveSession', 'disk full', 'no_space');
     expect([e.message, e.detail, e.call]).toEqual(['saveSession: disk full', 'disk full', 'saveSession']);
   });

@@ -25,7 +25,7 @@ describe('parseChatRequest', () => {
       model: 'm', maxTokens: null, stop: [], stream: false, includeUsage: false, sampling: {}, ignoreEos: false,
       returnProgress: false, timingsPerToken: false, n: 1, logprobs: null, constraint: null, draftMax: null, prediction: null,
       messages: [{ role: 'user', content: 'Hi' }], tools: [], toolChoice: 'none', parallelToolCalls: true, templateKwargs: {},
-      reasoningFormat: 'auto',
+      reasoningFormat: 'auto', reasoningEffort: null,
     });
   });
 
@@ -158,7 +158,10 @@ describe('parseChatRequest', () => {
       '400 messages[0].content: must be a string or an array of content parts, got a number [messages[0].content]',
     );
     expect(refusal(msgs({ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }))).toBe(
-      '400 messages[0].content[0].type: image_url content is not supported (text only) [messages[0].content[0].type]',
+      '400 messages[0].content[0].image_url.url: a URL that is not a data URL is not fetched: the server fetches nothing a request points at; send the image inline as a data URL (data:image/png;base64,...) [messages[0].content[0].image_url.url]',
+    );
+    expect(refusal(msgs({ role: 'user', content: [{ type: 'input_audio', input_audio: {} }] }))).toBe(
+      '400 messages[0].content[0].type: input_audio content is not supported (text and image_url) [messages[0].content[0].type]',
     );
     expect(refusal(msgs({ role: 'user', content: [{ type: 'text' }] }))).toBe(
       '400 messages[0].content[0].text: is required [messages[0].content[0].text]',

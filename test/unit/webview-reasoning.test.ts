@@ -5,10 +5,10 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasoningOf, StrataClient, type ChatEvent } from '../../extension/client/client.js';
-import type { ChatRequest } from '../../extension/client/types.js';
+import type { ChatCall } from '../../extension/client/types.js';
 import { PanelHub, type PanelClient } from '../../extension/panel/hub.js';
-import type { ToWebview } from '../../contract/panel.js';
-import { conversation, initialState, persisted, reduce, sendChat, thinkingView, type ViewState } from '../../webview/state.js';
+import { validateFromWebview, type ToWebview } from '../../contract/panel.js';
+import { conversation, initialState, persisted, reduce, sendChat, setThinking, thinkingView, type ViewState } from '../../webview/state.js';
 
 const apply = (s: ViewState, ...msgs: ToWebview[]): ViewState => msgs.reduce(reduce, s);
 const end = { usage: null, timings: null, error: null, cancelled: false };
@@ -43,24 +43,49 @@ describe('panel view state with thinking', () => {
     const odd = initialState({ turns: [{ role: 'assistant', content: 'x', reasoning: 42 }] });
     expect(odd.turns).toHaveLength(1);
     expect(odd.turns[0]!.reasoning).toBeUndefined();
+    const badStats = initialState({ turns: [{ role: 'assistant', content: 'x', reasoning: 'r', thinking: { tokens: 'many' } }] });
+    expect(badStats.turns[0]).toMatchObject({ reasoning: 'r' });
+    expect(badStats.turns[0]!.thinking).toBeUndefined();
   });
 
-  it('thinkingView: none without thinking; open while only thinking streams, closed after; the user decides over both', () => {
+  it('thinkingView: none without thinking; collapsed while it streams and after, its label counting tokens and time; the user opens it', () => {
     expect(thinkingView({ role: 'assistant', content: 'a' })).toBeNull();
     expect(thinkingView({ role: 'assistant', content: '', reasoning: '', pending: true })).toBeNull();
     const thinking = { role: 'assistant' as const, content: '', reasoning: 'hmm', pending: true };
-    expect(thinkingView(thinking)).toEqual({ text: 'hmm', open: true, label: 'Thinking…' });
-    expect(thinkingView(thinking, false)).toEqual({ text: 'hmm', open: false, label: 'Thinking…' });
-    const answering = { ...thinking, content: 'A' };
-    expect(thinkingView(answering)).toEqual({ text: 'hmm', open: false, label: 'Thinking' });
-    expect(thinkingView({ ...answering, pending: false }, true)).toEqual({ text: 'hmm', open: true, label: 'Thinking' });
+    expect(thinkingView(thinking)).toEqual({ text: 'hmm', open: false, label: 'Thinking…' });
+    expect(thinkingView({ ...thinking, thinking: { tokens: 12, ms: 1440 } })).toEqual({ text: 'hmm', open: false, label: 'Thinking… · 12 tokens · 1.4 s' });
+    expect(thinkingView(thinking, true)).toEqual({ text: 'hmm', open: true, label: 'Thinking…' });
+    const answering = { ...thinking, content: 'A', thinking: { tokens: 1, ms: 3210 } };
+    expect(thinkingView(answering)).toEqual({ text: 'hmm', open: false, label: 'Thought for 3.2 s · 1 token' });
+    expect(thinkingView({ ...answering, pending: false, thinking: undefined }, true)).toEqual({ text: 'hmm', open: true, label: 'Thinking' });
+  });
+
+  it('the thinking control: per conversation, persisted, sent with the question (auto: not sent), locked while an answer streams', () => {
+    let s = initialState(undefined);
+    expect(s.thinking).toBe('auto');
+    expect(sendChat({ ...s, draft: 'q' }, 'c0').out).not.toHaveProperty('thinking');
+    s = setThinking(s, 'low');
+    expect(sendChat({ ...s, draft: 'q' }, 'c1').out).toMatchObject({ type: 'chatSend', thinking: 'low' });
+    expect(initialState(JSON.parse(JSON.stringify(persisted(s)))).thinking).toBe('low');
+    expect(initialState({ thinking: 'maximum' }).thinking).toBe('auto');
+    const streaming = sendChat({ ...s, draft: 'q' }, 'c2').state;
+    expect(setThinking(streaming, 'off').thinking).toBe('low');
+    // The stats follow the stream; the server's count at the end wins over the pieces counted.
+    const done = apply(streaming,
+      { type: 'chatReasoning', chatId: 'c2', text: 'a', thinking: { tokens: 1, ms: 0 } },
+      { type: 'chatReasoning', chatId: 'c2', text: 'b', thinking: { tokens: 2, ms: 500 } },
+      { type: 'chatDelta', chatId: 'c2', text: 'ans' },
+      { type: 'chatEnd', chatId: 'c2', end: { ...end, usage: { promptTokens: 3, completionTokens: 9, cachedTokens: 0, reasoningTokens: 7 } } });
+    expect(done.turns.at(-1)!.thinking).toEqual({ tokens: 7, ms: 500 });
   });
 });
 
 describe('panel hub with thinking', () => {
-  it('streams thinking as chatReasoning, the answer as chatDelta, and keeps only the answer as conversation', async () => {
+  it('streams thinking as chatReasoning with its count and time, the answer as chatDelta, and keeps only the answer as conversation', async () => {
+    const requests: ChatCall[] = [];
     const client = {
-      async *chatStream(_req: ChatRequest): AsyncGenerator<ChatEvent> {
+      async *chatStream(req: ChatCall): AsyncGenerator<ChatEvent> {
+        requests.push(req);
         yield { type: 'reasoning', text: 'pl' };
         yield { type: 'reasoning', text: 'an' };
         yield { type: 'text', text: 'Answer' };
@@ -70,7 +95,7 @@ describe('panel hub with thinking', () => {
       models: async () => [{ id: 'm', contextLength: 4096, maxOutputTokens: null, toolCalling: false }],
     } as unknown as PanelClient;
     const hub = new PanelHub({
-      client: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined,
+      client: () => client, chatClient: () => client, ensureClient: async () => client, runCommand: () => undefined, revealSession: () => undefined,
       clearBench: async () => undefined, visibilityChanged: () => undefined, log: () => undefined,
       editor: { copy: async () => undefined, insert: async () => null, apply: async () => null, context: async () => null },
     });
@@ -78,8 +103,10 @@ describe('panel hub with thinking', () => {
     const view = hub.attach({ post: (m) => posted.push(m) }, true);
     await view.receive({ type: 'chatSend', chatId: 'c1', name: 'n', messages: [{ role: 'user', content: 'q' }] });
     expect(posted.filter((m) => m.type === 'chatReasoning')).toEqual([
-      { type: 'chatReasoning', chatId: 'c1', text: 'pl' }, { type: 'chatReasoning', chatId: 'c1', text: 'an' },
+      { type: 'chatReasoning', chatId: 'c1', text: 'pl', thinking: { tokens: 1, ms: 0 } },
+      { type: 'chatReasoning', chatId: 'c1', text: 'an', thinking: { tokens: 2, ms: expect.any(Number) } },
     ]);
+    expect(requests[0]).not.toHaveProperty('reasoningEffort');
     expect(posted.filter((m) => m.type === 'chatDelta')).toEqual([{ type: 'chatDelta', chatId: 'c1', text: 'Answer' }]);
     expect(hub.lastConversation()).toEqual({ name: 'n', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'Answer' }] });
 
@@ -87,7 +114,14 @@ describe('panel hub with thinking', () => {
     const later: ToWebview[] = [];
     const v2 = hub.attach({ post: (m) => later.push(m) }, true);
     await v2.receive({ type: 'ready', tab: 'chat' });
-    expect(later.filter((m) => m.type === 'chatSnapshot')).toEqual([{ type: 'chatSnapshot', chatId: 'c1', text: 'Answer', reasoning: 'plan' }]);
+    expect(later.filter((m) => m.type === 'chatSnapshot')).toEqual([{ type: 'chatSnapshot', chatId: 'c1', text: 'Answer', reasoning: 'plan', thinking: { tokens: 2, ms: expect.any(Number) } }]);
+
+    // The conversation's thinking control becomes the request's reasoning_effort.
+    await view.receive({ type: 'chatSend', chatId: 'c2', name: 'n', messages: [{ role: 'user', content: 'q' }], thinking: 'low' });
+    await view.receive({ type: 'chatSend', chatId: 'c3', name: 'n', messages: [{ role: 'user', content: 'q' }], thinking: 'off' });
+    await view.receive({ type: 'chatSend', chatId: 'c4', name: 'n', messages: [{ role: 'user', content: 'q' }], thinking: 'high' });
+    expect(requests.slice(1).map((r) => r.reasoningEffort)).toEqual(['low', 'none', 'high']);
+    expect(validateFromWebview({ type: 'chatSend', chatId: 'c5', name: 'n', messages: [{ role: 'user', content: 'q' }], thinking: 'max' })).toMatchObject({ ok: false, reason: expect.stringContaining('thinking must be one of') });
   });
 });
 
@@ -102,8 +136,14 @@ describe('client: reasoning_content in a chat stream', () => {
 
   let server: Server;
   let base = '';
+  const bodies: unknown[] = [];
   beforeAll(async () => {
-    server = createServer((_req, res) => {
+    server = createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => { text += c; });
+      req.on('end', () => { bodies.push(JSON.parse(text || '{}')); answer(res); });
+    });
+    const answer = (res: import('node:http').ServerResponse): void => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const send = (delta: object, finish: string | null = null) => res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
       send({ role: 'assistant', content: '' });
@@ -111,8 +151,9 @@ describe('client: reasoning_content in a chat stream', () => {
       send({ reasoning_content: ' more' });
       send({ content: 'answer' });
       send({}, 'stop');
+      res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 3, total_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } } })}\n\n`);
       res.end('data: [DONE]\n\n');
-    });
+    };
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const a = server.address();
     base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
@@ -122,7 +163,9 @@ describe('client: reasoning_content in a chat stream', () => {
   it('yields thinking as reasoning events, apart from the answer text, in stream order', async () => {
     const c = new StrataClient({ baseUrl: base });
     const events: ChatEvent[] = [];
-    for await (const e of c.chatStream({ messages: [{ role: 'user', content: 'q' }] }, new AbortController().signal)) events.push(e);
+    for await (const e of c.chatStream({ messages: [{ role: 'user', content: 'q' }], reasoningEffort: 'low' }, new AbortController().signal)) events.push(e);
+    expect(bodies[0]).toMatchObject({ reasoning_effort: 'low' });
+    expect(events.at(-1)).toMatchObject({ type: 'done', usage: { completionTokens: 3, reasoningTokens: 2 } });
     expect(events.map((e) => (e.type === 'reasoning' || e.type === 'text' ? `${e.type}:${e.text}` : e.type))).toEqual([
       'reasoning:plan', 'reasoning: more', 'text:answer', 'done',
     ]);

@@ -1,10 +1,11 @@
 // Chat tab: streaming chat with the local model, answers rendered as markdown (code blocks with
 // Copy / Insert / Apply), editor context attached as chips with the prompt's token count shown
 // before sending, copy / regenerate / edit on the turns, named and saved as sessions.
-import type { ContextItem, FromWebview } from '../../contract/panel.js';
+import { isThinkingLevel, THINKING_LEVELS, type ContextItem, type FromWebview, type ThinkingLevel } from '../../contract/panel.js';
+import type { ImageAttachment } from '../../contract/chat.js';
 import { sessionNameAdvice } from '../../contract/session-name.js';
 import {
-  canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, sendChat, setMode, thinkingView,
+  addImage, canRegenerate, conversation, editLastQuestion, estimateRequest, isStreaming, newChat, regenerate, removeContext, removeImage, sendChat, setMode, setThinking, thinkingView,
   type ChatTurn, type ViewState,
 } from '../state.js';
 import type { ChatMode } from '../../contract/agent.js';
@@ -25,6 +26,11 @@ export interface ChatHost {
 
 const ESTIMATE_DELAY_MS = 350;
 
+/** What the estimate depends on: the draft, its context and images (their counts), the conversation. */
+function estimateKey(s: ViewState): string {
+  return `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${(s.draftImages ?? []).map((i) => `${i.id}:${i.tokens}`).join(',')}\u0000${s.turns.length}`;
+}
+
 function chipLabel(c: ContextItem): string {
   const where = c.range ? (c.range.startLine === c.range.endLine ? `:${c.range.startLine}` : `:${c.range.startLine}-${c.range.endLine}`) : '';
   return `${c.path.split('/').pop()}${where}`;
@@ -40,6 +46,32 @@ function chip(c: ContextItem, onRemove: (() => void) | null): HTMLElement {
     h('span', { class: 'ctx-name' }, chipLabel(c)),
     c.tokens !== null ? h('span', { class: 'muted' }, `${c.tokens} tok`) : null,
     onRemove ? iconButton('close', `Remove ${c.path} from the message`, onRemove, { class: 'chip-x' }) : null);
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1048576 ? `${(bytes / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} KB`;
+}
+
+/** An image's chip: a thumbnail, its name, its size and the tokens it takes (counting… until the server said). */
+function imageChip(i: ImageAttachment, onRemove: (() => void) | null): HTMLElement {
+  const tokens = i.tokens !== null ? `${i.tokens} tok` : onRemove ? 'counting…' : '';
+  const title = `Image ${i.name}, ${sizeText(i.bytes)}${i.tokens !== null ? `, ${i.tokens} tokens` : ''}`;
+  return h('span', { class: 'ctx-chip image-chip', title, role: 'listitem', 'aria-label': title },
+    h('img', { class: 'image-thumb', src: i.dataUrl, alt: '' }),
+    h('span', { class: 'ctx-name' }, i.name),
+    h('span', { class: 'muted' }, sizeText(i.bytes)),
+    tokens ? h('span', { class: 'muted' }, tokens) : null,
+    onRemove ? iconButton('close', `Remove the image ${i.name} from the message`, onRemove, { class: 'chip-x' }) : null);
+}
+
+/** A pasted or dropped file as an attachment (its bytes as a data URL). */
+function readImage(file: File, id: string): Promise<ImageAttachment> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve({ id, name: file.name || 'pasted image', dataUrl: String(reader.result), bytes: file.size, tokens: null });
+    reader.onerror = () => reject(reader.error ?? new Error('the file could not be read'));
+    reader.readAsDataURL(file);
+  });
 }
 
 export class ChatTab {
@@ -65,6 +97,8 @@ export class ChatTab {
   private lastEstimateKey = '';
   private readonly actions: CodeActions;
   private readonly modeButtons: Record<ChatMode, HTMLButtonElement>;
+  /** This conversation's thinking: auto / off / low / high (the request's reasoning_effort). */
+  private readonly thinking: HTMLSelectElement;
   private readonly stepActions: (chatId: string) => StepActions;
 
   constructor(private readonly host: ChatHost, private readonly newId: () => string) {
@@ -84,6 +118,14 @@ export class ChatTab {
       ask: modeButton('ask', 'Ask', 'Ask: the model answers (no tools)'),
       agent: modeButton('agent', 'Agent', 'Agent: the model reads, searches and proposes changes in the workspace; you approve every change and command'),
     };
+    const THINKING_LABELS: Record<ThinkingLevel, string> = { auto: 'Thinking: auto', off: 'Thinking: off', low: 'Thinking: low', high: 'Thinking: high' };
+    this.thinking = h('select', {
+      class: 'thinking-level', 'aria-label': 'Thinking',
+      title: 'How much a reasoning model thinks in this conversation: off, low or high (its thinking budget; the server sets the budgets), or auto (the server decides)',
+    }, ...THINKING_LEVELS.map((l) => h('option', { value: l }, THINKING_LABELS[l])));
+    this.thinking.addEventListener('change', () => {
+      if (isThinkingLevel(this.thinking.value)) host.update(setThinking(host.state(), this.thinking.value));
+    });
     this.stepActions = (chatId) => ({
       decide: (stepId, decision) => host.post({ type: 'agentDecision', chatId, stepId, decision }),
       showDiff: (stepId) => host.post({ type: 'agentShowDiff', chatId, stepId }),
@@ -98,6 +140,20 @@ export class ChatTab {
     this.input.addEventListener('input', () => {
       host.update({ ...host.state(), draft: this.input.value });
       this.scheduleEstimate();
+    });
+    // Images pasted or dropped into the message box go with the question (chips with size and tokens).
+    this.input.addEventListener('paste', (e) => {
+      const files = Array.from(e.clipboardData?.files ?? []).filter((f) => f.type.startsWith('image/'));
+      if (!files.length) return;
+      e.preventDefault();
+      void this.attach(files);
+    });
+    this.input.addEventListener('dragover', (e) => { if (e.dataTransfer?.types.includes('Files')) e.preventDefault(); });
+    this.input.addEventListener('drop', (e) => {
+      const files = Array.from(e.dataTransfer?.files ?? []);
+      if (!files.length) return;
+      e.preventDefault();
+      void this.attach(files);
     });
     this.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -141,7 +197,8 @@ export class ChatTab {
         h('div', { class: 'ctx-row' }, this.chips, h('span', { class: 'menu-anchor' }, add, this.addMenu)),
         this.input,
         this.meter,
-        h('div', { class: 'row compose-foot' }, this.cost, this.send, this.stop)));
+        // The thinking control sits with Send: the header keeps its room for the name in a narrow sidebar.
+        h('div', { class: 'row compose-foot' }, this.thinking, this.cost, this.send, this.stop)));
   }
 
   render(s: ViewState): void {
@@ -153,6 +210,8 @@ export class ChatTab {
       b.classList.toggle('on', s.mode === mode);
       b.disabled = streaming;
     }
+    if (this.thinking.value !== s.thinking) this.thinking.value = s.thinking;
+    this.thinking.disabled = streaming;
     this.input.placeholder = s.mode === 'agent'
       ? 'Give the agent a task in this workspace… (Enter sends; every change and command waits for you)'
       : 'Ask the local model… (Enter sends, Shift+Enter for a new line)';
@@ -161,18 +220,20 @@ export class ChatTab {
     this.stop.disabled = !streaming;
     this.stop.hidden = !streaming;
     this.save.disabled = streaming || conversation(s.turns).length === 0;
-    this.chips.replaceChildren(...s.draftContext.map((c) => chip(c, () => { this.host.update(removeContext(this.host.state(), c.id)); this.scheduleEstimate(); })));
+    this.chips.replaceChildren(
+      ...s.draftContext.map((c) => chip(c, () => { this.host.update(removeContext(this.host.state(), c.id)); this.scheduleEstimate(); })),
+      ...(s.draftImages ?? []).map((i) => imageChip(i, () => { this.host.update(removeImage(this.host.state(), i.id)); this.scheduleEstimate(); })));
     this.renderCost(s);
     this.renderAgentWork(s);
     this.renderMeter(s, streaming);
     this.renderTurns(s);
-    const key = `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${s.turns.length}`;
+    const key = estimateKey(s);
     if (key !== this.lastEstimateKey && !streaming) this.scheduleEstimate();
   }
 
   private renderCost(s: ViewState): void {
     const e = s.estimate;
-    if (!s.draft.trim() && !s.draftContext.length) { this.cost.replaceChildren(); return; }
+    if (!s.draft.trim() && !s.draftContext.length && !s.draftImages?.length) { this.cost.replaceChildren(); return; }
     if (!e || e.tokens === null) { this.cost.replaceChildren(e?.error ? h('span', { class: 'error' }, e.error) : 'counting tokens…'); return; }
     const size = e.budget !== null ? `≈ ${e.tokens.toLocaleString()} of ${e.budget.toLocaleString()} prompt tokens` : `≈ ${e.tokens.toLocaleString()} tokens (estimate: start the server for an exact count)`;
     const extra = e.error ? h('span', { class: 'error' }, ` · ${e.error}`) : e.note ? h('span', { class: 'warn' }, ` · ${e.note}`) : null;
@@ -207,7 +268,7 @@ export class ChatTab {
     clearTimeout(this.estimateTimer);
     this.estimateTimer = setTimeout(() => {
       const s = this.host.state();
-      this.lastEstimateKey = `${s.draft}\u0000${s.draftContext.map((c) => c.id).join(',')}\u0000${s.turns.length}`;
+      this.lastEstimateKey = estimateKey(s);
       const req = estimateRequest(s, ++this.estimateSeq);
       if (req) this.host.post(req);
     }, ESTIMATE_DELAY_MS);
@@ -251,6 +312,7 @@ export class ChatTab {
       h('div', { class: 'turn-head' }, h('span', { class: 'who' }, who), tools),
       this.thinkingEl(t),
       t.context?.length ? h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Context sent' }, ...t.context.map((c) => chip(c, null))) : null,
+      t.images?.length ? h('div', { class: 'ctx-chips', role: 'list', 'aria-label': 'Images sent' }, ...t.images.map((i) => imageChip(i, null))) : null,
       content,
       ...(t.role !== 'assistant' || !t.steps?.length ? (t.compactions ?? []).map(compactionEl) : []),
       t.role === 'user' && t.context?.length && t.text !== undefined && t.content !== t.text
@@ -294,6 +356,23 @@ export class ChatTab {
       if (details.open !== view.open || this.thinkingOpen.has(key)) this.thinkingOpen.set(key, details.open);
     });
     return details;
+  }
+
+  /** Reads the files and attaches each image to the draft; the extension counts its tokens. */
+  private async attach(files: File[]): Promise<void> {
+    for (const file of files) {
+      let image: ImageAttachment;
+      try {
+        image = await readImage(file, this.newId());
+      } catch (err) {
+        this.host.update({ ...this.host.state(), notice: { level: 'error', text: `${file.name}: ${(err as Error).message}` } });
+        continue;
+      }
+      const r = addImage(this.host.state(), image, file.type);
+      this.host.update(r.state);
+      if (r.out) this.host.post(r.out);
+    }
+    this.scheduleEstimate();
   }
 
   private submit(): void {

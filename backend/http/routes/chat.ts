@@ -10,11 +10,11 @@ import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest, type PromptProgress,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChatImages, withRequest, type PromptProgress,
 } from '../generation.js';
 import { chatLogprobs } from '../logprob-shapes.js';
 import { predictionSpec } from '../prediction.js';
-import { withThinkingBudget } from '../thinking-budget.js';
+import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import { checkChoices, requireTextModel } from '../model-checks.js';
 import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
@@ -29,7 +29,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
   const style = model.template.callStyle;
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const prompt = await tokenizeChat(app, rendered);
+    const { prompt, images } = await tokenizeChatImages(app, model, rendered);
     checkContext(prompt, model, 'messages');
     const predicted = await predictionSpec(app, body.prediction);
     const grammar = await grammarFor(app, {
@@ -38,7 +38,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
       tools: body.constraint ? null : toolCallsAsked(body, style, body.reasoningFormat, rendered.text),
     });
     if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
-    const sampling = await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget);
+    const sampling = await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { effort: body.reasoningEffort }));
     const id = `chatcmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);
     const chunks = new ChatChunkBuilder(id, model.id, created, app.fingerprint);
@@ -64,6 +64,7 @@ export async function chatCompletions(app: AppContext, { req, res }: RouteContex
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling,
+      ...(images.length > 0 ? { images } : {}),
       stop: body.stop, ignoreEos: body.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),

@@ -1,7 +1,7 @@
 // POST /v1/completions: a text (or token id) prompt, streamed or not; n choices, logprobs N,
 // and llama-server's json_schema / grammar constraints.
 import { parseCompletionRequest } from '../../validation/schemas.js';
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import type { AppContext } from '../app-context.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import { checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeRaw, withRequest, type PromptProgress } from '../generation.js';
@@ -19,7 +19,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
   checkChoices(body.n, model);
   if (Array.isArray(body.prompt)) {
     const bad = body.prompt.findIndex((t) => t >= model.info.vocabSize);
-    if (bad >= 0) throw new ApiError(400, `prompt[${bad}] is token id ${body.prompt[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `prompt[${bad}]` });
+    if (bad >= 0) throw apiError('invalid_value', `prompt[${bad}] is token id ${body.prompt[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `prompt[${bad}]` });
   }
 
   await withRequest(app, 'completion', body.stream, res, async (run) => {

@@ -1,6 +1,6 @@
 // GET /metrics (JSON), /metrics/prometheus, /v1/traces and /v1/traces/{id}.
 import type { TraceBody, TracesBody } from '../../../contract/traces.js';
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import { buildMetrics } from '../../metrics/metrics-json.js';
 import { prometheusText } from '../../metrics/prometheus.js';
 import type { AppContext } from '../app-context.js';
@@ -13,7 +13,7 @@ function intParam(url: URL, name: string, def: number, max: number): number {
   const v = url.searchParams.get(name);
   if (v === null) return def;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new ApiError(400, `query parameter ${name} must be an integer in [0, ${max}], got '${v}'`, { param: name });
+  if (!Number.isInteger(n) || n < 0 || n > max) throw apiError('invalid_value', `query parameter ${name} must be an integer in [0, ${max}], got '${v}'`, { param: name });
   return n;
 }
 
@@ -48,7 +48,7 @@ export async function tracesList(app: AppContext, { res, url }: RouteContext): P
 
 export async function traceOne(app: AppContext, { res, params }: RouteContext): Promise<void> {
   const m = /^(?:chatcmpl-|cmpl-)?(\d+)$/.exec(params.id ?? '');
-  if (!m) throw new ApiError(400, `'${params.id}' is not a request id (a number, or chatcmpl-N / cmpl-N)`, { param: 'id' });
+  if (!m) throw apiError('invalid_value', `'${params.id}' is not a request id (a number, or chatcmpl-N / cmpl-N)`, { param: 'id' });
   const id = Number(m[1]);
   const live = app.ledger.get(id);
   if (live) {
@@ -65,6 +65,6 @@ export async function traceOne(app: AppContext, { res, params }: RouteContext): 
   }
   await app.traces.drain();
   const t = app.traces.get(id);
-  if (!t) throw new ApiError(404, `no trace for request ${id} (only recent requests are kept)`, { code: 'trace_not_found', param: 'id' });
+  if (!t) throw apiError('trace_not_found', `no trace for request ${id} (only recent requests are kept)`, { param: 'id' });
   sendJson(res, 200, t satisfies TraceBody);
 }

@@ -1,7 +1,7 @@
 // POST /v1/embeddings: every input is tokenized (BOS/CLS/SEP as the vocabulary adds them, user
 // text never parsed as control tokens) and the whole list goes to the engine as one request, whose
 // steps pool many inputs at once; vectors come back L2-normalised, as float arrays or base64.
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import { parseEmbeddingsRequest } from '../../validation/embeddings-schema.js';
 import type { AppContext } from '../app-context.js';
 import { follow, requireModel, settle, tokenizeInputs, withRequest } from '../generation.js';
@@ -20,18 +20,18 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
   const model = requireModel(app);
   const emb = model.info.embedding;
   if (!emb) {
-    throw new ApiError(400, `the model '${model.id}' makes text, not embeddings (its GGUF declares no pooling type); serve an embedding model`, { param: 'model', code: 'model_not_embedding' });
+    throw apiError('model_not_embedding', `the model '${model.id}' makes text, not embeddings (its GGUF declares no pooling type); serve an embedding model`, { param: 'model' });
   }
   if (emb.pooling === 'rank') {
-    throw new ApiError(400, `the model '${model.id}' is a reranker (pooling 'rank'): it scores query-document pairs at /v1/rerank, it makes no embeddings`, { param: 'model', code: 'model_not_embedding' });
+    throw apiError('model_not_embedding', `the model '${model.id}' is a reranker (pooling 'rank'): it scores query-document pairs at /v1/rerank, it makes no embeddings`, { param: 'model' });
   }
   if (body.dimensions !== null && body.dimensions !== emb.dimensions) {
-    throw new ApiError(400, `dimensions: the model '${model.id}' makes ${emb.dimensions}-dimensional embeddings and cannot shorten them to ${body.dimensions}`, { param: 'dimensions', code: 'unsupported_value' });
+    throw apiError('unsupported_value', `dimensions: the model '${model.id}' makes ${emb.dimensions}-dimensional embeddings and cannot shorten them to ${body.dimensions}`, { param: 'dimensions' });
   }
   body.inputs.forEach((x, i) => {
     if (typeof x === 'string') return;
     const bad = x.findIndex((t) => t >= model.info.vocabSize);
-    if (bad >= 0) throw new ApiError(400, `input[${i}][${bad}] is token id ${x[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `input[${i}]` });
+    if (bad >= 0) throw apiError('invalid_value', `input[${i}][${bad}] is token id ${x[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `input[${i}]` });
   });
 
   await withRequest(app, 'embedding', false, res, async (run) => {
@@ -44,9 +44,9 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
     const limit = Math.min(model.info.ctx, model.info.batch);
     inputs.forEach((toks, i) => {
       const param = body.inputs.length === 1 ? 'input' : `input[${i}]`;
-      if (toks.length === 0) throw new ApiError(400, `${param} is empty after tokenization`, { param, code: 'empty_input' });
+      if (toks.length === 0) throw apiError('empty_input', `${param} is empty after tokenization`, { param });
       if (toks.length > limit) {
-        throw new ApiError(400, `${param} is ${toks.length} tokens; an input may have at most ${limit} (the context per slot and the batch, --ctx and --batch)`, { param, code: 'context_length_exceeded', overflow: { n_prompt_tokens: toks.length, n_ctx: limit } });
+        throw apiError('context_length_exceeded', `${param} is ${toks.length} tokens; an input may have at most ${limit} (the context per slot and the batch, --ctx and --batch)`, { param, n_prompt_tokens: toks.length, n_ctx: limit });
       }
     });
     const vectors: Array<Float32Array | undefined> = new Array(inputs.length);
@@ -55,7 +55,7 @@ export async function embeddings(app: AppContext, { req, res }: RouteContext): P
       onEmbedding(index, vector) { vectors[index] = vector; },
     });
     if (!settle(run, done)) return;
-    if (vectors.some((v) => v === undefined)) throw new ApiError(500, 'the engine ended the request without every embedding', { code: 'engine_error' });
+    if (vectors.some((v) => v === undefined)) throw apiError('engine_error', 'the engine ended the request without every embedding');
     const tokens = inputs.reduce((n, t) => n + t.length, 0);
     sendJson(res, 200, {
       object: 'list',

@@ -3,7 +3,7 @@
 // repeat the code after the cursor, and after t_max_predict_ms of decoding once a line is
 // complete. A model without FIM tokens gets a clear 400. With n > 1, n candidates share the prompt (read once) and stream by index.
 import { parseInfillRequest } from '../../validation/schemas.js';
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import type { AppContext } from '../app-context.js';
 import { figuresOf, follow, requireModel, settle, tokenizeParts, withRequest, type TokensEvent } from '../generation.js';
 import type { Job } from '../../scheduler/scheduler.js';
@@ -35,7 +35,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
   checkChoices(body.n, model);
   const fim = model.info.fim;
   if (!fim || fim.prefix < 0 || fim.suffix < 0 || fim.middle < 0) {
-    throw new ApiError(400, `the model '${model.id}' has no fill-in-the-middle tokens (FIM prefix/suffix/middle), so it cannot do infill; use a code model with FIM support`, { code: 'fim_not_supported' });
+    throw apiError('fim_not_supported', `the model '${model.id}' has no fill-in-the-middle tokens (FIM prefix/suffix/middle), so it cannot do infill; use a code model with FIM support`);
   }
 
   await withRequest(app, 'infill', body.stream, res, async (run) => {
@@ -54,7 +54,7 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
       extra, repoHeader, prefix: window, prefixCut: window.length < prefix.length, suffix, prompt,
     }, { batch, ctx, maxTokens }, fimOrderFor(model.info.metadata, app.config.fimOrder));
     if (built.tokens.length + maxTokens > ctx) {
-      throw new ApiError(400, `the infill prompt is ${built.tokens.length} tokens and max_tokens ${maxTokens}; together they exceed the context of ${ctx} tokens (--ctx)`, { param: 'max_tokens', code: 'context_length_exceeded', overflow: { n_prompt_tokens: built.tokens.length + maxTokens, n_ctx: ctx } });
+      throw apiError('context_length_exceeded', `the infill prompt is ${built.tokens.length} tokens and max_tokens ${maxTokens}; together they exceed the context of ${ctx} tokens (--ctx)`, { param: 'max_tokens', n_prompt_tokens: built.tokens.length + maxTokens, n_ctx: ctx });
     }
     const id = `cmpl-${run.rec.id}`;
     const created = Math.floor(Date.now() / 1000);

@@ -3,6 +3,7 @@
 // streaming tool-call parser, a grammar for a forced tool call), answered in Anthropic's shapes:
 // content blocks (thinking, text, tool_use), stop_reason, usage, and the named stream events.
 // Errors, streamed or not, are Anthropic error bodies.
+import { errorStatus, isErrorCode } from '../../../contract/error-codes.js';
 import { parseConversation, parseMessagesRequest } from '../../validation/anthropic-schema.js';
 import { ApiError, toApiError, type ApiErrorBody } from '../../validation/errors.js';
 import { requireObject } from '../../validation/validate.js';
@@ -13,18 +14,18 @@ import {
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
-  checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChatImages, withRequest,
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import { readJson, sendJson } from '../respond.js';
-import { withThinkingBudget } from '../thinking-budget.js';
+import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
 import type { SseStream } from '../sse.js';
 
 /** An OpenAI-shaped error (what failRun hands the stream) as Anthropic's `error` event. */
 function streamedError(body: unknown): string {
   const e = (body as ApiErrorBody)?.error;
-  const status = e?.type === 'invalid_request_error' ? 400 : e?.code === 'engine_unavailable' || e?.code === 'shutting_down' ? 503 : 500;
+  const status = isErrorCode(e?.code) ? errorStatus(e.code) : 500;
   return `event: error\ndata: ${JSON.stringify(anthropicError(status, e?.message ?? 'unknown error'))}\n\n`;
 }
 
@@ -54,7 +55,7 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
     const style = model.template.callStyle;
 
     await withRequest(app, 'chat', body.stream, ctx.res, async (run) => {
-      const prompt = await tokenizeChat(app, rendered);
+      const { prompt, images } = await tokenizeChatImages(app, model, rendered);
       checkContext(prompt, model, 'messages');
       const grammar = await grammarFor(app, { constraint: null, tools: toolCallsAsked(body, style, 'auto', rendered.text) });
       if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
@@ -86,7 +87,8 @@ export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
       };
       const done = await follow(run, {
         prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: body.stop,
-        sampling: await withThinkingBudget(app, body.sampling, rendered, body.thinkingBudget ?? app.config.reasoningBudget),
+        ...(images.length > 0 ? { images } : {}),
+        sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { budget: body.thinkingBudget })),
         ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
         ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
       }, {
@@ -123,7 +125,7 @@ export function countTokens(app: AppContext, ctx: RouteContext): Promise<void> {
     const body = parseConversation(requireObject(await readJson(ctx.req, app.bodies), ''));
     const model = requireModel(app);
     requireTextModel(model);
-    const prompt = await tokenizeChat(app, renderConversation(model, body, app.config.reasoning).rendered);
+    const { prompt } = await tokenizeChatImages(app, model, renderConversation(model, body, app.config.reasoning).rendered);
     sendJson(ctx.res, 200, { input_tokens: prompt.length });
   });
 }

@@ -3,7 +3,7 @@
 // requests are in flight.
 import { basename } from 'node:path';
 import type { ModelActionBody, ModelEntryBody, ModelsBody, ModelsMetricsBody } from '../../../contract/models.js';
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import type { AppContext, ServedModelRow } from '../app-context.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -34,11 +34,11 @@ async function namedModel(app: AppContext, req: RouteContext['req']): Promise<st
   const body = await readJson(req, app.bodies);
   const asked = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).model : undefined;
   if (typeof asked !== 'string' || asked === '') {
-    throw new ApiError(400, 'model: give the name of a served model (GET /v1/models lists them)', { param: 'model', code: 'missing_required_parameter' });
+    throw apiError('missing_required_parameter', 'model: give the name of a served model (GET /v1/models lists them)', { param: 'model' });
   }
   const rows = app.models.rows();
   const row = rows.find((r) => r.name === asked) ?? rows.find((r) => r.app?.model()?.id === asked);
-  if (!row) throw new ApiError(404, `the model '${asked}' is not served; served models: ${rows.map((r) => r.name).join(', ')}`, { code: 'model_not_found', param: 'model' });
+  if (!row) throw apiError('model_not_found', `the model '${asked}' is not served; served models: ${rows.map((r) => r.name).join(', ')}`, { param: 'model' });
   return row.name;
 }
 

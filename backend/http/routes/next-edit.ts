@@ -33,7 +33,7 @@ export async function nextEdit(app: AppContext, { req, res }: RouteContext): Pro
     await withRequest(app, 'next_edit', false, res, async (run) => {
       // Request text is plain text in every layout: only the format's own text may hold control tokens.
       const rendered: RenderedPrompt = built.kind === 'raw'
-        ? { text: built.segments.map((s) => s.text).join(''), segments: built.segments, addSpecial: true }
+        ? { text: built.segments.map((s) => s.text).join(''), segments: built.segments, addSpecial: true, images: [] }
         : renderChatPrompt(model, [{ role: 'system', content: built.system }, { role: 'user', content: built.user }], { addGenerationPrompt: true });
       const [prompt, parts] = await Promise.all([tokenizeChat(app, rendered), tokenizeParts(app, [built.prediction])]);
       checkContext(prompt, model, 'region');

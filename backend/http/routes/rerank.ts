@@ -5,7 +5,7 @@
 // GGUF's "rerank" template, else the vocabulary's BOS + query + EOS/SEP + document + EOS. The
 // client's texts are never parsed as control tokens; only the template's own text is.
 import type { ModelInfo } from '../../../native/lib/addon.js';
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import { parseRerankRequest, type RerankRequest } from '../../validation/rerank-schema.js';
 import type { AppContext } from '../app-context.js';
 import { follow, onEngine, requireModel, settle, tokenizeParts, withRequest } from '../generation.js';
@@ -46,7 +46,7 @@ export async function pairInputs(
   }
   const fixed = build([]).length;
   if (fixed >= limit) {
-    throw new ApiError(400, `query is ${query.length} tokens; with the pair's markup it leaves no room for a document within the ${limit} tokens an input may have (--ctx and --batch)`, { param: 'query', code: 'context_length_exceeded', overflow: { n_prompt_tokens: fixed, n_ctx: limit } });
+    throw apiError('context_length_exceeded', `query is ${query.length} tokens; with the pair's markup it leaves no room for a document within the ${limit} tokens an input may have (--ctx and --batch)`, { param: 'query', n_prompt_tokens: fixed, n_ctx: limit });
   }
   let truncated = 0;
   const inputs = docs.map((d) => {
@@ -68,7 +68,7 @@ export async function rerank(app: AppContext, { req, res }: RouteContext): Promi
   const layout = model.info.rerank;
   if (!layout || model.info.embedding?.pooling !== 'rank') {
     const what = model.info.embedding ? `makes ${model.info.embedding.pooling}-pooled embeddings` : 'makes text';
-    throw new ApiError(400, `the model '${model.id}' ${what}, not reranking scores (its GGUF's pooling type is not 'rank'); serve a reranker model such as bge-reranker`, { param: 'model', code: 'model_not_reranker' });
+    throw apiError('model_not_reranker', `the model '${model.id}' ${what}, not reranking scores (its GGUF's pooling type is not 'rank'); serve a reranker model such as bge-reranker`, { param: 'model' });
   }
   await withRequest(app, 'embedding', false, res, async (run) => {
     const { tokens } = await tokenizeParts(app, [body.query, ...body.documents]);
@@ -82,7 +82,7 @@ export async function rerank(app: AppContext, { req, res }: RouteContext): Promi
       onEmbedding(index, vector) { scores[index] = vector[0]; },
     });
     if (!settle(run, done)) return;
-    if (scores.some((v) => v === undefined)) throw new ApiError(500, 'the engine ended the request without every score', { code: 'engine_error' });
+    if (scores.some((v) => v === undefined)) throw apiError('engine_error', 'the engine ended the request without every score');
     const ranked = rankResults(scores as number[], body.topN);
     const used = inputs.reduce((n, t) => n + t.length, 0);
     if (body.tei) {

@@ -3,55 +3,88 @@
 // the system message) with the model's template, and generates exactly as /v1/chat/completions
 // does (the same sampling, grammar for text.format and forced tool calls, reasoning splitter and
 // tool-call parser); the deltas leave as output items (responses-shapes.ts), streamed as the
-// Responses events or whole. A stored response keeps its whole conversation (responses/), so a
-// follow-up re-renders the same text and the slot's KV of the earlier turns is reused.
-// GET and DELETE /v1/responses/{id}; POST /v1/responses/input_tokens counts a request's prompt.
+// Responses events or whole. A stored response keeps its whole conversation and its own tokens
+// (responses/), so a follow-up continues from those tokens and their KV (in a slot, the park, or
+// the response's KV file after an engine restart).
+// GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items; POST /v1/responses/input_tokens counts a request's prompt.
 import { randomBytes } from 'node:crypto';
 import type { ConversationItem, ResponseObject } from '../../../contract/responses.js';
 import { chatMessagesOf } from '../../responses/conversation.js';
-import { ApiError, type ApiErrorBody } from '../../validation/errors.js';
+import { continuationTail } from '../../responses/continuation.js';
+import { inputItemsPage, parsePageQuery, withIds } from '../../responses/input-items.js';
+import { loadResponseKv, saveResponseKv } from '../../responses/response-kv.js';
+import type { StoredResponse } from '../../responses/response-store.js';
+import type { ChatInput, RenderedPrompt } from '../../chat/chat-prompt.js';
+import { withThinkingDefault } from '../../chat/thinking-switch.js';
+import { ApiError, apiError, type ApiErrorBody } from '../../validation/errors.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
 import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
 import { grammarFor, outputSpec } from '../constraint.js';
 import {
-  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, withRequest,
+  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, tokenizeChatImages, withRequest,
 } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import type { ModelView } from '../../served-model/model-view.js';
 import { EventNumbers, OutputStream, responseAt, responseUsage, type ResponseEvent } from '../responses-shapes.js';
 import { readJson, sendJson } from '../respond.js';
-import { withThinkingBudget } from '../thinking-budget.js';
+import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
 
-/** The conversation a request continues and adds to, rendered as the model's prompt. */
+/**
+ * The conversation a request continues and adds to, rendered as the model's prompt. With
+ * previous_response_id, `held` is the stored response's own tokens (prompt and output) and `tail`
+ * what follows them (responses/continuation.ts), when the stored tokens are this model's and were
+ * rendered as this request would render them (instructions, tools, template variables); else the
+ * whole conversation is rendered again.
+ */
 async function conversationOf(app: AppContext, model: ModelView, body: ResponsesRequest) {
   let earlier: ConversationItem[] = [];
+  let stored: StoredResponse | null = null;
   if (body.previousResponseId !== null) {
-    const stored = await app.responses.get(body.previousResponseId);
+    stored = await app.responses.get(body.previousResponseId);
     if (!stored) {
-      throw new ApiError(404, `previous_response_id: no stored response ${body.previousResponseId} (never stored, deleted, or expired)`, {
-        code: 'previous_response_not_found', param: 'previous_response_id',
-      });
+      throw apiError('previous_response_not_found', `previous_response_id: no stored response ${body.previousResponseId} (never stored, deleted, or expired)`, { param: 'previous_response_id' });
     }
     earlier = stored.items;
   }
   const items = [...earlier, ...body.input];
   const messages = chatMessagesOf(body.instructions, items);
-  if (messages.length === 0) throw new ApiError(400, 'input: holds no message', { code: 'invalid_value', param: 'input' });
+  if (messages.length === 0) throw apiError('invalid_value', 'input: holds no message', { param: 'input' });
   const chat = {
     messages, tools: body.tools, toolChoice: body.toolChoice, parallelToolCalls: body.parallelToolCalls,
     templateKwargs: withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort'),
   };
-  return { items, chat, ...renderConversation(model, chat, app.config.reasoning) };
+  const whole = renderConversation(model, chat, app.config.reasoning);
+  const kwargs = withThinkingDefault(chat.templateKwargs, app.config.reasoning);
+  const tools = whole.toolsOn ? body.tools : [];
+  const rendering = JSON.stringify({ instructions: body.instructions, tools, kwargs });
+  let continued: { held: number[]; tail: RenderedPrompt } | null = null;
+  const own = stored?.tokens;
+  if (stored && own && own.model === model.session.identity && own.rendering === rendering) {
+    const tail = continuationTail(model, {
+      instructions: body.instructions, earlier, outputCount: stored.response.output.length, added: body.input, tools, kwargs,
+    });
+    if (tail) continued = { held: own.ids, tail };
+  }
+  return { items, chat, rendering, continued, ...whole };
+}
+
+/** The prompt's tokens: the held tokens and the tail's, or the whole conversation's. */
+async function promptOf(app: AppContext, model: ModelView, c: Awaited<ReturnType<typeof conversationOf>>, previous: string | null): Promise<ChatInput> {
+  // A conversation with images is rendered whole: the held tokens hold no image bytes to read again.
+  if (!c.continued || previous === null || c.rendered.images.length > 0) return tokenizeChatImages(app, model, c.rendered);
+  await loadResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, previous, c.continued.held);
+  return { prompt: [...c.continued.held, ...await tokenizeChat(app, c.continued.tail)], images: [] };
 }
 
 export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
   const body = parseResponsesRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
-  const { items, chat, toolsOn, rendered } = await conversationOf(app, model, body);
+  const conversation = await conversationOf(app, model, body);
+  const { items, chat, toolsOn, rendered } = conversation;
   const style = model.template.callStyle;
   const id = `resp_${randomBytes(16).toString('hex')}`;
   const base: Omit<ResponseObject, 'status' | 'output' | 'usage' | 'error' | 'incomplete_details'> = {
@@ -63,7 +96,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
   };
 
   await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const prompt = await tokenizeChat(app, rendered);
+    const { prompt, images } = await promptOf(app, model, conversation, body.previousResponseId);
     checkContext(prompt, model, 'input');
     const grammar = await grammarFor(app, {
       constraint: body.constraint,
@@ -96,6 +129,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
       }
       send(events);
     };
+    const outputIds: number[] = [];
     const take = (piece: string, tokens: number): void => {
       const deltas = piece || tokens ? answer.push(piece, tokens) : [];
       emit(outputs.push(deltas));
@@ -103,12 +137,13 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
 
     const done = await follow(run, {
       prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: [],
-      sampling: await withThinkingBudget(app, body.sampling, rendered, app.config.reasoningBudget),
+      ...(images.length > 0 ? { images } : {}),
+      sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { effort: body.reasoningEffort })),
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
       ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
     }, {
       onText(piece) { take(piece, 0); },
-      onTokens(ev) { take(ev.text, ev.ids.length); },
+      onTokens(ev) { outputIds.push(...ev.ids); take(ev.text, ev.ids.length); },
     });
     if (!settle(run, done)) return;
     const cut = done.finish === 'length';
@@ -117,8 +152,12 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
     const usage = responseUsage(figuresOf(run.rec, done), answer.reasoningTokens);
     const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
     if (body.store) {
-      const kept = await app.responses.put({ response: final, items: [...items, ...outputs.items] });
+      // The model's own tokens, when every token of the answer came with its id (else a follow-up renders the conversation).
+      const whole = outputIds.length === usage.output_tokens && (outputIds.length > 0 || outputs.items.length === 0);
+      const tokens = whole ? { ids: [...prompt, ...outputIds], model: model.session.identity, rendering: conversation.rendering } : undefined;
+      const kept = await app.responses.put({ response: final, items: [...withIds(items, id.slice('resp_'.length)), ...outputs.items], ...(tokens ? { tokens } : {}) });
       if (!kept) app.log.warn('response not stored: larger than the store (--responses-mib)', { request: run.rec.id, response: id });
+      else if (tokens) saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids, body.previousResponseId);
     }
     if (sse) {
       emit([{ type: cut ? 'response.incomplete' : 'response.completed', response: final }]);
@@ -130,7 +169,7 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
 }
 
 function notFound(id: string): ApiError {
-  return new ApiError(404, `no stored response ${id} (never stored, deleted, or expired)`, { code: 'response_not_found', param: 'response_id' });
+  return apiError('response_not_found', `no stored response ${id} (never stored, deleted, or expired)`, { param: 'response_id' });
 }
 
 export async function getResponse(app: AppContext, { res, params }: RouteContext): Promise<void> {
@@ -146,11 +185,24 @@ export async function deleteResponse(app: AppContext, { res, params }: RouteCont
   sendJson(res, 200, { id, object: 'response', deleted: true });
 }
 
+/** GET /v1/responses/{id}/input_items: what a stored response read, a page at a time. */
+export async function listInputItems(app: AppContext, { res, params, url }: RouteContext): Promise<void> {
+  const id = params.id ?? '';
+  const query = parsePageQuery(url.searchParams);
+  const stored = await app.responses.get(id);
+  if (!stored) throw notFound(id);
+  const read = stored.items.slice(0, stored.items.length - stored.response.output.length);
+  sendJson(res, 200, inputItemsPage(read, query));
+}
+
 /** The prompt a request would read, in tokens (the conversation it continues included). */
 export async function inputTokens(app: AppContext, { req, res }: RouteContext): Promise<void> {
   const body = parseResponsesRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   requireTextModel(model);
-  const prompt = await tokenizeChat(app, (await conversationOf(app, model, body)).rendered);
-  sendJson(res, 200, { object: 'response.input_tokens', input_tokens: prompt.length });
+  const c = await conversationOf(app, model, body);
+  const count = c.continued && c.rendered.images.length === 0
+    ? c.continued.held.length + (await tokenizeChat(app, c.continued.tail)).length
+    : (await tokenizeChatImages(app, model, c.rendered)).prompt.length;
+  sendJson(res, 200, { object: 'response.input_tokens', input_tokens: count });
 }

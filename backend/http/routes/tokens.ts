@@ -1,5 +1,5 @@
 // POST /v1/tokenize and /v1/detokenize (llama-server's shapes).
-import { ApiError } from '../../validation/errors.js';
+import { apiError } from '../../validation/errors.js';
 import { parseDetokenizeRequest, parseTokenizeRequest } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { onEngine, requireModel } from '../generation.js';
@@ -19,7 +19,7 @@ export async function detokenize(app: AppContext, { req, res }: RouteContext): P
   const body = parseDetokenizeRequest(await readJson(req, app.bodies));
   const model = requireModel(app);
   const bad = body.tokens.findIndex((t) => t >= model.info.vocabSize);
-  if (bad >= 0) throw new ApiError(400, `tokens[${bad}] is ${body.tokens[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `tokens[${bad}]` });
+  if (bad >= 0) throw apiError('invalid_value', `tokens[${bad}] is ${body.tokens[bad]}, outside the vocabulary of ${model.info.vocabSize}`, { param: `tokens[${bad}]` });
   const content = await onEngine(app, 'detokenize', 'could not detokenize', (c) => c.detokenize(body.tokens));
   sendJson(res, 200, { content });
 }

@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureTestModel } from '../../helpers/models.js';
+import { ensureProjector } from '../../../backend/models/stand-in.js';
 import type { E2eEnv } from './env.js';
 
 export async function resolveTestModel(env: E2eEnv): Promise<string> {
@@ -25,4 +26,12 @@ export async function resolveIndexModels(env: E2eEnv): Promise<{ embeddingModel:
     embeddingModel: await ensureTestModel({ vocab: 'bert-bge', shape: 'embed-bert' }),
     rerankModel: await ensureTestModel({ vocab: 'bert-bge', shape: 'rerank-bert' }),
   };
+}
+
+/** The chat model's projector for the image steps: STRATA_E2E_MMPROJ, else one generated for the generated model (none for another STRATA_E2E_MODEL). */
+export async function resolveTestProjector(env: E2eEnv, model: string): Promise<string | undefined> {
+  if (process.env.STRATA_E2E_MMPROJ) return process.env.STRATA_E2E_MMPROJ;
+  if (process.env.STRATA_E2E_MODEL) return undefined;
+  process.env.STRATA_ADDON ??= join(env.repoRoot, 'native', 'build', 'strata.node');
+  return ensureProjector(model);
 }

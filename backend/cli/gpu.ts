@@ -1,4 +1,4 @@
-// `strata backend list|install|remove`: prebuilt GPU backends (Vulkan, CUDA 13, CUDA 12) from the
+// `strata gpu list|install|remove`: GPU packages, the prebuilt ggml backends (Vulkan, CUDA 13, CUDA 12) of the
 // pinned node-llama-cpp release, installed into the user cache where the server and
 // `strata devices` find them. --json prints machine-readable lines (the extension reads them).
 import { installBackend, installedBackend, removeBackend, type InstallProgress } from '../gpu-backends/install.js';
@@ -9,9 +9,9 @@ import { loadAddon } from '../addon/loader.js';
 import { optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
-const USAGE = `usage: strata backend list [--json]
-       strata backend install ${GPU_BACKEND_KINDS.join('|')} [--registry URL] [--via auto|npm|https] [--json]
-       strata backend remove ${GPU_BACKEND_KINDS.join('|')}
+const USAGE = `usage: strata gpu list [--json]
+       strata gpu install ${GPU_BACKEND_KINDS.join('|')} [--registry URL] [--via auto|npm|https] [--json]
+       strata gpu remove ${GPU_BACKEND_KINDS.join('|')}
   list      installed GPU backends, what this machine can run (Vulkan loader and drivers, NVIDIA
             driver, CUDA runtime and cuBLAS), and the devices the engine sees with them
   install   fetch ${'@node-llama-cpp/linux-x64-<kind>'}@${PIN.nodeLlamaCpp} (npm pack, or HTTPS without npm), check it
@@ -74,7 +74,7 @@ export function formatBackendsReport(r: BackendsReport): string {
   for (const [lib, path] of Object.entries(m.libraries)) lines.push(`  ${lib.padEnd(16)}${path ?? 'not found'}`);
   lines.push('', `devices the engine sees: ${r.devices.map((d) => `${d.name} (${d.description})`).join(', ')}`);
   for (const f of r.failed) lines.push(`did not load: ${describeLoadFailure(f)}`);
-  if (r.suggestion) lines.push('', `suggestion: ${r.suggestion.reason}: strata backend install ${r.suggestion.kind}`);
+  if (r.suggestion) lines.push('', `suggestion: ${r.suggestion.reason}: strata gpu install ${r.suggestion.kind}`);
   return lines.join('\n');
 }
 
@@ -125,7 +125,7 @@ async function install(o: BackendArgs): Promise<number> {
   } catch (e) {
     const message = (e as Error).message;
     if (o.json) printLine({ type: 'error', message, cancelled: ac.signal.aborted });
-    else process.stderr.write(`strata backend install ${kind}: ${message}\n`);
+    else process.stderr.write(`strata gpu install ${kind}: ${message}\n`);
     return ac.signal.aborted ? 130 : 1;
   } finally {
     process.off('SIGINT', cancel);
@@ -134,8 +134,8 @@ async function install(o: BackendArgs): Promise<number> {
 }
 
 export const command = {
-  summary: 'list and install prebuilt GPU backends (Vulkan, CUDA) for the engine',
-  run: (args: ParsedArgs): Promise<number> => runCommand('backend', USAGE, args, async () => {
+  summary: 'list and install GPU packages: prebuilt ggml backends (Vulkan, CUDA) for the engine',
+  run: (args: ParsedArgs): Promise<number> => runCommand('gpu', USAGE, args, async () => {
     const o = parseBackendArgs(args);
     if (o.action === 'install') return install(o);
     if (o.action === 'remove') {
