@@ -163,6 +163,10 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
     await t.step(S.roleServer, async () => {
       // In user settings: a repository's settings cannot move a role (extension-agent-settings.test.ts).
       ctx.userSettings({ 'strata.chatServerUrl': teamUrl });
+      // VS Code reads settings.json on its own time: ask only once the chat role has connected there
+      // (the status bar's tooltip says where the role runs).
+      await waitForValue('the chat role\'s server in the status bar tooltip', async () =>
+        (await wb.statusBarTexts()).some((x) => x.includes(`chat, the agent and inline edits: ${teamUrl} (ready, scripted)`)) ? true : undefined, 30_000);
       const f = await ctx.panel();
       const tab = await openTab(f, 'Chat');
       await tab.getByRole('textbox', { name: 'Message' }).fill('Who answers this?');
@@ -171,9 +175,6 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
       const text = plainSpaces(await answer.innerText());
       await wb.screenshot('role-chat-on-second-server');
       if (!text.includes('Answered by the team server.')) throw new Error(`the chat did not answer from the second server: ${text}`);
-      // The status bar's tooltip says where the role runs.
-      await waitForValue('the chat role\'s server in the status bar tooltip', async () =>
-        (await wb.statusBarTexts()).some((x) => x.includes(`chat, the agent and inline edits: ${teamUrl} (ready, scripted)`)) ? true : undefined, 20_000);
       if (scripted.of('/v1/infill').length) throw new Error('an inline completion went to the chat role\'s server');
       const asked = [...new Set(scripted.requests.map((r) => r.path))].sort();
       for (const p of asked) if (!['/health', '/props', '/v1/chat/completions', '/v1/models', '/v1/tokenize'].includes(p)) throw new StopWaiting(`the chat role's server was asked ${p}`);
