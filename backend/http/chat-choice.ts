@@ -12,9 +12,12 @@ import type { ChatLogprob } from './logprob-shapes.js';
 import type { ChatDelta } from './openai-shapes.js';
 
 /**
- * The conversation as the model's prompt with the generation prompt, tools only when they are on,
+ * The conversation as the model's prompt with the generation prompt and the tools it was given,
  * the client's text protected (chat/chat-prompt.ts), thinking as the request or else the server's
  * --reasoning sets it (chat/thinking-switch.ts). Throws ChatTemplateError as the template does.
+ * `toolsOn`: whether calls are parsed and constrained. tool_choice "none" turns that off but
+ * still renders the tools, so the prompt keeps the prefix of the turns around it (an agent's
+ * summary turn reuses its slot), as llama-server renders it.
  */
 export function renderConversation(
   model: ChatPromptModel, body: Pick<ChatRequest, 'messages' | 'tools' | 'toolChoice' | 'templateKwargs'>, reasoning: ReasoningMode = 'auto',
@@ -22,7 +25,7 @@ export function renderConversation(
   const toolsOn = body.tools.length > 0 && body.toolChoice !== 'none';
   const kwargs = withThinkingDefault(body.templateKwargs, reasoning);
   const rendered = renderChatPrompt(model, body.messages, {
-    ...(toolsOn ? { tools: body.tools } : {}),
+    ...(body.tools.length > 0 ? { tools: body.tools } : {}),
     addGenerationPrompt: true,
     ...(Object.keys(kwargs).length ? { extraContext: kwargs } : {}),
   });

@@ -155,6 +155,21 @@ describe('chat route: renderTokens for the template\'s tool markers', () => {
     expect(fakes[0]!.all[0]!.input.renderTokens).toBeUndefined();
   });
 
+  it('tool_choice none renders the tools as auto does (the prompt keeps its prefix) but parses no call', async () => {
+    const { fakes, openai } = await serve(template('meta-llama-Llama-3.1-8B-Instruct.jinja'), { '<|python_tag|>': 200 });
+    await openai.chat.completions.create({ model: 'x', messages, tools });
+    await openai.chat.completions.create({ model: 'x', messages });
+    fakes[0]!.autoRun = { tokens: 0, text: () => ['{"name": "get_weather", ', '"parameters": {"city": "Paris"}}'] };
+    const none = await openai.chat.completions.create({ model: 'x', messages, tools, tool_choice: 'none' });
+    const [auto, plain, noneInput] = fakes[0]!.all.map((r) => r.input);
+    expect(noneInput!.prompt).toEqual(auto!.prompt);
+    expect(noneInput!.prompt).not.toEqual(plain!.prompt);
+    expect(noneInput!.renderTokens).toBeUndefined();
+    expect(none.choices[0]!.finish_reason).toBe('stop');
+    expect(none.choices[0]!.message.tool_calls ?? []).toEqual([]);
+    expect(none.choices[0]!.message.content).toBe('{"name": "get_weather", "parameters": {"city": "Paris"}}');
+  });
+
   it('the parser turns the rendered marker into a tool call', async () => {
     const { fakes, openai } = await serve(template('meta-llama-Llama-3.1-8B-Instruct.jinja'), { '<|python_tag|>': 200 });
     fakes[0]!.autoRun = { tokens: 0, text: () => ['<|python_tag|>', '{"name": "get_weather", ', '"parameters": {"city": "Paris"}}'] };

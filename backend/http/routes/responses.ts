@@ -58,7 +58,7 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
   };
   const whole = renderConversation(model, chat, app.config.reasoning);
   const kwargs = withThinkingDefault(chat.templateKwargs, app.config.reasoning);
-  const tools = whole.toolsOn ? body.tools : [];
+  const tools = body.tools;
   const rendering = JSON.stringify({ instructions: body.instructions, tools, kwargs });
   let continued: { held: number[]; tail: RenderedPrompt } | null = null;
   const own = stored?.tokens;
