@@ -131,7 +131,7 @@ export type ToWebview =
   /** Whole text (and thinking, when there is any) so far of an answer (sent when a panel comes back). */
   | { type: 'chatSnapshot'; chatId: string; text: string; reasoning?: string; thinking?: ThinkingStats }
   | { type: 'chatEnd'; chatId: string; end: ChatEndInfo }
-  | { type: 'chatLoad'; name: string; messages: ChatMessage[]; mode?: ChatMode }
+  | { type: 'chatLoad'; name: string; messages: ChatMessage[]; mode?: ChatMode; thinking?: ThinkingLevel }
   /** A tool step of an Agent-mode answer, new or changed (the same id replaces the earlier one). */
   | { type: 'agentStep'; chatId: string; step: AgentStepView }
   /** The rule files (AGENTS.md, strata.agent.rulesFiles) in an agent answer's system message. */
@@ -169,6 +169,11 @@ export type ToWebview =
 export type ThinkingLevel = 'auto' | 'off' | 'low' | 'high';
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ['auto', 'off', 'low', 'high'];
 export const isThinkingLevel = (v: unknown): v is ThinkingLevel => (THINKING_LEVELS as readonly unknown[]).includes(v);
+/** The thinking control as the request's reasoning_effort (auto: not sent, the server decides). */
+export const THINKING_EFFORT = { auto: undefined, off: 'none', low: 'low', high: 'high' } as const satisfies Record<ThinkingLevel, string | undefined>;
+
+/** What a saved conversation is set to besides its messages, restored with it. */
+export interface ConversationSettings { mode: ChatMode; thinking: ThinkingLevel }
 
 /** An answer's thinking so far: its tokens (streamed pieces until the server's count) and ms from its first piece to its last. */
 export interface ThinkingStats { tokens: number; ms: number }
@@ -204,7 +209,7 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   | { type: 'insertCode'; code: string }
   | { type: 'applyCode'; code: string; language: string | null }
-  | { type: 'sessionSave'; name: string; messages: ChatMessage[]; mode?: ChatMode }
+  | { type: 'sessionSave'; name: string; messages: ChatMessage[]; mode?: ChatMode; thinking?: ThinkingLevel }
   | { type: 'sessionRestore'; name: string }
   | { type: 'sessionDelete'; name: string }
   | { type: 'sessionReveal'; name: string }
@@ -303,6 +308,7 @@ export function validateFromWebview(raw: unknown): { ok: true; msg: FromWebview 
     case 'sessionSave':
       if (!isMessages(m.messages) || m.messages.length === 0) return { ok: false, reason: 'there is no conversation to save yet' };
       if (m.mode !== undefined && !isChatMode(m.mode)) return { ok: false, reason: `sessionSave mode must be ask or agent, not ${String(m.mode)}` };
+      if (m.thinking !== undefined && !isThinkingLevel(m.thinking)) return { ok: false, reason: `sessionSave thinking must be one of ${THINKING_LEVELS.join(', ')}, not ${String(m.thinking)}` };
       return checkName(m.name, raw);
     case 'sessionRestore': case 'sessionDelete': case 'sessionReveal':
       return checkName(m.name, raw);

@@ -74,7 +74,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const edit = registerInlineEdit(context, chat);
   const codebase = registerCodebase(context, { embedding: roles.connection('embedding'), rerank: roles.connection('rerank') }, activity, log);
   let bench: BenchController | undefined;
-  const agent = registerAgent(context, { conversations, log, codebase: codebase.service ? (q, o, s) => codebase.service!.search(q, o, s) : undefined });
+  const agent = registerAgent(context, { log, codebase: codebase.service ? (q, o, s) => codebase.service!.search(q, o, s) : undefined });
   const panel = registerPanel(context, server, chat, feed, log, {
     agentBlocked: () => roles.agentBlocked(),
     conversations, clearBench: async () => bench?.clear(), lastEditor, edit, agent,

@@ -192,7 +192,7 @@ export function reduce(s: ViewState, msg: ToWebview): ViewState {
     case 'agentCompacted':
       return { ...s, turns: withCompacted(s.turns, msg.messages, msg.compaction, msg.context) };
     case 'chatLoad':
-      return { ...s, chatName: msg.name, mode: msg.mode ?? 'ask', turns: withSummaryMarkers(turnsFromMessages<ChatTurn>(msg.messages)) };
+      return { ...s, chatName: msg.name, mode: msg.mode ?? 'ask', thinking: msg.thinking ?? 'auto', turns: withSummaryMarkers(turnsFromMessages<ChatTurn>(msg.messages)) };
     case 'chatSent': {
       const i = questionIndex(s.turns, msg.chatId);
       if (i < 0) return s;

@@ -3,12 +3,11 @@
 // tool) kept until the user answers in any view or presses Stop. No vscode: unit-tested.
 import type { ChatMessage } from '../../contract/chat.js';
 import type { AgentCompactionView, AgentContextView, AgentDecision, AgentStepView } from '../../contract/agent.js';
-import type { ContextItem, ToWebview } from '../../contract/panel.js';
+import { THINKING_EFFORT, type ContextItem, type ThinkingLevel, type ToWebview } from '../../contract/panel.js';
 import { AnswerRuns, newAnswer, type Answer } from '../chat/answerRuns.js';
 import type { AgentEvent, AgentLoop } from './loop.js';
 import type { AgentApprovals, ProposedChange } from './types.js';
 import { wellFormedToolTurns } from './history.js';
-import type { ChatMode } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
 import type { ToolSpec } from '../client/types.js';
 import type { RuleFileView, TodoItem } from '../../contract/agent-plan.js';
@@ -34,9 +33,6 @@ export interface AgentProvider {
   system(): string;
   /** The tools of the last run (saved with the session: the template renders them). */
   tools(): ToolSpec[];
-  /** The mode a saved session was in. */
-  saveMode(name: string, mode: ChatMode): void;
-  loadMode(name: string): ChatMode | null;
   /** A step waits for the user while no panel view is visible. */
   attention?(what: string): void;
 }
@@ -137,7 +133,7 @@ export class AgentChats<C> {
     return this.runs.replay();
   }
 
-  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[]): Promise<void> {
+  async run(chatId: string, name: string, messages: ChatMessage[], context: ContextItem[], thinking: ThinkingLevel = 'auto'): Promise<void> {
     let conversation = messages;
     const answer: AgentAnswer = { ...newAnswer(), steps: new Map(), compactions: [], context: null };
     await this.runs.run(chatId, answer, async (a) => {
@@ -152,7 +148,8 @@ export class AgentChats<C> {
         this.broadcast({ type: 'agentRules', chatId, rules: made.rules });
       }
       const withSystem = conversation[0]?.role === 'system' ? conversation : [{ role: 'system' as const, content: made.system }, ...conversation];
-      const run = await made.loop.run(withSystem, a.ac.signal);
+      const effort = THINKING_EFFORT[thinking];
+      const run = await made.loop.run(withSystem, a.ac.signal, effort ? { reasoningEffort: effort } : {});
       conversation = run.conversation ? withoutSystem(run.conversation, made.system) : [...conversation, ...run.messages];
       return {
         usage: run.usage, timings: run.timings, error: run.end === 'error' ? run.error : null, cancelled: run.end === 'cancelled',

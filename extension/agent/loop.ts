@@ -95,7 +95,8 @@ export class AgentLoop {
     return this.keeper().compactNow(messages, signal);
   }
 
-  async run(messages: readonly ChatMessage[], signal: AbortSignal): Promise<AgentRun> {
+  /** `reasoningEffort`: the conversation's thinking level, sent with each step's request. */
+  async run(messages: readonly ChatMessage[], signal: AbortSignal, opts: { reasoningEffort?: ChatCall['reasoningEffort'] } = {}): Promise<AgentRun> {
     const added: ChatMessage[] = [];
     const keeper = this.keeper();
     const out: AgentRun = { messages: added, end: 'answer', error: null, steps: 0, usage: null, timings: null, conversation: null, context: keeper.stats };
@@ -115,6 +116,7 @@ export class AgentLoop {
         for await (const ev of this.deps.client.chatStream({
           messages: conv, tools: this.deps.tools.specs(), toolChoice: this.deps.toolChoice?.(out.steps) ?? 'auto', maxTokens: this.deps.maxTokens ?? CHAT_MAX_TOKENS,
           ...(this.deps.model ? { model: this.deps.model } : {}),
+          ...(opts.reasoningEffort ? { reasoningEffort: opts.reasoningEffort } : {}),
         }, signal)) {
           if (ev.type === 'text') { text += ev.text; textLength += ev.text.length; this.deps.onEvent({ type: 'text', text: ev.text }); }
           else if (ev.type === 'reasoning') this.deps.onEvent({ type: 'reasoning', text: ev.text });

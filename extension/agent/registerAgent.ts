@@ -7,7 +7,6 @@ import { agentSettings } from '../config/config.js';
 import { CheckpointStore } from './checkpoints.js';
 import { loadRules, ruleViews, withRules } from './rules.js';
 import { TodoList, todoTool } from './todoTool.js';
-import type { ConversationStore } from '../sessions/conversationMemory.js';
 import type { AgentProvider } from './agentChats.js';
 import { CHANGE_TOOLS } from './changeTools.js';
 import { ProposalDiffs } from './diffView.js';
@@ -32,7 +31,7 @@ function filesExclude(): string[] {
   return Object.entries(ex).filter(([, on]) => on === true).map(([g]) => g);
 }
 
-export function registerAgent(context: vscode.ExtensionContext, opts: { conversations: ConversationStore; codebase?: CodebaseSearchFn | undefined; log: vscode.LogOutputChannel }): AgentProvider {
+export function registerAgent(context: vscode.ExtensionContext, opts: { codebase?: CodebaseSearchFn | undefined; log: vscode.LogOutputChannel }): AgentProvider {
   const terminal = new AgentTerminal();
   const diffs = new ProposalDiffs();
   const mcp = new McpTools((m) => opts.log.info(m), () => folders()[0]?.uri.fsPath, mcpConsent(context.globalState));
@@ -60,8 +59,6 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { conversa
       return typeof ws === 'string' ? { chatId, stepId, restored: [], conflicts: [], error: ws } : checkpoints.restore(chatId, stepId, ws);
     },
     tools: () => lastTools,
-    saveMode: (name, mode) => opts.conversations.saveMode?.(name, mode),
-    loadMode: (name) => opts.conversations.loadMode?.(name) ?? null,
     showDiff: (change) => diffs.show(change),
     closeDiff: (change) => diffs.close(change),
     attention: (what) => {

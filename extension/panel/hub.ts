@@ -13,7 +13,7 @@ import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panelChats.js';
 import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
-import type { ChatMode } from '../../contract/agent.js';
+import type { ConversationStore } from '../sessions/conversationMemory.js';
 
 export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext' | 'imageTokens'>>;
 
@@ -56,6 +56,8 @@ export interface PanelDeps {
   codebase?: PanelCodebase | undefined;
   /** Agent mode (absent: the panel offers Ask only). */
   agent?: AgentProvider | undefined;
+  /** A saved conversation's settings (Ask / Agent, thinking), kept beside its messages. */
+  conversationSettings?: Pick<ConversationStore, 'saveSettings' | 'loadSettings'>;
 }
 
 
@@ -214,14 +216,17 @@ export class PanelHub {
 
   /**
    * Puts a restored conversation into the panels' chat, in the mode it was saved in (else Agent
-   * when it holds tool calls); an agent conversation's system message is the loop's, not shown.
+   * when it holds tool calls) and with its thinking level; an agent conversation's system message
+   * is the loop's, not shown.
    */
-  loadChat(name: string, messages: ChatMessage[], mode?: ChatMode): void {
+  loadChat(name: string, messages: ChatMessage[]): void {
     const agent = this.deps.agent;
-    const m = mode ?? agent?.loadMode(name) ?? (messages.some((x) => x.role === 'tool' || x.toolCalls?.length) ? 'agent' : 'ask');
+    const saved = this.deps.conversationSettings?.loadSettings(name) ?? null;
+    const m = saved?.mode ?? (messages.some((x) => x.role === 'tool' || x.toolCalls?.length) ? 'agent' : 'ask');
+    const thinking = saved?.thinking ?? 'auto';
     const shown = m === 'agent' && agent && messages[0]?.role === 'system' && messages[0].content === agent.system() ? messages.slice(1) : messages;
     this.chats.setLast(name, shown);
-    this.broadcast({ type: 'chatLoad', name, messages: shown, ...(m === 'agent' ? { mode: m } : {}) });
+    this.broadcast({ type: 'chatLoad', name, messages: shown, ...(m === 'agent' ? { mode: m } : {}), ...(thinking !== 'auto' ? { thinking } : {}) });
     this.broadcast({ type: 'showTab', tab: 'chat' });
   }
 
@@ -353,7 +358,7 @@ export class PanelHub {
             this.broadcast({ type: 'chatEnd', chatId: msg.chatId, end: { usage: null, timings: null, error: 'Agent mode is not available in this window', cancelled: false } });
             return;
           }
-          return this.agents.run(msg.chatId, msg.name, msg.messages, msg.context ?? []);
+          return this.agents.run(msg.chatId, msg.name, msg.messages, msg.context ?? [], msg.thinking);
         }
         return this.chats.run(msg.chatId, msg.name, msg.messages, await this.withCodebase(view, msg.chatId, msg.messages.at(-1)!.content, msg.context ?? []), msg.thinking);
       case 'codebaseRequest':
@@ -405,7 +410,7 @@ export class PanelHub {
           // An agent conversation is saved as the loop sent it (its system message, the tools), so its KV matches.
           const messages = agent && msg.messages[0]?.role !== 'system' ? [{ role: 'system' as const, content: agent.system() }, ...msg.messages] : msg.messages;
           const saved = await c.saveSession(msg.name, messages, undefined, agent ? { tools: agent.tools() } : undefined);
-          this.deps.agent?.saveMode(saved.name || msg.name, msg.mode ?? 'ask');
+          this.deps.conversationSettings?.saveSettings(saved.name || msg.name, { mode: msg.mode ?? 'ask', thinking: msg.thinking ?? 'auto' });
           this.chats.setLast(msg.name, messages);
           return `Saved session "${saved.name}"${saved.tokens !== null ? ` (${saved.tokens} tokens)` : ''}.`;
         });

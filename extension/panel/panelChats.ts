@@ -5,11 +5,8 @@ import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import { CHAT_MAX_TOKENS } from '../client/types.js';
 import type { ContextPlanner } from '../context/planner.js';
-import type { ContextItem, ThinkingLevel, ToWebview } from '../../contract/panel.js';
+import { THINKING_EFFORT, type ContextItem, type ThinkingLevel, type ToWebview } from '../../contract/panel.js';
 import { AnswerRuns, emptyEnd, newAnswer, type Answer } from '../chat/answerRuns.js';
-
-/** The thinking control as the request's reasoning_effort (auto: not sent, the server decides). */
-const EFFORT = { auto: undefined, off: 'none', low: 'low', high: 'high' } as const;
 
 export type ChatClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models'>;
 
@@ -65,7 +62,7 @@ export class PanelChats {
       this.runs.sent(chatId, a, { content: plan.messages.at(-1)!.content, note: plan.note, error: plan.error });
       sent = plan.messages;
       this.conversation = { name, messages: sent };
-      const effort = EFFORT[thinking];
+      const effort = THINKING_EFFORT[thinking];
       try {
         for await (const ev of client.chatStream({ messages: sent, maxTokens: CHAT_MAX_TOKENS, ...(effort ? { reasoningEffort: effort } : {}) }, a.ac.signal)) {
           if (ev.type === 'text') {

@@ -42,6 +42,7 @@ export function registerPanel(context: vscode.ExtensionContext, server: ServerCo
     chatClient: () => chat.client,
     ...(opts.agentBlocked ? { agentBlocked: opts.agentBlocked } : {}),
     ensureClient: async () => rememberingSessions(await chat.ensureReady(), conversations),
+    conversationSettings: conversations,
     runCommand: (c) => void vscode.commands.executeCommand(COMMANDS[c]),
     revealSession: (name, reported) => {
       // The managed server keeps sessions where the extension told it to (--sessions-dir).

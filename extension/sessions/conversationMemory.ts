@@ -5,15 +5,17 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StrataClient } from '../client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
-import { isChatMode, type ChatMode } from '../../contract/agent.js';
+import { isChatMode } from '../../contract/agent.js';
+import { isThinkingLevel, type ConversationSettings } from '../../contract/panel.js';
 
 export interface ConversationStore {
   save(name: string, messages: ChatMessage[]): void;
   load(name: string): ChatMessage[] | null;
   remove(name: string): void;
-  /** The conversation's mode (Ask / Agent), kept beside its messages. */
-  saveMode?(name: string, mode: ChatMode): void;
-  loadMode?(name: string): ChatMode | null;
+  /** The conversation's settings (Ask / Agent, thinking), kept beside its messages. */
+  saveSettings(name: string, settings: ConversationSettings): void;
+  /** What was saved of them (a file from before a setting existed lacks it). */
+  loadSettings(name: string): Partial<ConversationSettings> | null;
 }
 
 export class FileConversationStore implements ConversationStore {
@@ -29,20 +31,21 @@ export class FileConversationStore implements ConversationStore {
     return Array.isArray(v?.messages) ? (v.messages as ChatMessage[]) : null;
   }
 
-  saveMode(name: string, mode: ChatMode): void {
+  saveSettings(name: string, settings: ConversationSettings): void {
     const v = this.read(name);
     if (!v) return;
-    writeFileSync(this.file(name), JSON.stringify({ ...v, mode }), { mode: 0o600 });
+    writeFileSync(this.file(name), JSON.stringify({ ...v, mode: settings.mode, thinking: settings.thinking }), { mode: 0o600 });
   }
 
-  loadMode(name: string): ChatMode | null {
-    const mode = this.read(name)?.mode;
-    return isChatMode(mode) ? mode : null;
+  loadSettings(name: string): Partial<ConversationSettings> | null {
+    const v = this.read(name);
+    if (!v) return null;
+    return { ...(isChatMode(v.mode) ? { mode: v.mode } : {}), ...(isThinkingLevel(v.thinking) ? { thinking: v.thinking } : {}) };
   }
 
-  private read(name: string): { messages?: unknown; mode?: unknown } | null {
+  private read(name: string): { messages?: unknown; mode?: unknown; thinking?: unknown } | null {
     try {
-      return JSON.parse(readFileSync(this.file(name), 'utf8')) as { messages?: unknown; mode?: unknown };
+      return JSON.parse(readFileSync(this.file(name), 'utf8')) as { messages?: unknown; mode?: unknown; thinking?: unknown };
     } catch {
       return null;
     }

@@ -78,6 +78,15 @@ describe('agent conversations and compaction', () => {
     expect(replay.filter((m) => m.type === 'agentContext')).toEqual([meters.at(-1)]);
   });
 
+  it('the conversation\'s thinking level goes with every step\'s request; auto sends none', async () => {
+    const { agents } = await setup(1);
+    await agents.run('t1', 'work', [{ role: 'user', content: 'read big.txt' }], [], 'off');
+    await agents.run('t2', 'work', [{ role: 'user', content: 'read big.txt' }], [], 'auto');
+    const efforts = server!.of('/v1/chat/completions').map((r) => r.body.reasoning_effort ?? 'unset');
+    // t1: a read, then the answer; t2 answers at once (the script reads once).
+    expect(efforts).toEqual(['none', 'none', 'unset']);
+  });
+
   it('Compact sends back the summarised conversation (without the system message) and remembers it for Save Session', async () => {
     const { agents, posted, last } = await setup(0);
     const messages: ChatMessage[] = [

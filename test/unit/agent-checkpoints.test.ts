@@ -191,7 +191,7 @@ describe('agent checkpoints', () => {
     const asked = new Promise<void>((r) => { loopAsked = r; });
     const agent: NonNullable<PanelDeps['agent']> = {
       makeLoop: () => new Promise((r) => { startLoop = r; loopAsked(); }), showDiff: async () => undefined,
-      system: () => 'S', tools: () => [], saveMode: () => undefined, loadMode: () => null,
+      system: () => 'S', tools: () => [],
       restorePlan: async (chatId, stepId) => { calls.push(`plan:${stepId}`); return { chatId, stepId, files: [], commands: ['make'], error: null }; },
       restore: async (chatId, stepId) => { calls.push(`restore:${stepId}`); return { chatId, stepId, restored: ['a.txt'], conflicts: [], error: null }; },
     };

@@ -3,7 +3,7 @@ import type { ChatCall, ChatStreamEvent } from '../../extension/client/types.js'
 import type { SessionInfo } from '../../contract/sessions.js';
 import type { Metrics } from '../../contract/metrics.js';
 import { PanelHub, type PanelClient, type PanelDeps } from '../../extension/panel/hub.js';
-import type { ContextItem, PanelCommand, ToWebview } from '../../contract/panel.js';
+import type { ContextItem, ConversationSettings, PanelCommand, ToWebview } from '../../contract/panel.js';
 
 const metrics = (requests: number): Metrics => ({
   state: 'ok', queued: 0, admitting: 0, running: 0, finishing: 0, slots: [],
@@ -58,6 +58,7 @@ function setup(ready = true, codebase?: PanelDeps['codebase'], agent?: PanelDeps
   const visibility: boolean[] = [];
   const editorCalls: string[] = [];
   const picked: { next: ContextItem | string | null } = { next: null };
+  const settings = new Map<string, ConversationSettings>();
   const deps: PanelDeps = {
     client: () => (ready ? fc.client : undefined),
     chatClient: () => (ready ? fc.client : undefined),
@@ -75,11 +76,12 @@ function setup(ready = true, codebase?: PanelDeps['codebase'], agent?: PanelDeps
     },
     codebase,
     agent,
+    conversationSettings: { saveSettings: (n, s) => void settings.set(n, s), loadSettings: (n) => settings.get(n) ?? null },
   };
   const hub = new PanelHub(deps);
   const posted: ToWebview[] = [];
   const view = hub.attach({ post: (m) => posted.push(m) }, true);
-  return { hub, view, posted, fc, commands, revealed, visibility, editorCalls, picked };
+  return { hub, view, posted, fc, commands, revealed, visibility, editorCalls, picked, settings };
 }
 
 const ofType = <T extends ToWebview['type']>(posted: ToWebview[], type: T) => posted.filter((m): m is Extract<ToWebview, { type: T }> => m.type === type);
@@ -142,14 +144,23 @@ describe('PanelHub', () => {
     expect(ofType(posted, 'notice').at(-1)).toEqual({ type: 'notice', level: 'error', text: "no session named 'work'" });
   });
 
+  it('a conversation\'s thinking level is saved with it and comes back on restore', async () => {
+    const { view, posted, settings } = setup();
+    await view.receive({ type: 'sessionSave', name: 'deep', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], thinking: 'high' });
+    expect(settings.get('deep')).toEqual({ mode: 'ask', thinking: 'high' });
+    await view.receive({ type: 'sessionRestore', name: 'deep' });
+    expect(ofType(posted, 'chatLoad').at(-1)).toEqual({ type: 'chatLoad', name: 'deep', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], thinking: 'high' });
+    await view.receive({ type: 'sessionSave', name: 'bad', messages: [{ role: 'user', content: 'a' }], thinking: 'max' });
+    expect(ofType(posted, 'notice').at(-1)).toEqual({ type: 'notice', level: 'error', text: 'sessionSave thinking must be one of auto, off, low, high, not max' });
+    expect(settings.has('bad')).toBe(false);
+  });
+
   it('an agent conversation is saved with its system message, its tools and its mode, and restored in Agent mode', async () => {
-    const modes = new Map<string, 'ask' | 'agent'>();
     const agent: NonNullable<PanelDeps['agent']> = {
       makeLoop: async () => 'not in this test', showDiff: async () => undefined,
       system: () => 'AGENT SYSTEM', tools: () => [{ name: 'read_file', description: 'd', parameters: undefined }],
-      saveMode: (n, m) => modes.set(n, m), loadMode: (n) => modes.get(n) ?? null,
     };
-    const { view, posted, fc } = setup(true, undefined, agent);
+    const { view, posted, fc, settings } = setup(true, undefined, agent);
     const messages = [
       { role: 'user' as const, content: 'read it' },
       { role: 'assistant' as const, content: '', toolCalls: [{ id: 'k', name: 'read_file', arguments: '{"path":"a"}' }] },
@@ -158,7 +169,7 @@ describe('PanelHub', () => {
     ];
     await view.receive({ type: 'sessionSave', name: 'job', messages, mode: 'agent' });
     expect(fc.saveOpts.at(-1)).toEqual({ name: 'job', tools: ['read_file'] });
-    expect(modes.get('job')).toBe('agent');
+    expect(settings.get('job')).toEqual({ mode: 'agent', thinking: 'auto' });
     await view.receive({ type: 'sessionRestore', name: 'job' });
     expect(ofType(posted, 'chatLoad').at(-1)).toEqual({ type: 'chatLoad', name: 'job', messages, mode: 'agent' });
     // Agent mode where it cannot run ends the answer with the reason.

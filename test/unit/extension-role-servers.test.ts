@@ -127,7 +127,7 @@ describe('Agent mode on the chat role\'s server', () => {
       const loops: string[] = [];
       const agent = {
         makeLoop: async () => { loops.push('loop'); return 'no loop'; }, showDiff: async () => undefined,
-        system: () => 'S', tools: () => [], saveMode: () => undefined, loadMode: () => null,
+        system: () => 'S', tools: () => [],
         restorePlan: async () => { throw new Error('unused'); }, restore: async () => { throw new Error('unused'); },
       } as unknown as NonNullable<PanelDeps['agent']>;
       const hub = new PanelHub({

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -46,5 +46,22 @@ describe('rememberingSessions', () => {
     const failing = rememberingSessions(refusing, store);
     await expect(failing.saveSession('bad name', msgs)).rejects.toThrow('name: may contain only letters');
     expect(store.load('bad name')).toBeNull();
+  });
+
+  it('keeps a conversation\'s settings beside its messages; a file from before a setting, or with a value it does not know, reads without it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-conv-'));
+    const store = new FileConversationStore(dir);
+    expect(store.loadSettings('work')).toBeNull();
+    store.saveSettings('work', { mode: 'agent', thinking: 'high' });
+    expect(store.loadSettings('work')).toBeNull(); // settings join a saved conversation, never make one
+    store.save('work', msgs);
+    store.saveSettings('work', { mode: 'agent', thinking: 'high' });
+    expect(store.loadSettings('work')).toEqual({ mode: 'agent', thinking: 'high' });
+    expect(store.load('work')).toEqual(msgs);
+    const file = join(dir, readdirSync(dir)[0]!);
+    writeFileSync(file, JSON.stringify({ name: 'work', messages: msgs, mode: 'agent' }));
+    expect(store.loadSettings('work')).toEqual({ mode: 'agent' });
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), mode: 'root', thinking: 'max' }));
+    expect(store.loadSettings('work')).toEqual({});
   });
 });

@@ -44,6 +44,12 @@ describe('panel view state', () => {
     let s = apply(initialState(undefined), { type: 'chatLoad', name: 'work', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] });
     expect(s.chatName).toBe('work');
     expect(conversation(s.turns)).toEqual([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+    // The thinking level it was saved with; one saved without it is auto.
+    expect(s.thinking).toBe('auto');
+    s = apply(s, { type: 'chatLoad', name: 'deep', messages: [{ role: 'user', content: 'a' }], thinking: 'high' });
+    expect([s.chatName, s.thinking]).toEqual(['deep', 'high']);
+    s = apply(s, { type: 'chatLoad', name: 'work', messages: [{ role: 'user', content: 'a' }] });
+    expect(s.thinking).toBe('auto');
     s = newChat(s);
     expect([s.turns, s.chatName]).toEqual([[], '']);
   });

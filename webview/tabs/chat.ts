@@ -398,6 +398,6 @@ export class ChatTab {
       this.name.focus();
       return;
     }
-    this.host.post({ type: 'sessionSave', name, messages: conversation(s.turns), mode: s.mode });
+    this.host.post({ type: 'sessionSave', name, messages: conversation(s.turns), mode: s.mode, thinking: s.thinking });
   }
 }
