@@ -121,6 +121,10 @@ function collect(start: () => ChildProcess, signal: AbortSignal, note: string | 
     // The command and everything it started: its process group on POSIX, its tree on Windows.
     const kill = (): void => { if (child.pid) void killTree(child.pid, { platform, group: platform !== 'win32' }); };
     signal.addEventListener('abort', kill, { once: true });
+    // Stopped: once the command itself has exited its output is not wanted, so the pipes are closed
+    // rather than waited for; a process it started that outlived the kill (a tree taskkill could
+    // not end) would otherwise hold them open and Stop would never return.
+    child.on('exit', () => { if (signal.aborted) { child.stdout!.destroy(); child.stderr!.destroy(); } });
     child.on('error', (err) => { signal.removeEventListener('abort', kill); reject(err); });
     child.on('close', (code) => {
       signal.removeEventListener('abort', kill);
