@@ -444,9 +444,9 @@ int SetCpuDeterministic(int mask) {
   static std::mutex mu;
   static int set = 0;
   std::lock_guard<std::mutex> lock(mu);
-  if (mask == 0) mask = 7;
+  if (mask == 0) mask = 15;
   if (const char * env = std::getenv("STRATA_CPU_DETERMINISTIC_MASK"); env != nullptr && *env != '\0') {
-    mask = std::atoi(env) & 7;
+    mask = std::atoi(env) & 15;
   }
   mask |= set;  // sticky: computes already made batch-invariant stay so
   ggml_backend_reg_t reg = ggml_backend_reg_by_name("CPU");
