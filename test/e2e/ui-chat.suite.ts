@@ -12,7 +12,7 @@ import { plainSpaces, StopWaiting, waitForValue } from './lib/workbench.js';
 import { STEP, type UiContext } from './ui.suite.js';
 
 const S = {
-  session: 'session is saved and listed in Sessions',
+  session: 'session is saved and listed in Sessions, and restores with the Thinking level it was saved with',
   kv: 'KV cache tab shows the conversation held in a slot',
   trace: 'Trace tab shows the request waterfall on a time axis',
   devices: 'Devices tab names the CPU, says its memory use is not reported, and shows the fit to memory (plan, KV per slot, what stays free)',
@@ -113,6 +113,8 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
   await t.step(S.session, async () => {
     const f = await panel();
     const chat = await openTab(f, 'Chat');
+    const thinking = f.locator('select.thinking-level');
+    await thinking.selectOption('high');
     await chat.getByRole('textbox', { name: 'Conversation name' }).fill(sessionName);
     await chat.getByRole('button', { name: 'Save as session' }).click();
     const sessions = await openTab(f, 'Sessions');
@@ -122,6 +124,12 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     }, 30_000);
     console.log(`        session: ${row.slice(0, 5).join(' | ')}`);
     await wb.screenshot('12-sessions');
+    // Changed after saving, then restored: the conversation comes back with the level it was saved with.
+    await openTab(f, 'Chat');
+    await thinking.selectOption('auto');
+    await (await openTab(f, 'Sessions')).getByRole('button', { name: `Restore session ${sessionName}` }).click();
+    await waitForValue('the restored conversation\'s Thinking level (high)', async () => ((await thinking.inputValue()) === 'high' ? true : undefined), 20_000);
+    await wb.screenshot('12-session-restored-thinking');
   }, { needs: [STEP.chat] });
 
   await t.step(S.kv, async () => {
@@ -186,6 +194,9 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     const answer = log.locator('.turn.assistant .content.markdown').last();
     await waitForValue('the restored answer in the chat', async () => ((await answer.innerText().catch(() => '')).includes('the function') ? true : undefined), 20_000)
       .catch(async (e: Error) => { throw new Error(`${e.message}; notice: ${JSON.stringify(await f.locator('.notice').innerText().catch(() => ''))}`); });
+    // Saved without a Thinking level (over HTTP): restored as auto.
+    const level = await f.locator('select.thinking-level').inputValue();
+    if (level !== 'auto') throw new Error(`a session saved without a Thinking level restored with ${level}`);
     const strong = await answer.locator('strong').allInnerTexts();
     const items = await answer.locator('li').allInnerTexts();
     const code = plainSpaces(await answer.locator('.code-block pre').innerText());
