@@ -26,8 +26,10 @@ const toWin = (p) => `Z:${resolve(p).replaceAll('/', '\\')}`;
 function log(msg) { process.stderr.write(`[strata test win32-x64] ${msg}\n`); }
 
 mkdirSync(out, { recursive: true });
+// suite.ts: the engine; agent.ts: the agent's commands and paths.
+const suites = ['suite', 'agent'];
 await build({
-  entryPoints: [join(root, 'test', 'emulated', 'win', 'suite.ts')], outfile: join(out, 'suite.mjs'),
+  entryPoints: suites.map((name) => ({ in: join(root, 'test', 'emulated', 'win', `${name}.ts`), out: name })), outdir: out, outExtension: { '.js': '.mjs' },
   platform: 'node', format: 'esm', target: 'node20', bundle: true, logLevel: 'warning',
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });
@@ -57,7 +59,7 @@ const stderrFile = join(out, 'stderr.txt');
 for (const f of [stdoutFile, stderrFile]) rmSync(f, { force: true });
 const fds = [openSync(stdoutFile, 'w'), openSync(stderrFile, 'w')];
 const started = Date.now();
-const child = spawn('wine', [nodeExe, '--test-reporter=spec', '--test', toWin(join(out, 'suite.mjs'))],
+const child = spawn('wine', [nodeExe, '--test-reporter=spec', '--test', ...suites.map((name) => toWin(join(out, `${name}.mjs`)))],
   { env, cwd: root, stdio: ['ignore', fds[0], fds[1]] });
 
 const offsets = new Map([[stdoutFile, 0], [stderrFile, 0]]);
