@@ -2,8 +2,8 @@
 // paths differ per CPU architecture, run by the linux-arm64 Node under qemu-user on the
 // cross-built engine (scripts/test-emulated.mjs sets STRATA_EMULATED_NODE and STRATA_ADDON).
 // Chosen so each native path runs at least once (load, generate, batched == solo with
-// deterministic, park, sessions, grammar, embeddings, the engine process) within minutes under
-// emulation, which is 10 to 30 times slower than the host.
+// deterministic, park, sessions, grammar, embeddings, images through a projector, the engine
+// process) within minutes under emulation, which is 10 to 30 times slower than the host.
 import { defineConfig } from 'vitest/config';
 import { emulatedForks } from './test/emulated/emulated-pool.js';
 
@@ -19,6 +19,7 @@ export default defineConfig({
       'test/integration/engine-session.test.ts',
       'test/integration/engine-grammar.test.ts',
       'test/integration/server-embeddings.test.ts',
+      'test/integration/engine-images.test.ts',
     ],
     pool: emulatedForks(node),
     fileParallelism: false,

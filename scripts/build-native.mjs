@@ -60,13 +60,17 @@ export const HOST_PLATFORM = `${process.platform}-${process.arch}`;
 
 /**
  * What the build knows per platform: the toolchain file and Debian package of a cross build, how
- * the platform names shared libraries, and the CPU library a baseline build gets.
+ * the platform names shared libraries, and the CPU library a baseline build gets. `allVariants`
+ * replaces the toolchain for the build with every CPU variant where the baseline's compiler
+ * cannot make them all.
  */
 export const PLATFORMS = {
   'linux-x64': { toolchain: null, toolchainFiles: [], compiler: null, pkg: null, lib: /^lib.*\.so$/, baselineFlags: {} },
   'linux-arm64': {
     toolchain: 'linux-arm64.cmake', toolchainFiles: ['linux-arm64.cmake'], compiler: 'aarch64-linux-gnu-g++', pkg: 'g++-aarch64-linux-gnu',
     lib: /^lib.*\.so$/, baselineFlags: { GGML_CPU_ARM_ARCH: 'armv8-a' },
+    // GCC 12 stops before -march=armv9.2-a (the SVE2 and SME variants); clang 19 reaches it.
+    allVariants: { toolchain: 'linux-arm64-clang.cmake', toolchainFiles: ['linux-arm64-clang.cmake'], compiler: 'clang++-19', pkg: 'clang-19 g++-aarch64-linux-gnu' },
   },
   'win32-x64': {
     toolchain: 'win32-x64.cmake', toolchainFiles: ['win32-x64.cmake', 'mingw-compat.h'], compiler: 'x86_64-w64-mingw32-g++-posix', pkg: 'g++-mingw-w64-x86-64-posix',
@@ -85,14 +89,27 @@ export function setPlatform(p) {
 
 const isCross = () => platform !== HOST_PLATFORM;
 
+/** Which CPU libraries a cross build makes: every variant of the platform, or its baseline one. */
+function cpuVariants() {
+  const variants = process.env.STRATA_CPU_VARIANTS ?? 'all';
+  if (variants !== 'all' && variants !== 'baseline') throw new Error(`STRATA_CPU_VARIANTS must be all or baseline, got '${variants}'`);
+  return variants;
+}
+
+/** The toolchain of this build: the platform's, or its `allVariants` one for a build of every variant. */
+export function crossTools() {
+  const p = PLATFORMS[platform];
+  return isCross() && cpuVariants() === 'all' && p.allVariants ? { ...p, ...p.allVariants } : p;
+}
+
 function toolchainFile() {
-  const t = PLATFORMS[platform].toolchain;
+  const t = crossTools().toolchain;
   return t ? join(root, 'native', 'toolchains', t) : null;
 }
 
 /** The cross compiler of the platform, checked before CMake so a missing one is named with its package. */
 function checkCrossCompiler() {
-  const { compiler, pkg } = PLATFORMS[platform];
+  const { compiler, pkg } = crossTools();
   if (compiler && !onPath(compiler)) {
     throw new Error(`cross-compiling for ${platform} needs ${compiler} (Debian: apt install ${pkg})`);
   }
@@ -263,8 +280,7 @@ function hostFlags(gpu) {
  */
 function crossFlags(gpu) {
   if (gpu !== '') throw new Error(`STRATA_GPU=${gpu} is for the host build; cross builds (--platform ${platform}) are CPU only`);
-  const variants = process.env.STRATA_CPU_VARIANTS ?? 'all';
-  if (variants !== 'all' && variants !== 'baseline') throw new Error(`STRATA_CPU_VARIANTS must be all or baseline, got '${variants}'`);
+  const variants = cpuVariants();
   const flags = {
     ...hostFlags(''), CMAKE_TOOLCHAIN_FILE: toolchainFile(), GGML_BACKEND_DL: 'ON', GGML_NATIVE: 'OFF', GGML_CPU_ALL_VARIANTS: 'ON',
   };
@@ -279,7 +295,7 @@ function entryName(flags) {
   const { CMAKE_TOOLCHAIN_FILE: toolchain, ...rest } = flags;
   // The toolchain file's text, not its path: clones share the entry, and a changed compiler flag gives a new one.
   const h = createHash('sha256').update(JSON.stringify(toolchain ? rest : flags));
-  if (toolchain) for (const f of PLATFORMS[platform].toolchainFiles) h.update(readFileSync(join(root, 'native', 'toolchains', f)));
+  if (toolchain) for (const f of crossTools().toolchainFiles) h.update(readFileSync(join(root, 'native', 'toolchains', f)));
   const key = h.digest('hex').slice(0, 10);
   const kind = isCross() ? `cpu-${platform}${flags.GGML_CPU_ALL_VARIANTS === 'OFF' ? '-baseline' : ''}`
     : process.env.STRATA_GPU || (flags.GGML_NATIVE === 'ON' ? 'native' : 'cpu');
@@ -404,7 +420,7 @@ export function ensureLlama() {
     const { CMAKE_TOOLCHAIN_FILE, ...portable } = flags; // no absolute path of this machine in the manifest
     writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({
       llamaCommit: LLAMA_COMMIT, patches: patchKey(), platform,
-      flags: CMAKE_TOOLCHAIN_FILE ? { ...portable, CMAKE_TOOLCHAIN_FILE: `native/toolchains/${PLATFORMS[platform].toolchain}` } : flags,
+      flags: CMAKE_TOOLCHAIN_FILE ? { ...portable, CMAKE_TOOLCHAIN_FILE: `native/toolchains/${crossTools().toolchain}` } : flags,
       files, builtAt: new Date().toISOString(),
     }, null, 2));
     log(`llama.cpp for ${platform} built in ${Math.round((Date.now() - started) / 1000)} s`);

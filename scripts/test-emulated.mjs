@@ -13,7 +13,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultOut, PLATFORMS } from './build-native.mjs';
+import { crossTools, defaultOut, setPlatform } from './build-native.mjs';
 import { ensureEmulatedNode } from './emulated-node.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,9 +54,9 @@ function buildNative() {
   log(`native build ready in ${Math.round((Date.now() - started) / 1000)} s: ${defaultOut(platform)}`);
 }
 
-const needs = platform === 'linux-arm64'
-  ? [['qemu-aarch64-static', 'qemu-user-static'], [PLATFORMS[platform].compiler, PLATFORMS[platform].pkg]]
-  : [['wine', 'wine64'], [PLATFORMS[platform].compiler, PLATFORMS[platform].pkg]];
+setPlatform(platform);
+const { compiler, pkg } = crossTools();
+const needs = [platform === 'linux-arm64' ? ['qemu-aarch64-static', 'qemu-user-static'] : ['wine', 'wine64'], [compiler, pkg]];
 const missing = needs.filter(([cmd]) => !onPath(cmd)).map(([, pkg]) => pkg);
 if (missing.length) fail(`missing Debian packages: ${missing.join(' ')} (apt install ${missing.join(' ')})`);
 
