@@ -86,7 +86,11 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   }));
   const gpuNote = mem.gpus.length > 0 ? ''
     : server.client ? ' (the server reports no GPU: RAM only)' : ' (GPU memory is read from the running server: start it to see what fits a GPU)';
-  const pick = await vscode.window.showQuickPick(items, { title: `Strata: Choose Models (3/3): ${ref.repo}`, placeHolder: `Which file? Fit to this machine${gpuNote}`, matchOnDetail: true });
+  // It opens after the listing and the server's answers: focus may have moved meanwhile (the user, a
+  // view coming up), which must not close it unseen. Escape still does.
+  const pick = await vscode.window.showQuickPick(items, {
+    title: `Strata: Choose Models (3/3): ${ref.repo}`, placeHolder: `Which file? Fit to this machine${gpuNote}`, matchOnDetail: true, ignoreFocusOut: true,
+  });
   return pick?.path;
 }
 
