@@ -93,9 +93,14 @@ const changed = (k: Record<string, unknown[]>, part: string): boolean => {
   return !b || a.length !== b.length || a.some((v, i) => v !== b[i]);
 };
 
-/** Replaces a container's content, keeping keyboard focus on the "same" control. */
+/**
+ * Replaces a container's content, keeping keyboard focus on the "same" control. Only while the
+ * panel has focus: the last control clicked stays `activeElement` after the user moves on, and
+ * focusing it again on a re-render (metrics arrive every second) would pull focus back from the
+ * editor or close a quick pick the user is answering.
+ */
 function replaceKeepingFocus(el: HTMLElement, content: HTMLElement): void {
-  const active = document.activeElement as HTMLElement | null;
+  const active = document.hasFocus() ? document.activeElement as HTMLElement | null : null;
   const key = active && el.contains(active) ? active.getAttribute('aria-label') ?? active.textContent : null;
   destroyCharts(el);
   el.replaceChildren(content);
