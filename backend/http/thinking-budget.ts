@@ -25,13 +25,17 @@ export function budgetOf(app: Pick<AppContext, 'config'>, given: { budget?: numb
   return app.config.reasoningBudget;
 }
 
-/** The sampling a request generates with, its thinking budget added; `budget` null or < 0: none. */
+/**
+ * The sampling a request generates with, its thinking budget added; `budget` null or < 0: none. A
+ * budget beyond the context per slot cannot be spent there, so it is the context (an effort's
+ * default budget, 16,384 for high, is more than a small context holds).
+ */
 export async function withThinkingBudget(
   app: AppContext, sampling: SamplingParams, rendered: RenderedPrompt, budget: number | null,
 ): Promise<SamplingParams> {
   if (budget === null || budget < 0) return sampling;
-  const [open, close] = await onEngine(app, 'tokenize', 'the engine could not tokenize the thinking tags', (c) => Promise.all([
-    c.tokenize(OPEN, false, true), c.tokenize(CLOSE, false, true),
-  ]));
-  return { ...sampling, thinkingBudget: { tokens: budget, open: open!, close: close!, inside: promptOpensThinking(rendered.text) } };
+  const [open, close, ctx] = await onEngine(app, 'tokenize', 'the engine could not tokenize the thinking tags', async (c) => [
+    await c.tokenize(OPEN, false, true), await c.tokenize(CLOSE, false, true), c.info?.ctx ?? budget,
+  ] as const);
+  return { ...sampling, thinkingBudget: { tokens: Math.min(budget, ctx), open, close, inside: promptOpensThinking(rendered.text) } };
 }

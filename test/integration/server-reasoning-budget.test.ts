@@ -60,6 +60,9 @@ describe('--reasoning-budget and thinking.budget_tokens', () => {
     const none = await ask({ type: 'enabled', budget_tokens: 100 });
     expect(none[0]!.thinking!.startsWith(long[0]!.thinking!.trimEnd())).toBe(true);
     expect(none.filter((b) => b.type === 'text' && b.text !== '')).toEqual([]);
+    // A budget past the context per slot (1,024 here) is the context: the same answer, not an error.
+    const huge = await ask({ type: 'enabled', budget_tokens: 100_000 });
+    expect(huge).toEqual(none);
   }, 300_000);
 
   it('Responses: a reasoning item cut at the budget, then the message', async () => {
