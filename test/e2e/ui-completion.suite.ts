@@ -78,29 +78,38 @@ export async function completionSteps({ t, wb, workspace, panel }: UiContext): P
       const stat = trace.locator('.stat').filter({ hasText: 'completion requests' }).locator('.stat-value');
       return Number(await stat.innerText({ timeout: 10_000 }));
     };
-    await wb.page.locator('#workbench\\.parts\\.statusbar .statusbar-item').filter({ hasText: 'Strata:' }).first().click();
-    await wb.pickQuickItem('Pause Completions in This Workspace');
-    await wb.waitForStatusBar(/Inline completions: paused for this workspace/, 10_000);
-    await wb.screenshot('27-paused');
-    const n0 = await requests();
-    // Typing asks nothing now; Alt+\ asks once. Requests are counted in order, so the count after
-    // the explicit one's ghost text shows that typing sent none.
-    const file = join(workspace, 'e2e_paused.py');
-    writeFileSync(file, 'def neg(a):\n');
-    await wb.openFile('e2e_paused.py');
-    await wb.focusEditorEnd();
-    await wb.page.keyboard.type('    return', { delay: 30 });
-    await wb.page.keyboard.press('Alt+Backslash');
-    await wb.waitForGhostText(60_000);
-    await wb.screenshot('28-paused-explicit');
-    await wb.page.keyboard.press('Escape');
-    const n1 = await waitForValue('the completion count to settle', async () => {
-      const n = await requests();
-      return n > n0 ? n : undefined;
-    }, 10_000);
-    if (n1 !== n0 + 1) throw new Error(`${n1 - n0} completion requests while paused, want 1 (the explicit one)`);
-    await wb.page.locator('#workbench\\.parts\\.statusbar .statusbar-item').filter({ hasText: 'Strata:' }).first().click();
-    await wb.pickQuickItem('Resume Completions');
+    const menu = async (item: string): Promise<void> => {
+      await wb.page.locator('#workbench\\.parts\\.statusbar .statusbar-item').filter({ hasText: 'Strata:' }).first().click();
+      await wb.pickQuickItem(item);
+    };
+    const whilePaused = async (): Promise<void> => {
+      await wb.waitForStatusBar(/Inline completions: paused for this workspace/, 10_000);
+      await wb.screenshot('27-paused');
+      const n0 = await requests();
+      // Typing asks nothing now; Alt+\ asks once. Requests are counted in order, so the count after
+      // the explicit one's ghost text shows that typing sent none.
+      const file = join(workspace, 'e2e_paused.py');
+      writeFileSync(file, 'def neg(a):\n');
+      await wb.openFile('e2e_paused.py');
+      await wb.focusEditorEnd();
+      await wb.page.keyboard.type('    return', { delay: 30 });
+      await wb.page.keyboard.press('Alt+Backslash');
+      await wb.waitForGhostText(60_000);
+      await wb.screenshot('28-paused-explicit');
+      await wb.page.keyboard.press('Escape');
+      const n1 = await waitForValue('the completion count to settle', async () => {
+        const n = await requests();
+        return n > n0 ? n : undefined;
+      }, 10_000);
+      if (n1 !== n0 + 1) throw new Error(`${n1 - n0} completion requests while paused, want 1 (the explicit one)`);
+    };
+    await menu('Pause Completions in This Workspace');
+    // A failure must not leave completions paused for the later steps.
+    await whilePaused().catch(async (err: unknown) => {
+      await menu('Resume Completions').catch(() => wb.dismissQuickInput());
+      throw err;
+    });
+    await menu('Resume Completions');
     await wb.waitForStatusBar(/Inline completions: on/, 10_000);
     await wb.screenshot('29-resumed');
   }, { needs: [STEP.ready, STEP.panel], timeoutMs: 120_000 });

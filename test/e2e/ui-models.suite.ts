@@ -11,7 +11,7 @@ import { FakeHub } from '../helpers/fake-hub.js';
 import { ScriptedModelServer } from '../helpers/scripted-model-server.js';
 import { waitForAnswerEnd, openTab } from './lib/panel.js';
 import { api, strataUrl } from './lib/strata-api.js';
-import { plainSpaces, StopWaiting, waitForValue } from './lib/workbench.js';
+import { plainSpaces, settingsApplied, StopWaiting, waitForValue } from './lib/workbench.js';
 import type { UiContext } from './ui.suite.js';
 
 export const E2E_HUB_REPO = 'strata-e2e/coder-GGUF';
@@ -162,11 +162,9 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
   try {
     await t.step(S.roleServer, async () => {
       // In user settings: a repository's settings cannot move a role (extension-agent-settings.test.ts).
-      ctx.userSettings({ 'strata.chatServerUrl': teamUrl });
-      // VS Code reads settings.json on its own time: ask only once the chat role has connected there
-      // (the status bar's tooltip says where the role runs).
-      await waitForValue('the chat role\'s server in the status bar tooltip', async () =>
-        (await wb.statusBarTexts()).some((x) => x.includes(`chat, the agent and inline edits: ${teamUrl} (ready, scripted)`)) ? true : undefined, 30_000);
+      // Ask only once the chat role has connected there (the status bar's tooltip says where the role runs).
+      await settingsApplied(ctx.userSettings, { 'strata.chatServerUrl': teamUrl }, 'the chat role\'s server in the status bar tooltip', async () =>
+        (await wb.statusBarTexts()).some((x) => x.includes(`chat, the agent and inline edits: ${teamUrl} (ready, scripted)`)), 45_000);
       const f = await ctx.panel();
       const tab = await openTab(f, 'Chat');
       await tab.getByRole('textbox', { name: 'Message' }).fill('Who answers this?');
@@ -180,10 +178,9 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
       for (const p of asked) if (!['/health', '/props', '/v1/chat/completions', '/v1/models', '/v1/tokenize'].includes(p)) throw new StopWaiting(`the chat role's server was asked ${p}`);
     }, { timeoutMs: 120_000 });
   } finally {
-    ctx.userSettings({ 'strata.chatServerUrl': '' });
     // The areas after this one chat with the managed server: wait until the chat role is back on it.
-    await waitForValue('the chat role back on the managed server (status bar tooltip)', async () =>
-      (await wb.statusBarTexts()).some((x) => x.includes(teamUrl)) ? undefined : true, 30_000);
+    await settingsApplied(ctx.userSettings, { 'strata.chatServerUrl': '' }, 'the chat role back on the managed server (status bar tooltip)', async () =>
+      !(await wb.statusBarTexts()).some((x) => x.includes(teamUrl)), 45_000);
     await scripted.close();
   }
 }

@@ -58,13 +58,12 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
   };
   const whole = renderConversation(model, chat, app.config.reasoning);
   const kwargs = withThinkingDefault(chat.templateKwargs, app.config.reasoning);
-  const tools = body.tools;
-  const rendering = JSON.stringify({ instructions: body.instructions, tools, kwargs });
+  const rendering = JSON.stringify({ instructions: body.instructions, tools: body.tools, kwargs });
   let continued: { held: number[]; tail: RenderedPrompt } | null = null;
   const own = stored?.tokens;
   if (stored && own && own.model === model.session.identity && own.rendering === rendering) {
     const tail = continuationTail(model, {
-      instructions: body.instructions, earlier, outputCount: stored.response.output.length, added: body.input, tools, kwargs,
+      instructions: body.instructions, earlier, outputCount: stored.response.output.length, added: body.input, tools: body.tools, kwargs,
     });
     if (tail) continued = { held: own.ids, tail };
   }

@@ -20,6 +20,8 @@ export interface Locator {
   textContent(options?: WaitOptions): Promise<string | null>;
   innerText(options?: WaitOptions): Promise<string>;
   allInnerTexts(): Promise<string[]>;
+  /** Runs `fn` in the page on every element the locator matches, at one moment. */
+  evaluateAll<R>(fn: (elements: Element[]) => R): Promise<R>;
   getAttribute(name: string, options?: WaitOptions): Promise<string | null>;
   /** The value of an input, textarea or select (the selected option's value). */
   inputValue(options?: WaitOptions): Promise<string>;

@@ -31,6 +31,25 @@ export async function waitForValue<T>(what: string, probe: () => Promise<T | und
   }
 }
 
+/**
+ * Writes settings with `write` and waits until `applied` sees their effect. VS Code notices a
+ * changed settings.json through a file watcher, which on a loaded machine has left a write unread
+ * for longer than a step waits; meanwhile the file is written again every 10 s, as a user saving
+ * it again would.
+ */
+export async function settingsApplied(write: (patch: Record<string, unknown>) => void, patch: Record<string, unknown>, what: string, applied: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  let written = Date.now();
+  write(patch);
+  await waitForValue(what, async () => {
+    if (await applied()) return true;
+    if (Date.now() - written >= 10_000) {
+      write(patch);
+      written = Date.now();
+    }
+    return undefined;
+  }, timeoutMs);
+}
+
 /** Monaco renders spaces as U+00A0; compare text with plain spaces. */
 export function plainSpaces(s: string): string {
   return s.replace(/\u00a0/g, ' ');
@@ -140,23 +159,29 @@ export class Workbench {
 
   /** Waits for a status bar item whose text (or accessible label) matches; returns its text. */
   async waitForStatusBar(match: RegExp, timeoutMs: number): Promise<string> {
+    let seen: string[] = [];
     return waitForValue(`a status bar item matching ${match}`, async () => {
-      for (const item of await this.statusBarTexts()) if (match.test(item)) return item;
-      return undefined;
-    }, timeoutMs);
+      seen = await this.statusBarTexts();
+      return seen.find((item) => match.test(item));
+    }, timeoutMs).catch((err: Error) => {
+      throw new Error(`${err.message}; the status bar showed ${JSON.stringify(seen.filter((s) => /strata|index/i.test(s)))}`);
+    });
   }
 
-  /** Texts of all status bar items, each with its aria-label when that says more. */
+  /**
+   * Texts of all status bar items, each with its aria-label when that says more. Read in one
+   * evaluation: items come and go (the index item, other extensions'), and reading them one by one
+   * could pair one item's text with the next one's label.
+   */
   async statusBarTexts(): Promise<string[]> {
-    const items = this.statusBar();
-    const n = await items.count();
-    const out: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const text = (await items.nth(i).innerText().catch(() => '')).trim();
-      const label = (await items.nth(i).locator('a, [role="button"]').first().getAttribute('aria-label', { timeout: 1000 }).catch(() => null)) ?? '';
-      out.push(label && !label.includes(text) ? `${text} ${label}`.trim() : label || text);
-    }
-    return out;
+    const items = await this.statusBar().evaluateAll((els) => els.map((el) => ({
+      text: (el as HTMLElement).innerText ?? '',
+      label: el.querySelector('a, [role="button"]')?.getAttribute('aria-label') ?? '',
+    }))).catch(() => []);
+    return items.map(({ text, label }) => {
+      const t = text.trim();
+      return label && !label.includes(t) ? `${t} ${label}`.trim() : label || t;
+    });
   }
 
   // --- notifications ---------------------------------------------------------------------------
