@@ -99,7 +99,10 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     if (!/\d+ tok/.test(stats)) throw new Error(`the answer's stats line is ${JSON.stringify(stats)}`);
     console.log(`        answer seen at ${lengths.length} lengths, ${answer.length} chars; stats "${stats}"`);
     await wb.screenshot('11-chat-answer');
-    if (!(await wb.statusBarTexts()).some((x) => /Strata: ready/.test(x))) throw new Error('the server is not ready after cancelling the Stop Server confirmation');
+    // The status bar says busy until its next metrics poll sees the stopped answer gone.
+    await wb.waitForStatusBar(/Strata: ready/, 15_000).catch((err: Error) => {
+      throw new Error(`the server is not ready after cancelling the Stop Server confirmation: ${err.message}`);
+    });
     // Regenerate replaces the last answer (the conversation keeps one question and one answer).
     await last.getByRole('button', { name: 'Regenerate answer' }).click();
     await stop.waitFor({ state: 'visible', timeout: 5000 }).catch(() => undefined);
