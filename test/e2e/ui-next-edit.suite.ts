@@ -4,7 +4,7 @@
 // is switched to `strata.serverMode: remote` at that server through the user's settings, as a
 // user pointing it at another server would, so these steps run last (after the managed server's).
 // Everything else is real: VS Code, the extension, its HTTP client, the keys.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NextEditRequest } from '../../contract/next-edit.js';
 import { renameAnswer, ScriptedModelServer } from '../helpers/scripted-model-server.js';
@@ -73,13 +73,13 @@ export async function nextEditSteps({ t, wb, workspace, userSettings }: UiContex
 
   try {
     await t.step(S.connect, async () => {
-      mkdirSync(join(workspace, '.vscode'), { recursive: true });
-      // The server mode and URL from user settings only (a workspace's are ignored).
-      userSettings({ 'strata.serverMode': 'remote', 'strata.remoteUrl': url });
-      writeFileSync(join(workspace, '.vscode', 'settings.json'), JSON.stringify({
-        'strata.nextEdit.enabled': true, 'strata.nextEdit.delayMs': 150,
-        'strata.inlineCompletion.candidates': 3,
-      }, null, 2));
+      // The server mode and URL from user settings only (a workspace's are ignored). Next edits in
+      // the same write: the restart offer then shows VS Code has read them too (a second file, the
+      // workspace's settings.json, can be read many seconds after it).
+      userSettings({
+        'strata.serverMode': 'remote', 'strata.remoteUrl': url,
+        'strata.nextEdit.enabled': true, 'strata.nextEdit.delayMs': 150, 'strata.inlineCompletion.candidates': 3,
+      });
       // VS Code's watcher reads the file; the extension then offers to restart with it.
       const toast = await wb.waitForNotification(/Strata server settings changed/, 60_000);
       await toast.item.locator('.notification-list-item-buttons-container .monaco-button').filter({ hasText: 'Restart' }).click();
@@ -94,10 +94,14 @@ export async function nextEditSteps({ t, wb, workspace, userSettings }: UiContex
       await wb.activeEditor().locator('.view-lines').click();
       const before = scripted.of('/v1/edits/next').length;
       await renameWord(1, 10, 'w'); // def area(w, height):
+      let seen = await decorations();
       const shown = await waitForValue('the proposal drawn beside the code', async () => {
-        const d = await decorations();
-        return d.struck.some((x) => x.includes('width')) && d.shown.some((x) => /Tab to jump/.test(x)) ? d : undefined;
-      }, 30_000);
+        seen = await decorations();
+        return seen.struck.some((x) => x.includes('width')) && seen.shown.some((x) => /Tab to jump/.test(x)) ? seen : undefined;
+      }, 30_000).catch(async (err: Error) => {
+        const asked = scripted.of('/v1/edits/next').length - before;
+        throw new Error(`${err.message}; ${asked} next-edit request(s) sent; drawn ${JSON.stringify(seen)}; the editor shows ${JSON.stringify(await wb.editorText())}`);
+      });
       await wb.screenshot('40-next-edit-proposed');
       if (!shown.shown.includes('w')) throw new Error(`the added text "w" is not shown beside the struck "width": ${JSON.stringify(shown)}`);
       if (!shown.shown.some((x) => x.startsWith('Next edit at line 2: Tab to jump, Tab to accept, Esc to dismiss'))) throw new Error(`no hint at the cursor: ${JSON.stringify(shown.shown)}`);
