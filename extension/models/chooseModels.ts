@@ -34,14 +34,16 @@ async function chooseModel(server: ServerControl, log: vscode.LogOutputChannel):
     // A role on its own server runs that server's model: a file picked here waits until the role comes back.
     ...(roleServerUrl(role) ? { detail: `on ${roleServerUrl(role)} (strata.${ROLE_URL_SETTING[role]})` } : {}),
   }));
-  const role = await vscode.window.showQuickPick(roles, { title: 'Strata: Choose Models (1/3)', placeHolder: 'Which role is the model for?' });
+  // Every step stays open when focus moves (a view or notification coming up must not end the
+  // flow half-way unseen); Escape still closes it.
+  const role = await vscode.window.showQuickPick(roles, { title: 'Strata: Choose Models (1/3)', placeHolder: 'Which role is the model for?', ignoreFocusOut: true });
   if (!role) return;
 
   const repos: RepoItem[] = [
     ...CATALOGUE.filter((e) => e.role === role.role).map((e) => ({ label: e.label, description: e.repo, detail: e.detail, repo: e.repo, quant: e.quant })),
     { label: '$(search) Another Hub model…', detail: 'ORG/REPO from huggingface.co (or HF_ENDPOINT)', repo: null, quant: null },
   ];
-  const repoPick = await vscode.window.showQuickPick(repos, { title: `Strata: Choose Models (2/3): ${role.label}`, placeHolder: 'A model for this role' });
+  const repoPick = await vscode.window.showQuickPick(repos, { title: `Strata: Choose Models (2/3): ${role.label}`, placeHolder: 'A model for this role', ignoreFocusOut: true });
   if (!repoPick) return;
   let ref: HubRef;
   if (repoPick.repo !== null) ref = { repo: repoPick.repo, quant: repoPick.quant, file: null };
@@ -86,8 +88,7 @@ async function pickFile(ref: HubRef, server: ServerControl): Promise<string | un
   }));
   const gpuNote = mem.gpus.length > 0 ? ''
     : server.client ? ' (the server reports no GPU: RAM only)' : ' (GPU memory is read from the running server: start it to see what fits a GPU)';
-  // It opens after the listing and the server's answers: focus may have moved meanwhile (the user, a
-  // view coming up), which must not close it unseen. Escape still does.
+  // It opens after the listing and the server's answers: focus may have moved meanwhile.
   const pick = await vscode.window.showQuickPick(items, {
     title: `Strata: Choose Models (3/3): ${ref.repo}`, placeHolder: `Which file? Fit to this machine${gpuNote}`, matchOnDetail: true, ignoreFocusOut: true,
   });

@@ -25,7 +25,7 @@ let hub: FakeHub | undefined;
 
 const GIB = 2 ** 30;
 const S = {
-  roles: 'Choose Models: the roles, then a role\'s catalogue',
+  roles: 'Choose Models: the roles (still open when focus moves), then a role\'s catalogue',
   fit: 'Choose Models: a Hub repository\'s files with size and fit, a too-big one naming what would fit',
   speed: 'Choose Models: next edit offers Zeta; on the CPU a file\'s fit shows the speed scaled from what the server measured',
   pull: 'Choose Models: the pull shows its progress in a notification, then the restarted server serves the file',
@@ -69,7 +69,13 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
     for (const role of ['Chat and agent', 'Inline completion', 'Codebase search (embeddings)', 'Codebase search (reranker)']) {
       if (!roles.some((r) => r.startsWith(role))) throw new Error(`no role "${role}" in ${JSON.stringify(roles)}`);
     }
-    await wb.pickQuickItem(/^Inline completion/);
+    // Focus moving elsewhere (a click in the side bar's view) leaves the pick open. Forced: the
+    // view's webview lies over the side bar part (a user's click lands in it the same way).
+    await wb.page.locator('#workbench\\.parts\\.sidebar').click({ force: true });
+    await waitForValue('focus in the side bar\'s webview', async () => ((await wb.page.evaluate<string>('document.activeElement?.tagName ?? ""')) === 'IFRAME' ? true : undefined), 10_000);
+    await wb.pickQuickItem(/^Inline completion/).catch(async (err: Error) => {
+      throw (await wb.page.locator('.quick-input-widget').isVisible()) ? err : new Error('Choose Models closed when focus moved to the side bar');
+    });
     await quickRows(ctx, 'the completion catalogue', (r) => r.some((x) => x.includes('ggml-org/Qwen2.5-Coder-1.5B-Q8_0-GGUF')));
     await wb.screenshot('choose-models-catalogue');
   });
