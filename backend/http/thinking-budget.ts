@@ -35,7 +35,7 @@ export async function withThinkingBudget(
 ): Promise<SamplingParams> {
   if (budget === null || budget < 0) return sampling;
   const [open, close, ctx] = await onEngine(app, 'tokenize', 'the engine could not tokenize the thinking tags', async (c) => [
-    await c.tokenize(OPEN, false, true), await c.tokenize(CLOSE, false, true), c.info?.ctx ?? budget,
+    ...await Promise.all([c.tokenize(OPEN, false, true), c.tokenize(CLOSE, false, true)]), c.info?.ctx ?? budget,
   ] as const);
   return { ...sampling, thinkingBudget: { tokens: Math.min(budget, ctx), open, close, inside: promptOpensThinking(rendered.text) } };
 }
