@@ -79,7 +79,7 @@ export async function completionSteps({ t, wb, workspace, panel }: UiContext): P
       return Number(await stat.innerText({ timeout: 10_000 }));
     };
     const menu = async (item: string): Promise<void> => {
-      await wb.page.locator('#workbench\\.parts\\.statusbar .statusbar-item').filter({ hasText: 'Strata:' }).first().click();
+      await wb.statusBar().filter({ hasText: 'Strata:' }).first().click();
       await wb.pickQuickItem(item);
     };
     const whilePaused = async (): Promise<void> => {
