@@ -4,7 +4,7 @@
 // folder nor hide a file), and not a Windows device name before its first dot ("con", "nul.1",
 // "COM1": Windows would open the device, not a file). The rule is the same on every platform, so
 // a session folder moves between machines and the panel needs no word of the server's platform.
-import { windowsNameProblem } from './os/file-names.js';
+import { windowsNameProblem } from './file-names.js';
 
 export const SESSION_NAME_MAX = 64;
 

@@ -21,7 +21,7 @@ const entries = [
   { in: 'backend/engine/fit-probe-child.ts', out: 'dist/fit-probe.mjs', ...nodeEsm },
   // The codebase index's chunking thread (a worker of the extension host): CommonJS like the
   // extension, so node-sqlite3-wasm finds its .wasm beside it (its __dirname).
-  { in: 'extension/codebase/chunkWorker.ts', out: 'dist/codebase-worker.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true },
+  { in: 'extension/codebase/chunk-worker.ts', out: 'dist/codebase-worker.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true },
   { in: 'extension/extension.ts', out: 'dist/extension.cjs', platform: 'node', format: 'cjs', target: 'node20', bundle: true, sourcemap: true, external: ['vscode'] },
   // Minified: the panel carries markdown-it, highlight.js grammars and Chart.js.
   { in: 'webview/main.ts', out: 'dist/webview.js', platform: 'browser', format: 'iife', target: 'es2022', bundle: true, sourcemap: true, minify: true },

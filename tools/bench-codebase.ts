@@ -16,15 +16,15 @@ import { join } from 'node:path';
 import { ServerProcess } from './bench-compare/launch.js';
 import { percentile } from '../backend/bench/stats.js';
 import { ensureModel } from '../backend/models/stand-in.js';
-import { freePort } from '../contract/net/free-port.js';
+import { freePort } from '../common/net/free-port.js';
 import { DEFAULT_INDEXER, Indexer, type Embedder } from '../extension/codebase/indexer.js';
 import { searchIndex } from '../extension/codebase/search.js';
 import { IndexStore, type NewChunk } from '../extension/codebase/store.js';
 import { SyntaxParsers } from '../extension/codebase/syntax.js';
-import { VectorIndex } from '../extension/codebase/vectorIndex.js';
+import { VectorIndex } from '../extension/codebase/vector-index.js';
 import { DEFAULT_EXCLUDES, readText, walk } from '../extension/codebase/walker.js';
 import { DEFAULT_CHUNK_OPTIONS } from '../extension/codebase/chunker.js';
-import { WorkerChunker } from '../extension/codebase/workerChunker.js';
+import { WorkerChunker } from '../extension/codebase/worker-chunker.js';
 
 interface Opts {
   root: string; files: number; embeddingModel: string | null; rerankModel: string | null; chatModel: string | null;

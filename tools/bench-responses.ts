@@ -22,8 +22,8 @@ import { invalidUtf8TokensOf } from '../backend/bench/utf8-tokens.js';
 import { llamaServerBinary } from './bench-compare/compare-main.js';
 import { modelLoaded, ServerProcess, type LaunchSpec } from './bench-compare/launch.js';
 import { ensureModel } from '../backend/models/stand-in.js';
-import { freePort } from '../contract/net/free-port.js';
-import { SseDecoder } from '../contract/net/sse-decoder.js';
+import { freePort } from '../common/net/free-port.js';
+import { SseDecoder } from '../common/net/sse-decoder.js';
 
 const usage = `usage: npm run bench:responses [-- options]
 

@@ -8,9 +8,9 @@ import type { ChatMessage, ImageAttachment } from '../contract/chat.js';
 import { isThinkingLevel, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
-import { turnMessages, turnsFromMessages, upsertStep } from './agentTurns.js';
-import { emptyAgentWork, reduceAgentWork, type AgentWorkState } from './agentWork.js';
-import { addCompaction, compactedConversation, withCompacted, withSummaryMarkers, type CompactionTurnPart } from './agentCompaction.js';
+import { turnMessages, turnsFromMessages, upsertStep } from './agent-turns.js';
+import { emptyAgentWork, reduceAgentWork, type AgentWorkState } from './agent-work.js';
+import { addCompaction, compactedConversation, withCompacted, withSummaryMarkers, type CompactionTurnPart } from './agent-compaction.js';
 
 export interface ChatTurn extends CompactionTurnPart {
   role: 'system' | 'user' | 'assistant';

@@ -2,7 +2,7 @@
 // variables and a JSON config file, in that order of precedence (flags > env > config >
 // defaults). A bad value is refused with a message naming where it came from.
 import { readdirSync } from 'node:fs';
-import { isLoopbackHost } from '../../contract/net/loopback.js';
+import { isLoopbackHost } from '../../common/net/loopback.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
 import { resolveModelSpecs, type ModelSpec } from './model-specs.js';
 import {

@@ -4,10 +4,10 @@
 // name: its alias, else the file's base name without .gguf.
 import { basename, join } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
-import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
+import { isHubModel, parseHubRef } from '../../common/hub/hub-ref.js';
 import { ConfigError, convert, placeDevices } from './config-values.js';
 import { PER_MODEL_KEYS, SERVE_OPTIONS, flagOf, withRenamedOptions, type PerModelKey, type ServeOption, type ServeOptionValues } from './serve-options.js';
-import { samePath } from '../../contract/os/paths.js';
+import { samePath } from '../../common/os/paths.js';
 
 /** The serve settings one model may set for itself (serve-options.ts `perModel`); the others are the server's. */
 export type ModelSettings = { [K in Exclude<PerModelKey, 'devices'>]?: NonNullable<ServeOptionValues[K]> } & {

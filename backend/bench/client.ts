@@ -1,7 +1,7 @@
 // HTTP client for an OpenAI-compatible server (ours, llama-server, others): streamed
 // completions timed on arrival of each SSE event, FIM through /infill, token counting.
 // Uses Node's fetch (undici); every time is performance.now() in milliseconds.
-import { SseDecoder } from '../../contract/net/sse-decoder.js';
+import { SseDecoder } from '../../common/net/sse-decoder.js';
 
 export interface Target {
   /** Base URL without a trailing slash, e.g. http://127.0.0.1:8080 */

@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { optFlag, rejectUnknownOptions, runCommand } from '../args/command-usage.js';
-import { formatSize } from '../../contract/hub/pick.js';
-import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
+import { formatSize } from '../../common/hub/pick.js';
+import { defaultModelsDir } from '../../common/hub/cache-dir.js';
 import { listLocalModels, type LocalModel } from '../models/local-models.js';
 
 const USAGE = `usage: strata models [--dir DIR] [--json]

@@ -5,10 +5,10 @@
 import { resolve } from 'node:path';
 import { optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
-import { parseHubRef, type HubRef } from '../../contract/hub/hub-ref.js';
-import { pullProgress, type ProgressSink } from '../../contract/hub/pull-progress.js';
-import { pullModel } from '../../contract/hub/pull.js';
-import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
+import { parseHubRef, type HubRef } from '../../common/hub/hub-ref.js';
+import { pullProgress, type ProgressSink } from '../../common/hub/pull-progress.js';
+import { pullModel } from '../../common/hub/pull.js';
+import { defaultModelsDir } from '../../common/hub/cache-dir.js';
 
 const USAGE = `usage: strata pull ORG/REPO[:QUANT] | ORG/REPO/FILE.gguf [--dir DIR]
   ORG/REPO:QUANT      the repository's GGUF of that quantisation (case-insensitive: Q4_K_M, q8_0, ...);

@@ -9,14 +9,14 @@ import { createLogger } from '../log/logger.js';
 import { StrataServer } from '../app/app.js';
 import { ConfigError, resolveConfig, serveHelp } from '../app/config.js';
 import { ensureModel } from '../models/stand-in.js';
-import { defaultModelsDir } from '../../contract/hub/cache-dir.js';
-import { isHubModel, parseHubRef } from '../../contract/hub/hub-ref.js';
-import { pullModel } from '../../contract/hub/pull.js';
-import { pullProgress } from '../../contract/hub/pull-progress.js';
+import { defaultModelsDir } from '../../common/hub/cache-dir.js';
+import { isHubModel, parseHubRef } from '../../common/hub/hub-ref.js';
+import { pullModel } from '../../common/hub/pull.js';
+import { pullProgress } from '../../common/hub/pull-progress.js';
 import type { Logger } from '../log/logger.js';
 import type { ServerConfig } from '../app/config.js';
 import type { ParsedArgs } from '../args/args.js';
-import { processExists } from '../../contract/os/process.js';
+import { processExists } from '../../common/os/process.js';
 
 export const command = {
   summary: 'run the OpenAI-compatible inference server',

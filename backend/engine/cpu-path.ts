@@ -12,9 +12,9 @@ import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'no
 import { cpus, release } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { CpuVariant } from '../../native/lib/addon.js';
-import { strataCacheDir } from '../../contract/hub/cache-dir.js';
+import { strataCacheDir } from '../../common/hub/cache-dir.js';
 import { addonPath, packageRoot } from '../addon/loader.js';
-import { describeExit } from '../../contract/os/process.js';
+import { describeExit } from '../../common/os/process.js';
 
 export type RepackSetting = 'auto' | 'on' | 'off';
 

@@ -23,7 +23,7 @@ import type { EngineState } from '../../contract/metrics.js';
 import { parseHostMessage, type CallCommand, type CallCommandOf, type Command, type HostMessage } from './protocol.js';
 import { BACKGROUND_NICE, lowerPriority } from './priority.js';
 import { EngineRequestRouter } from './request-router.js';
-import { describeExit } from '../../contract/os/process.js';
+import { describeExit } from '../../common/os/process.js';
 
 export interface ProcessEngineClientOptions {
   replica: number;

@@ -9,10 +9,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { x as untar } from 'tar';
-import { strataCacheDir } from '../../contract/hub/cache-dir.js';
+import { strataCacheDir } from '../../common/hub/cache-dir.js';
 import { checkPin, GPU_BACKEND_KINDS, PIN, type GpuBackendKind, type Pin } from './pin.js';
 import { downloadFile, fetchDist, npmPack, registryUrl, sha256Of, sriOf } from './registry.js';
-import { processExists } from '../../contract/os/process.js';
+import { processExists } from '../../common/os/process.js';
 
 export interface InstalledBackend {
   kind: GpuBackendKind;

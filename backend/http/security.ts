@@ -4,7 +4,7 @@
 // loopback (DNS rebinding) and a cross-site Origin is refused.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isLoopbackHost } from '../../contract/net/loopback.js';
+import { isLoopbackHost } from '../../common/net/loopback.js';
 
 export type AccessVerdict =
   | { ok: true }

@@ -9,7 +9,7 @@ import type { ModelRole } from '../../contract/models.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';
 import { detectToolFormat } from '../chat/template.js';
 import { readGgufHeader, type GgufValue } from './gguf.js';
-import { ggufFilesUnder } from '../../contract/hub/gguf-files.js';
+import { ggufFilesUnder } from '../../common/hub/gguf-files.js';
 
 export interface LocalModel {
   /** Relative to the folder listed, with / separators. */

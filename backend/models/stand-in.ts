@@ -5,7 +5,7 @@ import { mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestModelQuant, TestModelShape } from '../../native/lib/addon.js';
 import { loadAddon } from '../addon/loader.js';
-import { strataCacheDir } from '../../contract/hub/cache-dir.js';
+import { strataCacheDir } from '../../common/hub/cache-dir.js';
 import { resolveChatTemplate } from './chat-templates.js';
 import { resolveVocabSpec } from './vocab.js';
 

@@ -3,7 +3,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { packageRoot } from '../addon/loader.js';
-import { strataCacheDir } from '../../contract/hub/cache-dir.js';
+import { strataCacheDir } from '../../common/hub/cache-dir.js';
 
 /** Source folders of the pinned llama.cpp start with this (LLAMA_COMMIT in native/pin.json; a patch-set suffix follows). */
 const PINNED_SOURCE = 'llama.cpp-80fb11ac73e6';

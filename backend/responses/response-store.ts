@@ -14,7 +14,7 @@ import { lstat, mkdir, open, readdir, readFile, readlink, rename, rm, symlink, u
 import { join } from 'node:path';
 import type { ConversationItem, ResponseObject } from '../../contract/responses.js';
 import { RESPONSE_ID } from '../validation/responses-schema.js';
-import { processAlive } from '../../contract/os/process.js';
+import { processAlive } from '../../common/os/process.js';
 
 export interface StoredResponse {
   response: ResponseObject;

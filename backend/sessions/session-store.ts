@@ -9,7 +9,7 @@
 // could leave the folder is refused again here.
 import { mkdir, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import nodePath from 'node:path';
-import { processAlive } from '../../contract/os/process.js';
+import { processAlive } from '../../common/os/process.js';
 import { sessionNameProblem } from '../../contract/session-name.js';
 import type { SessionDescription, SessionMeta, SessionModel } from '../../contract/sessions.js';
 import type { ChatMessage } from '../chat/chat-types.js';
@@ -47,7 +47,7 @@ export class SessionStore {
   /**
    * `path`: the path module the file names are built with (default: this platform's), so that the
    * Windows forms (drive letters, backslashes) are unit-tested anywhere; `platform` the same for
-   * how a save's leftover is judged abandoned (contract/os/process.ts).
+   * how a save's leftover is judged abandoned (common/os/process.ts).
    */
   constructor(readonly dir: string, private readonly path: nodePath.PlatformPath = nodePath, private readonly platform: NodeJS.Platform = process.platform) {}
 

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RestoreFileView, RestorePlanView, RestoreResultView } from '../../contract/agent-checkpoints.js';
-import { unifiedDiff } from './diffText.js';
+import { unifiedDiff } from './diff-text.js';
 import type { ProposedChange } from './types.js';
 
 /** A change as the store records it: a ProposedChange, or a deletion (after: null). */

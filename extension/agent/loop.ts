@@ -3,15 +3,15 @@
 // the step limit is reached, or Stop aborts the signal (which ends the model request and the
 // running tool at once). One step = one model request and the calls it made. Before each step the
 // conversation is measured against the model's context per slot and compacted when the next step
-// would not leave room for the answer (contextKeeper.ts).
+// would not leave room for the answer (context-keeper.ts).
 import type { ChatMessage, Timings, ToolCall, Usage } from '../../contract/chat.js';
 import type { AgentCompactionView, AgentContextView, AgentStepView } from '../../contract/agent.js';
 import type { StrataClient } from '../client/client.js';
 import { CHAT_MAX_TOKENS, type ChatCall } from '../client/types.js';
 import { boundResult, type TokenCounter } from './budget.js';
-import { allowListedArgv } from './commandPolicy.js';
-import { ContextKeeper, type ContextStats } from './contextKeeper.js';
-import { unifiedDiff } from './diffText.js';
+import { allowListedArgv } from './command-policy.js';
+import { ContextKeeper, type ContextStats } from './context-keeper.js';
+import { unifiedDiff } from './diff-text.js';
 import { PathRefused, type WorkspacePaths } from './paths.js';
 import type { ToolRegistry } from './registry.js';
 import type { AgentApprovals, AgentTool, AgentWorkspace, ProposedChange, StepRef, ToolContext } from './types.js';

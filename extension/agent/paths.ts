@@ -4,14 +4,14 @@
 // never opens a network connection, and ".." cannot climb out), then with its symbolic links
 // resolved (also of the nearest existing parent, for a file to create). A link that leads
 // nowhere is refused, as is a folder too broad to be a workspace (the file system's root, the
-// home folder). Writes also refuse a link at the file itself and the files sensitiveFiles.ts names.
+// home folder). Writes also refuse a link at the file itself and the files sensitive-files.ts names.
 // On Windows paths are compared without case (path.win32 does), a drive letter or a rooted path
 // ("\\src") lands on the folder's drive, and another drive is outside; the path module and the
 // platform are parameters, so the Windows rules are unit-tested on any machine.
 import { lstat, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import nodePath from 'node:path';
-import { writeRefusal } from './sensitiveFiles.js';
+import { writeRefusal } from './sensitive-files.js';
 
 export interface WorkspaceRoot { name: string; path: string }
 
@@ -80,7 +80,7 @@ export class WorkspacePaths {
 
   /**
    * resolve() for a file the agent writes: also refused when the file is a symbolic link (a link
-   * is never written through) or one that runs code (sensitiveFiles.ts).
+   * is never written through) or one that runs code (sensitive-files.ts).
    */
   async resolveForWrite(p: string): Promise<{ abs: string; rel: string }> {
     const { real, lexical, lexicalRel } = await this.locate(p);

@@ -1,6 +1,6 @@
 // The agent's shapes: tools, what a tool returns, the workspace the tools act on, and the
 // approvals the user gives. No vscode here: the loop and the tools run in unit tests on a
-// folder (nodeWorkspace.ts) and in VS Code (vscodeWorkspace.ts).
+// folder (node-workspace.ts) and in VS Code (vscode-workspace.ts).
 import type { JsonSchema } from './schema.js';
 import type { WorkspacePaths } from './paths.js';
 

@@ -5,13 +5,13 @@ import type { ServerConnection } from '../server/connection.js';
 import { CHAT_MAX_TOKENS } from '../client/types.js';
 import { StartDeclined } from '../server/manager.js';
 import { abortOn } from '../lm/provider.js';
-import { rememberingSessions, type ConversationStore } from '../sessions/conversationMemory.js';
+import { rememberingSessions, type ConversationStore } from '../sessions/conversation-memory.js';
 import { sessionsMarkdown, statsMarkdown } from './format.js';
 import { sessionNameAdvice } from '../../contract/session-name.js';
 import { conversationFromHistory, type RestoredMeta, type TurnLike } from './history.js';
 import { ContextPlanner } from '../context/planner.js';
 import { referenceItems } from '../context/references.js';
-import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebaseContext.js';
+import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebase-context.js';
 
 export const PARTICIPANT_ID = 'strata.chat';
 

@@ -1,7 +1,7 @@
 // The one HTTP client for the Strata server (or any OpenAI-compatible one in remote mode).
 // Every request takes an AbortSignal: aborting closes the connection, which makes the server
 // cancel the request and free its slot.
-import { ChatChunkAssembler } from './chatStream.js';
+import { ChatChunkAssembler } from './chat-stream.js';
 import type { ErrorCode } from '../../contract/error-codes.js';
 import { contextOverflowOf, type ContextOverflow } from '../../contract/errors.js';
 import { parseDevices, parseDevicesAndFit, parseGpuSuggestion, type FitView, type GpuBackendsBody } from '../../contract/devices.js';
@@ -10,7 +10,7 @@ import { parseRestored, parseSavedSession, parseSessions } from '../../contract/
 import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, defaultModelSize, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
-import { SseDecoder } from '../../contract/net/sse-decoder.js';
+import { SseDecoder } from '../../common/net/sse-decoder.js';
 import type { ChatCall, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';

@@ -8,11 +8,11 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_CHUNK_OPTIONS, type Chunk, type ChunkOptions } from './chunker.js';
-import { chunkText, InThreadChunker, type FileChunker } from './fileChunker.js';
+import { chunkText, InThreadChunker, type FileChunker } from './file-chunker.js';
 import type { EmbedFn } from './search.js';
 import type { IndexStore } from './store.js';
 import type { SyntaxParsers } from './syntax.js';
-import type { VectorIndex } from './vectorIndex.js';
+import type { VectorIndex } from './vector-index.js';
 import { isIndexable, walk, type WalkOptions } from './walker.js';
 import type { ContextOverflow } from '../../contract/errors.js';
 import type { ErrorCode } from '../../contract/error-codes.js';

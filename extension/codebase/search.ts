@@ -4,7 +4,7 @@
 // so the Index tab can show why a chunk was chosen. No vscode.
 import { reciprocalRankFusion } from './fusion.js';
 import type { ChunkRow, IndexStore } from './store.js';
-import type { VectorIndex } from './vectorIndex.js';
+import type { VectorIndex } from './vector-index.js';
 
 /** Embeds texts (the embedding model through /v1/embeddings). */
 export type EmbedFn = (texts: string[], signal?: AbortSignal) => Promise<Float32Array[]>;

@@ -1,15 +1,15 @@
 // The codebase index as the rest of the extension sees it: the indexer, the store and the vector
 // index of one workspace, searched through the server's embedding model and reranker when they
 // are served. The panel, the chat participant, the agent's search_codebase tool and inline
-// completions all call search() here. No vscode (registerCodebase.ts wires it).
+// completions all call search() here. No vscode (register-codebase.ts wires it).
 import type { IndexSearchView, IndexView } from '../../contract/panel.js';
-import { InThreadChunker, type FileChunker } from './fileChunker.js';
+import { InThreadChunker, type FileChunker } from './file-chunker.js';
 import { Indexer, type Embedder, type IndexProgress, type IndexRoot, type IndexerOptions } from './indexer.js';
 import { DEFAULT_SEARCH, searchIndex, type EmbedFn, type RerankFn, type SearchOptions, type SearchResult } from './search.js';
 import { IndexStore } from './store.js';
 import { SyntaxParsers } from './syntax.js';
-import { VectorIndex } from './vectorIndex.js';
-import { workerOrInThread } from './workerChunker.js';
+import { VectorIndex } from './vector-index.js';
+import { workerOrInThread } from './worker-chunker.js';
 
 /** What the service needs from the server: embeddings and rerank scores, when those models are served. */
 export interface CodebaseModels {

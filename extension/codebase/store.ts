@@ -6,12 +6,12 @@
 // committed state, which SQLite restores on the next open. The wasm VFS locks with a
 // `<file>.lock` folder, which a killed process leaves behind; the store records its owner's pid
 // beside it and clears a lock whose owner is gone (one extension host owns a workspace's index).
-// The chunking worker (chunkWorker.ts) writes through a second connection of the same process
+// The chunking worker (chunk-worker.ts) writes through a second connection of the same process
 // (attach()); that VFS's lock is one folder whatever the lock level, so a connection that finds
 // the other mid-transaction waits for it (waitBusy) instead of failing.
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Database, type Statement } from 'node-sqlite3-wasm';
-import { processExists } from '../../contract/os/process.js';
+import { processExists } from '../../common/os/process.js';
 
 /** Bump when the schema changes: an older index is dropped and rebuilt. */
 export const SCHEMA_VERSION = 1;

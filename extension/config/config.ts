@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { isModelFile, parseNumberList, parseStringList, type ModelUse, type ServerSettings, type SplitMode } from './server-settings.js';
 import { settingDefault, type SettingName, type SettingValue } from './settings-schema.js';
 import { homedir } from 'node:os';
-import { expandHome as expandHomeIn } from '../../contract/os/paths.js';
+import { expandHome as expandHomeIn } from '../../common/os/paths.js';
 
 export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';

@@ -1,9 +1,9 @@
 // Server settings as the extension reads them, and the `strata serve` arguments they become.
 // Pure: extension/config/config.ts reads VS Code's configuration into ServerSettings.
-import { isHubModel } from '../../contract/hub/hub-ref.js';
+import { isHubModel } from '../../common/hub/hub-ref.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { settingDefault, settingRange, type SettingName } from './settings-schema.js';
-import { samePath } from '../../contract/os/paths.js';
+import { samePath } from '../../common/os/paths.js';
 
 export type SplitMode = 'none' | 'layer' | 'row' | '';
 

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ContextItem } from '../../contract/panel.js';
-import { fileContext, MAX_CONTEXT_CHARS } from './editorContext.js';
+import { fileContext, MAX_CONTEXT_CHARS } from './editor-context.js';
 
 async function one(ref: vscode.ChatPromptReference): Promise<{ item: ContextItem; uri: vscode.Uri | null } | null> {
   const v = ref.value;

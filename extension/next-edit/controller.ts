@@ -10,7 +10,7 @@ import type { CompletionGate } from '../completion/pause.js';
 import type { InlineItemsFirst } from '../completion/provider.js';
 import type { ServerConnection } from '../server/connection.js';
 import { HunkDecorations } from './decorations.js';
-import { EditHistory } from './editHistory.js';
+import { EditHistory } from './edit-history.js';
 import { hunkEdit, insertionAtCursor, stillApplies, viewHunk, type Hunk } from './hunks.js';
 import { jumpLine, Proposal } from './proposal.js';
 import { DEFAULT_LIMITS, planRequest, type DocumentView } from './request.js';

@@ -3,7 +3,7 @@
 // insertion at the cursor (shown as ghost text), and each changed line's words (shown struck
 // through and beside). Pure: no vscode.
 import { diffArrays, diffWordsWithSpace } from 'diff';
-import { splitLines } from './editHistory.js';
+import { splitLines } from './edit-history.js';
 
 /** Lines [startLine, startLine + oldLines.length) of the document become newLines. */
 export interface Hunk {

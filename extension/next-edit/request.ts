@@ -2,7 +2,7 @@
 // excerpt around it, and the recent edits of this and other files. Pure: the document is a view.
 import type { NextEditRequest } from '../../contract/next-edit.js';
 import { chooseRegion, type Region } from './region.js';
-import type { EditHistory } from './editHistory.js';
+import type { EditHistory } from './edit-history.js';
 
 /** The document as a request needs it (a VS Code TextDocument in the extension, text in tests). */
 export interface DocumentView {

@@ -8,12 +8,12 @@ import type { Metrics } from '../../contract/metrics.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import { ContextPlanner, estimateTokens } from '../context/planner.js';
 import type { CompletionStatsView, ContextItem, FromWebview, IndexAction, IndexSearchView, IndexView, PanelCommand, ServerView, TabId, ToWebview } from '../../contract/panel.js';
-import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebaseContext.js';
+import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebase-context.js';
 import type { BenchView } from '../../contract/bench.js';
 import { validateFromWebview } from '../../contract/panel.js';
-import { PanelChats } from './panelChats.js';
-import { AgentChats, type AgentProvider } from '../agent/agentChats.js';
-import type { ConversationStore } from '../sessions/conversationMemory.js';
+import { PanelChats } from './panel-chats.js';
+import { AgentChats, type AgentProvider } from '../agent/agent-chats.js';
+import type { ConversationStore } from '../sessions/conversation-memory.js';
 
 export type PanelClient = Pick<StrataClient, 'chatStream' | 'tokenize' | 'models' | 'sessions' | 'saveSession' | 'restoreSession' | 'deleteSession' | 'devicesAndFit' | 'traces'> & Partial<Pick<StrataClient, 'chatSlotContext' | 'imageTokens'>>;
 

@@ -8,16 +8,16 @@ import * as config from '../config/config.js';
 import type { ActivityTracker } from './activity.js';
 import type { ServerControl, ServerStatus } from './connection.js';
 import { adviceFor, type Failure } from './failures.js';
-import { freePort } from '../../contract/net/free-port.js';
-import { spawnNodeScript } from './nodeProcess.js';
+import { freePort } from '../../common/net/free-port.js';
+import { spawnNodeScript } from './node-process.js';
 import { requestModels, servedModels, settingsProblems, type ServerSettings } from '../config/server-settings.js';
-import { PullCancelled, pullWithProgress } from './hubPull.js';
-import { resolveHubModels } from '../config/hubSettings.js';
-import { formatHubRef } from '../../contract/hub/hub-ref.js';
-import { managedLaunch, newApiKey } from './managedLaunch.js';
-import { writeModelsSection } from './modelsSection.js';
+import { PullCancelled, pullWithProgress } from './hub-pull.js';
+import { resolveHubModels } from '../config/hub-settings.js';
+import { formatHubRef } from '../../common/hub/hub-ref.js';
+import { managedLaunch, newApiKey } from './managed-launch.js';
+import { writeModelsSection } from './models-section.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
-import { waitForRemote } from './remoteWait.js';
+import { waitForRemote } from './remote-wait.js';
 
 /** Thrown when the user chose not to start (dismissed a prompt); callers stay quiet. */
 export class StartDeclined extends Error {
@@ -98,7 +98,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     await this.start();
   }
 
-  /** The server process runs but every engine gave up (engineWatch.ts): show it as failed. */
+  /** The server process runs but every engine gave up (engine-watch.ts): show it as failed. */
   markEngineFailed(message: string): void {
     if (this.state.state !== 'ready') return;
     this.update({ state: 'failed', message });

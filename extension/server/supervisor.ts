@@ -1,6 +1,6 @@
 // Keeps one `strata serve` process alive: start, wait for /health, restart on exit with
 // back-off, give up with a clear message after repeated failures, stop (SIGTERM, then SIGKILL; on
-// Windows the control channel's close, then taskkill: nodeProcess.ts).
+// Windows the control channel's close, then taskkill: node-process.ts).
 // No vscode and no real processes here: spawn, port picking, health probe and the clock are
 // injected, so the policy is unit-tested with a fake clock.
 import type { Health } from '../client/types.js';
@@ -8,7 +8,7 @@ import { classifyExit, type Failure } from './failures.js';
 
 export interface ProcessHandle {
   readonly pid: number | undefined;
-  /** 'SIGTERM': ask it to stop; 'SIGKILL': end it now with what it started (nodeProcess.ts says how on Windows). */
+  /** 'SIGTERM': ask it to stop; 'SIGKILL': end it now with what it started (node-process.ts says how on Windows). */
   kill(signal: 'SIGTERM' | 'SIGKILL'): void;
   onOutput(listener: (line: string) => void): void;
   onExit(listener: (code: number | null, signal: string | null) => void): void;

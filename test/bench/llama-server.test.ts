@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 import { ServerProcess } from '../../tools/bench-compare/launch.js';
 import { prepare, runOnce } from '../../backend/bench/runner.js';
 import { defaultSettings, type BenchContext } from '../../backend/bench/types.js';

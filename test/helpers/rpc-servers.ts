@@ -17,7 +17,7 @@ export interface RpcServer {
 
 const READY_TIMEOUT_MS = 30_000;
 
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 
 function tryConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {

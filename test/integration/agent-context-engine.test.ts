@@ -11,7 +11,7 @@ import type { ChatMessage } from '../../contract/chat.js';
 import { splitSummary } from '../../contract/compaction.js';
 import { AgentLoop, type AgentEvent } from '../../extension/agent/loop.js';
 import { isStub } from '../../extension/agent/compaction.js';
-import { NodeWorkspace } from '../../extension/agent/nodeWorkspace.js';
+import { NodeWorkspace } from '../../extension/agent/node-workspace.js';
 import { WorkspacePaths } from '../../extension/agent/paths.js';
 import { ToolRegistry } from '../../extension/agent/registry.js';
 import type { AgentTool } from '../../extension/agent/types.js';

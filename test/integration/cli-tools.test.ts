@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAddon, packageRoot } from '../../backend/addon/loader.js';
 import { testPicture } from '../helpers/images.js';
 import type { DeviceInfo } from '../../native/lib/addon.js';
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 
 let dir = '';
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'strata-cli-tools-')); });

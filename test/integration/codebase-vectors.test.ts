@@ -15,7 +15,7 @@ import { Indexer, type Embedder } from '../../extension/codebase/indexer.js';
 import { searchIndex } from '../../extension/codebase/search.js';
 import { IndexStore } from '../../extension/codebase/store.js';
 import { SyntaxParsers } from '../../extension/codebase/syntax.js';
-import { VectorIndex } from '../../extension/codebase/vectorIndex.js';
+import { VectorIndex } from '../../extension/codebase/vector-index.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { startServer, type Running } from './server-helpers.js';
 

@@ -1,4 +1,4 @@
-// The extension's GPU backend runner (extension/server/gpuBackendCli.ts) against the real bundled
+// The extension's GPU backend runner (extension/server/gpu-backend-cli.ts) against the real bundled
 // CLI and a local registry: the list report, an install that the pin refuses, and a cancel in
 // the middle of a download that leaves nothing behind.
 import { existsSync, readdirSync } from 'node:fs';
@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PIN } from '../../backend/gpu-backends/pin.js';
 import { packageRoot } from '../../backend/addon/loader.js';
-import { installGpuBackend, listGpuBackends, parseCliLine, type InstallProgressEvent, type SpawnScript } from '../../extension/server/gpuBackendCli.js';
-import { spawnNodeScript } from '../../extension/server/nodeProcess.js';
+import { installGpuBackend, listGpuBackends, parseCliLine, type InstallProgressEvent, type SpawnScript } from '../../extension/server/gpu-backend-cli.js';
+import { spawnNodeScript } from '../../extension/server/node-process.js';
 import { startFakeRegistry, type FakeRegistry } from '../helpers/fake-registry.js';
 import { tempDir } from './server-helpers.js';
 

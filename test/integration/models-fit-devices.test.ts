@@ -6,11 +6,11 @@
 // on what else runs on the machine; the devices and the speed are the server's.
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hubAccess } from '../../contract/hub/hub-ref.js';
-import { formatSize } from '../../contract/hub/pick.js';
-import { listRepoFiles, type HubFile } from '../../contract/hub/repo-files.js';
+import { hubAccess } from '../../common/hub/hub-ref.js';
+import { formatSize } from '../../common/hub/pick.js';
+import { listRepoFiles, type HubFile } from '../../common/hub/repo-files.js';
 import { StrataClient } from '../../extension/client/client.js';
-import { expectedTokS, fileRows, machineMemory } from '../../extension/models/modelFit.js';
+import { expectedTokS, fileRows, machineMemory } from '../../extension/models/model-fit.js';
 import { FakeHub } from '../helpers/fake-hub.js';
 import { ensureTestModel } from '../helpers/models.js';
 import { setUpVulkan, skipNote } from '../helpers/vulkan.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceInfo } from '../../native/lib/addon.js';
 import { loadAddon } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 import { startRpcServer, type RpcServer } from '../helpers/rpc-servers.js';
 import { EngineDriver, promptText } from './engine-driver.js';
 

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { cliPath as cli, spawnServe, type ServeProcess } from '../helpers/serve-process.js';
 import { json, stream, tempDir, until } from './server-helpers.js';
-import { spawnNodeScript } from '../../extension/server/nodeProcess.js';
-import { processAlive } from '../../contract/os/process.js';
+import { spawnNodeScript } from '../../extension/server/node-process.js';
+import { processAlive } from '../../common/os/process.js';
 
 const children: ChildProcess[] = [];
 const tmp = tempDir('strata-cli-it-');
@@ -51,7 +51,7 @@ describe('strata serve (bundled CLI)', () => {
     });
   }
 
-  // How the extension stops its server on Windows (nodeProcess.ts), run here: 'SIGTERM' closes the
+  // How the extension stops its server on Windows (node-process.ts), run here: 'SIGTERM' closes the
   // IPC channel and the server stops as on SIGTERM; 'SIGKILL' ends it (taskkill, or the process
   // alone where there is none, as here) and its engine host leaves when its parent is gone.
   for (const how of ['SIGTERM', 'SIGKILL'] as const) {

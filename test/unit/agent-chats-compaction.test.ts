@@ -1,4 +1,4 @@
-// The panel's agent conversations and compaction (extension/agent/agentChats.ts) against the
+// The panel's agent conversations and compaction (extension/agent/agent-chats.ts) against the
 // scripted server with a context per slot: an answer that compacted ends with the conversation to
 // go on from (without the loop's system message), the views get the meter and the marker (also
 // when a view comes back), and Compact sends back the summarised conversation.
@@ -9,12 +9,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../contract/chat.js';
 import type { ToWebview } from '../../contract/panel.js';
 import { splitSummary } from '../../contract/compaction.js';
-import { AgentChats } from '../../extension/agent/agentChats.js';
+import { AgentChats } from '../../extension/agent/agent-chats.js';
 import { SUMMARY_PROMPT } from '../../extension/agent/compaction.js';
 import { AgentLoop } from '../../extension/agent/loop.js';
-import { NodeWorkspace } from '../../extension/agent/nodeWorkspace.js';
+import { NodeWorkspace } from '../../extension/agent/node-workspace.js';
 import { WorkspacePaths } from '../../extension/agent/paths.js';
-import { READ_TOOLS } from '../../extension/agent/readTools.js';
+import { READ_TOOLS } from '../../extension/agent/read-tools.js';
 import { ToolRegistry } from '../../extension/agent/registry.js';
 import { StrataClient } from '../../extension/client/client.js';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';

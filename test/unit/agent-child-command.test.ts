@@ -1,4 +1,4 @@
-// run_command's child process (extension/agent/childCommand.ts) on this machine: Stop returns once
+// run_command's child process (extension/agent/child-command.ts) on this machine: Stop returns once
 // the command itself has ended, even when a process it started escaped the kill and still holds
 // the output pipe (here: one in its own session, out of the command's process group; on Windows a
 // tree taskkill could not end), instead of waiting on that pipe for ever.
@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processAlive } from '../../contract/os/process.js';
-import { runChildCommand } from '../../extension/agent/childCommand.js';
+import { processAlive } from '../../common/os/process.js';
+import { runChildCommand } from '../../extension/agent/child-command.js';
 
 const dirs: string[] = [];
 const strays: number[] = [];

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { allowListedArgv, isAllowListed, parsePattern, riskyArgument, splitCommand } from '../../extension/agent/commandPolicy.js';
-import { findProgram, runChildArgv } from '../../extension/agent/childCommand.js';
+import { allowListedArgv, isAllowListed, parsePattern, riskyArgument, splitCommand } from '../../extension/agent/command-policy.js';
+import { findProgram, runChildArgv } from '../../extension/agent/child-command.js';
 import { visibleText } from '../../contract/visible-text.js';
 
 describe('allow-list patterns', () => {

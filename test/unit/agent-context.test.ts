@@ -13,10 +13,10 @@ import { splitSummary } from '../../contract/compaction.js';
 import { StrataClient } from '../../extension/client/client.js';
 import { AgentLoop, type AgentEvent } from '../../extension/agent/loop.js';
 import { SUMMARY_PROMPT, isStub } from '../../extension/agent/compaction.js';
-import { NodeWorkspace } from '../../extension/agent/nodeWorkspace.js';
+import { NodeWorkspace } from '../../extension/agent/node-workspace.js';
 import { WorkspacePaths } from '../../extension/agent/paths.js';
 import { ToolRegistry } from '../../extension/agent/registry.js';
-import { READ_TOOLS } from '../../extension/agent/readTools.js';
+import { READ_TOOLS } from '../../extension/agent/read-tools.js';
 import { ScriptedModelServer, type ChatTurnScript } from '../helpers/scripted-model-server.js';
 
 const CTX = 4096;

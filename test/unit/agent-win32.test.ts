@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join, posix, win32 } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cmdLine, findProgram, isBatchFile, pathExtensions, runChildArgv } from '../../extension/agent/childCommand.js';
+import { cmdLine, findProgram, isBatchFile, pathExtensions, runChildArgv } from '../../extension/agent/child-command.js';
 import { findRipgrep, parseRipgrepLine } from '../../extension/agent/ripgrep.js';
 import { CheckpointStore, type RestoreFiles } from '../../extension/agent/checkpoints.js';
 

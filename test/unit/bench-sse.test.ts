@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseDecoder as SseParser } from '../../contract/net/sse-decoder.js';
+import { SseDecoder as SseParser } from '../../common/net/sse-decoder.js';
 
 const stream = 'data: {"a":1}\n\n: keep-alive\n\ndata: {"b":2}\r\n\r\nevent: done\ndata: line1\ndata: line2\n\ndata: [DONE]\n\n';
 

@@ -58,7 +58,7 @@ const EXCEPTIONS: Record<string, string> = {
   'extension/server/failures.ts:fitAdvice': 'an exited server\'s log (the fit\'s "it would fit with" line)',
   // Not yet data: `strata bench` reports its progress as log lines on stderr. To go: typed progress
   // lines (contract/bench.ts) written by backend/bench and read here through a schema.
-  'extension/bench/benchProgress.ts:line': 'strata bench\'s progress lines (to become typed lines)',
+  'extension/bench/bench-progress.ts:line': 'strata bench\'s progress lines (to become typed lines)',
   // The benchmark client measures other servers too (llama-server), whose errors are text only.
   'backend/bench/client.ts:onData': 'another server\'s stream error ("produced output"), text only there',
   'backend/bench/scenarios/infill.ts:findInfillPath': 'another server\'s refusal of an infill route, text only there',
@@ -71,7 +71,7 @@ const EXCEPTIONS: Record<string, string> = {
   // Not another process's text: the names only look like carriers (a source line, the log's own line, a prefix's tail).
   'backend/bench/scenarios/nextedit.ts:editedRegion': 'a line of the benchmark\'s own source text',
   'backend/log/logger.ts:formatLine': 'escapes the newlines of a line it writes',
-  'extension/completion/contextChunks.ts:codebaseQuery': 'the identifiers of the editor\'s text before the cursor',
+  'extension/completion/context-chunks.ts:codebaseQuery': 'the identifiers of the editor\'s text before the cursor',
   'extension/completion/trim.ts:trivial': 'a line of a completion',
 };
 

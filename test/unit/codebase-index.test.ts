@@ -15,7 +15,7 @@ import { reciprocalRankFusion } from '../../extension/codebase/fusion.js';
 import { fullTextQuery, searchIndex } from '../../extension/codebase/search.js';
 import { IndexStore } from '../../extension/codebase/store.js';
 import { SyntaxParsers } from '../../extension/codebase/syntax.js';
-import { VectorIndex } from '../../extension/codebase/vectorIndex.js';
+import { VectorIndex } from '../../extension/codebase/vector-index.js';
 
 const WASM = join(import.meta.dirname, '../../node_modules/@vscode/tree-sitter-wasm/wasm');
 const DIMS = 32;

@@ -1,4 +1,4 @@
-// The chunking worker (extension/codebase/chunkWorker.ts, bundled as dist/codebase-worker.cjs):
+// The chunking worker (extension/codebase/chunk-worker.ts, bundled as dist/codebase-worker.cjs):
 // the same files indexed on this thread and through the worker give the same files, chunks and
 // hashes, and the same full-text answers; edits, touches and deletes go through it too. The
 // bundle is built here as scripts/bundle.mjs builds it (CommonJS, SQLite's .wasm beside it), so
@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChunkOptions } from '../../extension/codebase/chunker.js';
-import { chunkText } from '../../extension/codebase/fileChunker.js';
+import { chunkText } from '../../extension/codebase/file-chunker.js';
 import { Indexer } from '../../extension/codebase/indexer.js';
 import { fullTextQuery } from '../../extension/codebase/search.js';
 import { IndexStore } from '../../extension/codebase/store.js';
 import { SyntaxParsers } from '../../extension/codebase/syntax.js';
-import { VectorIndex } from '../../extension/codebase/vectorIndex.js';
-import { WorkerChunker } from '../../extension/codebase/workerChunker.js';
+import { VectorIndex } from '../../extension/codebase/vector-index.js';
+import { WorkerChunker } from '../../extension/codebase/worker-chunker.js';
 
 const REPO = join(import.meta.dirname, '../..');
 const WASM = join(REPO, 'node_modules/@vscode/tree-sitter-wasm/wasm');
@@ -35,7 +35,7 @@ const fn = (name: string, doc: string): string => `/** ${doc} */\nexport functio
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strata-index-worker-'));
   script = join(dir, 'codebase-worker.cjs');
-  await build({ entryPoints: [join(REPO, 'extension/codebase/chunkWorker.ts')], outfile: script, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+  await build({ entryPoints: [join(REPO, 'extension/codebase/chunk-worker.ts')], outfile: script, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
   copyFileSync(join(REPO, 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm'), join(dir, 'node-sqlite3-wasm.wasm'));
   root = join(dir, 'ws');
   put('src/math.ts', fn('addNumbers', 'Adds a number to itself') + fn('scaleVector', 'Scales a vector by a factor') + fn('dotProduct', 'The dot product of two vectors'));

@@ -27,7 +27,7 @@ vi.mock('vscode', () => ({
 }));
 
 const config = await import('../../extension/config/config.js');
-const { mcpConsent, MCP_CONSENT_KEY, START_BUTTON } = await import('../../extension/agent/mcpConsent.js');
+const { mcpConsent, MCP_CONSENT_KEY, START_BUTTON } = await import('../../extension/agent/mcp-consent.js');
 const { McpTools, mcpDeclinedNote, mcpRunsUnasked } = await import('../../extension/agent/mcp.js');
 const pkg = (await import('../../package.json', { with: { type: 'json' } })).default;
 

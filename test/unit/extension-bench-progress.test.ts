@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { scenarios } from '../../backend/bench/scenarios/index.js';
-import { estimate, formatSeconds, SCENARIOS, scenarioSeconds, totalSteps } from '../../extension/bench/benchPlan.js';
-import { BenchProgressTracker } from '../../extension/bench/benchProgress.js';
-import { benchFigures } from '../../extension/bench/benchResults.js';
+import { estimate, formatSeconds, SCENARIOS, scenarioSeconds, totalSteps } from '../../extension/bench/bench-plan.js';
+import { BenchProgressTracker } from '../../extension/bench/bench-progress.js';
+import { benchFigures } from '../../extension/bench/bench-results.js';
 import type { BenchRun } from '../../contract/bench.js';
 
 describe('benchmark plan', () => {

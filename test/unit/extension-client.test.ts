@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatChunkAssembler } from '../../extension/client/chatStream.js';
+import { ChatChunkAssembler } from '../../extension/client/chat-stream.js';
 import { normalizeBaseUrl, StrataApiError, StrataClient, type ChatEvent } from '../../extension/client/client.js';
 import { ContractError } from '../../contract/check.js';
 import { parseDevices, parseDevicesAndFit } from '../../contract/devices.js';
@@ -9,7 +9,7 @@ import { parseSessions } from '../../contract/sessions.js';
 import { parseTraces } from '../../contract/traces.js';
 import { parseHealth, parseModels } from '../../extension/client/normalize.js';
 import { devicesBody, engineBody, historyEntry, metricsBody, replicaDevices, sessionMeta, traceEntry } from '../helpers/contract-bodies.js';
-import { SseDecoder } from '../../contract/net/sse-decoder.js';
+import { SseDecoder } from '../../common/net/sse-decoder.js';
 import type { ChatStreamEvent } from '../../extension/client/types.js';
 import { ActivityTracker } from '../../extension/server/activity.js';
 

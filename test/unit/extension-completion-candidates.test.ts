@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrataApiError, StrataClient } from '../../extension/client/client.js';
 import { parseInfillChunk } from '../../extension/client/normalize.js';
 import { CompletionCache } from '../../extension/completion/cache.js';
-import { CandidateRequests } from '../../extension/completion/candidateRequests.js';
+import { CandidateRequests } from '../../extension/completion/candidate-requests.js';
 import { CandidateCollector, refusesCandidates, uniqueCandidates } from '../../extension/completion/candidates.js';
 import type { InfillRequest, InfillStreamEvent } from '../../extension/client/types.js';
 import { ScriptedModelServer } from '../helpers/scripted-model-server.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codebaseQuery, indexChunks, pickChunks, RecentEdits } from '../../extension/completion/contextChunks.js';
+import { codebaseQuery, indexChunks, pickChunks, RecentEdits } from '../../extension/completion/context-chunks.js';
 import { CompletionStats } from '../../extension/completion/stats.js';
 
 const file = (n: number, tag: string): string => Array.from({ length: n }, (_, i) => `${tag}${i}`).join('\n');

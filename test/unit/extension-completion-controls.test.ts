@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CompletionGate, SNOOZE_MS, type PauseState } from '../../extension/completion/pause.js';
-import { statusMenuEntries } from '../../extension/status/menuEntries.js';
-import { statusBarText } from '../../extension/status/statusText.js';
+import { statusMenuEntries } from '../../extension/status/menu-entries.js';
+import { statusBarText } from '../../extension/status/status-text.js';
 import type { Metrics } from '../../contract/metrics.js';
 
 function gate(start: Partial<PauseState> = {}) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EDIT_SYSTEM_PROMPT, editMessages, extractCode } from '../../extension/edit/editPrompt.js';
+import { EDIT_SYSTEM_PROMPT, editMessages, extractCode } from '../../extension/edit/edit-prompt.js';
 import { conversationFromHistory } from '../../extension/chat/history.js';
 import { validateFromWebview } from '../../contract/panel.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDevices } from '../../contract/devices.js';
 import { parseHealth } from '../../extension/client/normalize.js';
 import { devicesBody, replicaDevices } from '../helpers/contract-bodies.js';
-import { engineFailureMessage } from '../../extension/server/engineFailure.js';
+import { engineFailureMessage } from '../../extension/server/engine-failure.js';
 import { classifyExit, lastErrorLine } from '../../extension/server/failures.js';
 import { ContractError } from '../../contract/check.js';
 import type { EngineDeathBody } from '../../contract/health.js';

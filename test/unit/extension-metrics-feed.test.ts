@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Metrics } from '../../contract/metrics.js';
-import { liveTokS, MetricsFeed } from '../../extension/status/metricsFeed.js';
+import { liveTokS, MetricsFeed } from '../../extension/status/metrics-feed.js';
 
 const metrics = (running: number, tokS: Array<number | null> = []): Metrics => ({
   state: 'ok', queued: 0, admitting: 0, running, finishing: 0,

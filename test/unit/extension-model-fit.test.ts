@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceMemory } from '../../contract/devices.js';
 import { CATALOGUE, ROLE_SETTING } from '../../extension/models/catalogue.js';
-import { expectedTokS, fileRows, fitChoices, fitOf, machineMemory, neededBytes, speedNote } from '../../extension/models/modelFit.js';
-import { hubAccess, parseHubRef } from '../../contract/hub/hub-ref.js';
-import { listRepoFiles } from '../../contract/hub/repo-files.js';
+import { expectedTokS, fileRows, fitChoices, fitOf, machineMemory, neededBytes, speedNote } from '../../extension/models/model-fit.js';
+import { hubAccess, parseHubRef } from '../../common/hub/hub-ref.js';
+import { listRepoFiles } from '../../common/hub/repo-files.js';
 import { FakeHub } from '../helpers/fake-hub.js';
 
 const GIB = 1 << 30;

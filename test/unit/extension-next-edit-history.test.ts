@@ -1,6 +1,6 @@
 import { applyPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
-import { DocumentHistory, EditHistory, estimateTokens, type TextChange } from '../../extension/next-edit/editHistory.js';
+import { DocumentHistory, EditHistory, estimateTokens, type TextChange } from '../../extension/next-edit/edit-history.js';
 
 const SRC = 'def area(width, height):\n    return width * height\n\n\nprint(area(2, 3))\n';
 

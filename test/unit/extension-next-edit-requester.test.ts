@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrataApiError, StrataClient } from '../../extension/client/client.js';
 import type { NextEditResult } from '../../extension/client/types.js';
-import { EditHistory } from '../../extension/next-edit/editHistory.js';
+import { EditHistory } from '../../extension/next-edit/edit-history.js';
 import { planRequest, DEFAULT_LIMITS, type DocumentView } from '../../extension/next-edit/request.js';
 import { NextEditRequester, type NextEditClient } from '../../extension/next-edit/requester.js';
 import { checkNextEditRequest, renameAnswer, renamedWord, ScriptedModelServer } from '../helpers/scripted-model-server.js';

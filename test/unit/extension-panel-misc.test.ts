@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Metrics } from '../../contract/metrics.js';
-import { benchFigures, benchRun, BenchStore, unitFor } from '../../extension/bench/benchResults.js';
+import { benchFigures, benchRun, BenchStore, unitFor } from '../../extension/bench/bench-results.js';
 import { makeNonce, panelHtml } from '../../extension/panel/html.js';
-import { statusBarText } from '../../extension/status/statusText.js';
+import { statusBarText } from '../../extension/status/status-text.js';
 import { validateFromWebview } from '../../contract/panel.js';
 
 describe('panel HTML', () => {

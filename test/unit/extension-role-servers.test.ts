@@ -3,12 +3,12 @@
 // needs it), what a probe's status means, and settings changes moving a role back to the main
 // server or reconnecting it with a new key. The two real servers: test/integration/extension-role-servers.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 import { StrataClient } from '../../extension/client/client.js';
 import type { ModelUse } from '../../extension/config/server-settings.js';
 import { routeAnswer } from '../../extension/server/capabilities.js';
 import type { ServerConnection, ServerStatus } from '../../extension/server/connection.js';
-import { RoleServers } from '../../extension/server/roleServers.js';
+import { RoleServers } from '../../extension/server/role-servers.js';
 import { ScriptedModelServer } from '../helpers/scripted-model-server.js';
 import { PanelHub, type PanelDeps } from '../../extension/panel/hub.js';
 import type { ToWebview } from '../../contract/panel.js';

@@ -5,9 +5,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { HubRef } from '../../contract/hub/hub-ref.js';
-import { pullModel } from '../../contract/hub/pull.js';
-import { resolveHubModels } from '../../extension/config/hubSettings.js';
+import type { HubRef } from '../../common/hub/hub-ref.js';
+import { pullModel } from '../../common/hub/pull.js';
+import { resolveHubModels } from '../../extension/config/hub-settings.js';
 import { buildServeArgs, DEFAULT_SETTINGS, requestModels, servedModels } from '../../extension/config/server-settings.js';
 import { FakeHub } from '../helpers/fake-hub.js';
 

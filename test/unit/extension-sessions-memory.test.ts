@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { ChatMessage } from '../../contract/chat.js';
-import { FileConversationStore, rememberingSessions, type SessionClient } from '../../extension/sessions/conversationMemory.js';
+import { FileConversationStore, rememberingSessions, type SessionClient } from '../../extension/sessions/conversation-memory.js';
 
 /** Like the real server: restore answers tokens but no messages. */
 function server(): SessionClient & { other(): string } {

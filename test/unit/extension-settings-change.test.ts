@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { settingsChangeAction } from '../../extension/server/settingsChange.js';
+import { settingsChangeAction } from '../../extension/server/settings-change.js';
 
 describe('a change of server settings', () => {
   it('is applied at once after a failure (the change is the likely fix), asked about while a server runs', () => {

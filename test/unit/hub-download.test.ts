@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadModel, resolveModelUrl, sha256FromEtag } from '../../contract/hub/download.js';
+import { downloadModel, resolveModelUrl, sha256FromEtag } from '../../common/hub/download.js';
 
 const body = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7) % 251));
 const sha = createHash('sha256').update(body).digest('hex');

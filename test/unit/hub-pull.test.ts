@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseArgs } from '../../backend/args/args.js';
 import { commands } from '../../backend/cli/commands.js';
-import { hubAccess, parseHubRef } from '../../contract/hub/hub-ref.js';
-import { pickByPath, pickByQuant } from '../../contract/hub/pick.js';
-import { pullProgress } from '../../contract/hub/pull-progress.js';
-import { pullModel, type PullEvent } from '../../contract/hub/pull.js';
-import { freePort } from '../../contract/net/free-port.js';
+import { hubAccess, parseHubRef } from '../../common/hub/hub-ref.js';
+import { pickByPath, pickByQuant } from '../../common/hub/pick.js';
+import { pullProgress } from '../../common/hub/pull-progress.js';
+import { pullModel, type PullEvent } from '../../common/hub/pull.js';
+import { freePort } from '../../common/net/free-port.js';
 import { FakeHub } from '../helpers/fake-hub.js';
 
 /** Distinct bytes per file, so a mixed-up file cannot pass for another. */

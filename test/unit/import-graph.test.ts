@@ -11,7 +11,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
-const SOURCE_DIRS = ['backend', 'extension', 'webview', 'contract', 'native/lib', 'tools'];
+const SOURCE_DIRS = ['backend', 'extension', 'webview', 'common', 'contract', 'native/lib', 'tools'];
 /** What scripts/bundle.mjs builds from. */
 const ENTRY_FILES = ['backend/cli.ts', 'extension/extension.ts', 'webview/main.ts'];
 
@@ -123,11 +123,27 @@ describe('import graph', () => {
     expect(importers).toEqual([]);
   });
 
-  it('keeps the extension and the webview on contract/ (and the addon\'s types) only: never the server\'s folders', () => {
-    const outside = [...graph]
-      .filter(([f]) => ['extension', 'webview'].includes(topFolder(f)))
-      .flatMap(([f, ts]) => ts.filter((t) => !['contract', topFolder(f)].includes(topFolder(t)) && !t.startsWith('native/lib/')).map((t) => `${f} -> ${t}`));
-    expect(outside).toEqual([]);
+  /** The imports of files in `from` that leave `allowed` (their own folder always allowed). */
+  const outside = (from: string[], allowed: string[]) => [...graph]
+    .filter(([f]) => from.includes(topFolder(f)))
+    .flatMap(([f, ts]) => ts.filter((t) => ![...allowed, topFolder(f)].includes(topFolder(t)) && !t.startsWith('native/lib/')).map((t) => `${f} -> ${t}`));
+
+  it('keeps the extension on contract/ and common/ (and the addon\'s types) only: never the server\'s folders', () => {
+    expect(outside(['extension'], ['contract', 'common'])).toEqual([]);
+  });
+
+  it('keeps the webview (a browser page) on contract/ only: common/ is Node code', () => {
+    expect(outside(['webview'], ['contract'])).toEqual([]);
+  });
+
+  it('keeps contract/ to shapes: it imports none of our folders, and no Node module', () => {
+    expect(outside(['contract'], [])).toEqual([]);
+    const nodeUsers = [...graph.keys()].filter((f) => topFolder(f) === 'contract' && /from ['"]node:/.test(readFileSync(join(root, f), 'utf8')));
+    expect(nodeUsers).toEqual([]);
+  });
+
+  it('keeps common/ on contract/ only: both sides import it, it imports neither', () => {
+    expect(outside(['common'], ['contract'])).toEqual([]);
   });
 
   it('finds a cycle when there is one (the check itself)', () => {

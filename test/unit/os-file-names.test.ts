@@ -1,9 +1,9 @@
-// contract/os/file-names.ts: the names Windows refuses or reads as a device, and the session-name
+// contract/file-names.ts: the names Windows refuses or reads as a device, and the session-name
 // rule that keeps them out of the sessions folder on every platform.
 import { describe, expect, it } from 'vitest';
-import { portableFileName, windowsNameProblem } from '../../contract/os/file-names.js';
+import { portableFileName, windowsNameProblem } from '../../contract/file-names.js';
 import { sessionNameProblem } from '../../contract/session-name.js';
-import { isSafeRepoPath } from '../../contract/hub/repo-files.js';
+import { isSafeRepoPath } from '../../common/hub/repo-files.js';
 
 describe('windowsNameProblem', () => {
   it('refuses device names in any case, also before an extension or with trailing spaces', () => {

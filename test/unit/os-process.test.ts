@@ -1,10 +1,10 @@
-// contract/os/process.ts on this machine, with the Windows branches run here too: whether a
+// common/os/process.ts on this machine, with the Windows branches run here too: whether a
 // process runs (signal 0; /proc's zombie state on Linux only), and ending a process tree (a
 // process group on POSIX; taskkill /T /F on Windows, TerminateProcess of the process alone when
 // taskkill cannot run, which is what happens here).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { describeExit, killTree, processAlive, processExists, taskkillCommand } from '../../contract/os/process.js';
+import { describeExit, killTree, processAlive, processExists, taskkillCommand } from '../../common/os/process.js';
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import type { ChatEvent } from '../../extension/client/client.js';
 import type { ChatMessage } from '../../contract/chat.js';
 import type { ToWebview } from '../../contract/panel.js';
-import { AnswerRuns, emptyEnd, KEEP_FINISHED, newAnswer } from '../../extension/chat/answerRuns.js';
-import { PanelChats, type ChatClient } from '../../extension/panel/panelChats.js';
+import { AnswerRuns, emptyEnd, KEEP_FINISHED, newAnswer } from '../../extension/chat/answer-runs.js';
+import { PanelChats, type ChatClient } from '../../extension/panel/panel-chats.js';
 import { ContextPlanner } from '../../extension/context/planner.js';
 
 /** A client whose stream yields `events`, then (hold) waits until the request is aborted. */

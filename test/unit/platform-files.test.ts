@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { gpuBackendFiles } from '../../backend/engine/fit-probe.js';
 import { defaultResponsesDir, defaultSessionsDir } from '../../backend/app/serve-options.js';
 import { installBackend } from '../../backend/gpu-backends/install.js';
-import { expandHome, samePath } from '../../contract/os/paths.js';
+import { expandHome, samePath } from '../../common/os/paths.js';
 
 const FILES = ['libggml-base.so', 'libggml-cpu-haswell.so', 'libggml-cpu.so', 'libggml-rpc.so', 'libggml-vulkan.so', 'libggml-cuda.so', 'strata.node',
   'libggml-base.dll', 'ggml-cpu-zen4.dll', 'libggml-vulkan.dll', 'ggml-cuda.dll', 'GGML-RPC.DLL', 'libggml-Vulkan.DLL', 'libllama.dll'];

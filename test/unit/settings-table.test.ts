@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pkg from '../../package.json' with { type: 'json' };
 import { envOf, SERVE_OPTIONS } from '../../backend/app/serve-options.js';
-import { API_KEY_ENV } from '../../extension/server/managedLaunch.js';
+import { API_KEY_ENV } from '../../extension/server/managed-launch.js';
 import { KV_TYPES } from '../../contract/kv-types.js';
 import { buildServeArgs, DEFAULT_SETTINGS, MIN_CONTEXT, settingsProblems } from '../../extension/config/server-settings.js';
 

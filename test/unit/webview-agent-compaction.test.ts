@@ -8,7 +8,7 @@ import type { AgentCompactionView } from '../../contract/agent.js';
 import type { ToWebview } from '../../contract/panel.js';
 import { withSummary } from '../../contract/compaction.js';
 import { conversation, initialState, persisted, reduce, sendChat, type ViewState } from '../../webview/state.js';
-import { latestContext } from '../../webview/agentCompaction.js';
+import { latestContext } from '../../webview/agent-compaction.js';
 
 const apply = (s: ViewState, ...msgs: ToWebview[]): ViewState => msgs.reduce(reduce, s);
 

@@ -17,7 +17,7 @@ import { optInt, optList, optString, parseArgs, UsageError } from '../../backend
 import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
 import { postJson, type Target } from '../../backend/bench/client.js';
 import { invalidUtf8TokensOf } from '../../backend/bench/utf8-tokens.js';
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 import { agentTranscripts } from './agent-fixture.js';
 import { runAgentKv, type AgentKvResult } from './agent-kv.js';
 import { llamaServerBinary } from './compare-main.js';

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../../backend/args/args.js';
 import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
-import { freePort } from '../../contract/net/free-port.js';
+import { freePort } from '../../common/net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
 import { settingsFromArgs, settingsOptionNames, settingsUsage } from '../../backend/bench/options.js';
 import { buildReport, notesOf } from '../../backend/bench/report.js';

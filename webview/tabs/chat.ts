@@ -9,11 +9,11 @@ import {
   type ChatTurn, type ViewState,
 } from '../state.js';
 import type { ChatMode } from '../../contract/agent.js';
-import { stepEl, type StepActions } from './agentSteps.js';
-import { restorePlanEl, rulesChips, todoEl } from './agentWork.js';
-import { cancelRestore } from '../agentWork.js';
-import { compactionEl, contextMeterEl } from './agentContext.js';
-import { latestContext } from '../agentCompaction.js';
+import { stepEl, type StepActions } from './agent-steps.js';
+import { restorePlanEl, rulesChips, todoEl } from './agent-work.js';
+import { cancelRestore } from '../agent-work.js';
+import { compactionEl, contextMeterEl } from './agent-context.js';
+import { latestContext } from '../agent-compaction.js';
 import { button, h } from '../dom.js';
 import { icon, iconButton } from '../icons.js';
 import { renderMarkdown, type CodeActions } from '../markdown/render.js';

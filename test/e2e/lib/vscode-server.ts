@@ -6,7 +6,7 @@ import { cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../../contract/net/free-port.js';
+import { freePort } from '../../../common/net/free-port.js';
 import type { E2eEnv } from './env.js';
 import { RUN_MARKER, stopProcessTree } from './processes.js';
 

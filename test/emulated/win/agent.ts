@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { processAlive } from '../../../contract/os/process.js';
-import { findProgram, runChildArgv, runChildCommand } from '../../../extension/agent/childCommand.js';
+import { processAlive } from '../../../common/os/process.js';
+import { findProgram, runChildArgv, runChildCommand } from '../../../extension/agent/child-command.js';
 import { PathRefused, WorkspacePaths } from '../../../extension/agent/paths.js';
 
 let dir = '';
