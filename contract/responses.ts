@@ -39,6 +39,8 @@ export interface ReasoningItem {
 
 export interface FunctionCallItem {
   type: 'function_call'; id: string; status: ItemStatus; call_id: string; name: string;
+  /** The namespace tool the function belongs to (its name is then the member's own). */
+  namespace?: string;
   /** JSON text of the arguments. */
   arguments: string;
 }
@@ -46,7 +48,7 @@ export interface FunctionCallItem {
 export type OutputItem = MessageItem | ReasoningItem | FunctionCallItem;
 
 /** A function call as a client sends it back (the call_id pairs it with its function_call_output). */
-export interface FunctionCallInput { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string }
+export interface FunctionCallInput { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string; namespace?: string }
 
 /** What a conversation is made of: every input item and every output item, in order. */
 export type ConversationItem = MessageInput | FunctionCallInput | FunctionCallOutputItem | OutputItem;
@@ -66,6 +68,11 @@ export interface ResponseUsage {
 /** A function tool as the Responses API declares it (flat: no `function` wrapper). */
 export interface FunctionTool { type: 'function'; name: string; description: string | null; parameters: Record<string, unknown> | null; strict: boolean }
 
+/** Functions grouped under a name (Codex puts each MCP server's tools in one). */
+export interface NamespaceTool { type: 'namespace'; name: string; description: string | null; tools: FunctionTool[] }
+
+export type DeclaredTool = FunctionTool | NamespaceTool;
+
 export type ResponseToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
 
 export type TextFormat =
@@ -73,7 +80,7 @@ export type TextFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict: boolean; description?: string };
 
-export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
 
 export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
 
@@ -97,7 +104,7 @@ export interface ResponseObject {
   top_p: number | null;
   text: { format: TextFormat };
   tool_choice: ResponseToolChoice;
-  tools: FunctionTool[];
+  tools: DeclaredTool[];
   usage: ResponseUsage | null;
   metadata: Record<string, string>;
 }

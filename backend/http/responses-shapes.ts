@@ -21,8 +21,11 @@ export class OutputStream {
   private open: OutputItem | null = null;
   private seq = 0;
 
-  /** `prefix`: what item ids start with after their kind (the response's own id part). */
-  constructor(private readonly prefix: string) {}
+  /**
+   * `prefix`: what item ids start with after their kind (the response's own id part); `members`: the
+   * qualified names of namespace tools' functions, whose calls go back as the namespace and the member's name.
+   */
+  constructor(private readonly prefix: string, private readonly members: Readonly<Record<string, { namespace: string; name: string }>> = {}) {}
 
   push(deltas: readonly ChatDelta[]): ResponseEvent[] {
     return deltas.flatMap((d) => this.one(d));
@@ -52,8 +55,10 @@ export class OutputStream {
       item.content[0]!.text += d.text;
       out.push({ type: 'response.output_text.delta', item_id: item.id, output_index: this.index(), content_index: 0, delta: d.text, logprobs: [] });
     } else if (d.type === 'tool_call') {
+      const member = Object.hasOwn(this.members, d.name) ? this.members[d.name] : undefined;
       this.start<FunctionCallItem>(out, {
-        type: 'function_call', id: this.id('fc'), status: 'in_progress', call_id: d.id, name: d.name, arguments: '',
+        type: 'function_call', id: this.id('fc'), status: 'in_progress', call_id: d.id,
+        ...(member ? { name: member.name, namespace: member.namespace } : { name: d.name }), arguments: '',
       }, null);
     } else if (this.open?.type === 'function_call' && d.text) {
       this.open.arguments += d.text;

@@ -20,7 +20,8 @@ const CLOSE = '\n</think>\n\n';
  */
 export function budgetOf(app: Pick<AppContext, 'config'>, given: { budget?: number | null; effort?: string | null }): number {
   if (given.budget !== undefined && given.budget !== null) return given.budget;
-  const level = ['low', 'medium', 'high'].indexOf(given.effort ?? '');
+  // xhigh (OpenAI's effort above high) thinks within high's budget, the most this server offers.
+  const level = ['low', 'medium', 'high'].indexOf(given.effort === 'xhigh' ? 'high' : given.effort ?? '');
   if (level >= 0) return app.config.reasoningEffortBudgets[level] ?? app.config.reasoningBudget;
   return app.config.reasoningBudget;
 }

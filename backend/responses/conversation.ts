@@ -7,6 +7,7 @@
 import type { ConversationItem } from '../../contract/responses.js';
 import type { ChatMessage, ContentPart, ToolCall } from '../chat/chat-types.js';
 import { imageFromUrl } from '../validation/images.js';
+import { qualifiedName } from '../validation/responses-schema.js';
 
 export function chatMessagesOf(instructions: string | null, items: readonly ConversationItem[]): ChatMessage[] {
   const out: ChatMessage[] = instructions !== null && instructions !== '' ? [{ role: 'system', content: instructions }] : [];
@@ -14,7 +15,9 @@ export function chatMessagesOf(instructions: string | null, items: readonly Conv
     if (item.type === 'message') {
       out.push({ role: item.role === 'developer' ? 'system' : item.role, content: messageContent(item.content) });
     } else if (item.type === 'function_call') {
-      const call: ToolCall = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      // A namespace's member is offered to the model under its qualified name (validation/responses-schema.ts).
+      const name = item.namespace !== undefined ? qualifiedName(item.namespace, item.name) : item.name;
+      const call: ToolCall = { id: item.call_id, type: 'function', function: { name, arguments: item.arguments } };
       const last = out.at(-1);
       if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });

@@ -10,7 +10,8 @@ import {
   checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, isRecord, optBool, optNumber, optString,
   requireObject, typeName, type Json,
 } from './validate.js';
-import { parseToolList, type NameRule } from './tool-list.js';
+import { checkToolList, type NameRule } from './tool-list.js';
+import { parseSampling } from './sampling-schema.js';
 
 export interface MessagesRequest {
   model: string | null;
@@ -23,8 +24,12 @@ export interface MessagesRequest {
   stream: boolean;
   sampling: SamplingParams;
   templateKwargs: Record<string, unknown>;
-  /** thinking.budget_tokens: thinking tokens before the server ends the thinking; null: the server's --reasoning-budget. */
+  /** thinking.budget_tokens: thinking tokens before the server ends the thinking; null: the effort's or the server's --reasoning-budget. */
   thinkingBudget: number | null;
+  /** Types of the server tools left out of the prompt (Anthropic runs them; this server cannot). */
+  omittedTools: string[];
+  /** output_config.effort as a reasoning effort (its budget: --reasoning-effort-budgets); null when absent. */
+  effort: 'low' | 'medium' | 'high' | null;
 }
 
 /** Anthropic's rule for tool names (no '.'). */
@@ -38,17 +43,45 @@ function textOf(v: unknown, path: string): string {
     const block = requireObject(b, bp);
     const type = checkString(get(block, 'type'), field(bp, 'type'));
     if (type !== 'text') fail(field(bp, 'type'), `must be text here, got ${JSON.stringify(type)}`, 'unsupported_value');
+    checkCacheControl(block, bp);
     return checkString(get(block, 'text'), field(bp, 'text'));
   }).join('');
+}
+
+/**
+ * cache_control on a block or tool: Anthropic's prompt-cache breakpoint. The server reuses every
+ * prefix it holds without being told, so a well-formed one changes nothing; a malformed one is a 400.
+ */
+function checkCacheControl(obj: Json, path: string): void {
+  const v = get(obj, 'cache_control');
+  if (v === undefined || v === null) return;
+  const cp = field(path, 'cache_control');
+  const c = requireObject(v, cp);
+  checkEnum(get(c, 'type'), field(cp, 'type'), ['ephemeral'] as const);
+  const ttl = get(c, 'ttl');
+  if (ttl !== undefined) checkEnum(ttl, field(cp, 'ttl'), ['5m', '1h'] as const);
+}
+
+/**
+ * The system blocks without the ones that change per session but say nothing to the model: Claude
+ * Code's first block, `x-anthropic-billing-header: cc_version=…; …`, whose last part differs each
+ * session, would otherwise put a new token at the front of every prompt and cost the reuse of all
+ * that follows it (docs/server.md lists what is left out).
+ */
+function withoutVolatileBlocks(system: unknown): unknown {
+  if (!Array.isArray(system)) return system;
+  return system.filter((b) => !(isRecord(b) && b.type === 'text' && typeof b.text === 'string' && b.text.startsWith('x-anthropic-billing-header:')));
 }
 
 /** One Anthropic message -> chat messages (a user turn with tool results is several). */
 function convertMessage(v: unknown, path: string, ids: Set<string>, images: ImageCounter): ChatMessage[] {
   const m = requireObject(v, path);
-  const role = checkEnum(get(m, 'role'), field(path, 'role'), ['user', 'assistant'] as const);
+  // system messages inside messages (Claude Code sends them between turns) keep their place.
+  const role = checkEnum(get(m, 'role'), field(path, 'role'), ['user', 'assistant', 'system'] as const);
   const cp = field(path, 'content');
   const content = get(m, 'content');
   if (content === undefined) fail(cp, 'is required', 'missing_required_parameter');
+  if (role === 'system') return [{ role, content: textOf(content, cp) }];
   if (typeof content === 'string') return [{ role, content }];
   const blocks = checkArray(content, cp);
   let text = '';
@@ -60,6 +93,7 @@ function convertMessage(v: unknown, path: string, ids: Set<string>, images: Imag
     const bp = field(cp, i);
     const block = requireObject(b, bp);
     const type = checkString(get(block, 'type'), field(bp, 'type'));
+    checkCacheControl(block, bp);
     switch (type) {
       case 'text':
         text += checkString(get(block, 'text'), field(bp, 'text'));
@@ -118,17 +152,29 @@ function convertMessage(v: unknown, path: string, ids: Set<string>, images: Imag
   return [...results, ...(text !== '' || results.length === 0 ? [{ role: 'user' as const, content: text }] : [])];
 }
 
-function parseTools(v: unknown): ToolSpec[] {
-  return parseToolList(v, 'tools', (tool, tp) => {
-    const type = get(tool, 'type');
-    if (type !== undefined && type !== 'custom') fail(field(tp, 'type'), `server tools (${String(type)}) are not supported; give name and input_schema`, 'unsupported_value');
+/**
+ * The client's tools, and the types of the server tools among them (web_search_20250305, ...):
+ * Anthropic runs those itself, this server cannot, so they are left out of the prompt.
+ */
+function parseTools(v: unknown): { tools: ToolSpec[]; omitted: string[] } {
+  if (v === undefined) return { tools: [], omitted: [] };
+  const own: Array<{ value: unknown; path: string }> = [];
+  const omitted: string[] = [];
+  checkArray(v, 'tools').forEach((t, i) => {
+    const tp = field('tools', i);
+    const type = get(requireObject(t, tp), 'type');
+    if (type === undefined || type === null || type === 'custom') own.push({ value: t, path: tp });
+    else omitted.push(checkString(type, field(tp, 'type')));
+  });
+  return { omitted, tools: checkToolList(own, 'tools', (tool, tp) => {
     const name = checkString(get(tool, 'name'), field(tp, 'name'));
+    checkCacheControl(tool, tp);
     // input_schema is required: parseToolList checks it is an object (after the name) with its limits.
     const spec: ToolSpec = { type: 'function', function: { name, parameters: get(tool, 'input_schema') as Json } };
     const description = optString(tool, 'description', tp);
     if (description !== undefined) spec.function.description = description;
     return { name, namePath: field(tp, 'name'), schema: { value: spec.function.parameters, path: field(tp, 'input_schema') }, tool: spec };
-  }, ANTHROPIC_NAMES);
+  }, ANTHROPIC_NAMES) };
 }
 
 function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; parallel: boolean } {
@@ -146,7 +192,7 @@ function parseToolChoice(v: unknown, tools: ToolSpec[]): { choice: ToolChoice; p
 }
 
 /** The conversation part, shared with count_tokens (which has no max_tokens). */
-export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' | 'tools' | 'toolChoice' | 'parallelToolCalls' | 'templateKwargs' | 'thinkingBudget'> {
+export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' | 'tools' | 'toolChoice' | 'parallelToolCalls' | 'templateKwargs' | 'thinkingBudget' | 'effort' | 'omittedTools'> {
   const raw = get(obj, 'messages');
   if (raw === undefined) fail('messages', 'is required', 'missing_required_parameter');
   const list = checkArray(raw, 'messages');
@@ -154,25 +200,60 @@ export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' |
   const messages: ChatMessage[] = [];
   const system = get(obj, 'system');
   if (system !== undefined) {
-    const text = textOf(system, 'system');
+    const text = textOf(withoutVolatileBlocks(system), 'system');
     if (text !== '') messages.push({ role: 'system', content: text });
   }
   const ids = new Set<string>();
   const images = new ImageCounter();
   list.forEach((m, i) => messages.push(...convertMessage(m, field('messages', i), ids, images)));
-  const tools = parseTools(get(obj, 'tools'));
+  const { tools, omitted: omittedTools } = parseTools(get(obj, 'tools'));
   const { choice, parallel } = parseToolChoice(get(obj, 'tool_choice'), tools);
-  // thinking: {type: "enabled" | "disabled"} -> the templates' enable_thinking switch.
+  // thinking: {type: "enabled" | "adaptive" | "disabled"} -> the templates' enable_thinking switch
+  // (adaptive: the model thinks as its template decides, within the effort's budget).
   const templateKwargs: Record<string, unknown> = {};
   const thinking = get(obj, 'thinking');
   let thinkingBudget: number | null = null;
   if (thinking !== undefined) {
     const t = requireObject(thinking, 'thinking');
-    const type = checkEnum(get(t, 'type'), 'thinking.type', ['enabled', 'disabled'] as const);
-    templateKwargs.enable_thinking = type === 'enabled';
+    const type = checkEnum(get(t, 'type'), 'thinking.type', ['enabled', 'adaptive', 'disabled'] as const);
+    templateKwargs.enable_thinking = type !== 'disabled';
     if (type === 'enabled') thinkingBudget = optNumber(t, 'budget_tokens', 'thinking', { integer: true, min: 0 }) ?? null;
   }
-  return { messages, tools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs, thinkingBudget };
+  checkAccepted(obj);
+  return { messages, tools, omittedTools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs, thinkingBudget, effort: parseEffort(obj) };
+}
+
+/** output_config.effort: max is the most this server offers, high's budget. */
+function parseEffort(obj: Json): MessagesRequest['effort'] {
+  const v = get(obj, 'output_config');
+  if (v === undefined || v === null) return null;
+  const effort = get(requireObject(v, 'output_config'), 'effort');
+  if (effort === undefined) return null;
+  const e = checkEnum(effort, 'output_config.effort', ['low', 'medium', 'high', 'max'] as const);
+  return e === 'max' ? 'high' : e;
+}
+
+/**
+ * Fields that change nothing this server does, checked for shape only: metadata (user_id),
+ * context_management (its clear_thinking edit is what the server always does: earlier thinking is
+ * never sent back to the model; other edits are not applied, docs/server.md).
+ */
+function checkAccepted(obj: Json): void {
+  const metadata = get(obj, 'metadata');
+  if (metadata !== undefined && metadata !== null) {
+    const userId = get(requireObject(metadata, 'metadata'), 'user_id');
+    if (userId !== undefined && userId !== null) checkString(userId, 'metadata.user_id', { maxLength: 512 });
+  }
+  const cm = get(obj, 'context_management');
+  if (cm !== undefined && cm !== null) {
+    const edits = get(requireObject(cm, 'context_management'), 'edits');
+    if (edits !== undefined) {
+      checkArray(edits, 'context_management.edits').forEach((e, i) => {
+        const ep = field('context_management.edits', i);
+        checkString(get(requireObject(e, ep), 'type'), field(ep, 'type'), { nonEmpty: true });
+      });
+    }
+  }
 }
 
 export function parseMessagesRequest(body: unknown): MessagesRequest {
@@ -183,13 +264,7 @@ export function parseMessagesRequest(body: unknown): MessagesRequest {
   const stopRaw = get(obj, 'stop_sequences');
   const stop = stopRaw === undefined ? [] : checkArray(stopRaw, 'stop_sequences').map((s, i) => checkString(s, field('stop_sequences', i), { nonEmpty: true }));
   if (stop.length > MAX_STOP) fail('stop_sequences', `at most ${MAX_STOP} stop sequences, got ${stop.length}`);
-  const sampling: SamplingParams = {};
-  const temperature = optNumber(obj, 'temperature', '', { min: 0, max: 2 });
-  if (temperature !== undefined) sampling.temperature = temperature;
-  const topP = optNumber(obj, 'top_p', '', { min: 0, minExclusive: true, max: 1 });
-  if (topP !== undefined) sampling.topP = topP;
-  const topK = optNumber(obj, 'top_k', '', { integer: true, min: 0 });
-  if (topK !== undefined) sampling.topK = topK;
+  const sampling = parseSampling(obj, ['temperature', 'top_p', 'top_k']);
   return {
     ...conversation,
     model: optString(obj, 'model', '') ?? null,

@@ -4,13 +4,14 @@
 // hosted tools) are refused by name rather than silently dropped.
 import type { SamplingParams } from '../../native/lib/addon.js';
 import type {
-  ConversationItem, FunctionTool, ImageInputPart, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
+  ConversationItem, DeclaredTool, FunctionTool, ImageInputPart, NamespaceTool, ReasoningEffort, ResponseToolChoice, TextFormat, TextPart,
 } from '../../contract/responses.js';
 import type { ToolSpec } from '../chat/chat-types.js';
 import type { ToolChoice } from './chat-schema.js';
 import { checkSchemaLimits } from './grammar-limits.js';
 import { ImageCounter, imageFromUrl } from './images.js';
-import { parseToolList } from './tool-list.js';
+import { checkToolList } from './tool-list.js';
+import { parseSampling } from './sampling-schema.js';
 import type { OutputConstraint } from './output-schema.js';
 import { REASONING_EFFORTS } from './schemas.js';
 import {
@@ -23,9 +24,17 @@ export interface ResponsesRequest {
   /** The new input as conversation items (a text input is one user message). */
   input: ConversationItem[];
   instructions: string | null;
-  /** As declared (echoed in the response) and as the chat path takes them. */
-  declaredTools: FunctionTool[];
+  /** As declared (echoed in the response) and as the chat path takes them (a namespace's members qualified). */
+  declaredTools: DeclaredTool[];
   tools: ToolSpec[];
+  /** Qualified name -> namespace and own name: how the model's calls go back to the client. */
+  toolMembers: Record<string, { namespace: string; name: string }>;
+  /** Types of the tools left out of the prompt: hosted tools this server cannot run. */
+  omittedTools: string[];
+  /** Extra output the client asked for (reasoning.encrypted_content, ...): accepted; see docs/server.md. */
+  include: string[];
+  /** A client's hint that requests share a prefix (Codex sends its session id); accepted. */
+  promptCacheKey: string | null;
   toolChoice: ToolChoice;
   declaredToolChoice: ResponseToolChoice;
   parallelToolCalls: boolean;
@@ -111,7 +120,9 @@ function inputItem(v: unknown, path: string, images: ImageCounter): Conversation
     case 'message': return messageItem(item, path, images);
     case 'function_call': {
       const id = optString(item, 'id', path);
+      const namespace = optString(item, 'namespace', path);
       return {
+        ...(namespace !== undefined ? { namespace } : {}),
         type: 'function_call', call_id: reqString(item, 'call_id', path, { nonEmpty: true }),
         name: reqString(item, 'name', path, { nonEmpty: true }), arguments: argumentsText(get(item, 'arguments') ?? '{}', field(path, 'arguments')),
         ...(id !== undefined ? { id } : {}),
@@ -140,23 +151,78 @@ export function parseInput(v: unknown): ConversationItem[] {
   return list.flatMap((x, i) => inputItem(x, field('input', i), images) ?? []);
 }
 
-function parseTools(v: unknown): FunctionTool[] {
-  return parseToolList(v, 'tools', (tool, tp) => {
+/** A Responses request's tools: as declared (echoed back), and as the model is offered them. */
+interface ResponseTools {
+  declared: DeclaredTool[];
+  /** Function tools, a namespace's members under their qualified names (namespace__name). */
+  offered: FunctionTool[];
+  /** Qualified name -> the namespace and the member's own name, for the calls the model writes. */
+  members: Record<string, { namespace: string; name: string }>;
+  /** Types of tools the server cannot run (hosted: web_search, file_search, ...): left out of the prompt. */
+  omitted: string[];
+}
+
+/** A namespace member as the model sees it: the qualified name Codex itself uses for MCP tools. */
+export function qualifiedName(namespace: string, name: string): string {
+  return `${namespace}__${name}`;
+}
+
+function functionTool(tool: Json, tp: string, name: string): FunctionTool {
+  const params = get(tool, 'parameters');
+  return {
+    type: 'function', name, description: optString(tool, 'description', tp) ?? null,
+    parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
+  };
+}
+
+function parseTools(v: unknown): ResponseTools {
+  const out: ResponseTools = { declared: [], offered: [], members: {}, omitted: [] };
+  if (v === undefined) return out;
+  // Each function, top-level or a namespace's member, with where it was declared and under which namespace.
+  const entries: Array<{ value: unknown; path: string; namespace: string | null; declaredAt: number }> = [];
+  checkArray(v, 'tools').forEach((t, i) => {
+    const tp = field('tools', i);
+    const tool = requireObject(t, tp);
     const type = get(tool, 'type');
-    if (type !== 'function') {
-      const got = typeof type === 'string' ? JSON.stringify(type) : typeName(type);
-      fail(field(tp, 'type'), `only function tools are supported, got ${got}`, 'unsupported_value');
+    if (typeof type !== 'string') fail(field(tp, 'type'), `must be a string, got ${typeName(type)}`);
+    if (type === 'function') {
+      entries.push({ value: tool, path: tp, namespace: null, declaredAt: out.declared.length });
+      out.declared.push(null as never);
+    } else if (type === 'namespace') {
+      const namespace = reqString(tool, 'name', tp, { nonEmpty: true });
+      const np = field(tp, 'tools');
+      const at = out.declared.length;
+      out.declared.push({ type: 'namespace', name: namespace, description: optString(tool, 'description', tp) ?? null, tools: [] });
+      checkArray(get(tool, 'tools'), np).forEach((m, j) => {
+        const mp = field(np, j);
+        const member = requireObject(m, mp);
+        if (get(member, 'type') !== 'function') fail(field(mp, 'type'), 'must be function (a namespace groups function tools)', 'unsupported_value');
+        entries.push({ value: member, path: mp, namespace, declaredAt: at });
+      });
+    } else {
+      out.omitted.push(type);
     }
-    const name = reqString(tool, 'name', tp);
+  });
+  const read = checkToolList(entries, 'tools', (tool, tp) => {
+    const entry = entries.find((e) => e.path === tp)!;
+    const own = reqString(tool, 'name', tp);
+    const name = entry.namespace === null ? own : qualifiedName(entry.namespace, own);
     const params = get(tool, 'parameters');
     return {
       name, namePath: field(tp, 'name'), schema: params === undefined ? null : { value: params, path: field(tp, 'parameters') },
-      tool: {
-        type: 'function', name, description: optString(tool, 'description', tp) ?? null,
-        parameters: params === undefined ? null : params as Record<string, unknown>, strict: optBool(tool, 'strict', tp) ?? true,
-      },
+      tool: { entry, own, offered: functionTool(tool, tp, name) },
     };
   });
+  for (const { entry, own, offered } of read) {
+    out.offered.push(offered);
+    const declared = out.declared[entry.declaredAt];
+    if (entry.namespace === null) out.declared[entry.declaredAt] = offered;
+    else {
+      (declared as NamespaceTool).tools.push({ ...offered, name: own });
+      out.members[offered.name] = { namespace: entry.namespace, name: own };
+    }
+  }
+  return out;
 }
 
 function parseToolChoice(v: unknown, tools: FunctionTool[]): ResponseToolChoice {
@@ -167,8 +233,14 @@ function parseToolChoice(v: unknown, tools: FunctionTool[]): ResponseToolChoice 
     return choice;
   }
   const obj = requireObject(v, 'tool_choice');
-  if (get(obj, 'type') !== 'function') fail('tool_choice.type', 'must be function (only function tools are supported)', 'unsupported_value');
-  const name = reqString(obj, 'name', 'tool_choice');
+  const type = get(obj, 'type');
+  if (type !== 'function') {
+    const got = typeof type === 'string' ? `: this server cannot run ${JSON.stringify(type)} tools` : '';
+    fail('tool_choice.type', `must be function${got}`, 'unsupported_value');
+  }
+  const own = reqString(obj, 'name', 'tool_choice');
+  const namespace = optString(obj, 'namespace', 'tool_choice');
+  const name = namespace === undefined ? own : qualifiedName(namespace, own);
   if (!tools.some((t) => t.name === name)) fail('tool_choice.name', `no tool named ${name} in tools`);
   return { type: 'function', name };
 }
@@ -205,13 +277,15 @@ function parseMetadata(v: unknown): Record<string, string> {
   return obj as Record<string, string>;
 }
 
-function parseSampling(obj: Json): SamplingParams {
-  const s: SamplingParams = {};
-  const temperature = optNumber(obj, 'temperature', '', { min: 0, max: 2 });
-  const topP = optNumber(obj, 'top_p', '', { min: 0, minExclusive: true, max: 1 });
-  if (temperature !== undefined) s.temperature = temperature;
-  if (topP !== undefined) s.topP = topP;
-  return s;
+/** What `include` may ask for: OpenAI's values, each accepted (the server returns what it has of them). */
+const INCLUDABLE = [
+  'reasoning.encrypted_content', 'message.output_text.logprobs', 'message.input_image.image_url', 'file_search_call.results',
+  'web_search_call.results', 'web_search_call.action.sources', 'code_interpreter_call.outputs', 'computer_call_output.output.image_url',
+] as const;
+
+function parseInclude(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  return checkArray(v, 'include').map((x, i) => checkEnum(x, field('include', i), INCLUDABLE));
 }
 
 /** A response id from a client: the server's own form, else 400 naming `path`. */
@@ -225,8 +299,8 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   const obj = requireObject(body, '');
   if (get(obj, 'background') === true) fail('background', 'background responses are not supported', 'unsupported_value');
   if (get(obj, 'conversation') !== undefined) fail('conversation', 'conversations are not supported; continue with previous_response_id', 'unsupported_value');
-  const declaredTools = parseTools(get(obj, 'tools'));
-  const declaredToolChoice = parseToolChoice(get(obj, 'tool_choice'), declaredTools);
+  const tools = parseTools(get(obj, 'tools'));
+  const declaredToolChoice = parseToolChoice(get(obj, 'tool_choice'), tools.offered);
   const { format, constraint } = parseTextFormat(get(obj, 'text'));
   const forced = declaredToolChoice === 'required' || typeof declaredToolChoice === 'object';
   if (forced && constraint) fail('text.format', 'cannot be combined with a tool_choice that forces a tool call');
@@ -237,8 +311,12 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     model: optString(obj, 'model', '') ?? null,
     input: parseInput(get(obj, 'input')),
     instructions: optString(obj, 'instructions', '') ?? null,
-    declaredTools,
-    tools: declaredTools.map((t) => ({
+    declaredTools: tools.declared,
+    toolMembers: tools.members,
+    omittedTools: tools.omitted,
+    include: parseInclude(get(obj, 'include')),
+    promptCacheKey: get(obj, 'prompt_cache_key') === undefined ? null : checkString(get(obj, 'prompt_cache_key'), 'prompt_cache_key', { maxLength: 1024 }),
+    tools: tools.offered.map((t) => ({
       type: 'function',
       function: { name: t.name, ...(t.description !== null ? { description: t.description } : {}), ...(t.parameters !== null ? { parameters: t.parameters } : {}) },
     })),
@@ -246,7 +324,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
     toolChoice: typeof declaredToolChoice === 'object' ? { type: 'function', function: { name: declaredToolChoice.name } } : declaredToolChoice,
     parallelToolCalls: optBool(obj, 'parallel_tool_calls', '') ?? true,
     maxTokens: optNumber(obj, 'max_output_tokens', '', { integer: true, min: 1 }) ?? null,
-    sampling: parseSampling(obj),
+    sampling: parseSampling(obj, ['temperature', 'top_p']),
     textFormat: format,
     constraint,
     reasoningEffort: effort === undefined ? null : checkEnum(effort, 'reasoning.effort', REASONING_EFFORTS),

@@ -10,6 +10,7 @@ import {
   parseChatLogprobs, parseChoices, parseCompletionLogprobs, parseDraftMax, parseOutputConstraint, type OutputConstraint,
 } from './output-schema.js';
 import { parsePrediction } from './prediction-schema.js';
+import { parseSampling } from './sampling-schema.js';
 import {
   checkArray, checkDepth, checkEnum, checkNumber, checkString, fail, field, get, optBool, optNumber, optString,
   requireObject, reqString, typeName, type Json,
@@ -109,25 +110,6 @@ function parseStop(obj: Json): string[] {
   return list.map((s, i) => checkString(s, typeof v === 'string' ? 'stop' : field('stop', i), { nonEmpty: true }));
 }
 
-/** {"123": -5, "7": false} or [[123, -5], [7, false]]; false bans the token (-Infinity). */
-function parseLogitBias(obj: Json): Array<[number, number]> | undefined {
-  const v = get(obj, 'logit_bias');
-  if (v === undefined) return undefined;
-  const pairs: Array<[unknown, unknown, string]> = Array.isArray(v)
-    ? v.map((p, i) => {
-      const pp = field('logit_bias', i);
-      const pair = checkArray(p, pp);
-      if (pair.length !== 2) fail(pp, 'must be a [token id, bias] pair');
-      return [pair[0], pair[1], pp] as [unknown, unknown, string];
-    })
-    : Object.entries(requireObject(v, 'logit_bias')).map(([k, b]) => [/^\d+$/.test(k) ? Number(k) : k, b, field('logit_bias', k)]);
-  return pairs.map(([id, bias, path]) => {
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) fail(path, 'token id must be a non-negative integer');
-    if (bias === false) return [id, -Infinity];
-    return [id, checkNumber(bias, path, { min: -100, max: 100 })];
-  });
-}
-
 function parseMaxTokens(obj: Json): number | null {
   for (const key of ['max_completion_tokens', 'max_tokens'] as const) {
     const v = optNumber(obj, key, '', { integer: true, min: 1 });
@@ -137,24 +119,6 @@ function parseMaxTokens(obj: Json): number | null {
   const n = optNumber(obj, 'n_predict', '', { integer: true, min: -1 });
   if (n === 0) fail('n_predict', 'must be -1 (no limit) or at least 1, got 0');
   return n === undefined || n === -1 ? null : n;
-}
-
-function parseSampling(obj: Json): SamplingParams {
-  const s: SamplingParams = {};
-  const set = <K extends keyof SamplingParams>(key: K, value: SamplingParams[K] | undefined): void => {
-    if (value !== undefined) s[key] = value;
-  };
-  set('temperature', optNumber(obj, 'temperature', '', { min: 0, max: 2 }));
-  set('topP', optNumber(obj, 'top_p', '', { min: 0, minExclusive: true, max: 1 }));
-  set('topK', optNumber(obj, 'top_k', '', { integer: true, min: 0 }));
-  set('minP', optNumber(obj, 'min_p', '', { min: 0, max: 1 }));
-  set('seed', optNumber(obj, 'seed', '', { integer: true }));
-  set('frequencyPenalty', optNumber(obj, 'frequency_penalty', '', { min: -2, max: 2 }));
-  set('presencePenalty', optNumber(obj, 'presence_penalty', '', { min: -2, max: 2 }));
-  set('repeatPenalty', optNumber(obj, 'repeat_penalty', '', { min: 0, minExclusive: true }));
-  set('repeatLastN', optNumber(obj, 'repeat_last_n', '', { integer: true, min: -1 }));
-  set('logitBias', parseLogitBias(obj));
-  return s;
 }
 
 function refuse(obj: Json, key: string, isSet: (v: unknown) => boolean, why: string): void {
@@ -203,8 +167,8 @@ function parseReasoningFormat(obj: Json): ReasoningFormat {
   fail('reasoning_format', `must be one of ${REASONING_FORMATS.join(', ')}, got ${got}`);
 }
 
-/** OpenAI's reasoning efforts: none and minimal turn thinking off, the others on. */
-export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
+/** OpenAI's reasoning efforts: none and minimal turn thinking off, the others on (xhigh with high's budget). */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
 
 /**
  * A reasoning effort as the templates' enable_thinking switch (an enable_thinking the request's

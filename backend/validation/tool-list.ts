@@ -25,10 +25,16 @@ const OPENAI_NAMES: NameRule = { pattern: TOOL_NAME, says: 'must be 1-64 charact
 
 export function parseToolList<T>(v: unknown, path: string, read: (tool: Json, toolPath: string) => ReadTool<T>, names: NameRule = OPENAI_NAMES): T[] {
   if (v === undefined) return [];
+  return checkToolList(checkArray(v, path).map((value, i) => ({ value, path: field(path, i) })), path, read, names);
+}
+
+/** The same checks over tools gathered from several places (a Responses namespace's members), each with its own path. */
+export function checkToolList<T>(
+  entries: ReadonlyArray<{ value: unknown; path: string }>, path: string, read: (tool: Json, toolPath: string) => ReadTool<T>, names: NameRule = OPENAI_NAMES,
+): T[] {
   const seen = new Set<string>();
   const schemaBytes: number[] = [];
-  const tools = checkArray(v, path).map((t, i) => {
-    const tp = field(path, i);
+  const tools = entries.map(({ value: t, path: tp }) => {
     const r = read(requireObject(t, tp), tp);
     if (!names.pattern.test(r.name)) fail(r.namePath, names.says);
     if (seen.has(r.name)) fail(r.namePath, `duplicate tool name ${r.name}`);

@@ -40,12 +40,12 @@ describe('parseMessagesRequest', () => {
     expect(refusal({ messages: user })).toBe('max_tokens: is required');
     expect(refusal({ max_tokens: 0, messages: user })).toBe('max_tokens: must be at least 1, got 0');
     expect(refusal({ max_tokens: 1, messages: [] })).toBe('messages: must contain at least one message');
-    expect(refusal({ max_tokens: 1, messages: [{ role: 'system', content: 'x' }] })).toBe('messages[0].role: must be one of user, assistant');
+    expect(refusal({ max_tokens: 1, messages: [{ role: 'tool', content: 'x' }] })).toBe('messages[0].role: must be one of user, assistant, system');
     expect(refusal({ max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'a', name: 'b', input: {} }] }] }))
       .toBe('messages[0].content[0].type: tool_use blocks belong to assistant messages');
     expect(refusal({ max_tokens: 1, messages: user, tool_choice: { type: 'any' } })).toBe('tool_choice: any needs tools');
-    expect(refusal({ max_tokens: 1, messages: user, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }))
-      .toMatch(/^tools\[0\]\.type: server tools/);
+    expect(refusal({ max_tokens: 1, messages: user, tools: [{ type: 'web_search_20250305', name: 'web_search' }], tool_choice: { type: 'tool', name: 'web_search' } }))
+      .toMatch(/^tool_choice: tool needs tools|no tool named web_search/);
   });
 });
 

@@ -47,12 +47,12 @@ describe('the request schema', () => {
     expect(refusal(() => parseResponsesRequest({}))).toMatch(/^400 \[input\] input: is required/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', temperature: 3 }))).toMatch(/^400 \[temperature\]/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', max_output_tokens: 0 }))).toMatch(/^400 \[max_output_tokens\]/);
-    expect(refusal(() => parseResponsesRequest({ input: 'x', tools: [{ type: 'web_search' }] }))).toMatch(/^400 \[tools\[0\]\.type\] .*only function tools/);
+    expect(refusal(() => parseResponsesRequest({ input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } }))).toMatch(/^400 \[tool_choice\.type\] .*cannot run/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: { type: 'function', name: 'g' } })))
       .toMatch(/^400 \[tool_choice\.name\] .*no tool named g/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', previous_response_id: '../etc/passwd' }))).toMatch(/^400 \[previous_response_id\]/);
     expect(refusal(() => parseResponsesRequest({ input: 'x', text: { format: { type: 'json_schema', name: 'p' } } }))).toMatch(/^400 \[text\.format\.schema\]/);
-    expect(refusal(() => parseResponsesRequest({ input: 'x', reasoning: { effort: 'max' } }))).toMatch(/^400 \[reasoning\.effort\]/);
+    expect(refusal(() => parseResponsesRequest({ input: 'x', reasoning: { effort: 'maximal' } }))).toMatch(/^400 \[reasoning\.effort\]/);
     expect(refusal(() => parseResponsesRequest({
       input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: 'required', text: { format: { type: 'json_object' } },
     }))).toMatch(/^400 \[text\.format\] .*forces a tool call/);

@@ -1,26 +1,21 @@
-// POST /v1/messages and /v1/messages/count_tokens: Anthropic's Messages API over the same chat
-// path as /v1/chat/completions (the model's template with tools, the reasoning splitter, the
-// streaming tool-call parser, a grammar for a forced tool call), answered in Anthropic's shapes:
-// content blocks (thinking, text, tool_use), stop_reason, usage, and the named stream events.
-// Errors, streamed or not, are Anthropic error bodies.
+// POST /v1/messages and /v1/messages/count_tokens: Anthropic's Messages API as a chat turn
+// (chat-turn/), written back in Anthropic's shapes: content blocks (thinking, text, tool_use),
+// stop_reason, usage, and the named stream events. Errors, streamed or not, are Anthropic error bodies.
 import { errorStatus, isErrorCode } from '../../../contract/error-codes.js';
-import { parseConversation, parseMessagesRequest } from '../../validation/anthropic-schema.js';
+import { parseConversation, parseMessagesRequest, type MessagesRequest } from '../../validation/anthropic-schema.js';
 import { ApiError, toApiError, type ApiErrorBody } from '../../validation/errors.js';
 import { requireObject } from '../../validation/validate.js';
 import type { AppContext } from '../app-context.js';
 import {
   anthropicError, anthropicUsage, BlockStream, contentBlocks, messageObject, stopReason, type AnthropicEvent,
 } from '../anthropic-shapes.js';
-import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
-import { grammarFor, outputSpec } from '../constraint.js';
-import {
-  checkContext, ClientGone, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChatImages, withRequest,
-} from '../generation.js';
+import { renderConversation } from '../chat-turn/choice-text.js';
+import { runChatTurn } from '../chat-turn/run.js';
+import type { ChatTurn, TurnStart, TurnWriter } from '../chat-turn/turn.js';
+import { ClientGone, requireModel, tokenizeChatImages } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import { readJson, sendJson } from '../respond.js';
-import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
-import type { SseStream } from '../sse.js';
 
 /** An OpenAI-shaped error (what failRun hands the stream) as Anthropic's `error` event. */
 function streamedError(body: unknown): string {
@@ -42,81 +37,60 @@ async function anthropicErrors(app: AppContext, ctx: RouteContext, fn: () => Pro
   }
 }
 
-function send(sse: SseStream, events: readonly AnthropicEvent[]): void {
-  for (const ev of events) sse.named(ev.event, ev.data);
+export function messagesTurnOf(body: MessagesRequest): ChatTurn {
+  return {
+    conversation: body, conversationField: 'messages', stream: body.stream, n: 1, maxTokens: body.maxTokens,
+    stop: body.stop, ignoreEos: false, sampling: body.sampling, logprobs: null, constraint: null, draftMax: null,
+    prediction: null, reasoningFormat: 'auto', thinking: { budget: body.thinkingBudget, effort: body.effort }, returnProgress: false,
+  };
 }
 
-export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
-  return anthropicErrors(app, ctx, async () => {
-    const body = parseMessagesRequest(await readJson(ctx.req, app.bodies));
-    const model = requireModel(app);
-    requireTextModel(model);
-    const { toolsOn, rendered } = renderConversation(model, body, app.config.reasoning);
-    const style = model.template.callStyle;
-
-    await withRequest(app, 'chat', body.stream, ctx.res, async (run) => {
-      const { prompt, images } = await tokenizeChatImages(app, model, rendered);
-      checkContext(prompt, model, 'messages');
-      const grammar = await grammarFor(app, { constraint: null, tools: toolCallsAsked(body, style, 'auto', rendered.text) });
-      if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
-      const id = `msg_${run.rec.id}`;
-      const answer = new ChoiceText(style, toolsOn, 'auto', rendered.text);
-      const blocks = new BlockStream();
-      const sse = run.sse;
-      sse?.setErrorFormat(streamedError);
-      // message_start opens the stream with its first real event, so a request that fails before
-      // its first token still gets a status code and an Anthropic error body (see withRequest).
-      let opened = false;
-      const emit = (events: readonly AnthropicEvent[]): void => {
-        if (!sse || events.length === 0) return;
-        if (!opened) {
-          opened = true;
-          sse.named('message_start', {
-            type: 'message_start',
-            message: messageObject({ id, model: model.id, content: [], stopReason: null, stopSequence: null, usage: anthropicUsage(prompt.length, null, 0) }),
-          });
-          sse.named('ping', { type: 'ping' });
-        }
-        send(sse, events);
-      };
-      const take = (piece: string): void => {
-        if (!piece) return;
-        const deltas = answer.push(piece);
-        if (sse) emit(blocks.push(deltas));
-        else answer.collect(deltas);
-      };
-      const done = await follow(run, {
-        prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: body.stop,
-        ...(images.length > 0 ? { images } : {}),
-        sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { budget: body.thinkingBudget })),
-        ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
-        ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
-      }, {
-        onText(piece) { take(piece); },
-        onTokens(ev) { take(ev.text); },
+function messagesWriter({ model, run, prompt, res }: TurnStart): TurnWriter {
+  const id = `msg_${run.rec.id}`;
+  const blocks = new BlockStream();
+  const sse = run.sse;
+  // message_start opens the stream with its first real event.
+  let opened = false;
+  const emit = (events: readonly AnthropicEvent[]): void => {
+    if (!sse || events.length === 0) return;
+    if (!opened) {
+      opened = true;
+      sse.named('message_start', {
+        type: 'message_start',
+        message: messageObject({ id, model: model.id, content: [], stopReason: null, stopSequence: null, usage: anthropicUsage(prompt.length, null, 0) }),
       });
-      if (!settle(run, done)) return;
-      const tail = answer.end();
-      const calls = answer.parser.calls;
-      if (calls.length > 0) run.request.outcome('tool_calls');
-      const reason = stopReason(done.finish, calls, done.stopString);
-      const figures = figuresOf(run.rec, done);
+      sse.named('ping', { type: 'ping' });
+    }
+    for (const ev of events) sse.named(ev.event, ev.data);
+  };
+  return {
+    streamError: streamedError,
+    deltas(_choice, deltas) { emit(blocks.push(deltas)); },
+    end({ choices: [answer], done, figures }) {
+      const reason = stopReason(answer!.finish, answer!.calls, done.stopString);
       const usage = anthropicUsage(figures.promptTokens, figures.reused, figures.generated);
       if (sse) {
         emit([
-          ...blocks.push(tail), ...blocks.end(),
+          ...blocks.end(),
           { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: reason, stop_sequence: done.stopString ?? null }, usage: { output_tokens: usage.output_tokens } } },
           { event: 'message_stop', data: { type: 'message_stop' } },
         ]);
         sse.close();
         return;
       }
-      answer.collect(tail);
-      sendJson(ctx.res, 200, messageObject({
-        id, model: model.id, content: contentBlocks(answer.reasoning, answer.content, calls),
+      sendJson(res, 200, messageObject({
+        id, model: model.id, content: contentBlocks(answer!.reasoning, answer!.content, answer!.calls),
         stopReason: reason, stopSequence: done.stopString ?? null, usage,
       }));
-    });
+    },
+  };
+}
+
+export function messages(app: AppContext, ctx: RouteContext): Promise<void> {
+  return anthropicErrors(app, ctx, async () => {
+    const body = parseMessagesRequest(await readJson(ctx.req, app.bodies));
+    if (body.omittedTools.length > 0) app.log.info('tools left out of the prompt: server tools this server cannot run', { types: [...new Set(body.omittedTools)].join(', ') });
+    await runChatTurn(app, ctx.res, messagesTurnOf(body), { writer: messagesWriter });
   });
 }
 

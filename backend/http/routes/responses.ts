@@ -1,9 +1,7 @@
-// OpenAI's Responses API over the chat path: POST /v1/responses renders its conversation (a stored
-// response's items when previous_response_id names one, then the request's input; instructions as
-// the system message) with the model's template, and generates exactly as /v1/chat/completions
-// does (the same sampling, grammar for text.format and forced tool calls, reasoning splitter and
-// tool-call parser); the deltas leave as output items (responses-shapes.ts), streamed as the
-// Responses events or whole. A stored response keeps its whole conversation and its own tokens
+// OpenAI's Responses API as a chat turn (chat-turn/): POST /v1/responses prepares its conversation
+// (a stored response's items when previous_response_id names one, then the request's input;
+// instructions as the system message) and its deltas leave as output items (responses-shapes.ts),
+// streamed as the Responses events or whole. A stored response keeps its whole conversation and its own tokens
 // (responses/), so a follow-up continues from those tokens and their KV (in a slot, the park, or
 // the response's KV file after an engine restart).
 // GET and DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items; POST /v1/responses/input_tokens counts a request's prompt.
@@ -20,17 +18,19 @@ import { ApiError, apiError, type ApiErrorBody } from '../../validation/errors.j
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
 import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
-import { ChoiceText, renderConversation, toolCallsAsked } from '../chat-choice.js';
-import { grammarFor, outputSpec } from '../constraint.js';
-import {
-  checkContext, figuresOf, follow, maxTokensFor, requireModel, settle, tokenizeChat, tokenizeChatImages, withRequest,
-} from '../generation.js';
+import { renderConversation } from '../chat-turn/choice-text.js';
+import { runChatTurn } from '../chat-turn/run.js';
+import type { ChatTurn, TurnStart, TurnWriter } from '../chat-turn/turn.js';
+import { requireModel, tokenizeChat, tokenizeChatImages } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import type { ModelView } from '../../served-model/model-view.js';
 import { EventNumbers, OutputStream, responseAt, responseUsage, type ResponseEvent } from '../responses-shapes.js';
 import { readJson, sendJson } from '../respond.js';
-import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { RouteContext } from '../router.js';
+
+function effortKwargs(body: ResponsesRequest): Record<string, unknown> {
+  return withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort');
+}
 
 /**
  * The conversation a request continues and adds to, rendered as the model's prompt. With
@@ -53,8 +53,7 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
   const messages = chatMessagesOf(body.instructions, items);
   if (messages.length === 0) throw apiError('invalid_value', 'input: holds no message', { param: 'input' });
   const chat = {
-    messages, tools: body.tools, toolChoice: body.toolChoice, parallelToolCalls: body.parallelToolCalls,
-    templateKwargs: withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort'),
+    messages, tools: body.tools, toolChoice: body.toolChoice, parallelToolCalls: body.parallelToolCalls, templateKwargs: effortKwargs(body),
   };
   const whole = renderConversation(model, chat, app.config.reasoning);
   const kwargs = withThinkingDefault(chat.templateKwargs, app.config.reasoning);
@@ -78,13 +77,21 @@ async function promptOf(app: AppContext, model: ModelView, c: Awaited<ReturnType
   return { prompt: [...c.continued.held, ...await tokenizeChat(app, c.continued.tail)], images: [] };
 }
 
-export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
-  const body = parseResponsesRequest(await readJson(req, app.bodies));
-  const model = requireModel(app);
-  requireTextModel(model);
-  const conversation = await conversationOf(app, model, body);
-  const { items, chat, toolsOn, rendered } = conversation;
-  const style = model.template.callStyle;
+export function responsesTurnOf(body: ResponsesRequest): ChatTurn {
+  return {
+    conversation: {
+      messages: chatMessagesOf(body.instructions, body.input), tools: body.tools, toolChoice: body.toolChoice,
+      parallelToolCalls: body.parallelToolCalls, templateKwargs: effortKwargs(body),
+    },
+    conversationField: 'input', stream: body.stream, n: 1, maxTokens: body.maxTokens, stop: [], ignoreEos: false,
+    sampling: body.sampling, logprobs: null, constraint: body.constraint, draftMax: null, prediction: null,
+    reasoningFormat: 'auto', thinking: { budget: null, effort: body.reasoningEffort }, returnProgress: false,
+  };
+}
+
+type Conversation = Awaited<ReturnType<typeof conversationOf>>;
+
+function responsesWriter(body: ResponsesRequest, conversation: Conversation, { app, model, run, res }: TurnStart): TurnWriter {
   const id = `resp_${randomBytes(16).toString('hex')}`;
   const base: Omit<ResponseObject, 'status' | 'output' | 'usage' | 'error' | 'incomplete_details'> = {
     id, object: 'response', created_at: Math.floor(Date.now() / 1000), instructions: body.instructions,
@@ -93,77 +100,61 @@ export async function createResponse(app: AppContext, { req, res }: RouteContext
     store: body.store, temperature: body.sampling.temperature ?? null, top_p: body.sampling.topP ?? null,
     text: { format: body.textFormat }, tool_choice: body.declaredToolChoice, tools: body.declaredTools, metadata: body.metadata,
   };
-
-  await withRequest(app, 'chat', body.stream, res, async (run) => {
-    const { prompt, images } = await promptOf(app, model, conversation, body.previousResponseId);
-    checkContext(prompt, model, 'input');
-    const grammar = await grammarFor(app, {
-      constraint: body.constraint,
-      tools: body.constraint ? null : toolCallsAsked(chat, style, 'auto', rendered.text),
-    });
-    if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
-    const answer = new ChoiceText(style, toolsOn, 'auto', rendered.text);
-    const outputs = new OutputStream(id.slice('resp_'.length));
-    const numbers = new EventNumbers();
-    const sse = run.sse;
-    const send = (events: readonly ResponseEvent[]): void => {
-      if (!sse) return;
-      for (const ev of events) sse.named(ev.type, numbers.number(ev));
-    };
+  const outputs = new OutputStream(id.slice('resp_'.length), body.toolMembers);
+  const numbers = new EventNumbers();
+  const sse = run.sse;
+  // response.created opens the stream with its first real event.
+  let opened = false;
+  const emit = (events: readonly ResponseEvent[]): void => {
+    if (!sse || events.length === 0) return;
+    if (!opened) {
+      opened = true;
+      const now = responseAt(base, { status: 'in_progress' });
+      events = [{ type: 'response.created', response: now }, { type: 'response.in_progress', response: now }, ...events];
+    }
+    for (const ev of events) sse.named(ev.type, numbers.number(ev));
+  };
+  return {
     // A failure after the first event ends the stream as response.failed, with what was written so far.
-    sse?.setErrorFormat((e) => {
+    streamError(e) {
       const err = (e as ApiErrorBody)?.error;
       const failed = responseAt(base, { status: 'failed', output: outputs.items, error: { code: err?.code ?? 'server_error', message: err?.message ?? 'unknown error' } });
       return `event: response.failed\ndata: ${JSON.stringify(numbers.number({ type: 'response.failed', response: failed }))}\n\n`;
-    });
-    // response.created opens the stream with its first real event, so a request that fails before
-    // its first token still gets a status code (see withRequest).
-    let opened = false;
-    const emit = (events: readonly ResponseEvent[]): void => {
-      if (!sse || events.length === 0) return;
-      if (!opened) {
-        opened = true;
-        const now = responseAt(base, { status: 'in_progress' });
-        send([{ type: 'response.created', response: now }, { type: 'response.in_progress', response: now }]);
+    },
+    deltas(_choice, deltas) { emit(outputs.push(deltas)); },
+    async end({ done, figures, prompt, outputIds }) {
+      const cut = done.finish === 'length';
+      emit(outputs.end(cut ? 'incomplete' : 'completed'));
+      const usage = responseUsage(figures, figures.reasoningTokens ?? 0);
+      const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
+      if (body.store) {
+        // The model's own tokens, when every token of the answer came with its id (else a follow-up renders the conversation).
+        const whole = outputIds.length === usage.output_tokens && (outputIds.length > 0 || outputs.items.length === 0);
+        const tokens = whole ? { ids: [...prompt, ...outputIds], model: model.session.identity, rendering: conversation.rendering } : undefined;
+        const kept = await app.responses.put({ response: final, items: [...withIds(conversation.items, id.slice('resp_'.length)), ...outputs.items], ...(tokens ? { tokens } : {}) });
+        if (!kept) app.log.warn('response not stored: larger than the store (--responses-mib)', { request: run.rec.id, response: id });
+        else if (tokens) saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids, body.previousResponseId);
       }
-      send(events);
-    };
-    const outputIds: number[] = [];
-    const take = (piece: string, tokens: number): void => {
-      const deltas = piece || tokens ? answer.push(piece, tokens) : [];
-      emit(outputs.push(deltas));
-    };
+      if (sse) {
+        emit([{ type: cut ? 'response.incomplete' : 'response.completed', response: final }]);
+        sse.close();
+        return;
+      }
+      sendJson(res, 200, final);
+    },
+  };
+}
 
-    const done = await follow(run, {
-      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), stop: [],
-      ...(images.length > 0 ? { images } : {}),
-      sampling: await withThinkingBudget(app, body.sampling, rendered, budgetOf(app, { effort: body.reasoningEffort })),
-      ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
-      ...outputSpec({ logprobs: null, n: 1, draftMax: null }, grammar),
-    }, {
-      onText(piece) { take(piece, 0); },
-      onTokens(ev) { outputIds.push(...ev.ids); take(ev.text, ev.ids.length); },
-    });
-    if (!settle(run, done)) return;
-    const cut = done.finish === 'length';
-    emit([...outputs.push(answer.end()), ...outputs.end(cut ? 'incomplete' : 'completed')]);
-    if (answer.parser.calls.length > 0) run.request.outcome('tool_calls');
-    const usage = responseUsage(figuresOf(run.rec, done), answer.reasoningTokens);
-    const final = responseAt(base, { status: cut ? 'incomplete' : 'completed', output: outputs.items, usage });
-    if (body.store) {
-      // The model's own tokens, when every token of the answer came with its id (else a follow-up renders the conversation).
-      const whole = outputIds.length === usage.output_tokens && (outputIds.length > 0 || outputs.items.length === 0);
-      const tokens = whole ? { ids: [...prompt, ...outputIds], model: model.session.identity, rendering: conversation.rendering } : undefined;
-      const kept = await app.responses.put({ response: final, items: [...withIds(items, id.slice('resp_'.length)), ...outputs.items], ...(tokens ? { tokens } : {}) });
-      if (!kept) app.log.warn('response not stored: larger than the store (--responses-mib)', { request: run.rec.id, response: id });
-      else if (tokens) saveResponseKv({ scheduler: app.scheduler, log: app.log, responses: app.responses }, model, id, tokens.ids, body.previousResponseId);
-    }
-    if (sse) {
-      emit([{ type: cut ? 'response.incomplete' : 'response.completed', response: final }]);
-      sse.close();
-      return;
-    }
-    sendJson(res, 200, final);
+export async function createResponse(app: AppContext, { req, res }: RouteContext): Promise<void> {
+  const body = parseResponsesRequest(await readJson(req, app.bodies));
+  if (body.omittedTools.length > 0) app.log.info('tools left out of the prompt: hosted tools this server cannot run', { types: [...new Set(body.omittedTools)].join(', ') });
+  let conversation: Conversation | null = null;
+  await runChatTurn(app, res, responsesTurnOf(body), {
+    async prepare(model) {
+      const c = conversation = await conversationOf(app, model, body);
+      return { conversation: c.chat, toolsOn: c.toolsOn, rendered: c.rendered, tokens: () => promptOf(app, model, c, body.previousResponseId) };
+    },
+    writer: (start) => responsesWriter(body, conversation!, start),
   });
 }
 

@@ -1,15 +1,15 @@
 // What the OpenAI chat route and Anthropic's Messages route share: the conversation rendered as
 // the model's prompt; one chat answer's text path, the reasoning splitter (a `<think>` block leaves
 // as reasoning), then the streaming tool-call parser; and what tool_choice forces the answer to be.
-import type { ChatRequest } from '../validation/schemas.js';
-import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../chat/chat-prompt.js';
-import { reasoningSplitterFor, thinkingTags, type ReasoningFormat, type SplitDelta } from '../chat/reasoning.js';
-import type { CallStyle } from '../chat/chat-types.js';
-import { ToolCallStreamParser } from '../chat/tool-calls.js';
-import { closeOpenThinking, withThinkingDefault, type ReasoningMode } from '../chat/thinking-switch.js';
-import type { ToolCallsAsked } from './constraint.js';
-import type { ChatLogprob } from './logprob-shapes.js';
-import type { ChatDelta } from './openai-shapes.js';
+import type { ChatRequest } from '../../validation/schemas.js';
+import { renderChatPrompt, type ChatPromptModel, type RenderedPrompt } from '../../chat/chat-prompt.js';
+import { reasoningSplitterFor, thinkingTags, type ReasoningFormat, type SplitDelta } from '../../chat/reasoning.js';
+import type { CallStyle } from '../../chat/chat-types.js';
+import { ToolCallStreamParser } from '../../chat/tool-calls.js';
+import { closeOpenThinking, withThinkingDefault, type ReasoningMode } from '../../chat/thinking-switch.js';
+import type { ToolCallsAsked } from '../constraint.js';
+import type { ChatLogprob } from '../logprob-shapes.js';
+import type { ChatDelta } from '../openai-shapes.js';
 
 /**
  * The conversation as the model's prompt with the generation prompt and the tools it was given,
