@@ -10,7 +10,7 @@
 // integration suites through vitest.arm64.config.ts), win32-x64 under Wine (test/emulated/win/).
 // Needs (Debian): qemu-user-static and g++-aarch64-linux-gnu; wine64 and g++-mingw-w64-x86-64-posix.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crossTools, defaultOut, setPlatform } from './build-native.mjs';

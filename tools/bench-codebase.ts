@@ -65,6 +65,7 @@ function pinnedSource(): string {
 
 const log = (m: string): void => { process.stderr.write(`[codebase] ${m}\n`); };
 
+// biome-ignore lint/suspicious/noExplicitAny: the benchmark reads the few fields it needs from the server's JSON
 async function post(url: string, path: string, body: unknown): Promise<any> {
   const r = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const j = await r.json();

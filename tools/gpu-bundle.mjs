@@ -31,7 +31,7 @@ import { ensureSource, patchKey } from '../scripts/build-native.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PIN = JSON.parse(readFileSync(join(root, 'native', 'pin.json'), 'utf8'));
-/** What the device tool carries at most, with the working tree. */
+/** The bundle's size limit: what the offline GPU machine takes in at most, with the working tree. */
 export const BUNDLE_LIMIT_BYTES = 64 * 2 ** 20;
 
 /** Top-level entries of the llama.cpp tree the build reads. */

@@ -17,14 +17,14 @@
 //                            [--cuda-arch 90] [--runs N] [--native-from DIR] [--tiny] [--plan]
 //
 // --budget-s: the run stops starting steps when less time is left than a step is estimated to take
-// (each step also gets the time left as its limit). The device tool allows 600 s per command, so the
-// lead runs it in two calls: --steps preflight,build,devices,models and then --steps exact,bench
-// (the second reuses the first one's work folder). --native-from DIR: use an addon already built in
+// (each step also gets the time left as its limit). A GPU machine that allows 600 s per command takes
+// it in two calls: --steps preflight,build,devices,models and then --steps exact,bench (the second
+// reuses the first one's work folder). --native-from DIR: use an addon already built in
 // DIR instead of building (tests; no llama-server then). --tiny: one tiny test model instead of the
 // stand-ins (tests). --plan: print the steps and their commands.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync, createWriteStream } from 'node:fs';
-import { availableParallelism, cpus, totalmem, freemem, loadavg, release } from 'node:os';
+import { cpus, totalmem, freemem, loadavg, release } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

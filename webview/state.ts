@@ -8,7 +8,7 @@ import type { ChatMessage, ImageAttachment } from '../contract/chat.js';
 import { isThinkingLevel, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
-import { turnMessages, turnsFromMessages, upsertStep } from './agent-turns.js';
+import { turnsFromMessages, upsertStep } from './agent-turns.js';
 import { emptyAgentWork, reduceAgentWork, type AgentWorkState } from './agent-work.js';
 import { addCompaction, compactedConversation, withCompacted, withSummaryMarkers, type CompactionTurnPart } from './agent-compaction.js';
 

@@ -5,7 +5,7 @@ import type { MetricSummary, RunRecord } from '../../contract/bench.js';
 import { scenarios } from './scenarios/index.js';
 import type { ServerInfo } from '../../contract/bench.js';
 import { fmt, textTable } from './table.js';
-import type { BenchSettings, RequestTally, ScenarioName } from '../../contract/bench.js';
+import type { BenchSettings, ScenarioName } from '../../contract/bench.js';
 import type { BenchReport } from '../../contract/bench.js';
 
 export interface ReportInput {

@@ -7,7 +7,7 @@ import { scenarios } from './scenarios/index.js';
 import { discover, eventToSseMetrics, makeSizer, scrapeEventToSse, waitReady } from './server-info.js';
 import { spread } from './stats.js';
 import type { BenchContext } from './types.js';
-import type { BenchSettings, Better, Metric, RequestTally, ScenarioName, ScenarioRun } from '../../contract/bench.js';
+import type { BenchSettings, RequestTally, ScenarioName, ScenarioRun } from '../../contract/bench.js';
 import type { MetricSummary, RunRecord } from '../../contract/bench.js';
 
 export interface PrepareOptions {

@@ -150,7 +150,7 @@ class JinjaChatTemplate implements ChatTemplate {
   private probeSystemRole(): boolean {
     const marker = 'SYSTEM-PROBE-7f3a';
     const out = this.tryRun([{ role: 'system', content: marker }, { role: 'user', content: 'Hello' }]);
-    return out !== null && out.includes(marker);
+    return out?.includes(marker) ?? false;
   }
 
   private probeConversation(mistralIds: boolean, args: unknown): TemplateMessage[] {
@@ -166,15 +166,15 @@ class JinjaChatTemplate implements ChatTemplate {
   /** Templates that print arguments with `tojson` need an object; those that concatenate need the string. */
   private probeObjectArguments(mistralIds: boolean): boolean {
     const asObject = this.tryRun(this.probeConversation(mistralIds, { probe_arg: 'probe-value' }), [PROBE_TOOL]);
-    if (asObject !== null && asObject.includes('"probe_arg"')) return true;
+    if (asObject?.includes('"probe_arg"')) return true;
     const asString = this.tryRun(this.probeConversation(mistralIds, '{"probe_arg": "probe-value"}'), [PROBE_TOOL]);
-    return !(asString !== null && asString.includes('probe_arg'));
+    return !(asString?.includes('probe_arg'));
   }
 
   /** The separators of the template's JSON for an arguments object (python unless it prints compact JSON). */
   private probeJsonStyle(mistralIds: boolean): CallStyle['json'] {
     const out = this.tryRun(this.probeConversation(mistralIds, { probe_arg: [1, 2] }), [PROBE_TOOL]);
-    return out !== null && out.includes('{"probe_arg":[1,2]}') ? 'compact' : 'python';
+    return out?.includes('{"probe_arg":[1,2]}') ? 'compact' : 'python';
   }
 }
 

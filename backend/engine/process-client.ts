@@ -92,7 +92,9 @@ const TERM_GRACE_MS = 2000;
 const CLOSE_AFTER_EXIT_MS = 2000;
 
 // The call methods (EngineCalls) are made from the CallSpecs table in the constructor (callsOver), one per entry.
+// biome-ignore lint/correctness/noUnusedVariables: merged with the class below, which gains the calls at run time
 interface ProcessEngineClient extends EngineCalls {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor defines every EngineCalls method (callsOver)
 class ProcessEngineClient implements EngineClient {
   readonly replica: number;
   private readonly hostScript: string;

@@ -4,7 +4,7 @@
 // encoder architecture -> embedding (pooling "rank": rerank); a chat template -> chat, with the
 // tool-call format the template teaches. A split model is listed once, by its first part.
 import { statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import type { ModelRole } from '../../contract/models.js';
 import type { ToolCallFormat } from '../chat/chat-types.js';
 import { detectToolFormat } from '../chat/template.js';

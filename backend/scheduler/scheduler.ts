@@ -392,7 +392,7 @@ export class Scheduler {
   }
 
   /** A background request the gate holds now (interactive work is queued or running, and it has not waited its longest). */
-  private readonly gateHolds = (job: Job): boolean => job.background && this.gate !== null && this.gate.holds(job.enqueuedAt, this.now());
+  private readonly gateHolds = (job: Job): boolean => job.background && (this.gate?.holds(job.enqueuedAt, this.now()) ?? false);
 
   /** Wakes pump() when the earliest background request held by the gate reaches its longest wait. */
   private armGateTimer(): void {

@@ -80,7 +80,7 @@ export function registerBenchmark(context: vscode.ExtensionContext, server: Serv
     set({ running: true, progress: tracker.view(), error: null });
     // The key goes in the environment, not on the command line other users can read.
     const key = client.apiKey;
-    const argsFor = (url: string, out: string, withKey: boolean): string[] => [
+    const argsFor = (url: string, out: string): string[] => [
       'bench', '--url', url, '--json', out, '--scenarios', plan.scenarios.join(','), '--runs', String(plan.runs),
       '--label', `vscode ${new Date(startedAt).toISOString()}`,
     ];
@@ -100,7 +100,7 @@ export function registerBenchmark(context: vscode.ExtensionContext, server: Serv
           };
           show();
           const runOne = (url: string, out: string, withKey: boolean): Promise<number | null> => new Promise((resolve) => {
-            const args = argsFor(url, out, withKey);
+            const args = argsFor(url, out);
             log.info(`benchmark: ${args.join(' ')}`);
             const child = spawnNodeScript(cli, args, withKey && key ? { [API_KEY_ENV]: key } : {});
             const sub = token.onCancellationRequested(() => child.kill('SIGTERM'));

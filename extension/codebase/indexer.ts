@@ -204,7 +204,7 @@ export class Indexer {
       const root = this.roots.find((r) => abs?.startsWith(`${r.path}/`));
       const st = abs ? await stat(abs).catch(() => null) : null;
       const rel = abs && root ? abs.slice(root.path.length + 1) : null;
-      if (!abs || !st || !st.isFile() || st.size > this.opts.walk.maxFileBytes || !rel || !(await isIndexable(root!.path, rel, this.opts.walk))) {
+      if (!abs || !st?.isFile() || st.size > this.opts.walk.maxFileBytes || !rel || !(await isIndexable(root!.path, rel, this.opts.walk))) {
         gone.push(stored);
         continue;
       }

@@ -162,7 +162,7 @@ function watchFiles(service: CodebaseService): vscode.Disposable[] {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const onFile = (uri: vscode.Uri): void => {
     const f = vscode.workspace.getWorkspaceFolder(uri);
-    if (!f || f.uri.scheme !== 'file') return;
+    if (f?.uri.scheme !== 'file') return;
     const p = service.indexer.storedPath({ name: f.name, path: f.uri.fsPath }, vscode.workspace.asRelativePath(uri, false));
     if (!p) return;
     pending.add(p);

@@ -56,7 +56,7 @@ const pieceItem = (p: Piece): ContextItem => {
  */
 export async function fitToContext(messages: readonly ChatMessage[], context: readonly ContextItem[], budget: number, count: CountTokens): Promise<FitPlan> {
   const last = messages[messages.length - 1];
-  if (!last || last.role !== 'user') throw new Error('fitToContext: the conversation must end with the question');
+  if (last?.role !== 'user') throw new Error('fitToContext: the conversation must end with the question');
   const system = messages.filter((m, i) => m.role === 'system' && i < messages.length - 1);
   let history = messages.slice(0, -1).filter((m) => m.role !== 'system');
   const pieces: Piece[] = context.map((item) => {

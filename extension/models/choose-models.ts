@@ -5,8 +5,7 @@
 import { freemem } from 'node:os';
 import * as vscode from 'vscode';
 import type { DeviceMemory } from '../../contract/devices.js';
-import { formatHubRef, parseHubRef, hubAccess, type HubRef } from '../../common/hub/hub-ref.js';
-import { formatSize } from '../../common/hub/pick.js';
+import { parseHubRef, hubAccess, type HubRef } from '../../common/hub/hub-ref.js';
 import { listRepoFiles } from '../../common/hub/repo-files.js';
 import { ROLE_URL_SETTING, roleServerUrl, setServerSetting, setting } from '../config/config.js';
 import type { ServerControl } from '../server/connection.js';

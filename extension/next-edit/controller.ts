@@ -138,9 +138,9 @@ class NextEditController implements vscode.Disposable {
   private render(): void {
     const h = this.proposal?.current;
     const editor = this.proposal && this.editorOf(this.proposal.documentKey);
-    if (!h) return this.dismiss('no hunk left');
-    if (!editor) return this.dismiss('its editor is not the active one');
-    if (!stillApplies(h, editor.document.lineCount, (i) => editor.document.lineAt(i).text)) return this.dismiss('the text under it changed');
+    if (!h) { this.dismiss('no hunk left'); return; }
+    if (!editor) { this.dismiss('its editor is not the active one'); return; }
+    if (!stillApplies(h, editor.document.lineCount, (i) => editor.document.lineAt(i).text)) { this.dismiss('the text under it changed'); return; }
     const doc = editor.document;
     const cursor = editor.selection.active;
     const inserted = editor.selection.isEmpty ? insertionAtCursor(h, cursor, (i) => doc.lineAt(i).text) : undefined;
@@ -235,7 +235,7 @@ class NextEditController implements vscode.Disposable {
     if (g && g.uri === key && this.proposal && isGhostAccept(e, g)) {
       // The ghost text was accepted (Tab, VS Code's own): on to the next hunk.
       this.ghost = undefined;
-      if (this.proposal.accepted()) return this.render();
+      if (this.proposal.accepted()) { this.render(); return; }
       this.dismiss('all accepted');
     } else this.dismiss('the user edited');
     const undoing = e.reason === vscode.TextDocumentChangeReason.Undo || e.reason === vscode.TextDocumentChangeReason.Redo;

@@ -27,22 +27,6 @@ const S = {
 const MARKDOWN_ANSWER = 'Here is **the function** you asked for:\n\n```python\ndef double(x):\n    return 2 * x\n```\n\n- it takes `x`\n- it returns twice that';
 const CODE = 'def double(x):\n    return 2 * x';
 
-/** Sends a question and stops the answer once it has visibly streamed (the random model rarely stops by itself). */
-async function askAndStop(f: Frame, question: string): Promise<void> {
-  const panel = f.getByRole('tabpanel').filter({ visible: true }).first();
-  await panel.getByRole('textbox', { name: 'Message' }).fill(question);
-  await panel.getByRole('button', { name: 'Send', exact: true }).click();
-  const stop = f.getByRole('button', { name: 'Stop', exact: true });
-  await waitForValue('the answer to start', async () => {
-    const err = await f.getByRole('log', { name: 'Conversation' }).getByRole('alert').allInnerTexts();
-    if (err.length) throw new StopWaiting(`the chat answered with an error: ${err.join(' / ')}`);
-    const text = await f.locator('.turn.assistant .content').last().innerText().catch(() => '');
-    return text.replace('thinking…', '').trim() || !(await stop.isVisible()) ? true : undefined;
-  }, 60_000);
-  if (await stop.isVisible()) await stop.click().catch(() => undefined);
-  await waitForAnswerEnd(f, 30_000);
-}
-
 export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise<void> {
   await t.step(STEP.chat, async () => {
     const f = await panel();

@@ -164,7 +164,7 @@ describe('lazy grammars', () => {
     const grammar = `root ::= ${gbnfLiteral(word + rest)} [0-9]{3} "."`;
     const r = await eng.run({ prompt: prompt(), maxTokens: 40, sampling: bias(), grammar, grammarTriggers: { words: [word] }, renderTokens: markers });
     expect(r.ids.slice(0, 3)).toEqual(free.ids.slice(0, 3));
-    expect(eng.engine.detokenize(r.ids, false, true)).toMatch(new RegExp(`^${escape(pieces[0]! + pieces[1]! + pieces[2]!)}[0-9]{3}\\.$`));
+    expect(eng.engine.detokenize(r.ids, false, true)).toMatch(new RegExp(`^${escapeRegex(pieces[0]! + pieces[1]! + pieces[2]!)}[0-9]{3}\\.$`));
     // A grammar the trigger's own token cannot start stays off: the rest is free text.
     const off = await eng.run({ prompt: prompt(), maxTokens: 40, sampling: bias(), grammar: `root ::= ${gbnfLiteral(word)} "~~"`, grammarTriggers: { words: [word] }, renderTokens: markers });
     expect(off.ids).toEqual(free.ids);
@@ -184,7 +184,7 @@ describe('lazy grammars', () => {
   });
 });
 
-function escape(s: string): string {
+function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -8,7 +8,6 @@ import { ERROR_CODES, errorStatus, errorType, isErrorCode, type ErrorCode, type 
 import { apiError, type ApiError } from '../../backend/validation/errors.js';
 
 const root = resolve(import.meta.dirname, '../..');
-const TABLE = 'contract/error-codes.ts';
 const ERRORS = 'backend/validation/errors.ts';
 
 function sources(dir: string): string[] {

@@ -184,7 +184,10 @@ function report(sides: [Side, Side], c: Record<string, unknown> & { command: str
     if (!a.validity[mode]) continue;
     const row = (s: Side) => {
       const cs = s.validity[mode]!;
-      const sum = cs.reduce((x, y) => ({ ...x, requests: x.requests + y.requests, calls: x.calls + y.calls, valid: x.valid + y.valid, malformed: x.malformed + y.malformed, noCall: x.noCall + y.noCall }), { requests: 0, calls: 0, valid: 0, malformed: 0, noCall: 0, failures: [] as string[] });
+      const sum = { requests: 0, calls: 0, valid: 0, malformed: 0, noCall: 0, failures: [] as string[] };
+      for (const y of cs) {
+        sum.requests += y.requests; sum.calls += y.calls; sum.valid += y.valid; sum.malformed += y.malformed; sum.noCall += y.noCall;
+      }
       return { share: validShare(sum), sum };
     };
     const ra = row(a);

@@ -14,7 +14,7 @@ import { loadResponseKv, saveResponseKv } from '../../responses/response-kv.js';
 import type { StoredResponse } from '../../responses/response-store.js';
 import type { ChatInput, RenderedPrompt } from '../../chat/chat-prompt.js';
 import { withThinkingDefault } from '../../chat/thinking-switch.js';
-import { ApiError, apiError, type ApiErrorBody } from '../../validation/errors.js';
+import { type ApiError, apiError, type ApiErrorBody } from '../../validation/errors.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
 import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
