@@ -85,7 +85,6 @@ export class StrataServer {
   private readonly connections: ConnectionTracker;
   private readonly readers: SlowReaderWatch;
   private readonly store: SessionStore;
-  private readonly log: Logger;
   private readonly cpuPath: (() => Promise<CpuPath>) | null;
   private idleTimer: NodeJS.Timeout | null = null;
   private stopping = false;
@@ -94,7 +93,6 @@ export class StrataServer {
 
   constructor(private readonly opts: StrataServerOptions) {
     const { config, log } = opts;
-    this.log = log;
     // Real engine processes share one CPU path resolution (probes run once per machine and build).
     const cpuPath = opts.engineFactory ? null
       : memoCpuPath({ variant: config.cpuVariant, repack: config.cpuRepack }, { log: (line, level) => log[level](line) });
@@ -151,7 +149,7 @@ export class StrataServer {
     });
     // The default model's runtime exists from the start (its engines, ledger and scheduler), as a single model's always did.
     this.pool.prepare(this.pool.defaultName);
-    this.http = createHttpServer(this.app);
+    this.http = createHttpServer(this.app, { headersTimeoutMs: config.headersTimeoutMs, bodyTimeoutMs: config.bodyTimeoutMs, maxConnections: config.maxConnections });
     this.connections = new ConnectionTracker(this.http);
   }
 

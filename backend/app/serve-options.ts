@@ -126,6 +126,10 @@ export const SERVE_OPTIONS = {
   bodyLimitMib: option(int(1, 4096), 32, 'largest request body, MiB (bodies being read at once hold at most 4 times this)'),
   /** A request whose body has not arrived this long after the server started reading it is answered 408. */
   bodyTimeoutMs: option(int(0, 3_600_000), BODY_READ_TIMEOUT_MS, 'a request body must arrive within this long, ms (0 = no limit)'),
+  /** Headers must arrive this soon after a request starts; the whole request within this plus --body-timeout-ms. */
+  headersTimeoutMs: option(int(0, 3_600_000), 30_000, 'request headers must arrive within this long, ms, and the whole request (headers and body) within this plus --body-timeout-ms, else the connection is closed; answering takes as long as it takes (0 = no limit)'),
+  /** Client connections open at once; Node closes one past it as soon as it is accepted. */
+  maxConnections: option(int(1, 1_000_000), 1024, 'client connections open at once; one more is closed as soon as it connects'),
   writeStallMs: option(int(0, 3_600_000), 30_000, 'a client that reads nothing this long is disconnected'),
   /** A streaming client whose oldest unread output is older than this is disconnected (0 = off). */
   slowReaderMs: option(int(0, 3_600_000), 10_000, 'a streaming client this far behind (age of its oldest unread output) is disconnected and its slot freed (0 = off)'),

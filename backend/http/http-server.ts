@@ -78,12 +78,41 @@ async function savedWith(app: AppContext, ctx: RouteContext): Promise<string | n
   return meta?.model.name ?? null;
 }
 
-export function createHttpServer(app: AppContext, router = buildRouter(app)): Server {
-  const server = createServer({ keepAliveTimeout: 5000, requestTimeout: 0 }, (req, res) => {
+/** What the server holds for its clients (--headers-timeout-ms, --body-timeout-ms, --max-connections). */
+export interface ConnectionLimits {
+  /** A request's headers must arrive within this, ms (0: no limit). */
+  headersTimeoutMs: number;
+  /** Its body within this after them, ms (0: no limit). */
+  bodyTimeoutMs: number;
+  /** Connections open at once; one more is closed as soon as it is accepted. */
+  maxConnections: number;
+}
+
+/** How often Node looks for requests past their deadline: a fraction of the shortest, at most a second. */
+function checkEveryMs(...deadlines: number[]): number | undefined {
+  const shortest = Math.min(...deadlines.filter((ms) => ms > 0));
+  return Number.isFinite(shortest) ? Math.max(10, Math.min(1000, Math.floor(shortest / 4))) : undefined;
+}
+
+export function createHttpServer(app: AppContext, limits: ConnectionLimits, router = buildRouter(app)): Server {
+  // Node's requestTimeout bounds receiving a request (headers and body), never answering it:
+  // a stream may run for many minutes once its request is in. The body reader's own 408 comes
+  // first; this catches bodies no route reads.
+  const headersTimeout = limits.headersTimeoutMs;
+  const requestTimeout = headersTimeout > 0 && limits.bodyTimeoutMs > 0 ? headersTimeout + limits.bodyTimeoutMs : 0;
+  const every = checkEveryMs(headersTimeout, requestTimeout);
+  const server = createServer({
+    keepAliveTimeout: 5000, headersTimeout, requestTimeout, ...(every !== undefined ? { connectionsCheckingInterval: every } : {}),
+  }, (req, res) => {
     void handle(app, router, req, res);
   });
-  // Headers must arrive in time; bodies of long prompts may take longer (requestTimeout 0).
-  server.headersTimeout = 30_000;
+  server.maxConnections = limits.maxConnections;
+  let warned = 0;
+  server.on('drop', () => {
+    if (Date.now() - warned < 60_000) return;
+    warned = Date.now();
+    app.log.warn(`${limits.maxConnections} connections are open (--max-connections): new ones are closed until some end`);
+  });
   return server;
 }
 
@@ -100,7 +129,7 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
   try {
     url = new URL(req.url ?? '/', 'http://localhost');
   } catch {
-    sendError(res, apiError('invalid_url', 'malformed request URL'));
+    refuse(res, apiError('invalid_url', 'malformed request URL'));
     return;
   }
   const method = req.method ?? 'GET';
@@ -110,7 +139,7 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
 
   if (method === 'OPTIONS') {
     const verdict = checkAccess(req.headers, app.config.apiKey, true);
-    if (!verdict.ok) { sendError(res, apiError(verdict.code, verdict.message)); return; }
+    if (!verdict.ok) { refuse(res, apiError(verdict.code, verdict.message)); return; }
     res.writeHead(204);
     res.end();
     return;
@@ -120,16 +149,14 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
   const isPublic = 'route' in found && found.route.public === true;
   const verdict = checkAccess(req.headers, app.config.apiKey, isPublic);
   if (!verdict.ok) {
-    sendError(res, apiError(verdict.code, verdict.message));
-    req.resume();
+    refuse(res, apiError(verdict.code, verdict.message));
     return;
   }
   if ('error' in found) {
-    req.resume();
     if (found.error === 'method') {
-      sendError(res, apiError('method_not_allowed', `${method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(', ')})`), { Allow: found.allowed.join(', ') });
+      refuse(res, apiError('method_not_allowed', `${method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(', ')})`), { Allow: found.allowed.join(', ') });
     } else {
-      sendError(res, apiError('not_found', `no route ${method} ${url.pathname}`));
+      refuse(res, apiError('not_found', `no route ${method} ${url.pathname}`));
     }
     return;
   }
@@ -141,13 +168,22 @@ async function handle(app: AppContext, router: Router, req: IncomingMessage, res
     const err = toApiError(e);
     if (err.status >= 500 && !(e instanceof ApiError)) app.log.error('request failed', { method, path: url.pathname, error: (e as Error)?.stack ?? String(e) });
     if (res.headersSent) { res.end(); return; }
-    const headers: Record<string, string> = err.status === 413 || err.status === 408 ? { Connection: 'close' } : {};
-    sendError(res, err, headers);
-    if (!req.complete) req.resume();
+    // A body not read to its end (too large, too slow, over the read budget, or never read) is not drained.
+    if (!req.complete || err.status === 413 || err.status === 408) refuse(res, err);
+    else sendError(res, err);
   } finally {
     const path = url.pathname;
     if (path !== '/health' && path !== '/metrics') {
       app.log.debug('http', { method, path, status: res.statusCode, ms: Date.now() - started });
     }
   }
+}
+
+/**
+ * Answers a request whose body the server will not read, and closes the connection once the
+ * answer is out (Node closes it on `Connection: close`): draining the body instead would let a
+ * client hold the connection as long as it keeps sending, a byte at a time.
+ */
+function refuse(res: ServerResponse, err: ApiError, headers: Record<string, string> = {}): void {
+  sendError(res, err, { ...headers, Connection: 'close' });
 }

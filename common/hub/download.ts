@@ -8,7 +8,7 @@ import { createReadStream, createWriteStream, existsSync, mkdirSync, renameSync,
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { once } from 'node:events';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 export interface FileDownloadOptions {
   url: string;
@@ -88,6 +88,7 @@ export async function downloadFile(opts: FileDownloadOptions): Promise<DownloadR
   let expectedSha = opts.expectedSha256?.toLowerCase() ?? null;
   let expectedSize = opts.expectedSize ?? null;
   let res: http.IncomingMessage | undefined;
+  let tooLong = false;
   try {
     const got = await fetchFollowing(opts.url, opts.headers ?? {}, have, opts.signal);
     res = got.res;
@@ -112,6 +113,11 @@ export async function downloadFile(opts: FileDownloadOptions): Promise<DownloadR
       try {
         // Aborting destroys the response (the signal is on the request), which ends this loop.
         for await (const chunk of res as AsyncIterable<Buffer>) {
+          // A server sending more than the listing said is cut at once, not written to the end.
+          if (expectedSize !== null && received + chunk.length > expectedSize) {
+            tooLong = true;
+            throw new DownloadError(longerThanExpected(dest, received + chunk.length, expectedSize, 'at least '));
+          }
           if (!out.write(chunk)) await once(out, 'drain');
           received += chunk.length;
           opts.onProgress?.(received, expectedSize);
@@ -126,6 +132,7 @@ export async function downloadFile(opts: FileDownloadOptions): Promise<DownloadR
     }
   } catch (err) {
     res?.destroy();
+    if (tooLong && existsSync(part)) unlinkSync(part);
     const kept = existsSync(part) ? statSync(part).size : 0;
     if (opts.signal.aborted) throw new DownloadError(`download cancelled; ${kept} bytes kept in ${part} to resume later`);
     if (err instanceof DownloadError) throw err;
@@ -136,7 +143,7 @@ export async function downloadFile(opts: FileDownloadOptions): Promise<DownloadR
   if (expectedSize !== null && size !== expectedSize) {
     if (size > expectedSize) {
       unlinkSync(part);
-      throw new DownloadError(`download longer than expected: ${size} of ${expectedSize} bytes (partial file removed)`);
+      throw new DownloadError(longerThanExpected(dest, size, expectedSize, ''));
     }
     throw new DownloadError(`download incomplete: ${size} of ${expectedSize} bytes; run it again to resume`, true);
   }
@@ -147,6 +154,10 @@ export async function downloadFile(opts: FileDownloadOptions): Promise<DownloadR
   }
   renameSync(part, dest);
   return { path: dest, bytes: size, sha256: sha, verified: expectedSha !== null, resumedFrom, alreadyPresent: false };
+}
+
+function longerThanExpected(dest: string, got: number, expected: number, atLeast: string): string {
+  return `download longer than expected: ${basename(dest)} came to ${atLeast}${got} bytes, more than the ${expected} bytes expected (partial file removed)`;
 }
 
 function statusMessage(status: number, url: string): string {

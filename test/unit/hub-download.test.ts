@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadModel, resolveModelUrl, sha256FromEtag } from '../../common/hub/download.js';
+import { downloadFile, downloadModel, resolveModelUrl, sha256FromEtag } from '../../common/hub/download.js';
 
 const body = Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7) % 251));
 const sha = createHash('sha256').update(body).digest('hex');
@@ -19,6 +19,7 @@ let badSha = false;
 beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(req.headers);
+    if (req.url!.startsWith('/endless/')) { endless(res); return; }
     if (req.url!.includes('/resolve/')) {
       res.writeHead(302, { location: '/cdn/model.gguf', 'x-linked-etag': `"${badSha ? '0'.repeat(64) : sha}"`, 'x-linked-size': String(body.length) });
       res.end();
@@ -42,6 +43,21 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
 });
 afterAll(() => { server.closeAllConnections(); server.close(); });
+
+/** A CDN that streams 20 MiB whatever the listing said, a MiB at a time as the client takes it. */
+function endless(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/octet-stream' });
+  const mib = Buffer.alloc(2 ** 20, 7);
+  let sent = 0;
+  const more = (): void => {
+    while (sent < 20 && !res.destroyed) {
+      sent++;
+      if (sent === 20) { res.end(mib); return; }
+      if (!res.write(mib)) { res.once('drain', more); return; }
+    }
+  };
+  more();
+}
 
 const url = (): string => `${base}/org/repo/resolve/main/model.gguf`;
 
@@ -108,5 +124,19 @@ describe('downloadModel', () => {
     }
     expect(existsSync(join(dir, 'model.gguf.part'))).toBe(false);
     expect(existsSync(join(dir, 'model.gguf'))).toBe(false);
+  });
+});
+
+describe('downloadFile', () => {
+  it('stops a transfer once it passes the size the listing gave, names the file and both sizes, and keeps nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-dl-'));
+    const dest = join(dir, 'model.gguf');
+    let most = 0;
+    const p = downloadFile({ url: `${base}/endless/model.gguf`, dest, signal: new AbortController().signal, expectedSize: 1004, onProgress: (n) => { most = Math.max(most, n); } });
+    await expect(p).rejects.toThrow(/model\.gguf came to at least \d+ bytes, more than the 1004 bytes expected/);
+    // Written at most up to the size expected, not the 20 MiB sent.
+    expect(most).toBeLessThan(2 * 2 ** 20);
+    expect(existsSync(`${dest}.part`)).toBe(false);
+    expect(existsSync(dest)).toBe(false);
   });
 });
