@@ -3,7 +3,10 @@
 // files the agent changed after a checkpoint back to their content at that point: a file created
 // since is deleted, one deleted since is recreated, and a file that changed since the agent's
 // last change to it (the user typed, a formatter or a command ran) is a conflict, left alone.
-// Commands cannot be undone; the plan lists those that ran after the point.
+// Commands cannot be undone; the plan lists those that ran after the point. Every path is checked
+// again as the agent's writes are (paths.ts resolveForWrite) when the plan is made and when it is
+// carried out: a folder on the way that became a link since (out of the workspace, or elsewhere
+// in it) refuses the whole restore, naming the file, and nothing is read or written through it.
 //
 // The journal and the contents live in the extension's storage folder (never in the user's
 // repository): journal.json (the entries) and blobs/<sha256> (file contents, shared by entries).
@@ -31,6 +34,8 @@ export interface RestoreFiles {
   apply(change: ProposedChange): Promise<string | null>;
   /** Deletes a file; resolves with a problem, or null. */
   remove(abs: string): Promise<string | null>;
+  /** The real path the agent may write for `p` now (WorkspacePaths.resolveForWrite); throws when it may not. */
+  resolveForWrite(p: string): Promise<{ abs: string; rel: string }>;
 }
 
 type Hash = string;
@@ -91,6 +96,8 @@ export class CheckpointStore {
   async plan(chatId: string, stepId: string, files: RestoreFiles): Promise<RestorePlanView> {
     const at = await this.pointOf(chatId, stepId);
     if (at < 0) return { chatId, stepId, files: [], commands: [], error: 'this step is not a checkpoint any more (it was restored past, or its record is gone)' };
+    const refused = await this.refused(this.targets(at), files);
+    if (refused) return { chatId, stepId, files: [], commands: [], error: refused };
     const out: RestoreFileView[] = [];
     for (const t of this.targets(at)) {
       const now = await files.readText(t.abs);
@@ -115,6 +122,9 @@ export class CheckpointStore {
     const at = await this.pointOf(chatId, stepId);
     const result: RestoreResultView = { chatId, stepId, restored: [], conflicts: [], error: null };
     if (at < 0) return { ...result, error: 'this step is not a checkpoint any more (it was restored past, or its record is gone)' };
+    // Checked again here: the links may have changed since the plan was shown.
+    const refused = await this.refused(this.targets(at), files);
+    if (refused) return { ...result, error: refused };
     for (const t of this.targets(at)) {
       const now = await files.readText(t.abs);
       const nowHash = now === null ? null : hashOf(now);
@@ -144,6 +154,25 @@ export class CheckpointStore {
     return this.entries.findLastIndex((e) => e.chatId === chatId && e.stepId === stepId);
   }
 
+  /** Why the restore may not touch these files now (each refused one named), or null when it may. */
+  private async refused(targets: FileTarget[], files: RestoreFiles): Promise<string | null> {
+    const why: string[] = [];
+    for (const t of targets) {
+      try {
+        const { abs } = await files.resolveForWrite(t.abs);
+        // Another real path: a folder on the way became a link to elsewhere in the workspace.
+        if (this.key(abs) !== this.key(t.abs)) why.push(`${t.path} now leads to ${abs} through a link`);
+      } catch (err) {
+        why.push(`${t.path}: ${(err as Error).message}`);
+      }
+    }
+    return why.length ? `nothing was restored: ${why.join('; ')}` : null;
+  }
+
+  private key(abs: string): string {
+    return this.platform === 'win32' ? abs.toLowerCase() : abs;
+  }
+
   private later(at: number): Entry[] {
     return this.entries.slice(at + 1);
   }
@@ -151,7 +180,7 @@ export class CheckpointStore {
   /** Per file changed after `at`: its content before the first such change, and after the last. */
   private targets(at: number): FileTarget[] {
     const byFile = new Map<string, FileTarget>();
-    const key = (abs: string): string => (this.platform === 'win32' ? abs.toLowerCase() : abs);
+    const key = (abs: string): string => this.key(abs);
     for (const e of this.later(at)) {
       if (e.kind !== 'change') continue;
       const t = byFile.get(key(e.abs));

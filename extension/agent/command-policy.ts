@@ -14,14 +14,21 @@
 // or "a b") to hold spaces. The arguments a "*" matched must also be harmless: an option that
 // writes a file, runs another program or moves the program's configuration (--output, -o,
 // --exec, -c, --git-dir, ...) or a path that leaves the folder (absolute, "..", a drive or UNC
-// path) asks unless the pattern spells it out.
+// path) asks unless the pattern spells it out. Every "="-separated piece of an argument counts,
+// and a value that is itself an option ("--node-options=--require=x") asks. An argument that
+// names a file (it exists, or holds a slash) is resolved as read_file resolves paths: outside the
+// workspace (also through a link), looking like a secret, or ignored by the workspace, it asks.
+import { lstat } from 'node:fs/promises';
+import nodePath from 'node:path';
+import type { WorkspacePaths } from './paths.js';
+import { looksSecret } from './sensitive-files.js';
 
 /** Characters that are shell syntax in some shell (sh, zsh, PowerShell, cmd) or hide what is shown. */
 // eslint-disable-next-line no-control-regex
 const UNSAFE = /[;&|<>`$(){}*?[\]!~#%^\\\x00-\x1f\x7f-\x9f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\ufff9-\ufffb]/u;
 
 /** A wildcard argument that is one of these options (or starts a short-option cluster holding one of RISKY_SHORT) asks. */
-const RISKY_LONG = /out|file|dir|exec|config|pack|path|prefix|script|shell|eval|require|import|loader|hook|editor|pager|textconv|command|cmd|delete|remove|write|upload|global|system|user|plugin|init|template/i;
+const RISKY_LONG = /out|file|dir|exec|config|pack|path|prefix|script|shell|eval|require|import|loader|hook|editor|pager|textconv|command|cmd|delete|remove|write|upload|global|system|user|plugin|init|template|node-option|inspect/i;
 const RISKY_SHORT = /[oOcCeExXfFwW]/;
 
 /** The words of a command line, or null when it is not plain words (see above). */
@@ -76,11 +83,14 @@ export function parsePattern(raw: string): CommandPattern | null {
 
 /** Why an argument a "*" matched is not harmless, or null when it is. */
 export function riskyArgument(arg: string): string | null {
-  const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : arg;
-  for (const v of [arg, value]) {
+  const values = arg.split('=').slice(1);
+  for (const v of [arg, ...values]) {
     if (/^[/\\]/.test(v) || /^[a-zA-Z]:/.test(v)) return `${arg} names an absolute path`;
     if (v.split(/[/\\]/).includes('..')) return `${arg} leaves the folder (..)`;
   }
+  // An option inside a value goes to another program (node through npm's --node-options).
+  const passed = values.find((v) => v.startsWith('-'));
+  if (passed) return `${arg} passes the option ${passed} on`;
   if (arg === '-' || arg === '--') return null;
   if (arg.startsWith('--')) {
     const name = arg.slice(2).split('=')[0]!;
@@ -94,19 +104,65 @@ export function riskyArgument(arg: string): string | null {
   return null;
 }
 
-/**
- * The program and arguments to run without a shell when `command` is allow-listed by one of
- * `patterns`, or null when it must ask.
- */
-export function allowListedArgv(command: string, patterns: readonly string[]): string[] | null {
+/** The patterns `command` matches as written: its words and the arguments each pattern's "*" matched. */
+function matches(command: string, patterns: readonly string[]): Array<{ argv: string[]; rest: string[] }> {
   const argv = splitCommand(command);
-  if (!argv) return null;
+  if (!argv) return [];
+  const out: Array<{ argv: string[]; rest: string[] }> = [];
   for (const raw of patterns) {
     const p = parsePattern(raw);
     if (!p || argv.length < p.fixed.length) continue;
     if (!p.fixed.every((w, i) => argv[i] === w)) continue;
     const rest = argv.slice(p.fixed.length);
-    if (!rest.length || (p.more && rest.every((a) => riskyArgument(a) === null))) return argv;
+    if (!rest.length || (p.more && rest.every((a) => riskyArgument(a) === null))) out.push({ argv, rest });
+  }
+  return out;
+}
+
+/**
+ * The program and arguments when `command` is allow-listed by one of `patterns` as written (its
+ * files not looked at: allowListedRun does that), or null when it must ask.
+ */
+export function allowListedArgv(command: string, patterns: readonly string[]): string[] | null {
+  return matches(command, patterns)[0]?.argv ?? null;
+}
+
+/** What checking an argument's file needs of the workspace. */
+export interface ArgumentFiles {
+  paths: WorkspacePaths;
+  isIgnored(abs: string): Promise<boolean>;
+}
+
+/**
+ * Why an argument a "*" matched names a file the agent would have to ask for (see the top), or
+ * null. `cwd`: the command's folder (absolute), which relative names are taken from.
+ */
+export async function riskyFile(arg: string, cwd: string, files: ArgumentFiles): Promise<string | null> {
+  for (const piece of new Set([arg, ...arg.split('=').slice(1)])) {
+    if (!piece || piece.startsWith('-')) continue;
+    if (looksSecret(piece.replace(/\\/g, '/').replace(/\/+$/, ''))) return `${arg} names a file that looks like it holds secrets`;
+    const abs = nodePath.resolve(cwd, piece);
+    if (!/[\\/]/.test(piece) && !(await lstat(abs).then(() => true, () => false))) continue; // a plain word, no file
+    let real: { abs: string; rel: string };
+    try {
+      real = await files.paths.resolve(abs);
+    } catch (err) {
+      return `${arg}: ${(err as Error).message}`;
+    }
+    if (looksSecret(real.rel)) return `${arg} leads to ${real.rel}, which looks like it holds secrets`;
+    if (await files.isIgnored(real.abs)) return `the workspace ignores ${real.rel} (.gitignore)`;
+  }
+  return null;
+}
+
+/**
+ * The program and arguments to run without a shell when `command` is allow-listed by one of
+ * `patterns` and the files its "*" arguments name may be used unasked, or null when it must ask.
+ */
+export async function allowListedRun(command: string, patterns: readonly string[], cwd: string, files: ArgumentFiles): Promise<string[] | null> {
+  next: for (const m of matches(command, patterns)) {
+    for (const a of m.rest) if ((await riskyFile(a, cwd, files)) !== null) continue next;
+    return m.argv;
   }
   return null;
 }

@@ -9,7 +9,7 @@ import type { AgentCompactionView, AgentContextView, AgentStepView } from '../..
 import type { StrataClient } from '../client/client.js';
 import { CHAT_MAX_TOKENS, type ChatCall } from '../client/types.js';
 import { boundResult, type TokenCounter } from './budget.js';
-import { allowListedArgv } from './command-policy.js';
+import { allowListedRun } from './command-policy.js';
 import { ContextKeeper, type ContextStats } from './context-keeper.js';
 import { unifiedDiff } from './diff-text.js';
 import { PathRefused, type WorkspacePaths } from './paths.js';
@@ -231,7 +231,7 @@ export class AgentLoop {
         } else {
           // Changes before a command are decided first: the command may depend on them (a test run).
           await this.review(pending, finish, signal);
-          const argv = allowListedArgv(outcome.command, this.deps.settings.allowedCommands);
+          const argv = await allowListedRun(outcome.command, this.deps.settings.allowedCommands, outcome.cwd, { paths: this.deps.paths, isIgnored: (abs) => this.deps.workspace.isIgnored(abs) });
           const allowListed = argv !== null;
           Object.assign(view, { command: { text: outcome.command, cwd: outcome.cwd, allowListed } });
           if (!allowListed) {

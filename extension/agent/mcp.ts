@@ -7,8 +7,11 @@
 // A tool's annotations are the server's own claims: they count only for a server the user marked
 // trusted, and a tool that may reach the network always asks.
 import { createHash } from 'node:crypto';
+import nodePath from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Platform } from '../../common/os/process.js';
+import { findProgram } from './child-command.js';
 import type { JsonSchema } from './schema.js';
 import type { AgentTool, ToolOutcome } from './types.js';
 
@@ -26,6 +29,18 @@ export function mcpConfigHash(spec: McpServerSpec, cwd: string | undefined): str
 /** Whether a tool may run without asking: its server is trusted, and it says it only reads and stays off the network. */
 export function mcpRunsUnasked(trusted: boolean, annotations: { readOnlyHint?: boolean | undefined; openWorldHint?: boolean | undefined } | undefined): boolean {
   return trusted && annotations?.readOnlyHint === true && annotations.openWorldHint === false;
+}
+
+/**
+ * The program a server's command starts, as an absolute path: a name is looked up on PATH's
+ * absolute folders only (PATHEXT's extensions on Windows), never in the folder the server starts
+ * in, which the repository controls (cross-spawn's lookup on Windows tries that folder first, so
+ * a repository's npx.cmd would run as "npx"); a path is taken relative to that folder.
+ */
+export async function mcpProgram(command: string, cwd: string | undefined, env: NodeJS.ProcessEnv, platform: Platform = process.platform, path: nodePath.PlatformPath = nodePath): Promise<string> {
+  const found = await findProgram(command, cwd ?? process.cwd(), env, platform, path);
+  if (!found) throw new Error(`${command}: no such program on PATH (only its absolute folders are searched, never the workspace folder)`);
+  return found;
 }
 
 /** How long a server may take to start and list its tools. */
@@ -95,9 +110,10 @@ export class McpTools {
 
   private async connect(name: string, spec: McpServerSpec, signal?: AbortSignal): Promise<Connection> {
     const cwd = this.cwd();
-    const transport = new StdioClientTransport({
-      command: spec.command, args: spec.args, env: { ...getDefaultEnvironment(), ...spec.env }, stderr: 'pipe', ...(cwd ? { cwd } : {}),
-    });
+    const env = { ...getDefaultEnvironment(), ...spec.env };
+    // PATHEXT is not among the variables the server inherits; the lookup uses this machine's.
+    const command = await mcpProgram(spec.command, cwd, { PATHEXT: process.env.PATHEXT, ...env });
+    const transport = new StdioClientTransport({ command, args: spec.args, env, stderr: 'pipe', ...(cwd ? { cwd } : {}) });
     transport.stderr?.on('data', (d: Buffer) => this.log(`MCP ${name}: ${String(d).trimEnd()}`));
     const client = new Client({ name: 'strata-vscode', version: '1' }, { capabilities: {} });
     try {

@@ -100,6 +100,11 @@ export class NodeWorkspace implements AgentWorkspace {
     }
   }
 
+  /** A path as the agent's writes resolve it now (Restore to here checks each file again). */
+  resolveForWrite(p: string): Promise<{ abs: string; rel: string }> {
+    return this.paths.resolveForWrite(p);
+  }
+
   runCommand(command: string, cwd: string, signal: AbortSignal, argv?: readonly string[]): Promise<CommandResult> {
     return argv ? runChildArgv(argv, cwd, signal) : runChildCommand(command, cwd, signal);
   }

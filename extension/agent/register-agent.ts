@@ -81,7 +81,10 @@ export function registerAgent(context: vscode.ExtensionContext, opts: { codebase
       lastTools = tools.specs();
       const workspace = new VscodeWorkspace(paths, { exclude: filesExclude, codebase: opts.codebase }, terminal);
       const countTokens = async (text: string, signal: AbortSignal): Promise<number> => (await client.tokenize(text, signal)).length;
-      const rules = await loadRules({ paths, listFiles: (s) => workspace.listFiles(s), readText: (abs) => workspace.readText(abs), extra: settings.rulesFiles, count: countTokens }, AbortSignal.timeout(20_000))
+      const rules = await loadRules({
+        paths, listFiles: (s) => workspace.listFiles(s), readText: (abs) => workspace.readText(abs), isIgnored: (abs) => workspace.isIgnored(abs),
+        skipped: (m) => opts.log.warn(m), extra: settings.rulesFiles, count: countTokens,
+      }, AbortSignal.timeout(20_000))
         .catch((err: unknown) => { opts.log.warn(`agent rules not read: ${(err as Error).message}`); return []; });
       lastSystem = withRules(agentSystemPrompt(open.map((f) => f.name)), rules);
       const loop = new AgentLoop({

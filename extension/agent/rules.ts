@@ -4,9 +4,13 @@
 // They go into the system message, so they count in the context like the rest of it, stay the
 // same from step to step (the server keeps their KV) and survive a compaction, which keeps the
 // system message. Each file is bounded in tokens, and all of them together.
+// The system message goes to the chat server, which may be remote, so a rules file gets the checks
+// read_file's asking applies: a file outside the workspace (also through a link), one that looks
+// like it holds secrets, or one the workspace ignores is not read, and the user is told which.
 import type { RuleFileView } from '../../contract/agent-plan.js';
 import { boundResult, type TokenCounter } from './budget.js';
 import type { WorkspacePaths } from './paths.js';
+import { looksSecret } from './sensitive-files.js';
 
 export const RULES_FILE = 'AGENTS.md';
 /** The most the rules may take of the system message (tokens), all files together. */
@@ -31,6 +35,10 @@ export interface RulesSource {
   /** Workspace-relative files (respecting .gitignore), as list_files sees them. */
   listFiles(signal: AbortSignal): Promise<string[]>;
   readText(abs: string): Promise<string | null>;
+  /** Whether the workspace ignores a file (.gitignore, .git/), as read_file asks. */
+  isIgnored(abs: string): Promise<boolean>;
+  /** Told of each rules file that is not read, with why (the message names it). */
+  skipped?: ((message: string) => void) | undefined;
   /** strata.agent.rulesFiles: more files, relative to each workspace folder. */
   extra: readonly string[];
   count?: TokenCounter | undefined;
@@ -43,15 +51,15 @@ const depth = (scope: string): number => (scope ? scope.split('/').length : 0);
 /** The rule files of the workspace: each folder root's (AGENTS.md, then the extra ones), then nested AGENTS.md by depth. */
 export async function loadRules(src: RulesSource, signal: AbortSignal): Promise<RuleFile[]> {
   const multi = src.paths.roots.length > 1;
-  const wanted: Array<{ rel: string; scope: string }> = [];
+  const wanted: Array<{ rel: string; scope: string; named: boolean }> = [];
   for (const root of src.paths.roots) {
     const prefix = multi ? `${root.name}/` : '';
-    for (const name of [RULES_FILE, ...src.extra]) wanted.push({ rel: `${prefix}${name.replace(/\\/g, '/').replace(/^\.\//, '')}`, scope: multi ? root.name : '' });
+    for (const name of [RULES_FILE, ...src.extra]) wanted.push({ rel: `${prefix}${name.replace(/\\/g, '/').replace(/^\.\//, '')}`, scope: multi ? root.name : '', named: name !== RULES_FILE });
   }
   const listed = await src.listFiles(signal);
   const nested = listed
     .filter((rel) => (rel === RULES_FILE || rel.endsWith(`/${RULES_FILE}`)) && !wanted.some((w) => w.rel === rel))
-    .map((rel) => ({ rel, scope: dirOf(rel) }))
+    .map((rel) => ({ rel, scope: dirOf(rel), named: false }))
     .sort((a, b) => depth(a.scope) - depth(b.scope) || a.rel.localeCompare(b.rel))
     .slice(0, MAX_RULE_FILES);
   const out: RuleFile[] = [];
@@ -60,8 +68,23 @@ export async function loadRules(src: RulesSource, signal: AbortSignal): Promise<
   for (const w of [...wanted, ...nested]) {
     if (left <= 0) break;
     let resolved: { abs: string; rel: string };
-    try { resolved = await src.paths.resolve(w.rel); } catch { continue; } // outside the workspace: never read
+    try {
+      resolved = await src.paths.resolve(w.rel);
+    } catch (err) {
+      src.skipped?.(`rules file ${w.rel} not read: ${(err as Error).message}`); // outside the workspace: never read
+      continue;
+    }
     if (seen.has(resolved.abs)) continue;
+    if (looksSecret(w.rel) || looksSecret(resolved.rel)) {
+      src.skipped?.(`rules file ${w.rel} not read: ${resolved.rel} looks like it holds secrets`);
+      continue;
+    }
+    // A plain AGENTS.md is rules whatever git makes of it (one kept out of git is common); a file
+    // the setting names, or one reached through a link, is not read when the workspace ignores it.
+    if ((w.named || resolved.rel !== w.rel) && (await src.isIgnored(resolved.abs))) {
+      src.skipped?.(`rules file ${w.rel} not read: the workspace ignores ${resolved.rel} (.gitignore)`);
+      continue;
+    }
     seen.add(resolved.abs);
     const text = (await src.readText(resolved.abs))?.trim();
     if (!text) continue;

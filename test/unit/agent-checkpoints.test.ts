@@ -3,7 +3,7 @@
 // another folder (the extension's storage); restoring puts back exactly the files changed after
 // the checkpoint (content, created, deleted), reports a file changed since as a conflict and
 // leaves it, and the panel's conversation is cut at the step.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -149,6 +149,45 @@ describe('agent checkpoints', () => {
     const r = await store.restore('c2', 's1-0', workspace);
     expect(r.restored).toEqual(['b.txt']);
     expect(read('b.txt')).toBe(B0);
+  });
+
+  it('a folder on the way that became a link since refuses the restore, naming the file; nothing is written through it', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'strata-cp-out-'));
+    try {
+      const store = new CheckpointStore(storage);
+      const workspace = new NodeWorkspace(new WorkspacePaths([{ name: 'ws', path: dir }]), { exclude: () => [] });
+      mkdirSync(join(dir, 'docs'));
+      const rec = store.recorder('c3');
+      await rec.commandRan('s1-0', 'echo start', dir);
+      // The user accepted deleting docs/x.sh and an edit of docs/y.sh.
+      await rec.changed('s2-0', { path: 'docs/x.sh', abs: join(dir, 'docs', 'x.sh'), before: 'echo x\n', after: null });
+      await rec.changed('s2-1', { path: 'docs/y.sh', abs: join(dir, 'docs', 'y.sh'), before: 'echo y\n', after: 'echo y2\n' });
+      // Then docs became a link out of the workspace, to a folder holding what the agent left in y.sh.
+      rmSync(join(dir, 'docs'), { recursive: true });
+      writeFileSync(join(outside, 'y.sh'), 'echo y2\n');
+      symlinkSync(outside, join(dir, 'docs'));
+      const plan = await store.plan('c3', 's1-0', workspace);
+      expect(plan.files).toEqual([]);
+      expect(plan.error).toMatch(/^nothing was restored: docs\/x\.sh: .*x\.sh is outside the workspace .*; docs\/y\.sh: .*y\.sh is outside the workspace/);
+      const r = await store.restore('c3', 's1-0', workspace);
+      expect(r).toMatchObject({ restored: [], conflicts: [], error: plan.error });
+      expect(readdirSync(outside)).toEqual(['y.sh']);
+      expect(readFileSync(join(outside, 'y.sh'), 'utf8')).toBe('echo y2\n');
+      // Nothing happened, so the checkpoints stay.
+      expect(await store.checkpoints('c3')).toEqual(['s1-0', 's2-0', 's2-1']);
+
+      // A link to another folder of the workspace is refused too: the file would land elsewhere than the agent's.
+      rmSync(join(dir, 'docs'));
+      mkdirSync(join(dir, 'other'));
+      writeFileSync(join(dir, 'other', 'y.sh'), 'echo y2\n');
+      symlinkSync(join(dir, 'other'), join(dir, 'docs'));
+      const again = await store.restore('c3', 's1-0', workspace);
+      expect(again.error).toBe(`nothing was restored: docs/x.sh now leads to ${join(dir, 'other', 'x.sh')} through a link; docs/y.sh now leads to ${join(dir, 'other', 'y.sh')} through a link`);
+      expect(readdirSync(join(dir, 'other'))).toEqual(['y.sh']);
+      expect(readFileSync(join(dir, 'other', 'y.sh'), 'utf8')).toBe('echo y2\n');
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('the checkpoints survive a new store on the same folder (a reloaded window)', async () => {

@@ -2,11 +2,13 @@
 // prefix match let through (zsh glob qualifiers, PowerShell, git's --output, ${IFS}, history
 // expansion, a U+2028 line separator) must ask; an allow-listed command runs without a shell;
 // and the Run prompt's text shows hidden and bidi characters escaped.
-import { mkdtempSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { allowListedArgv, isAllowListed, parsePattern, riskyArgument, splitCommand } from '../../extension/agent/command-policy.js';
+import { allowListedArgv, allowListedRun, isAllowListed, parsePattern, riskyArgument, riskyFile, splitCommand } from '../../extension/agent/command-policy.js';
+import { NodeWorkspace } from '../../extension/agent/node-workspace.js';
+import { WorkspacePaths } from '../../extension/agent/paths.js';
 import { findProgram, runChildArgv } from '../../extension/agent/child-command.js';
 import { visibleText } from '../../contract/visible-text.js';
 
@@ -80,6 +82,70 @@ describe('allow-list patterns', () => {
     expect(riskyArgument('-la')).toBeNull();
     expect(riskyArgument('src/x.ts')).toBeNull();
     expect(riskyArgument('--name=../x')).toMatch(/leaves the folder/);
+  });
+});
+
+describe('allow-listed arguments: every option value, and the files they name', () => {
+  let dir: string;
+  let outside: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-argfiles-'));
+    outside = mkdtempSync(join(tmpdir(), 'strata-argfiles-out-'));
+    writeFileSync(join(dir, 'README.md'), 'hello\n');
+    writeFileSync(join(dir, '.env'), 'A=1\n');
+    writeFileSync(join(outside, 'private.txt'), 'outside\n');
+    symlinkSync(join(outside, 'private.txt'), join(dir, 'link'));
+    symlinkSync(outside, join(dir, 'linkdir'));
+    symlinkSync(join(dir, '.env'), join(dir, 'notes.txt'));
+    writeFileSync(join(dir, '.gitignore'), 'local/\n');
+    mkdirSync(join(dir, 'local'));
+    writeFileSync(join(dir, 'local', 'db.yml'), 'password: x\n');
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, 'src', 'a.test.ts'), '');
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  });
+  const files = () => {
+    const paths = new WorkspacePaths([{ name: 'ws', path: dir }]);
+    const ws = new NodeWorkspace(paths, { exclude: () => [] });
+    return { paths, isIgnored: (abs: string) => ws.isIgnored(abs) };
+  };
+  const patterns = ['npm test *', 'cat *'];
+  const run = (command: string) => allowListedRun(command, patterns, dir, files());
+
+  it('an option inside a value, a symlink out, a secret or an ignored file asks', async () => {
+    for (const command of [
+      'npm test --node-options=--require=/tmp/evil.js', // node loads a module of the attacker's choosing
+      'npm test --node-options=--inspect=0.0.0.0:9229', // a debugger open to the network
+      'npm test --node-options --inspect=0.0.0.0:9229',
+      'npm test -- --inspect',
+      'npm test --x=a=/etc/passwd', // a later piece is a path out
+      'cat link', // a repository link to a file outside
+      'cat linkdir/private.txt', // through a linked folder
+      'cat .env',
+      'cat notes.txt', // a link to .env
+      'cat src/../.env',
+      'cat --file=.env',
+      'cat local/db.yml', // the workspace ignores it
+      `cat ${join(outside, 'private.txt')}`,
+    ]) {
+      expect(await run(command), command).toBeNull();
+    }
+    expect(riskyArgument('--node-options=--require=/tmp/evil.js')).toMatch(/absolute path/);
+    expect(riskyArgument('--node-options=--inspect=0.0.0.0:9229')).toBe('--node-options=--inspect=0.0.0.0:9229 passes the option --inspect on');
+    expect(await riskyFile('link', dir, files())).toMatch(/^link: .*\/link is outside the workspace/);
+    expect(await riskyFile('notes.txt', dir, files())).toBe('notes.txt leads to .env, which looks like it holds secrets');
+    expect(await riskyFile('local/db.yml', dir, files())).toBe('the workspace ignores local/db.yml (.gitignore)');
+  });
+
+  it('plain commands and files of the workspace still run without asking', async () => {
+    expect(await run('npm test')).toEqual(['npm', 'test']);
+    expect(await run('cat README.md')).toEqual(['cat', 'README.md']);
+    expect(await run('npm test -- --watch src/a.test.ts')).toEqual(['npm', 'test', '--', '--watch', 'src/a.test.ts']);
+    expect(await run('npm test --reporter=verbose src/new.test.ts')).toEqual(['npm', 'test', '--reporter=verbose', 'src/new.test.ts']);
+    expect(await run('cat README.md "no such file"')).toEqual(['cat', 'README.md', 'no such file']);
   });
 });
 

@@ -238,6 +238,24 @@ describe('agent loop', () => {
     expect(existsSync(join(dir, 'skipped'))).toBe(false);
   });
 
+  it('an allow-listed command whose argument is a secret asks; one naming a plain file runs at once', async () => {
+    writeFileSync(join(dir, '.env'), 'TOKEN=top-secret\n');
+    const ap = approvals({ command: false });
+    const { loop } = await setup([
+      { toolCalls: [
+        { name: 'run_command', arguments: JSON.stringify({ command: 'cat .env' }) },
+        { name: 'run_command', arguments: JSON.stringify({ command: 'cat hello.ts' }) },
+      ] },
+      { text: 'Done.' },
+    ], { approvals: ap, settings: { allowedCommands: ['cat *'] } });
+    const run = await loop.run(question, new AbortController().signal);
+    const results = run.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(ap.asked.commands).toEqual(['cat .env']);
+    expect(results[0]).toMatch(/skipped this command/);
+    expect(results.join('\n')).not.toContain('top-secret');
+    expect(results[1]).toMatch(/^exit code: 0 \(allow-listed: it ran without a shell\)\nexport function greet/);
+  });
+
   it('read-only tools ask when autoApproveReadOnly is off; a refusal is the result', async () => {
     const ap = approvals({ tool: false });
     const { loop } = await setup([call('read_file', { path: 'hello.ts' }), { text: 'ok' }], { approvals: ap, settings: { autoApproveReadOnly: false } });

@@ -1,7 +1,7 @@
 // The agent's parts on their own: the panel side (AgentChats: steps streamed, decisions, Accept
 // all, Stop while waiting), turns rebuilt from a saved agent conversation, MCP tools through the
 // official SDK against a real stdio server, the allow-list, edit blocks, the schema check.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { isAllowListed } from '../../extension/agent/command-policy.js';
 import { applyBlocks } from '../../extension/agent/edit-blocks.js';
 import { wellFormedToolTurns } from '../../extension/agent/history.js';
 import { AgentLoop } from '../../extension/agent/loop.js';
-import { McpTools, mcpToolName } from '../../extension/agent/mcp.js';
+import { McpTools, mcpProgram, mcpToolName } from '../../extension/agent/mcp.js';
 import { NodeWorkspace } from '../../extension/agent/node-workspace.js';
 import { WorkspacePaths } from '../../extension/agent/paths.js';
 import { READ_TOOLS } from '../../extension/agent/read-tools.js';
@@ -197,6 +197,27 @@ describe('MCP tools (official SDK client, a real stdio server)', () => {
     const { tools } = await m.tools({ broken: { command: join(dir, 'no-such-binary'), args: [], env: {} }, ok: spec });
     expect(tools.map((t) => t.name)).toEqual(['ok_echo', 'ok_look', 'ok_fail']);
     expect(logs.some((l) => l.startsWith('MCP server "broken"'))).toBe(true);
+    await m.dispose();
+  }, 30_000);
+
+  it("a server's program comes from PATH's absolute folders, never from the workspace folder it starts in", async () => {
+    if (process.platform === 'win32') return; // agent-win32.test.ts: the same with PATHEXT and npx.cmd
+    const ws = join(dir, 'ws');
+    const bin = join(dir, 'bin');
+    mkdirSync(ws);
+    mkdirSync(bin);
+    // The repository's own npx, first on a PATH that names "." (as Windows' lookup tries the folder first).
+    writeFileSync(join(ws, 'npx'), `#!/bin/sh\ntouch "${join(dir, 'pwned')}"\n`);
+    writeFileSync(join(bin, 'npx'), `#!/bin/sh\nexec "${process.execPath}" "${spec.args[0]}"\n`);
+    chmodSync(join(ws, 'npx'), 0o755);
+    chmodSync(join(bin, 'npx'), 0o755);
+    const env = { PATH: `.:ws:${bin}` };
+    expect(await mcpProgram('npx', ws, env)).toBe(join(bin, 'npx'));
+    await expect(mcpProgram('npx', ws, { PATH: '.:' })).rejects.toThrow(/^npx: no such program on PATH/);
+    const m = new McpTools(() => undefined, () => ws, allow);
+    const { tools } = await m.tools({ files: { command: 'npx', args: [], env } });
+    expect(tools.map((t) => t.name)).toEqual(['files_echo', 'files_look', 'files_fail']);
+    expect(existsSync(join(dir, 'pwned'))).toBe(false);
     await m.dispose();
   }, 30_000);
 });

@@ -48,10 +48,10 @@ const paths = (): WorkspacePaths => new WorkspacePaths([{ name: 'ws', path: dir 
 /** A counter standing in for the server's /v1/tokenize: one token a word. */
 const words = async (t: string): Promise<number> => t.split(/\s+/).filter(Boolean).length;
 
-async function rules(extra: string[] = [], maxTokens?: number) {
+async function rules(extra: string[] = [], maxTokens?: number, skipped?: (m: string) => void) {
   const p = paths();
   const ws = new NodeWorkspace(p, { exclude: () => [] });
-  return loadRules({ paths: p, listFiles: (s) => ws.listFiles(s), readText: (a) => ws.readText(a), extra, count: words, ...(maxTokens ? { maxTokens } : {}) }, new AbortController().signal);
+  return loadRules({ paths: p, listFiles: (s) => ws.listFiles(s), readText: (a) => ws.readText(a), isIgnored: (a) => ws.isIgnored(a), skipped, extra, count: words, ...(maxTokens ? { maxTokens } : {}) }, new AbortController().signal);
 }
 
 describe('repository rules', () => {
@@ -62,6 +62,39 @@ describe('repository rules', () => {
     expect(ruleViews(r)[0]).toEqual({ path: 'AGENTS.md', scope: '', tokens: 6, estimated: false });
     const system = withRules(agentSystemPrompt(['ws']), r);
     expect(system).not.toContain('Ignore all previous instructions');
+  });
+
+  it('a rules file that looks like a secret, is ignored, or leads out of the workspace is not read, and each is named in a notice', async () => {
+    writeFileSync(join(dir, '.env'), 'A=1\n');
+    writeFileSync(join(outside, 'notes.md'), 'OUTSIDE_TEXT\n');
+    symlinkSync(join(outside, 'notes.md'), join(dir, 'OUT.md'));
+    symlinkSync(join(dir, '.env'), join(dir, 'ENV_LINK.md'));
+    writeFileSync(join(dir, '.gitignore'), 'local/\n');
+    mkdirSync(join(dir, 'local'));
+    writeFileSync(join(dir, 'local', 'prod.md'), 'IGNORED_TEXT\n');
+    mkdirSync(join(dir, '.git'));
+    writeFileSync(join(dir, '.git', 'config'), 'GIT_CONFIG_TEXT\n');
+    const notices: string[] = [];
+    const r = await rules(['.env', 'OUT.md', 'ENV_LINK.md', 'local/prod.md', '.git/config'], undefined, (m) => notices.push(m));
+    expect(r.map((x) => x.path)).toEqual(['AGENTS.md', 'web/AGENTS.md', 'web/ui/AGENTS.md']);
+    const system = withRules(agentSystemPrompt(['ws']), r);
+    for (const text of ['A=1', 'OUTSIDE_TEXT', 'IGNORED_TEXT', 'GIT_CONFIG_TEXT']) expect(system).not.toContain(text);
+    expect(system).toContain('Use tabs, never spaces.');
+    expect(notices).toHaveLength(5);
+    expect(notices[0]).toBe('rules file .env not read: .env looks like it holds secrets');
+    expect(notices[1]).toMatch(/^rules file OUT\.md not read: OUT\.md is outside the workspace/);
+    expect(notices[2]).toBe('rules file ENV_LINK.md not read: .env looks like it holds secrets');
+    expect(notices[3]).toBe('rules file local/prod.md not read: the workspace ignores local/prod.md (.gitignore)');
+    expect(notices[4]).toBe('rules file .git/config not read: the workspace ignores .git/config (.gitignore)');
+  });
+
+  it('an AGENTS.md kept out of git is still read at the root (it is rules by its name); one the setting names is not', async () => {
+    writeFileSync(join(dir, '.gitignore'), 'AGENTS.md\nCLAUDE.local.md\n');
+    writeFileSync(join(dir, 'CLAUDE.local.md'), 'Local rule.\n');
+    const notices: string[] = [];
+    const r = await rules(['CLAUDE.local.md'], undefined, (m) => notices.push(m));
+    expect(r.map((x) => x.path)).toEqual(['AGENTS.md']);
+    expect(notices).toEqual(['rules file CLAUDE.local.md not read: the workspace ignores CLAUDE.local.md (.gitignore)']);
   });
 
   it('nested rules apply to the files under their folder, the nearest first', async () => {
@@ -94,7 +127,7 @@ describe('repository rules', () => {
       prepare: async (_c, messages) => ({ messages, content: messages.at(-1)!.content, note: null, error: null }),
       makeLoop: async (c, onEvent, approvals) => {
         const ws = new NodeWorkspace(p, { exclude: () => [] });
-        const r = await loadRules({ paths: p, listFiles: (s) => ws.listFiles(s), readText: (a) => ws.readText(a), extra: [], count: words }, new AbortController().signal);
+        const r = await loadRules({ paths: p, listFiles: (s) => ws.listFiles(s), readText: (a) => ws.readText(a), isIgnored: (a) => ws.isIgnored(a), extra: [], count: words }, new AbortController().signal);
         return {
           system: withRules(agentSystemPrompt(['ws']), r), rules: ruleViews(r),
           loop: new AgentLoop({ client: c, tools: new ToolRegistry(READ_TOOLS), workspace: ws, paths: p, approvals, onEvent, settings: { maxSteps: 5, autoApproveReadOnly: true, allowedCommands: [], maxResultTokens: 500 } }),

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cmdLine, findProgram, isBatchFile, pathExtensions, runChildArgv } from '../../extension/agent/child-command.js';
 import { findRipgrep, parseRipgrepLine } from '../../extension/agent/ripgrep.js';
 import { CheckpointStore, type RestoreFiles } from '../../extension/agent/checkpoints.js';
+import { mcpProgram } from '../../extension/agent/mcp.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'strata-win32-')); });
@@ -40,6 +41,20 @@ describe('program lookup on Windows', () => {
   it('batch files are known by their extension', () => {
     for (const p of ['C:\\nodejs\\npm.cmd', 'x.BAT', 'y.Cmd']) expect(isBatchFile(p), p).toBe(true);
     for (const p of ['git.exe', 'cmd', 'a.cmdx']) expect(isBatchFile(p), p).toBe(false);
+  });
+});
+
+describe('MCP server programs on Windows', () => {
+  it("npx is PATH's npx.cmd, never the workspace folder's (the folder the server starts in)", async () => {
+    const ws = join(dir, 'ws');
+    const bin = join(dir, 'bin');
+    mkdirSync(ws);
+    mkdirSync(bin);
+    writeFileSync(join(ws, 'npx.cmd'), '');
+    writeFileSync(join(bin, 'npx.cmd'), '');
+    const env = { Path: `.;ws;${bin}`, PATHEXT: '.COM;.EXE;.BAT;.CMD' };
+    expect(await mcpProgram('npx', ws, env, 'win32')).toBe(join(bin, 'npx.cmd'));
+    await expect(mcpProgram('npx', ws, { ...env, Path: '.;ws' }, 'win32')).rejects.toThrow(/^npx: no such program on PATH/);
   });
 });
 
@@ -107,7 +122,7 @@ describe('checkpoints on Windows', () => {
       await rec.changed('s1', { path: 'A.ts', abs: 'C:\\WS\\A.ts', before: 'a0', after: 'a1' });
       await rec.changed('s2', { path: 'a.ts', abs: 'c:\\ws\\a.ts', before: 'a1', after: 'a2' });
       // The disk as Windows has it: one file, read by either name.
-      const files: RestoreFiles = { readText: async (abs) => (abs.toLowerCase() === 'c:\\ws\\a.ts' ? 'a2' : null), apply: async () => null, remove: async () => null };
+      const files: RestoreFiles = { readText: async (abs) => (abs.toLowerCase() === 'c:\\ws\\a.ts' ? 'a2' : null), apply: async () => null, remove: async () => null, resolveForWrite: async (p) => ({ abs: p, rel: p }) };
       plans.push((await store.plan('chat', 's0', files)).files.map((f) => [f.path, f.action, f.conflict]));
     }
     expect(plans[0]).toEqual([['A.ts', 'write', false]]);
