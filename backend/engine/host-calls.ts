@@ -19,8 +19,8 @@ export const CALL_HANDLERS: CallHandlers = {
     const window = w ? await windowPrefix(texts[w.index] ?? '', tokens[w.index] ?? [], w.budget, plain) : null;
     return { tokens, window };
   },
-  prepareImage: (e, data, maxPixels) => {
-    const r = e.prepareImage(data, maxPixels);
+  prepareImage: async (e, data, maxPixels) => {
+    const r = await e.prepareImage(data, maxPixels);
     return { ...r, tokens: Array.from(r.tokens) };
   },
   // Special tokens as their text (like llama-server): templates need bos/eos text.

@@ -576,12 +576,14 @@ export declare class Engine {
    */
   tokenizeSegments(segments: PromptSegment[], addSpecial?: boolean): Int32Array;
   /**
-   * Decodes an image (PNG, JPEG, GIF, BMP) and prepares it with the model's projector: the tokens
-   * it takes in a prompt (the projector's marker tokens around its placeholders). Throws a
-   * RangeError when the model has no projector, the bytes are not an image it reads, or the image
-   * has more than maxPixels pixels (0 or absent: no limit). The last 16 images are kept prepared.
+   * Decodes an image (PNG, JPEG, GIF, BMP) and prepares it with the model's projector, on a worker
+   * thread: the tokens it takes in a prompt (the projector's marker tokens around its
+   * placeholders). Throws a RangeError when the model has no projector; rejects with one when the
+   * bytes are not an image it reads, hold more data than their declared pixels (a decompression
+   * bomb), or the image has more than maxPixels pixels (0 or absent: no limit). The last 16 images
+   * are kept prepared.
    */
-  prepareImage(data: Uint8Array, maxPixels?: number): PreparedImage;
+  prepareImage(data: Uint8Array, maxPixels?: number): Promise<PreparedImage>;
   detokenize(tokens: number[] | Int32Array, removeSpecial?: boolean, unparseSpecial?: boolean): string;
   /**
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`

@@ -4,6 +4,7 @@
 #include <napi.h>
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "engine_options.h"
@@ -26,6 +27,10 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
 // request.images ([{at, data}]) prepared and checked against the prompt's placeholders (every
 // negative id in the prompt is one of an image's, in place); sets req.images.
 void ParseImages(const Napi::Value& v, Vision* vision, GenerateRequest& req);
+
+// prepareImage: the image decoded and prepared on a worker thread; resolves to {id, tokens, at, n,
+// width, height}, rejects with a RangeError for bytes the projector cannot read.
+Napi::Promise PrepareImageAsync(Napi::Env env, std::shared_ptr<Vision> vision, const Napi::Uint8Array& data, uint64_t max_pixels);
 
 // An embedding request for an embedding model: each input one step's sequence (at most
 // min(ctx, batch) tokens).

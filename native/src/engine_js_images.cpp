@@ -1,13 +1,84 @@
 // request.images: the images of a prompt, prepared by the model's projector and checked against
-// the prompt's placeholders (engine_js.h).
+// the prompt's placeholders; prepareImage's worker (engine_js.h).
 #include <string>
 
+#include "engine_error.h"
 #include "engine_js.h"
 #include "js_args.h"
 
 namespace strata {
 
 using namespace js;
+
+namespace {
+
+// Decodes and prepares on a libuv worker: a large image takes the engine host's JS thread, which
+// serves every other request's calls, for no time at all. The bytes are copied (the caller's
+// buffer may be reused or detached meanwhile) and the projector is held until the worker ends.
+class PrepareImageWorker : public Napi::AsyncWorker {
+ public:
+  PrepareImageWorker(Napi::Env env, std::shared_ptr<Vision> vision, const Napi::Uint8Array& data, uint64_t max_pixels)
+      : Napi::AsyncWorker(env, "strata:PrepareImage"), deferred_(Napi::Promise::Deferred::New(env)),
+        vision_(std::move(vision)), bytes_(data.Data(), data.Data() + data.ElementLength()), max_pixels_(max_pixels) {}
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      image_ = vision_->Prepare(bytes_.data(), bytes_.size(), max_pixels_);
+    } catch (const std::invalid_argument& e) {
+      error_ = e.what();
+      kind_ = Kind::Input;
+    } catch (const VisionClosed& e) {
+      error_ = e.what();
+      kind_ = Kind::Closed;
+    } catch (const std::exception& e) {
+      error_ = e.what();
+      kind_ = Kind::Other;
+    }
+    vision_.reset();
+    bytes_ = {};
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    if (kind_ == Kind::Input) return deferred_.Reject(Napi::RangeError::New(env, error_).Value());
+    if (kind_ != Kind::None) {
+      Napi::Error e = Napi::Error::New(env, error_);
+      if (kind_ == Kind::Closed) e.Set("code", Napi::String::New(env, ErrorCodeName(ErrorCode::EngineClosed)));
+      return deferred_.Reject(e.Value());
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", image_->id);
+    o.Set("tokens", TokensToJs(env, image_->tokens));
+    o.Set("at", static_cast<double>(image_->at));
+    o.Set("n", static_cast<double>(image_->n));
+    o.Set("width", image_->nx);
+    o.Set("height", image_->ny);
+    deferred_.Resolve(o);
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  enum class Kind { None, Input, Closed, Other };
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<Vision> vision_;
+  std::vector<uint8_t> bytes_;
+  uint64_t max_pixels_;
+  std::shared_ptr<const PreparedImage> image_;
+  std::string error_;
+  Kind kind_ = Kind::None;
+};
+
+}  // namespace
+
+Napi::Promise PrepareImageAsync(Napi::Env env, std::shared_ptr<Vision> vision, const Napi::Uint8Array& data, uint64_t max_pixels) {
+  auto* worker = new PrepareImageWorker(env, std::move(vision), data, max_pixels);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
 
 void ParseImages(const Napi::Value& v, Vision* vision, GenerateRequest& req) {
   Napi::Env env = v.Env();

@@ -227,7 +227,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     }
   }
 
-  // prepareImage(data: Uint8Array, maxPixels?: number): {id, tokens, at, n, width, height}.
+  // prepareImage(data: Uint8Array, maxPixels?: number): Promise<{id, tokens, at, n, width, height}>.
   Napi::Value PrepareImage(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     CheckOpen(env);
@@ -240,23 +240,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       if (!info[1].IsNumber() || info[1].As<Napi::Number>().DoubleValue() < 0) throw Napi::TypeError::New(env, "maxPixels must be a non-negative number");
       max_pixels = info[1].As<Napi::Number>().DoubleValue();
     }
-    const Napi::Uint8Array data = info[0].As<Napi::Uint8Array>();
-    std::shared_ptr<const PreparedImage> img;
-    try {
-      img = vision_->Prepare(data.Data(), data.ElementLength(), static_cast<uint64_t>(max_pixels));
-    } catch (const std::invalid_argument& e) {
-      throw Napi::RangeError::New(env, e.what());
-    } catch (const std::exception& e) {
-      throw Napi::Error::New(env, e.what());
-    }
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("id", img->id);
-    o.Set("tokens", TokensToJs(env, img->tokens));
-    o.Set("at", static_cast<double>(img->at));
-    o.Set("n", static_cast<double>(img->n));
-    o.Set("width", img->nx);
-    o.Set("height", img->ny);
-    return o;
+    return PrepareImageAsync(env, vision_, info[0].As<Napi::Uint8Array>(), static_cast<uint64_t>(max_pixels));
   }
 
   Napi::Value Detokenize(const Napi::CallbackInfo& info) {
@@ -423,7 +407,8 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   void Teardown() {
     if (engine_) {
       engine_->StopSilently();
-      vision_.reset();  // the engine's reference goes with it, before the model
+      if (vision_) vision_->Close();  // a prepareImage worker may still hold it: freed here, before the model
+      vision_.reset();  // the engine's reference goes with it
       engine_.reset();
     }
     if (env_) {
@@ -437,6 +422,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
     auto* self = static_cast<EngineWrap*>(arg);
     if (self->engine_) {
       self->engine_->StopSilently();
+      if (self->vision_) self->vision_->Close();
       self->vision_.reset();
       self->engine_.reset();
     }

@@ -1,6 +1,5 @@
-// Images through a projector (vision.h). Decoding uses stb_image, limited to PNG, JPEG, GIF and
-// BMP: libmtmd's own buffer helper also takes audio and hands WebP to an ffmpeg process, neither
-// of which a request's bytes should reach.
+// Images through a projector (vision.h). Decoding is vision_decode.cpp's (stb_image within the
+// bounds a file's header sets), on the calling thread; preparing with libmtmd takes one at a time.
 #include "vision.h"
 
 #include <cstring>
@@ -9,18 +8,10 @@
 #include "llama_log.h"
 #include "mtmd-helper.h"
 #include "mtmd.h"
+#include "vision_decode.h"
 
 #define XXH_INLINE_ALL
 #include "xxhash/xxhash.h"
-
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
-#define STBI_ONLY_GIF
-#define STBI_ONLY_BMP
-#define STBI_NO_STDIO
-#include "stb/stb_image.h"
 
 namespace strata {
 
@@ -68,37 +59,34 @@ Vision::Vision(const std::string& path, llama_model* model, int32_t threads, boo
   description_ = path;
 }
 
-Vision::~Vision() {
+Vision::~Vision() { Close(); }
+
+void Vision::Close() {
+  std::lock_guard<std::mutex> lock(ctx_mu_);  // waits for a Prepare in libmtmd
   if (ctx_) mtmd_free(ctx_);
+  ctx_ = nullptr;
 }
 
 std::shared_ptr<const PreparedImage> Vision::Prepare(const uint8_t* data, size_t size, uint64_t max_pixels) {
   const XXH128_hash_t h = XXH3_128bits(data, size);
-  for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-    if (it->key_lo == h.low64 && it->key_hi == h.high64 && it->size == size) {
-      cache_.splice(cache_.begin(), cache_, it);
-      return cache_.front().image;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->key_lo == h.low64 && it->key_hi == h.high64 && it->size == size) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front().image;
+      }
     }
   }
-  if (size > static_cast<size_t>(INT32_MAX)) throw std::invalid_argument("the image is too large");
-  int w = 0, hgt = 0, comp = 0;
-  if (!stbi_info_from_memory(data, static_cast<int>(size), &w, &hgt, &comp)) {
-    throw std::invalid_argument("the image could not be read (PNG, JPEG, GIF or BMP are supported)");
-  }
-  const uint64_t pixels = static_cast<uint64_t>(w) * static_cast<uint64_t>(hgt);
-  if (max_pixels > 0 && pixels > max_pixels) {
-    throw std::invalid_argument("the image is " + std::to_string(w) + "x" + std::to_string(hgt) + " = " +
-                                std::to_string(pixels) + " pixels, more than the limit of " + std::to_string(max_pixels));
-  }
-  unsigned char* rgb = stbi_load_from_memory(data, static_cast<int>(size), &w, &hgt, &comp, 3);
-  if (!rgb) throw std::invalid_argument(std::string("the image could not be decoded: ") + stbi_failure_reason());
-  mtmd_bitmap* bmp = mtmd_bitmap_init(static_cast<uint32_t>(w), static_cast<uint32_t>(hgt), rgb);
-  stbi_image_free(rgb);
+  const DecodedImage rgb = DecodeImage(data, size, max_pixels);
+  std::lock_guard<std::mutex> lock(ctx_mu_);
+  if (!ctx_) throw VisionClosed();
+  mtmd_bitmap* bmp = mtmd_bitmap_init(static_cast<uint32_t>(rgb.width), static_cast<uint32_t>(rgb.height), rgb.rgb.get());
   if (!bmp) throw std::runtime_error("could not make a bitmap of the image");
   auto img = std::make_shared<PreparedImage>();
   img->id = Hex(h.high64) + Hex(h.low64);
-  img->nx = static_cast<uint32_t>(w);
-  img->ny = static_cast<uint32_t>(hgt);
+  img->nx = static_cast<uint32_t>(rgb.width);
+  img->ny = static_cast<uint32_t>(rgb.height);
   mtmd_bitmap_set_id(bmp, img->id.c_str());
   img->chunks = std::shared_ptr<mtmd_input_chunks>(mtmd_input_chunks_init(), mtmd_input_chunks_free);
   const std::string marker = mtmd_default_marker();
@@ -127,6 +115,7 @@ std::shared_ptr<const PreparedImage> Vision::Prepare(const uint8_t* data, size_t
     for (size_t i = 0; i < n; ++i) img->tokens.push_back(ImagePlaceholder(img->id, i));
   }
   if (!img->chunk || img->n == 0) throw std::runtime_error("the projector made no image chunk");
+  std::lock_guard<std::mutex> cache_lock(cache_mu_);
   cache_.push_front({h.low64, h.high64, size, img});
   if (cache_.size() > kCacheSize) cache_.pop_back();
   return img;

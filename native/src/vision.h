@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,11 @@ struct ImageSpan {
 // position draws on other bits of the hash (so two images share a run only if their hashes agree).
 llama_token ImagePlaceholder(const std::string& sha_hex, size_t i);
 
+// Prepare on a projector that was closed (the engine is closing).
+struct VisionClosed : std::runtime_error {
+  VisionClosed() : std::runtime_error("engine is closed") {}
+};
+
 class Vision {
  public:
   // Throws std::runtime_error naming the problem (unreadable projector, one made for another
@@ -54,11 +61,15 @@ class Vision {
   Vision(const Vision&) = delete;
   Vision& operator=(const Vision&) = delete;
 
-  // JS thread. Decodes and prepares an image (PNG, JPEG, GIF, BMP as stb_image reads them);
-  // throws std::invalid_argument when the bytes are not an image it can read or it has more than
-  // max_pixels pixels (0: no limit). The last few
-  // prepared images are kept, so the request that follows a count finds its image prepared.
+  // Any thread but the engine's (prepareImage runs it on a worker). Decodes and prepares an image
+  // (PNG, JPEG, GIF, BMP within vision_decode.h's bounds); throws std::invalid_argument when the
+  // bytes are not an image it can read, hold more than their pixels, or it has more than
+  // max_pixels pixels (0: no limit), VisionClosed after Close. The last few prepared images are
+  // kept, so the request that follows a count finds its image prepared.
   std::shared_ptr<const PreparedImage> Prepare(const uint8_t* data, size_t size, uint64_t max_pixels);
+
+  // Frees the projector, once no Prepare is inside libmtmd: before the model it was made for.
+  void Close();
 
   // Engine thread. Encodes the image and decodes its embeddings into `seq` at positions
   // n_past.., in batches of n_batch; false on failure.
@@ -67,8 +78,10 @@ class Vision {
   const std::string& description() const { return description_; }
 
  private:
+  std::mutex ctx_mu_;  // Prepare's use of ctx_ and Close (Eval runs on the engine thread, before Close)
   mtmd_context* ctx_ = nullptr;
   std::string description_;
+  std::mutex cache_mu_;
   struct Cached {
     uint64_t key_lo, key_hi;
     size_t size;

@@ -37,7 +37,7 @@ describe('strata make-test-model', () => {
     expect(r.stdout).toMatch(new RegExp(`mmproj\\s+${proj.replace(/[.]/g, '\\.')} \\([\\d.]+ MiB; 16 tokens an image\\)`));
     const engine = await loadAddon().Engine.load({ model: out, mmproj: proj, ctx: 128, slots: 1, threads: 2, onEvents: () => {} });
     expect(engine.info.mmproj).toBe(proj);
-    expect(engine.prepareImage(testPicture(1)).n).toBe(16);
+    expect((await engine.prepareImage(testPicture(1))).n).toBe(16);
     await engine.close();
   });
 

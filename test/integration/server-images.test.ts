@@ -2,12 +2,15 @@
 // projector): OpenAI image_url parts through the official client, Anthropic image blocks, the
 // Responses API's input_image; image tokens counted in usage and count_tokens; the conversation's
 // KV reused on turn 2; remote URLs, malformed data URLs, unreadable images and a model without a
-// projector refused with 400s naming the field or the model. The model answers noise: the tests
-// check statuses, token counts and reuse, never what the answer says.
+// projector refused with 400s naming the field or the model; decompression bombs refused at once,
+// with the engine host's peak memory unchanged and a text chat beside them answered. The model
+// answers noise: the tests check statuses, token counts and reuse, never what the answer says.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type OpenAI from 'openai';
 import { ensureTestModel, ensureTestModelWithProjector } from '../helpers/models.js';
-import { pngDataUrl, pngHeaderOnly, testPicture } from '../helpers/images.js';
+import { gifBomb, pngBomb, pngDataUrl, pngHeaderOnly, testPicture } from '../helpers/images.js';
 import { json, startServer, type Running } from './server-helpers.js';
 
 let srv: Running;
@@ -102,6 +105,60 @@ describe('OpenAI chat: image_url parts', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('images_not_supported');
     expect(r.body.error.message).toMatch(/model '.+' reads text only/);
+  });
+});
+
+/** A POST: `sent` resolves once its body is written, `answer` with the status and JSON body. */
+function post(port: number, path: string, body: unknown): { sent: Promise<void>; answer: Promise<{ status: number; body: any }> } {
+  let sent!: () => void;
+  const written = new Promise<void>((resolve) => { sent = resolve; });
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body), sent);
+  });
+  return { sent: written, answer };
+}
+
+/** A process's /proc/PID/status field in KiB (VmHWM: its peak resident memory). */
+function statusKiB(pid: number, field: string): number {
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+}
+
+describe('images that hold more data than their pixels', () => {
+  it('three 1x1 PNGs inflating to 200 MB each: a 400 at once, the engine host\'s peak memory unchanged, a text chat beside them answered', async () => {
+    const bombs = await Promise.all([1, 2, 3].map((k) => pngBomb(1, 1, (200 << 20) + k)));  // three files: none is read from the cache
+    const pid = (await json(srv.port, 'GET', '/metrics')).body.engines[0].pid as number;
+    const linux = process.platform === 'linux';
+    // The peak resident memory starts again from what the process holds now.
+    if (linux) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    const held = linux ? statusKiB(pid, 'VmHWM') : 0;
+    const image = post(srv.port, '/v1/chat/completions', {
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, ...bombs.map((b) => ({ type: 'image_url', image_url: { url: pngDataUrl(b) } }))] }],
+      max_tokens: 1,
+    });
+    await image.sent;
+    const text = await srv.openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 4 });
+    expect(text.choices[0]!.message.content).toEqual(expect.any(String));
+    const r = await image.answer;
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('invalid_image');
+    expect(r.body.error.message).toBe('an image could not be read: the PNG image (1x1) holds more data than its pixels: its image data inflates past 8 bytes, twice what its rows take');
+    // Inflating one of them whole took 256 MiB (its buffer doubles).
+    if (linux) expect(statusKiB(pid, 'VmHWM') - held).toBeLessThan(32 * 1024);
+  });
+
+  it('a 1x1 GIF whose codes decode to millions of pixels is a 400 naming the GIF', async () => {
+    const url = `data:image/gif;base64,${gifBomb(1, 1, 12).toString('base64')}`;
+    const r = await json(srv.port, 'POST', '/v1/chat/completions', { messages: [userWithImage('see', url)], max_tokens: 1 });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('invalid_image');
+    expect(r.body.error.message).toMatch(/the GIF image \(1x1\) holds more data than its pixels: its first frame \(1x1\) holds data for more than its 1 pixels/);
   });
 });
 
