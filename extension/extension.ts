@@ -17,7 +17,7 @@ import { registerCodebase } from './codebase/register-codebase.js';
 import { registerCompletionControls } from './completion/controls.js';
 import { registerInlineCompletions } from './completion/provider.js';
 import { CompletionStats } from './completion/stats.js';
-import { autoStart, roleApiKey, roleModelName, roleServerUrl } from './config/config.js';
+import { allowInsecureRemote, autoStart, roleApiKey, roleModelName, roleServerUrl } from './config/config.js';
 import { registerRoleServerCommands } from './commands/role-server-commands.js';
 import { RoleServers } from './server/role-servers.js';
 import { registerInlineEdit } from './edit/inline-edit.js';
@@ -52,7 +52,7 @@ export function activate(context: vscode.ExtensionContext): void {
   // Each role's features talk to the main server or to the role's own server (strata.*ServerUrl).
   const roles = new RoleServers({
     main: server, log, activity,
-    settings: { url: roleServerUrl, apiKey: (r) => roleApiKey(context.secrets, r), model: roleModelName },
+    settings: { url: roleServerUrl, apiKey: (r, url) => roleApiKey(context.secrets, r, url), model: roleModelName, allowInsecureKey: allowInsecureRemote },
   });
   registerRoleServerCommands(context, roles, server);
   const chat = roles.connection('chat');
@@ -105,6 +105,7 @@ export async function deactivate(): Promise<void> {
 
 /** Calls f at most once per `ms`, always with the latest data (a trailing call). */
 function throttled(ms: number, f: () => void): () => void {
+  // biome-ignore lint/correctness/noUnusedVariables: read by ??= below
   let timer: ReturnType<typeof setTimeout> | undefined;
   return () => {
     timer ??= setTimeout(() => { timer = undefined; f(); }, ms);

@@ -1,5 +1,6 @@
 // Files the agent treats apart from the rest of the workspace. Some run code without anyone
-// asking (git's hooks and core.fsmonitor run on the next git command, VS Code's tasks can run on
+// asking (git's hooks and core.fsmonitor run on the next git command, and so do hooks kept in the
+// repository for husky or core.hooksPath; direnv runs .envrc on cd; VS Code's tasks can run on
 // folder open, workspace settings steer extensions and terminals): the agent's write tools refuse
 // them, whatever the user would accept in a diff. Others look like they hold secrets: reading
 // them always asks, and search_text leaves them out. Pure: paths are workspace-relative with "/".
@@ -26,8 +27,15 @@ export function writeRefusal(rel: string): string | null {
   if (parts.some((s) => s === '.git' || /^git~\d+$/.test(s))) {
     return `${rel} is inside .git, where git keeps its hooks and configuration (they run code on the next git command); the agent does not write there`;
   }
+  // Hooks kept in the repository (husky, core.hooksPath = .githooks) run like .git/hooks once installed.
+  if (parts.some((s) => s === '.husky' || s === '.githooks' || /^(husky|githoo)~\d+$/.test(s))) {
+    return `${rel} is a git hook kept in the repository (it runs on the next git command); the agent does not write it: change it yourself`;
+  }
   const name = parts[parts.length - 1] ?? '';
   const parent = parts[parts.length - 2];
+  if (name === '.envrc' || /^envrc~\d+$/.test(name)) {
+    return `${rel} is run by direnv when a shell enters the folder; the agent does not write it: change it yourself`;
+  }
   if ((parent === '.vscode' || /^vscode~\d+$/.test(parent ?? '')) && VSCODE_FILES.has(name)) {
     return `${rel} configures VS Code (settings, tasks, launch configurations and MCP servers can run programs); the agent does not write it: change it yourself`;
   }

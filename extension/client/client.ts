@@ -11,6 +11,7 @@ import { parseRequestTrace, parseTraces } from '../../contract/traces.js';
 import { arr, defaultModelSize, errorMessage, obj, parseHealth, parseInfill, parseInfillChunk, parseModels, propsSlotContext, slotContextOf, str } from './normalize.js';
 import { parseNextEditBody, type NextEditRequest } from '../../contract/next-edit.js';
 import { SseDecoder } from '../../common/net/sse-decoder.js';
+import { keyRefusal } from './key-policy.js';
 import type { ChatCall, ChatStreamEvent, Health, InfillRequest, InfillResult, InfillStreamEvent, ModelEntry, NextEditResult, ToolSpec } from './types.js';
 import type { RestoredSession, SessionInfo } from '../../contract/sessions.js';
 import type { RequestTraceView, Traces } from '../../contract/traces.js';
@@ -59,6 +60,8 @@ export interface ActivitySink {
 export interface ClientOptions {
   baseUrl: string;
   apiKey?: string | undefined;
+  /** Send the key over plain http off this machine too (strata.allowInsecureRemote); else such a client refuses to send. */
+  allowInsecureKey?: boolean;
   fetch?: typeof fetch;
   activity?: ActivitySink;
   /** Limit for requests that do not stream (ms). */
@@ -98,6 +101,8 @@ export class StrataClient {
   readonly baseUrl: string;
   /** Sent as Bearer on every request (the managed server's key for this start, or the remote server's). */
   readonly apiKey: string | undefined;
+  /** Why the key may not go to this server (plain http off loopback): every request fails with it, none is sent. */
+  private readonly keyRefused: string | null;
   private readonly fetchImpl: typeof fetch;
   private readonly activity: ActivitySink | undefined;
   private readonly timeoutMs: number;
@@ -108,14 +113,16 @@ export class StrataClient {
     this.infillPath = opts.infillPath ?? '/v1/infill';
     this.useModels = opts.models ?? {};
     this.baseUrl = normalizeBaseUrl(opts.baseUrl);
-    this.apiKey = opts.apiKey || undefined;
+    this.keyRefused = opts.apiKey ? keyRefusal(this.baseUrl, opts.allowInsecureKey ?? false) : null;
+    this.apiKey = this.keyRefused === null ? opts.apiKey || undefined : undefined;
     this.fetchImpl = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.activity = opts.activity;
     this.timeoutMs = opts.timeoutMs ?? 15_000;
   }
 
-  async health(signal?: AbortSignal): Promise<Health> {
-    const res = await this.send('GET', '/health', undefined, signal);
+  /** `challenge`: asks a server that holds a key to prove it holds it (Health.keyProof). */
+  async health(signal?: AbortSignal, challenge?: string): Promise<Health> {
+    const res = await this.send('GET', challenge === undefined ? '/health' : `/health?challenge=${encodeURIComponent(challenge)}`, undefined, signal);
     return parseHealth(res.status, await readJson(res));
   }
 
@@ -363,6 +370,8 @@ export class StrataClient {
 
   /** long: no client-side time limit (generation may take a while; the caller cancels). */
   private async send(method: string, path: string, body: unknown, signal?: AbortSignal, long = false): Promise<Response> {
+    // Sending without the key would only earn a 401 that hides why.
+    if (this.keyRefused !== null) throw new StrataApiError(this.keyRefused, 0);
     const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;

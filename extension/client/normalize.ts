@@ -55,6 +55,7 @@ export function parseHealth(status: number, body: unknown): Health {
     loadTimeoutMs: num(o, 'load_timeout_ms'),
     // Strata's own field: read strictly through the contract (another server never sends it).
     engineDeath: parseEngineDeath(o.engine_death),
+    ...(typeof o.key_proof === 'string' ? { keyProof: o.key_proof } : {}),
   };
 }
 

@@ -15,6 +15,8 @@ export interface Health {
   loadTimeoutMs: number | null;
   /** While an engine is down or has given up: its last death as the server recorded it (Strata only; contract/health.ts). */
   engineDeath: EngineDeathBody | null;
+  /** The answer to a health challenge (common/net/key-proof.ts), when the server holds a key and was asked. */
+  keyProof?: string;
 }
 
 export interface ModelEntry {

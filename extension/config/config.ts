@@ -4,6 +4,7 @@ import { isModelFile, parseNumberList, parseStringList, type ModelUse, type Serv
 import { settingDefault, type SettingName, type SettingValue } from './settings-schema.js';
 import { homedir } from 'node:os';
 import { expandHome as expandHomeIn } from '../../common/os/paths.js';
+import { decodeStoredKey, encodeStoredKey, keyForServer, keyOrigin } from '../client/key-policy.js';
 
 export const SECTION = 'strata';
 export const API_KEY_SECRET = 'strata.apiKey';
@@ -17,7 +18,7 @@ export const ROLE_URL_SETTING = {
 export const roleKeySecret = (role: ModelUse): string => `strata.apiKey.${role}`;
 
 /** Settings whose change needs a server restart. */
-export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'chatModelProjector', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'port', 'slots', 'contextSize', 'kvType', 'parkMiB', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
+export const SERVER_KEYS: readonly SettingName[] = ['modelPath', 'completionModel', 'chatModel', 'chatModelProjector', 'embeddingModel', 'rerankModel', 'nextEditModel', 'serverMode', 'remoteUrl', 'apiKey', 'allowInsecureRemote', 'port', 'slots', 'contextSize', 'kvType', 'parkMiB', 'cacheMiB', 'devices', 'splitMode', 'tensorSplit', 'replicas', 'rpcServers', 'fit', 'pinCompletionModel'];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -50,7 +51,8 @@ export function readServerSettings(): ServerSettings {
   const listSetting = (name: 'devices' | 'tensorSplit' | 'rpcServers'): string | string[] => setting(name) as string | string[];
   return {
     modelPath: expandHome(setting('modelPath').trim()),
-    port: setting('port'),
+    // A repository's settings must not choose it: a program it starts there first would get the requests.
+    port: userSetting('port'),
     slots: setValue('slots'),
     contextSize: setting('contextSize'),
     kvType: setValue('kvType'),
@@ -109,18 +111,51 @@ export function roleModelName(role: ModelUse): string | undefined {
   return v && !isModelFile(v) ? v : undefined;
 }
 
-/** A role server's key, from SecretStorage only (Strata: Set Role Server API Key). */
-export async function roleApiKey(secrets: vscode.SecretStorage, role: ModelUse): Promise<string | undefined> {
-  return (await secrets.get(roleKeySecret(role))) || undefined;
+/** A role server's key, from SecretStorage only (Strata: Set Role Server API Key), and only for the server it was entered for. */
+export async function roleApiKey(secrets: vscode.SecretStorage, role: ModelUse, url = roleServerUrl(role)): Promise<string | undefined> {
+  return boundKey(secrets, roleKeySecret(role), url);
+}
+
+/** Whether keys may go over plain http to another machine (user settings only). */
+export function allowInsecureRemote(): boolean {
+  return userSetting('allowInsecureRemote') === true;
+}
+
+/** Stores `key` under `name` for the server `url` names; false when the URL names none. */
+export async function storeBoundKey(secrets: vscode.SecretStorage, name: string, key: string, url: string): Promise<boolean> {
+  const origin = keyOrigin(url);
+  if (origin === null) return false;
+  await secrets.store(name, encodeStoredKey(key, origin));
+  return true;
+}
+
+/** The server (origin) the key under `name` was entered for, null when there is none or it predates binding. */
+export async function storedKeyOrigin(secrets: vscode.SecretStorage, name: string): Promise<string | null> {
+  const raw = await secrets.get(name);
+  return raw ? decodeStoredKey(raw).origin : null;
+}
+
+/**
+ * The key under `name` when it was entered for the server `url` names. A key kept before keys were
+ * bound is bound on its first read to the server in the settings then (activation reads them all,
+ * so a URL changed later does not take it along).
+ */
+export async function boundKey(secrets: vscode.SecretStorage, name: string, url: string): Promise<string | undefined> {
+  const raw = await secrets.get(name);
+  if (!raw) return undefined;
+  const stored = decodeStoredKey(raw);
+  if (stored.origin !== null) return keyForServer(stored, url);
+  if (!(await storeBoundKey(secrets, name, stored.key, url))) return undefined;
+  return stored.key;
 }
 
 export function autoStart(): boolean {
   return setting('autoStart');
 }
 
-/** The API key: SecretStorage first, then the (plain-text) setting as a fallback. */
+/** The API key: SecretStorage first (when entered for strata.remoteUrl's server), then the (plain-text) setting as a fallback. */
 export async function apiKey(secrets: vscode.SecretStorage): Promise<string | undefined> {
-  return (await secrets.get(API_KEY_SECRET)) || String(userSetting('apiKey')).trim() || undefined;
+  return (await boundKey(secrets, API_KEY_SECRET, remoteUrl())) || String(userSetting('apiKey')).trim() || undefined;
 }
 
 export interface CompletionSettings {

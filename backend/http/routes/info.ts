@@ -4,20 +4,27 @@ import type { FitDeviceUse, FitReport } from '../../../native/lib/addon.js';
 import { suggestBackend } from '../../gpu-backends/readiness.js';
 import { latestDeath } from '../../metrics/metrics-json.js';
 import type { AppContext } from '../app-context.js';
+import { keyProof } from '../../../common/net/key-proof.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
 
-export function health(app: AppContext, { res }: RouteContext): void {
-  if (app.stopping()) { sendJson(res, 503, { status: 'stopping' }); return; }
+export function health(app: AppContext, ctx: RouteContext): void {
+  // `?challenge=`: with a key, every answer carries `key_proof` (common/net/key-proof.ts), so a
+  // supervisor knows it reached the server it gave the key to before it sends the key.
+  const challenge = ctx.url.searchParams.get('challenge');
+  const proof = challenge !== null && app.config.apiKey !== null ? keyProof(app.config.apiKey, challenge) : null;
+  const reply = (status: number, body: Record<string, unknown>, headers?: Record<string, string>): void =>
+    sendJson(ctx.res, status, proof === null ? body : { ...body, key_proof: proof }, headers);
+  if (app.stopping()) { reply(503, { status: 'stopping' }); return; }
   const model = app.model();
   // Several models, none loaded or loading (--preload none, or all unloaded idle): ready to load on demand.
   if (!model && app.models.several && app.models.rows().every((r) => r.state !== 'loading')) {
-    sendJson(res, 200, { status: 'ok', model: null, models_loaded: 0, queued: 0 });
+    reply(200, { status: 'ok', model: null, models_loaded: 0, queued: 0 });
     return;
   }
   if (!model || app.scheduler.isLoading()) {
     // How long a load may take here: a supervisor (the extension) waits that long, never less.
-    sendJson(res, 503, { status: 'loading', load_timeout_ms: app.config.engineReadyTimeoutMs }, { 'Retry-After': '1' });
+    reply(503, { status: 'loading', load_timeout_ms: app.config.engineReadyTimeoutMs }, { 'Retry-After': '1' });
     return;
   }
   const why = app.scheduler.unavailableReason();
@@ -26,15 +33,15 @@ export function health(app: AppContext, { res }: RouteContext): void {
     const death = latestDeath(app.engines);
     // Every engine gave up after a crash loop: a retry will not help, so no Retry-After.
     const failed = app.engines.every((e) => e.status().state === 'failed');
-    if (failed) { sendJson(res, 503, { status: 'failed', reason: why, engine_death: death }); return; }
-    sendJson(res, 503, { status: 'unavailable', reason: why, engine_death: death }, { 'Retry-After': '1' });
+    if (failed) { reply(503, { status: 'failed', reason: why, engine_death: death }); return; }
+    reply(503, { status: 'unavailable', reason: why, engine_death: death }, { 'Retry-After': '1' });
     return;
   }
   const views = app.scheduler.views();
   const ready = views.filter((v) => v.state === 'ready');
   const slots = ready.reduce((n, v) => n + v.slots, 0);
   const busy = ready.reduce((n, v) => n + v.inFlight, 0);
-  sendJson(res, 200, {
+  reply(200, {
     status: 'ok', model: model.id, demo: model.demo, ctx: model.info.ctx,
     slots, slots_idle: Math.max(0, slots - busy), slots_processing: busy,
     replicas: { ready: ready.length, total: views.length },
