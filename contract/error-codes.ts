@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   missing_required_parameter: { status: 400, when: 'a required field is missing (`param` names it)' },
   unsupported_value: {
     status: 400,
-    when: "a field's value is valid OpenAI but not served here (several prompts, `dimensions` other than the model's, `reasoning_format: deepseek-legacy`, Anthropic server tools)",
+    when: "a field's value is valid OpenAI but not served here (several prompts, `dimensions` other than the model's, `reasoning_format: deepseek-legacy`, a tool_choice naming a hosted tool)",
   },
   too_deep: { status: 400, when: 'JSON nested more than 64 levels' },
   invalid_image: { status: 400, when: 'an image part that is no well-formed base64 data URL or source, not a PNG, JPEG, GIF or BMP, or that the chat template renders no place for' },

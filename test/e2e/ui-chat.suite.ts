@@ -6,7 +6,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTab, tableRows, visibleButtons, waitForAnswerEnd } from './lib/panel.js';
-import type { Frame } from './lib/playwright.js';
 import { saveSessionOverHttp, strataUrl } from './lib/strata-api.js';
 import { plainSpaces, StopWaiting, waitForValue } from './lib/workbench.js';
 import { STEP, type UiContext } from './ui.suite.js';

@@ -12,20 +12,11 @@ import { OutputStream } from '../../backend/http/responses-shapes.js';
 import { budgetOf } from '../../backend/http/thinking-budget.js';
 import { chatMessagesOf } from '../../backend/responses/conversation.js';
 import { parseMessagesRequest } from '../../backend/validation/anthropic-schema.js';
-import { ApiError } from '../../backend/validation/errors.js';
 import { parseResponsesRequest } from '../../backend/validation/responses-schema.js';
 import { defaultConfig } from '../../backend/app/config.js';
+import { refusal } from '../helpers/refusal.js';
 import { serveScripted, type ScriptedServer } from '../helpers/scripted-server.js';
 
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiError) return `${e.status} [${e.param}] ${e.message}`;
-    throw e;
-  }
-  throw new Error('expected an ApiError');
-}
 
 const user = [{ role: 'user', content: 'fix the bug' }];
 

@@ -9,21 +9,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { OutputStream } from '../../backend/http/responses-shapes.js';
 import { chatMessagesOf } from '../../backend/responses/conversation.js';
 import { ResponseStore, type StoredResponse } from '../../backend/responses/response-store.js';
-import { ApiError } from '../../backend/validation/errors.js';
 import { parseResponsesRequest } from '../../backend/validation/responses-schema.js';
 import { parseResponse, type ResponseObject } from '../../contract/responses.js';
 import type { FakeRequest } from '../helpers/fake-engine-client.js';
+import { refusal } from '../helpers/refusal.js';
 import { serveScripted, type ScriptedServer } from '../helpers/scripted-server.js';
 
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiError) return `${e.status} [${e.param}] ${e.message}`;
-    throw e;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('the request schema', () => {
   it('reads text input as one user message, items as they are, and the defaults OpenAI has', () => {

@@ -114,3 +114,17 @@ export interface Dialect {
   prepare?(model: ModelView): Promise<PreparedTurn>;
   writer(start: TurnStart): TurnWriter;
 }
+
+/**
+ * A writer's stream: `write` puts events on the wire; the opening events (role chunks,
+ * message_start, response.created) go first, with the first real events. Without a stream
+ * (a whole answer) nothing is written.
+ */
+export function lazyStream<T>(sse: unknown, opening: () => readonly T[], write: (events: readonly T[]) => void): (events: readonly T[]) => void {
+  let opened = false;
+  return (events) => {
+    if (!sse || events.length === 0) return;
+    if (!opened) { opened = true; write(opening()); }
+    write(events);
+  };
+}

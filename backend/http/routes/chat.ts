@@ -5,7 +5,7 @@
 import { parseChatRequest, type ChatRequest } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { runChatTurn } from '../chat-turn/run.js';
-import type { ChatTurn, TurnStart, TurnWriter } from '../chat-turn/turn.js';
+import { lazyStream, type ChatTurn, type TurnStart, type TurnWriter } from '../chat-turn/turn.js';
 import { ChatChunkBuilder, chatCompletionChoices, chatFinish } from '../openai-shapes.js';
 import { readJson, sendJson } from '../respond.js';
 import type { RouteContext } from '../router.js';
@@ -23,16 +23,12 @@ export function chatTurnOf(body: ChatRequest): ChatTurn {
 function chatWriter(body: ChatRequest, { app, model, run, res }: TurnStart): TurnWriter {
   const chunks = new ChatChunkBuilder(`chatcmpl-${run.rec.id}`, model.id, Math.floor(Date.now() / 1000), app.fingerprint);
   const sse = run.sse;
-  // The role chunks (one per choice) open the stream with its first real event.
-  let opened = false;
-  const send = (chunk: unknown): void => {
-    if (!sse) return;
-    if (!opened) { opened = true; for (let i = 0; i < body.n; i++) sse.event(chunks.role(i)); }
-    sse.event(chunk);
-  };
+  // The role chunks (one per choice) open the stream.
+  const emit = lazyStream<unknown>(sse, () => Array.from({ length: body.n }, (_, i) => chunks.role(i)), (cs) => { for (const c of cs) sse!.event(c); });
+  const send = (chunk: unknown): void => emit([chunk]);
   return {
     deltas(i, deltas, logprobs) {
-      for (const chunk of chunks.deltas(deltas, i, logprobs)) send(chunk);
+      emit(chunks.deltas(deltas, i, logprobs));
     },
     progress(p) { send({ ...chunks.empty(), prompt_progress: p }); },
     end({ choices, figures }) {

@@ -11,7 +11,7 @@ import {
 } from '../anthropic-shapes.js';
 import { renderConversation } from '../chat-turn/choice-text.js';
 import { runChatTurn } from '../chat-turn/run.js';
-import type { ChatTurn, TurnStart, TurnWriter } from '../chat-turn/turn.js';
+import { lazyStream, type ChatTurn, type TurnStart, type TurnWriter } from '../chat-turn/turn.js';
 import { ClientGone, requireModel, tokenizeChatImages } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import { readJson, sendJson } from '../respond.js';
@@ -49,20 +49,14 @@ function messagesWriter({ model, run, prompt, res }: TurnStart): TurnWriter {
   const id = `msg_${run.rec.id}`;
   const blocks = new BlockStream();
   const sse = run.sse;
-  // message_start opens the stream with its first real event.
-  let opened = false;
-  const emit = (events: readonly AnthropicEvent[]): void => {
-    if (!sse || events.length === 0) return;
-    if (!opened) {
-      opened = true;
-      sse.named('message_start', {
-        type: 'message_start',
-        message: messageObject({ id, model: model.id, content: [], stopReason: null, stopSequence: null, usage: anthropicUsage(prompt.length, null, 0) }),
-      });
-      sse.named('ping', { type: 'ping' });
-    }
-    for (const ev of events) sse.named(ev.event, ev.data);
-  };
+  // message_start (and a ping) open the stream.
+  const emit = lazyStream<AnthropicEvent>(sse, () => [
+    {
+      event: 'message_start',
+      data: { type: 'message_start', message: messageObject({ id, model: model.id, content: [], stopReason: null, stopSequence: null, usage: anthropicUsage(prompt.length, null, 0) }) },
+    },
+    { event: 'ping', data: { type: 'ping' } },
+  ], (events) => { for (const ev of events) sse!.named(ev.event, ev.data); });
   return {
     streamError: streamedError,
     deltas(_choice, deltas) { emit(blocks.push(deltas)); },

@@ -20,7 +20,7 @@ import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
 import { renderConversation } from '../chat-turn/choice-text.js';
 import { runChatTurn } from '../chat-turn/run.js';
-import type { ChatTurn, TurnStart, TurnWriter } from '../chat-turn/turn.js';
+import { lazyStream, type ChatTurn, type TurnStart, type TurnWriter } from '../chat-turn/turn.js';
 import { requireModel, tokenizeChat, tokenizeChatImages } from '../generation.js';
 import { requireTextModel } from '../model-checks.js';
 import type { ModelView } from '../../served-model/model-view.js';
@@ -103,17 +103,11 @@ function responsesWriter(body: ResponsesRequest, conversation: Conversation, { a
   const outputs = new OutputStream(id.slice('resp_'.length), body.toolMembers);
   const numbers = new EventNumbers();
   const sse = run.sse;
-  // response.created opens the stream with its first real event.
-  let opened = false;
-  const emit = (events: readonly ResponseEvent[]): void => {
-    if (!sse || events.length === 0) return;
-    if (!opened) {
-      opened = true;
-      const now = responseAt(base, { status: 'in_progress' });
-      events = [{ type: 'response.created', response: now }, { type: 'response.in_progress', response: now }, ...events];
-    }
-    for (const ev of events) sse.named(ev.type, numbers.number(ev));
-  };
+  // response.created and response.in_progress open the stream.
+  const emit = lazyStream<ResponseEvent>(sse, () => {
+    const now = responseAt(base, { status: 'in_progress' });
+    return [{ type: 'response.created', response: now }, { type: 'response.in_progress', response: now }];
+  }, (events) => { for (const ev of events) sse!.named(ev.type, numbers.number(ev)); });
   return {
     // A failure after the first event ends the stream as response.failed, with what was written so far.
     streamError(e) {
