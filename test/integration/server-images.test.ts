@@ -208,6 +208,19 @@ describe('Responses API: input_image', () => {
     expect(next.usage!.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(counted.body.input_tokens - 1);
   });
 
+  it('counts the images of previous_response_id against the cap: a chain reads no more than one request may send', async () => {
+    const images = (n: number, seed: number) => Array.from({ length: n }, (_, i) => ({ type: 'input_image' as const, image_url: pngDataUrl(testPicture(seed + i)), detail: 'auto' as const }));
+    const first = await srv.openai.responses.create({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Ten.' }, ...images(10, 40)] }], max_output_tokens: 2 });
+    const e = await srv.openai.responses.create({
+      model: 'm', previous_response_id: first.id, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Seven more.' }, ...images(7, 60)] }], max_output_tokens: 2,
+    }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ status: 400, code: 'too_many_images', param: 'input' });
+    expect(String((e as Error).message)).toContain('17 images (10 of them from previous_response_id)');
+    const next = await srv.openai.responses.create({ model: 'm', previous_response_id: first.id, input: 'And without images?', max_output_tokens: 2 });
+    expect(next.status).not.toBe('failed');
+    expect(next.usage?.input_tokens).toBeGreaterThan(10 * IMAGE_TOKENS);
+  });
+
   it('refuses a remote image_url, naming the field', async () => {
     const e = await srv.openai.responses.create({
       model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://example.invalid/a.png', detail: 'auto' }] }],

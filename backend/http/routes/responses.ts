@@ -15,6 +15,7 @@ import type { StoredResponse } from '../../responses/response-store.js';
 import type { ChatInput, RenderedPrompt } from '../../chat/chat-prompt.js';
 import { withThinkingDefault } from '../../chat/thinking-switch.js';
 import { type ApiError, apiError, type ApiErrorBody } from '../../validation/errors.js';
+import { MAX_IMAGES_PER_REQUEST } from '../../validation/limits.js';
 import { parseResponsesRequest, type ResponsesRequest } from '../../validation/responses-schema.js';
 import { withEffort } from '../../validation/schemas.js';
 import type { AppContext } from '../app-context.js';
@@ -30,6 +31,23 @@ import type { RouteContext } from '../router.js';
 
 function effortKwargs(body: ResponsesRequest): Record<string, unknown> {
   return withEffort({}, body.reasoningEffort ?? undefined, 'reasoning.effort');
+}
+
+/** Images in a conversation's user messages. */
+function imagesIn(items: readonly ConversationItem[]): number {
+  return items.reduce((n, it) => n + (it.type === 'message' && Array.isArray(it.content) ? it.content.filter((p) => p.type === 'input_image').length : 0), 0);
+}
+
+/**
+ * A conversation is read whole, its earlier images with it: they count against the request's cap,
+ * so a chain of requests cannot make one read more images than a single request may send.
+ */
+function checkChainImages(earlier: readonly ConversationItem[], added: readonly ConversationItem[]): void {
+  const before = imagesIn(earlier);
+  const total = before + imagesIn(added);
+  if (total > MAX_IMAGES_PER_REQUEST) {
+    throw apiError('too_many_images', `input: the conversation would hold ${total} images (${before} of them from previous_response_id); at most ${MAX_IMAGES_PER_REQUEST} in one conversation`, { param: 'input' });
+  }
 }
 
 /**
@@ -50,6 +68,7 @@ async function conversationOf(app: AppContext, model: ModelView, body: Responses
     earlier = stored.items;
   }
   const items = [...earlier, ...body.input];
+  checkChainImages(earlier, body.input);
   const messages = chatMessagesOf(body.instructions, items);
   if (messages.length === 0) throw apiError('invalid_value', 'input: holds no message', { param: 'input' });
   const chat = {
