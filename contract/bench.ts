@@ -62,6 +62,8 @@ export interface BenchSettings {
   /** Delay of the first short request after the long one, then between shorts. */
   mixedFirstDelayMs: number;
   mixedGapMs: number;
+  /** side: the main request's prompt (an agent's turn); its side request is short and decodes. */
+  sideMainTokens: number;
   infillPrefixLines: number;
   infillSuffixLines: number;
   infillRequests: number;
@@ -89,7 +91,7 @@ export interface BenchSettings {
   requestTimeoutMs: number;
 }
 
-export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations', 'edit', 'nextedit'] as const;
+export const scenarioNames = ['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'side', 'infill', 'typing', 'session', 'conversations', 'edit', 'nextedit'] as const;
 
 export type ScenarioName = (typeof scenarioNames)[number];
 
@@ -100,6 +102,7 @@ export const SCENARIO_MEASURES: Readonly<Record<ScenarioName, string>> = {
   concurrent: 'N clients at once, short prompts: aggregate output tok/s, TTFT p50/p95',
   repeat: 'TTFT of a ~4K-token conversation continued after other conversations used every slot',
   mixed: 'short requests sent while a long prompt is read: short TTFT p50/p95',
+  side: 'an agent\'s main request (long prompt) with its side request (decoding): main TTFT alone, sent together, sent while the side decodes',
   infill: 'FIM latency p50/p95, 256-line prefix / 64-line suffix, warm, one request per keystroke',
   typing: 'a keystroke burst (one /infill per keystroke, each aborting the last): prompt tokens computed, last-keystroke latency',
   session: 'a ~1.2K-token conversation saved to disk and restored over HTTP: save/restore ms, continuation TTFT after it',

@@ -44,7 +44,7 @@ export const ERROR_CODES = {
   template_rejected: { status: 400, when: "the model's chat template raised an error for these messages (`param`: `messages`)" },
   context_length_exceeded: {
     status: 400, fields: OVERFLOW_FIELDS,
-    when: 'the prompt (with room to answer) is longer than the context per slot; chat, completions, infill, embeddings, rerank. `n_prompt_tokens`: the tokens it needed, `n_ctx`: the tokens it may have (as llama-server\'s `exceed_context_size_error`)',
+    when: 'the prompt (with room to answer) is longer than one request may hold (the context per slot, or the one the slots share); the message names the `--ctx` that would hold it; chat, completions, infill, embeddings, rerank. `n_prompt_tokens`: the tokens it needed, `n_ctx`: the tokens it may have (as llama-server\'s `exceed_context_size_error`)',
   },
   empty_prompt: { status: 400, when: 'a prompt or a conversation with no tokens' },
   empty_input: { status: 400, when: 'an embedding input with no tokens' },
@@ -74,6 +74,10 @@ export const ERROR_CODES = {
   session_error: { status: 500, when: 'a session save or restore failed in the engine for another reason' },
   template_error: { status: 500, when: 'the chat template failed to render' },
   internal_error: { status: 500, when: 'a fault in the server itself (logged with its stack)' },
+  context_full: {
+    status: 503,
+    when: 'the context the slots share (no `--ctx`) filled up while the request ran beside others: the one admitted last ends so the others go on (retry it, or give each slot its own context with `--ctx`)',
+  },
   engine_unavailable: { status: 503, message: 'no engine is ready', when: 'the engine is loading, restarting or died (also a stream\'s error event)' },
   model_loading: { status: 503, message: 'the model is still loading', when: 'the model is still loading' },
   model_load_failed: { status: 503, when: "the model's load failed (the message says why)" },

@@ -14,8 +14,12 @@ export interface LoadedModelMeta {
   architecture: string;
   params: number;
   size: number;
+  /** The most one request may hold, prompt and answer. */
   n_ctx: number;
   n_ctx_train: number;
+  /** KV cells in all; with kv_unified the slots share them (no --ctx), else n_ctx x slots. */
+  n_ctx_pool?: number;
+  kv_unified?: boolean;
   n_vocab: number;
   slots: number;
   kv_type: string;
@@ -100,7 +104,7 @@ const state = z.enum(['loaded', 'loading', 'unloaded', 'failed']);
 const meta = z.union([
   z.object({
     file: z.string(), demo: z.boolean(), architecture: z.string(), params: num, size: num, n_ctx: num, n_ctx_train: num,
-    n_vocab: num, slots: num, kv_type: z.string(), flash_attn: z.boolean(), fim: z.boolean(), chat_template: z.string(),
+    n_ctx_pool: z.optional(num), kv_unified: z.optional(z.boolean()), n_vocab: num, slots: num, kv_type: z.string(), flash_attn: z.boolean(), fim: z.boolean(), chat_template: z.string(),
     tool_format: z.string(),
     embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last', 'rank']), dimensions: num })),
     speculative: z.object({ ngram: z.boolean(), draftModel: z.nullable(z.string()), draftMax: num }),

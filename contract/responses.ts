@@ -23,7 +23,11 @@ export interface MessageInput {
   id?: string;
 }
 
-export interface FunctionCallOutputItem { type: 'function_call_output'; call_id: string; output: string; id?: string }
+/**
+ * A tool's output: the answer to the function_call with its call_id, or an output the client adds
+ * that no call asked for, named by its tool instead (Codex sends its goal's objective so).
+ */
+export interface FunctionCallOutputItem { type: 'function_call_output'; call_id?: string; name?: string; namespace?: string; output: string; id?: string }
 
 export interface OutputText { type: 'output_text'; text: string; annotations: unknown[]; logprobs: unknown[] }
 

@@ -65,9 +65,11 @@ export interface RestoreResult {
   replica: number;
   /**
    * Where the engine put the state: 'slot', straight into an idle slot (the next request with this
-   * prefix reuses its KV as it is), or 'park' (host RAM) while every slot was busy.
+   * prefix reuses its KV as it is), or 'park' (host RAM) while every slot was busy; 'none' when the
+   * state was saved with the other context layout (a context per slot and the shared one hold KV
+   * differently): the conversation comes back, and the next request reads it afresh.
    */
-  into: SessionInto;
+  into: SessionInto | 'none';
   /** The OpenAI messages the session was saved with; null when it was saved without them. */
   messages: StoredMessage[] | null;
   timings: SessionTimings;
@@ -101,7 +103,7 @@ export const sessionListSchema: z.ZodMiniType<SessionListBody> = z.object({
 });
 export const savedSessionSchema: z.ZodMiniType<SavedSession> = z.intersection(sessionMeta, z.object({ save_ms: num, timings }));
 export const restoreResultSchema: z.ZodMiniType<RestoreResult> = z.object({
-  name: z.string(), tokens: num, bytes: num, ms: num, replica: num, into: z.enum(['slot', 'park']),
+  name: z.string(), tokens: num, bytes: num, ms: num, replica: num, into: z.enum(['slot', 'park', 'none']),
   messages: z.nullable(z.array(storedMessage)), timings,
 });
 

@@ -11,6 +11,7 @@ import { registerAgent } from './agent/register-agent.js';
 import { registerChatParticipant } from './chat/participant.js';
 import { registerServerCommands } from './commands/server-commands.js';
 import { registerGpuBackendCommand } from './commands/gpu-backend-command.js';
+import { registerAgentCommand } from './commands/agent-command.js';
 import { registerSessionCommands } from './commands/session-commands.js';
 import { LastEditor } from './context/editor-context.js';
 import { registerCodebase } from './codebase/register-codebase.js';
@@ -65,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerChooseModels(context, server, log);
   registerEngineWatch(context, server, feed, log, vscode.Uri.joinPath(context.extensionUri, 'docs', 'user-guide.md'));
   registerGpuBackendCommand(context, server, log);
+  registerAgentCommand(context, server, log);
 
   const stats = new CompletionStats();
   const gate = registerCompletionControls(context);

@@ -25,6 +25,7 @@ import type { Scheduler } from '../scheduler/scheduler.js';
 import type { ModelView } from '../served-model/model-view.js';
 import { SessionStore } from '../sessions/session-store.js';
 import { ResponseStore } from '../responses/response-store.js';
+import { PrefixStore } from '../prefix-cache/prefix-store.js';
 import type { ServerConfig } from './config.js';
 import { modelNameOf, type ModelSpec } from './model-specs.js';
 import { ModelRuntime, engineConfigFor, modelConfig } from './model-runtime.js';
@@ -90,6 +91,8 @@ export class StrataServer {
   private stopping = false;
   private closed: Promise<void> | null = null;
   private readonly responses: ResponseStore;
+  /** The prefix cache's folder, shared by every model (a file's name and head carry its model). */
+  readonly prefixes: PrefixStore;
 
   constructor(private readonly opts: StrataServerOptions) {
     const { config, log } = opts;
@@ -119,6 +122,7 @@ export class StrataServer {
       maxCount: config.responsesMax, maxBytes: config.responsesMib * 2 ** 20, ttlMs: config.responsesTtlH * 3_600_000,
       maxKvBytes: config.responsesKvMib * 2 ** 20,
     });
+    const prefixes = this.prefixes = new PrefixStore(config.prefixCacheDir, config.prefixCacheMib * 2 ** 20, log);
     const startedAt = Date.now();
     // The fit probe measures what a model needs per device; where nothing offloads (no GPU backend,
     // no RPC server) there is nothing to measure.
@@ -129,7 +133,7 @@ export class StrataServer {
       ...(deviceNeeds ? { deviceNeeds } : {}),
       deviceMarginBytes: config.fit === 'off' ? 0 : config.fitMarginMib * 2 ** 20,
       make: (spec, held) => new ModelRuntime(spec.path, config.models.length > 0 ? spec : null, {
-        config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, responses, readers: this.readers, bodies,
+        config, log, makeEngine: (replica, ec, model) => make(replica, ec, model), backendDirs, store: this.store, responses, prefixes, readers: this.readers, bodies,
         models: this.pool, startedAt, stopping: () => this.stopping, cpuPath: () => this.cpuPath?.() ?? null,
         gpuBackends: (): { installed: InstalledBackend[]; machine: MachineReport } => ({ installed, machine: machine ??= probeMachine() }),
         nextRequestId: () => requestId++,
@@ -219,6 +223,7 @@ export class StrataServer {
     const httpClosed = new Promise<void>((resolve) => this.http.close(() => resolve()));
     // A stored response's KV being written finishes first (its engine is still there).
     await this.responses.drain();
+    await this.prefixes.drain();
     await this.pool.close();
     // Streams have ended by now; keep-alive connections go as soon as their last answer is out.
     this.connections.closeIdle();

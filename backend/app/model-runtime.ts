@@ -21,6 +21,7 @@ import { createModelView, type ModelView } from '../served-model/model-view.js';
 import { SessionService } from '../sessions/session-service.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { ResponseStore } from '../responses/response-store.js';
+import type { PrefixStore } from '../prefix-cache/prefix-store.js';
 import type { ServerConfig } from './config.js';
 import type { ModelSpec } from './model-specs.js';
 
@@ -76,6 +77,8 @@ export interface RuntimeShared {
   store: SessionStore;
   /** Stored Responses API responses (every model's: previous_response_id may name any). */
   responses: ResponseStore;
+  /** The prefix cache's folder (every model's files, told apart by their model identity). */
+  prefixes: PrefixStore;
   readers: SlowReaderWatch;
   bodies: BodyReader;
   models: ModelDirectory;
@@ -116,7 +119,7 @@ export class ModelRuntime implements PoolRuntime {
     this.traces = new TraceCollector(this.engines, this.ledger, { log });
     const sessions = new SessionService(shared.store, { model: () => this.view, scheduler: this.scheduler, log });
     this.app = {
-      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, responses: shared.responses, readers: shared.readers, bodies: shared.bodies,
+      config, log, ledger: this.ledger, scheduler: this.scheduler, engines: this.engines, traces: this.traces, sessions, responses: shared.responses, prefixes: shared.prefixes.enabled ? shared.prefixes : null, readers: shared.readers, bodies: shared.bodies,
       startedAt: shared.startedAt, modelPath, fingerprint: 'strata-0.1.0', models: shared.models,
       model: () => this.view, stopping: shared.stopping, cpuPath: shared.cpuPath, gpuBackends: shared.gpuBackends,
     };

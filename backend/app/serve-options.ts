@@ -63,6 +63,7 @@ function dataDir(name: string, env: NodeJS.ProcessEnv, platform: NodeJS.Platform
 
 export function defaultSessionsDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('sessions', env, platform); }
 export function defaultResponsesDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('responses', env, platform); }
+export function defaultPrefixCacheDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string { return dataDir('prefix-cache', env, platform); }
 
 /** Every `strata serve` option, in --help order. */
 export const SERVE_OPTIONS = {
@@ -74,22 +75,23 @@ export const SERVE_OPTIONS = {
   /** Models loaded at most at once (null: no count limit). */
   modelsMax: option(int(1, 1024), null, 'models loaded at most at once; the least recently used idle one unloads first', { defaultText: 'no limit' }),
   /** Host RAM budget for loaded models, MiB (null: 80% of the RAM free at start). */
-  modelsRamMib: option(int(1, 1 << 30), null, 'host RAM for loaded models, MiB (file size + KV for ctx x slots each)', { defaultText: '80% of the RAM free at start' }),
+  modelsRamMib: option(int(1, 1 << 30), null, 'host RAM for loaded models, MiB (file size + KV for ctx x slots each, or the least shared context without --ctx)', { defaultText: '80% of the RAM free at start' }),
   /** Idle models unload after this many seconds (0 = never). */
   modelIdleS: option(int(0, 31_536_000), 0, 'unload a model idle this many seconds (0 = never)'),
   /** Models never unloaded by LRU or idle time (a config entry's "pin": true too). */
   pin: option(list, null, 'models never unloaded by LRU (count, RAM, a device\'s memory) or idle time, e.g. the completion model; a config entry\'s "pin": true too', { defaultText: 'none' }),
   /** Fit each model to free device memory with llama.cpp's fitter: auto = when it goes to a GPU or RPC device. */
-  fit: option(oneOf('auto', 'on', 'off'), 'auto', 'fit each model to free device memory with llama.cpp\'s fitter: GPU layers unless --gpu-layers, the context per slot unless --ctx; a plan that cannot fit is refused naming what would (auto: when the model goes to a GPU or RPC device; on: also on the CPU)', { perModel: true }),
+  fit: option(oneOf('auto', 'on', 'off'), 'auto', 'fit each model to free device memory with llama.cpp\'s fitter: GPU layers unless --gpu-layers, the shared context unless --ctx; a plan that cannot fit is refused naming what would (auto: when the model goes to a GPU or RPC device, and on the CPU to size the shared context, where a plan that cannot fit loads with the least; on: always, refusing on the CPU too)', { perModel: true }),
   fitMarginMib: option(int(0, 1 << 20), 1024, 'memory the fit leaves free on every device, MiB (llama.cpp\'s --fit-target)'),
-  fitCtx: option(int(256, 1 << 24), 4096, 'the least context per slot the fit chooses when --ctx is not given (llama.cpp\'s --fit-ctx)'),
+  fitCtx: option(int(256, 1 << 24), 4096, 'the least context per slot the fit chooses when --ctx is not given: the shared context holds at least this x --slots, at most the training context (llama.cpp\'s --fit-ctx)'),
   host: option(str, '127.0.0.1', 'address to listen on (others than loopback need --api-key)'),
   port: option(int(0, 65535), 8080, 'port (0 = any free port)'),
   slots: option(int(1, 256), 4, 'concurrent requests per engine', { perModel: true }),
-  ctx: option(int(16, 1 << 24), null, 'context tokens per slot', { ...ENGINE, perModel: true }),
+  /** Context per slot; null: one KV pool the slots share, the training context fitted to memory (text models). */
+  ctx: option(int(16, 1 << 24), null, 'context tokens per slot, each slot its own KV; without it a text model\'s slots share one context, all of which one request may use', { defaultText: 'the training context where memory allows, shared by the slots (embedding models: 4096 per slot)', perModel: true }),
   batch: option(int(1, 1 << 16), null, 'token budget per engine step', { ...ENGINE, perModel: true }),
   /** Prompt tokens per step beside decoding sequences (null: the engine's, 64 on CPU, the batch with offload). */
-  decodePromptBudget: option(int(1, 1 << 16), null, 'prompt tokens per step while others decode', { defaultText: "the engine's: 64 on CPU, the whole batch with GPU offload" }),
+  decodePromptBudget: option(int(1, 1 << 16), null, 'prompt tokens per step when a short request joins or every slot is taken', { defaultText: "the engine's: 64 on CPU, the whole batch with GPU offload" }),
   /** How long an idle engine gathers a burst of requests before its first step (null: the engine's). */
   admitWindowMs: option(int(0, 1000), null, 'ms an idle engine waits for more requests before its first step, so requests sent together are read together', { defaultText: "the engine's: 8 on CPU, 0 with GPU offload" }),
   threads: option(int(1, 1024), null, 'CPU threads per engine', { ...ENGINE, perModel: true }),
@@ -121,6 +123,9 @@ export const SERVE_OPTIONS = {
   responsesMib: option(int(1, 1 << 20), 1024, 'disk for stored responses at most, MiB; the least recently used goes first'),
   responsesKvMib: option(int(0, 1 << 24), 4096, 'disk for the KV of stored responses at most, MiB (a chain keeps one file, its newest response\'s; the least recently used goes first); 0: none written, so a chain continued after an engine restart reads its prompt again'),
   responsesTtlH: option(int(1, 87_600), 720, 'a stored response unused this many hours expires'),
+  /** The KV of long prompts on disk (prefix-cache/), so a new session reuses an agent's system prompt and tools after a restart. */
+  prefixCacheDir: option(str, defaultPrefixCacheDir, 'folder for the prefix cache: the KV of long prompts (a coding agent\'s system prompt and tools), which a new session with the same start loads instead of reading it again, after a restart too', { defaultText: '$XDG_DATA_HOME/strata/prefix-cache (~/.local/share/…)' }),
+  prefixCacheMib: option(int(0, 1 << 24), 2048, 'disk for the prefix cache at most, MiB; the least recently used file goes first; 0: off (nothing saved or loaded)'),
   logFormat: option(oneOf('text', 'json'), 'text', 'log line format'),
   logLevel: option(oneOf('debug', 'info', 'warn', 'error'), 'info', 'least level logged'),
   bodyLimitMib: option(int(1, 4096), 32, 'largest request body, MiB (bodies being read at once hold at most 4 times this)'),
@@ -159,10 +164,14 @@ export const SERVE_OPTIONS = {
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
   /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */
   reasoningBudget: option(int(-1, 1 << 24), -1, 'tokens a reasoning model may think before the server ends the thinking (the family\'s </think>) and the answer goes on; -1: no limit (a request\'s thinking.budget_tokens wins)', { perModel: true }),
+  /** Tokens a request may generate when it sets no max_tokens (null: the room left in the context). */
+  maxOutputTokens: option(int(1, 1 << 24), null, 'tokens an answer may have when the request sets no max_tokens (llama-server\'s -n); a request\'s own max_tokens wins; either stops where the context is full', { defaultText: 'the room left in the context', perModel: true }),
   /** The thinking budgets of reasoning_effort / reasoning.effort low, medium and high (minimal and none turn thinking off). */
   reasoningEffortBudgets: option(numlist, [1024, 4096, 16384], 'thinking budgets in tokens of the efforts low,medium,high (reasoning_effort, reasoning.effort; minimal and none turn thinking off)', { defaultText: '1024,4096,16384' }),
   /** Embeddings: auto (the GGUF says), on, off. */
   embeddings: option(oneOf('auto', 'on', 'off'), 'auto', 'serve embeddings: auto (when the GGUF declares pooling or is an encoder), on, off', { perModel: true }),
+  /** For tests with random-weight models, which never choose a call themselves (http/chat-turn/run.ts). */
+  firstToolCall: option(oneOf('auto', 'required'), 'auto', 'for tests with random-weight models: required turns tool_choice auto into required while a conversation offers tools and holds no tool result yet, so its first answer is a call; auto leaves tool_choice as sent'),
 };
 
 export type ServeOptionKey = keyof typeof SERVE_OPTIONS;

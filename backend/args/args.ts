@@ -5,6 +5,8 @@ export interface ParsedArgs {
   /** Every value of each name, in order (repeatable options such as serve's --model). */
   repeated?: Map<string, string[]>;
   positional: string[];
+  /** What follows a bare `--`, untouched (`strata launch claude -- -p hi` passes them to the client). */
+  rest?: string[];
 }
 
 export function parseArgs(argv: string[]): ParsedArgs {
@@ -17,6 +19,7 @@ export function parseArgs(argv: string[]): ParsedArgs {
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (a === '--') return { options, repeated, positional, rest: argv.slice(i + 1) };
     if (!a.startsWith('--')) { positional.push(a); continue; }
     const eq = a.indexOf('=');
     if (eq > 0) { set(a.slice(2, eq), a.slice(eq + 1)); continue; }

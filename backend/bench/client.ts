@@ -71,6 +71,8 @@ export interface CompletionRequest {
   banned?: readonly number[] | null;
   /** More body fields (e.g. llama-server's id_slot). */
   extra?: Record<string, unknown>;
+  /** Called at the first text (a scenario that sends the next request once this one decodes). */
+  onFirstText?: () => void;
 }
 
 /** The logit_bias that bans `ids`, in the [[id, false]] form llama-server and Strata both read. */
@@ -163,7 +165,7 @@ export async function streamCompletion(t: Target, req: CompletionRequest): Promi
     const delta = choice?.delta as Record<string, unknown> | undefined;
     const text = typeof choice?.text === 'string' ? choice.text : typeof delta?.content === 'string' ? delta.content : '';
     if (text.length > 0) {
-      if (r.textEvents === 0) r.ttftMs = now - sentAt;
+      if (r.textEvents === 0) { r.ttftMs = now - sentAt; req.onFirstText?.(); }
       r.textEvents++;
       r.lastTextMs = now - sentAt;
       r.text += text;

@@ -11,6 +11,7 @@ export const settingsUsage = `scenario options:
   --repeat-tokens N     repeat: conversation size (default ${defaultSettings.repeatTokens})
   --mixed-tokens N      mixed: long prompt size (default ${defaultSettings.mixedLongTokens})
   --mixed-shorts N      mixed: short requests per run (default ${defaultSettings.mixedShorts})
+  --side-tokens N       side: the main request's prompt size (default ${defaultSettings.sideMainTokens})
   --infill-requests N   infill: measured requests per run (default ${defaultSettings.infillRequests})
   --keystrokes N        typing: keystrokes per burst (default ${defaultSettings.typingKeystrokes})
   --keystroke-ms N      typing: ms between keystrokes (default ${defaultSettings.typingIntervalMs})
@@ -26,7 +27,7 @@ export const settingsUsage = `scenario options:
 
 /** The flags settingsFromArgs reads (for rejecting unknown ones). */
 export const settingsOptionNames = [
-  'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'infill-requests', 'timeout',
+  'gen', 'prefill-sizes', 'clients', 'concurrent-gen', 'repeat-tokens', 'mixed-tokens', 'mixed-shorts', 'side-tokens', 'infill-requests', 'timeout',
   'keystrokes', 'keystroke-ms', 'file-lines', 'session-tokens', 'session-rounds', 'users', 'turns', 'in-flight', 'file-tokens',
   'edit-lines',
 ] as const;
@@ -54,6 +55,7 @@ export function settingsFromArgs(args: ParsedArgs): BenchSettings {
     repeatTokens: optInt(args, 'repeat-tokens', 64, 1 << 20) ?? d.repeatTokens,
     mixedLongTokens: optInt(args, 'mixed-tokens', 64, 1 << 20) ?? d.mixedLongTokens,
     mixedShorts: optInt(args, 'mixed-shorts', 1, 256) ?? d.mixedShorts,
+    sideMainTokens: optInt(args, 'side-tokens', 64, 1 << 20) ?? d.sideMainTokens,
     infillRequests: optInt(args, 'infill-requests', 1, 1000) ?? d.infillRequests,
     typingKeystrokes: optInt(args, 'keystrokes', 1, 10_000) ?? d.typingKeystrokes,
     typingIntervalMs: optInt(args, 'keystroke-ms', 0, 60_000) ?? d.typingIntervalMs,

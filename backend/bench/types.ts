@@ -17,6 +17,7 @@ export const defaultSettings: BenchSettings = {
   mixedShorts: 6,
   mixedFirstDelayMs: 250,
   mixedGapMs: 300,
+  sideMainTokens: 6144,
   infillPrefixLines: 256,
   infillSuffixLines: 64,
   infillRequests: 6,

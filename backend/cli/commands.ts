@@ -25,4 +25,5 @@ export const commands: Record<string, () => Promise<Command>> = {
   'rpc-server': async () => (await import('./rpc-server.js')).command,
   bench: async () => (await import('./bench.js')).command,
   'bench-engine': async () => (await import('./bench-engine.js')).command,
+  launch: async () => (await import('./launch.js')).command,
 };

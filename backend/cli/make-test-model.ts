@@ -9,7 +9,7 @@ import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
 const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|7b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
-                                [--chat-template NAME|PATH] [--mmproj FILE]
+                                [--chat-template NAME|PATH] [--mmproj FILE] [--ctx-train N]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
             (qwen2 + Qwen2.5's added FIM and tool-call tokens), or a tokenizer GGUF path (default qwen2)
   --shape   tiny: tests, seconds to make; 0.5b: Qwen2-0.5B shapes, performance stand-in (default tiny);
@@ -26,13 +26,15 @@ const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--s
   --chat-template  a chat template written instead of the vocab's: a name from llama.cpp's
             models/templates (Qwen-Qwen2.5-7B-Instruct, meta-llama-Llama-3.2-3B-Instruct,
             mistralai-Mistral-Nemo-Instruct-2407, ...) or a .jinja path (tool-call tests and benchmark)
+  --ctx-train  the training context written (<arch>.context_length) instead of the shape's (tiny: 4096),
+            e.g. 32768 for a model whose whole context a server gives by default
   --mmproj  also write a random-weight vision projector for the model to FILE (llama.cpp's "mlp" kind:
             32x32 images, 16 tokens each), so images run through the real engine: serve with --mmproj FILE`;
 
 export interface MakeTestModelArgs extends StandInOptions { out: string; mmproj?: string }
 
 export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
-  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'chat-template', 'mmproj', 'help']);
+  rejectUnknownOptions(args, ['out', 'vocab', 'shape', 'quant', 'seed', 'pooling', 'chat-template', 'mmproj', 'ctx-train', 'help']);
   const out = optString(args, 'out');
   if (out === undefined || out === 'true' || out === '') throw new UsageError('--out FILE is required');
   const vocab = optString(args, 'vocab') ?? 'qwen2';
@@ -52,11 +54,13 @@ export function parseMakeTestModelArgs(args: ParsedArgs): MakeTestModelArgs {
   if (chatTemplate === 'true' || chatTemplate === '') throw new UsageError('--chat-template needs a name or a path');
   const mmproj = optString(args, 'mmproj');
   if (mmproj === 'true' || mmproj === '') throw new UsageError('--mmproj needs a file path');
+  const ctxTrain = optInt(args, 'ctx-train', 16, 1 << 24);
   return {
     out: resolve(out), vocab, shape: shape as TestModelShape, quant: quant as TestModelQuant, seed,
     ...(pooling !== undefined ? { pooling: pooling as 'mean' | 'cls' | 'last' } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
     ...(mmproj !== undefined ? { mmproj: resolve(mmproj) } : {}),
+    ...(ctxTrain !== undefined ? { ctxTrain } : {}),
   };
 }
 
@@ -83,6 +87,7 @@ export const command = {
       `  size    ${formatBytes(r.bytes)} (${r.bytes} bytes)`,
       `  params  ${(r.params / 1e6).toFixed(2)}M (shape ${o.shape}, ${o.quant}, seed ${o.seed})`,
       `  vocab   ${o.vocab}: ${r.vocabSize} tokens`,
+      ...(o.ctxTrain !== undefined ? [`  context ${o.ctxTrain} tokens (trained)`] : []),
       `  FIM     ${fim}`,
       ...(projector ? [`  mmproj  ${projector.path} (${formatBytes(projector.bytes)}; ${projector.imageTokens} tokens an image)`] : []),
       `  took    ${((performance.now() - started) / 1000).toFixed(1)} s`,

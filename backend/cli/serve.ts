@@ -99,6 +99,7 @@ export const command = {
     if (config.models.length > 1) log.info(`serving ${config.models.length} models: ${config.models.map((m) => `${m.name}${m.role ? ` (${m.role})` : ''}`).join(', ')}`);
     log.info(`loading ${modelPath} on ${listening.url} (GET /health answers 503 "loading" until the model is ready)`);
     if (config.apiKey === null) log.info('no API key: only loopback clients are served (Host and Origin are checked)');
+    if (config.firstToolCall === 'required') log.warn('--first-tool-call required: every conversation\'s first answer with tools is a tool call (for tests with random-weight models, not for use)');
     server.startEngines().then(
       () => { if (stopping === null) log.info(`listening on ${listening.url}`); },
       async (e: unknown) => {

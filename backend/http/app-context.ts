@@ -13,6 +13,7 @@ import type { RequestLedger } from '../scheduler/request-ledger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
 import type { SessionService } from '../sessions/session-service.js';
 import type { ResponseStore } from '../responses/response-store.js';
+import type { PrefixStore } from '../prefix-cache/prefix-store.js';
 import type { ReasoningMode } from '../chat/thinking-switch.js';
 import type { ModelView } from '../served-model/model-view.js';
 import type { ModelActionBody, ModelMetricsBody, ModelRole, ModelState } from '../../contract/models.js';
@@ -33,8 +34,12 @@ export interface RouteSettings {
   readonly reasoningBudget: number;
   /** The thinking budgets of the efforts low, medium and high (--reasoning-effort-budgets). */
   readonly reasoningEffortBudgets: readonly number[];
+  /** Tokens an answer may have when the request names no limit (--max-output-tokens; null: the room in the context). */
+  readonly maxOutputTokens: number | null;
   /** The model-load limit (--engine-ready-timeout-ms): /health says it while loading, so the extension waits as long. */
   readonly engineReadyTimeoutMs: number;
+  /** --first-tool-call: 'required' makes a conversation's first answer a tool call (tests with random-weight models); absent: 'auto'. */
+  readonly firstToolCall?: 'auto' | 'required';
 }
 
 export interface AppContext {
@@ -47,6 +52,8 @@ export interface AppContext {
   readonly sessions: SessionService;
   /** Stored Responses API responses, shared by every model. */
   readonly responses: ResponseStore;
+  /** The prefix cache's folder, shared by every model; null when it is off (--prefix-cache-mib 0). */
+  readonly prefixes: PrefixStore | null;
   /** Streams whose clients fall behind are cut (--slow-reader-ms). */
   readonly readers: SlowReaderWatch;
   /** Reads request bodies within the size limit, the server-wide read budget and the read timeout. */

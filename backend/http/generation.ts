@@ -26,6 +26,7 @@ import { SchedulerRefusal, type GenerationSpec, type Job, type RequestHandle } f
 import type { AppContext } from './app-context.js';
 import type { ModelView } from '../served-model/model-view.js';
 import { ClientConnection } from './client-connection.js';
+import { adviseContext, contextFacts } from './context-advice.js';
 import type { Figures } from './openai-shapes.js';
 import { SseStream } from './sse.js';
 
@@ -152,19 +153,28 @@ export async function withRequest(
   }
 }
 
-/** Tokenizes a prompt and checks that it fits a slot's context with room to generate. */
+/**
+ * Checks that a prompt fits what one request may hold (a slot's context, or the context the slots
+ * share) with room to generate; the 400 says which --ctx (and --slots) would hold it (context-advice.ts).
+ */
 export function checkContext(tokens: number[], model: ModelView, field: string): void {
   const ctx = model.info.ctx;
   if (tokens.length === 0) throw apiError('empty_prompt', `${field} is empty after tokenization`, { param: field });
   if (tokens.length >= ctx) {
-    throw apiError('context_length_exceeded', `${field} is ${tokens.length} tokens, which does not fit the context of ${ctx} tokens per slot (--ctx); shorten it or start the server with a larger --ctx`, { param: field, n_prompt_tokens: tokens.length, n_ctx: ctx });
+    const which = model.info.kvUnified ? 'the slots share' : 'per slot (--ctx)';
+    const advice = adviseContext(contextFacts(model.info, tokens.length)).text;
+    throw apiError('context_length_exceeded', `${field} is ${tokens.length} tokens, which does not fit the context of ${ctx} tokens ${which}; ${advice}`, { param: field, n_prompt_tokens: tokens.length, n_ctx: ctx });
   }
 }
 
-/** max_tokens, limited to the room left in the context; null = all the room. */
-export function maxTokensFor(requested: number | null, promptTokens: number, model: ModelView): number {
+/**
+ * max_tokens: the request's own, else the server's --max-output-tokens (`serverLimit`), else all
+ * the room; never more than the room left in the context.
+ */
+export function maxTokensFor(requested: number | null, promptTokens: number, model: ModelView, serverLimit: number | null = null): number {
   const room = model.info.ctx - promptTokens;
-  return requested === null ? room : Math.min(requested, room);
+  const asked = requested ?? serverLimit;
+  return asked === null ? room : Math.min(asked, room);
 }
 
 /** Token ids a request names (logit_bias) must be in the vocabulary: a 400 here, not the engine's refusal later. */
@@ -267,11 +277,12 @@ export class ClientGone extends Error {
   constructor() { super('the client disconnected'); }
 }
 
-/** The error a failed 'done' becomes: 503 when the engine died, 500 for other engine errors. */
+/** The error a failed 'done' becomes: 503 when the engine died or the shared context filled, 500 for other engine errors. */
 export function doneError(done: DoneEvent): ApiError {
   if (done.engineDied) {
     return apiError('engine_unavailable', done.error ?? 'the engine stopped');
   }
+  if (done.errorCode === 'context_full') return apiError('context_full', done.error ?? 'the context the slots share is full');
   return apiError('engine_error', `the engine failed: ${done.error ?? 'unknown error'}`);
 }
 

@@ -45,7 +45,7 @@ export function prometheusText(m: MetricsJson): string {
   w.metric('llamacpp:predicted_tokens_seconds', 'gauge', 'Average generation throughput in tokens/s.', t.decode_tok_s);
   w.metric('llamacpp:requests_processing', 'gauge', 'Number of requests processing.', m.live.admitting + m.live.running + m.live.finishing);
   w.metric('llamacpp:requests_deferred', 'gauge', 'Number of requests deferred.', m.live.queued);
-  if (m.model) w.metric('llamacpp:n_ctx', 'gauge', 'Context size per slot.', m.model.ctx);
+  if (m.model) w.metric('llamacpp:n_ctx', 'gauge', 'Context one request may hold (a slot\'s, or the one the slots share).', m.model.ctx);
 
   w.metric('strata:requests', 'gauge', 'Accepted requests by state (each is in exactly one).',
     (['queued', 'admitting', 'running', 'finishing'] as const).map((s) => ({ labels: { state: s }, value: m.live[s] })));

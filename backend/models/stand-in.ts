@@ -24,6 +24,8 @@ export interface StandInOptions {
   pooling?: 'mean' | 'cls' | 'last';
   /** A chat template (a name in llama.cpp's models/templates, or a .jinja path) written instead of the vocab's. */
   chatTemplate?: string;
+  /** The training context written (`<arch>.context_length`) instead of the shape's. */
+  ctxTrain?: number;
 }
 
 export interface GeneratedModel {
@@ -43,6 +45,7 @@ export function generateModel(out: string, o: StandInOptions): GeneratedModel {
     ...(vocab.addedTokens.length > 0 ? { addedTokens: vocab.addedTokens } : {}),
     ...(o.pooling ? { pooling: o.pooling } : {}),
     ...(o.chatTemplate ? { chatTemplate: resolveChatTemplate(o.chatTemplate).text } : {}),
+    ...(o.ctxTrain !== undefined ? { ctxTrain: o.ctxTrain } : {}),
   });
   return { path: out, ...r };
 }
@@ -59,7 +62,8 @@ export function standInPath(o: StandInOptions): string {
   const scale = o.logitScale !== undefined && o.logitScale !== 1 ? `-L${o.logitScale}` : '';
   const pooling = o.pooling ? `-${o.pooling}` : '';
   const template = o.chatTemplate ? `-T${templateKey(o.chatTemplate)}` : '';
-  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}${pooling}${template}-v${version}.gguf`);
+  const ctxTrain = o.ctxTrain !== undefined ? `-C${o.ctxTrain}` : '';
+  return join(strataCacheDir(), 'test-models', `${vocabKey}-${o.shape}-${o.quant}-${o.seed}${scale}${pooling}${template}${ctxTrain}-v${version}.gguf`);
 }
 
 /** A template's part of a cache name: its name and a hash of its text (a file edited in place gets a new model). */

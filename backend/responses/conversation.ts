@@ -22,7 +22,10 @@ export function chatMessagesOf(instructions: string | null, items: readonly Conv
       if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (item.type === 'function_call_output') {
-      out.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
+      // An output no call asked for goes as its tool's result, by name.
+      const by = item.call_id !== undefined ? { tool_call_id: item.call_id }
+        : item.name !== undefined ? { name: item.namespace !== undefined ? qualifiedName(item.namespace, item.name) : item.name } : {};
+      out.push({ role: 'tool', content: item.output, ...by });
     }
   }
   return out;

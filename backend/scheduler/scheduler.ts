@@ -292,6 +292,17 @@ export class Scheduler {
     return keys.length > 0 && this.replicas.some((r) => r.state === 'ready' && r.index.cachedKeys(keys) === keys.length);
   }
 
+  /**
+   * Tokens of the longest prefix of `tokens` a ready replica probably holds, in whole blocks (an
+   * estimate, as holdsPrefix); `block` is the block size, the estimate's precision.
+   */
+  cachedPrefix(tokens: number[]): { tokens: number; block: number } {
+    const keys = PrefixIndex.blockKeys(tokens, this.opts.blockSize);
+    let most = 0;
+    for (const r of this.replicas) if (r.state === 'ready') most = Math.max(most, r.index.cachedKeys(keys));
+    return { tokens: most * this.opts.blockSize, block: this.opts.blockSize };
+  }
+
   /** Tells the router a replica holds these tokens (e.g. a session loaded into its park). */
   noteCached(replica: number, tokens: number[]): void {
     this.replicas.find((r) => r.client.replica === replica)?.index.add(tokens);

@@ -108,7 +108,11 @@ export class SessionService {
       res = await client.loadSession(this.store.statePath(name), model.session.identity);
     } catch (e) {
       await this.checkRestorable(name, model);
-      throw sessionError(e, `could not restore session '${name}'`, 'loadSession');
+      const err = sessionError(e, `could not restore session '${name}'`, 'loadSession');
+      // The model is this one (checked above): the engine's mismatch is the KV layout's.
+      const conversation = err.code === 'session_model_mismatch' ? await this.conversationOnly(name, t0) : null;
+      if (conversation) return conversation;
+      throw err;
     }
     const engineMs = msSince(t1);
     // The messages stored with the state the engine just loaded (the file may have been saved
@@ -125,6 +129,21 @@ export class SessionService {
     const timings: SessionTimings = { total_ms: msSince(t0), engine_ms: engineMs, engine: engineTimings(res.phases, res.ms) };
     this.deps.log.info('session restored', { session: name, replica: client.replica, into: res.into, tokens: res.tokens, ms: timings.total_ms });
     return { name, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), replica: client.replica, into: res.into, messages, timings };
+  }
+
+  /**
+   * A session of this model whose KV the engine cannot load here (saved with the other context
+   * layout: a context per slot, or the one the slots share): the conversation comes back without
+   * its KV, so what the user saved is not lost; the next request reads it afresh. Null when the
+   * session holds no conversation.
+   */
+  private async conversationOnly(name: string, t0: number): Promise<RestoreResult | null> {
+    let meta: SessionMeta | null;
+    try { meta = await this.store.get(name); } catch { return null; }
+    if (!meta?.messages) return null;
+    this.deps.log.warn('session state not loaded (saved with the other context layout); its conversation is restored without its KV', { session: name });
+    const engine = { state_ms: 0, read_ms: 0, hash_ms: 0, write_ms: 0, sync_ms: 0, file_ms: 0 };
+    return { name, tokens: 0, bytes: meta.bytes, ms: 0, replica: -1, into: 'none', messages: meta.messages, timings: { total_ms: msSince(t0), engine_ms: 0, engine } };
   }
 
   /** Throws the store's reason a session cannot be restored here (missing, unreadable, another model's), if it has one. */

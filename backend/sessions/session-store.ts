@@ -43,6 +43,39 @@ class HeadReader {
   async u32(offset: number): Promise<number> { return (await this.bytes(offset, 4)).readUInt32LE(0); }
 }
 
+/**
+ * A format-2 file's model identity and tokens, read without its state; SessionUnreadableError
+ * when it is not one or is shorter than its head says (a truncated write or copy). The state's
+ * checksum is the engine's to check when it loads the file.
+ */
+export async function readSessionHead(path: string): Promise<{ identity: string; tokens: Int32Array; bytes: number }> {
+  const fh = await open(path, 'r');
+  try {
+    const st = await fh.stat();
+    const r = new HeadReader(fh, st.size, path);
+    if (st.size < 12 || (await r.bytes(0, 8)).toString('latin1') !== MAGIC || (await r.u32(8)) !== 2) {
+      throw new SessionUnreadableError(`${path} is not a Strata session file of format 2`);
+    }
+    let at = 12;
+    at += 4 + (await r.u32(at));
+    const idLen = await r.u32(at);
+    const identity = (await r.bytes(at + 4, idLen)).toString('utf8');
+    at += 4 + idLen;
+    at += 4 + (await r.u32(at)) + 8 + 4;
+    const n = await r.u32(at);
+    const raw = await r.bytes(at + 4, n * 4);
+    const tokens = new Int32Array(n);
+    for (let i = 0; i < n; i++) tokens[i] = raw.readInt32LE(i * 4);
+    at += 4 + n * 4;
+    const state = (await r.bytes(at, 8)).readBigUInt64LE(0);
+    // The state and the checksum after it: a file cut short is refused here, before any engine maps it.
+    if (BigInt(at) + 8n + state + 8n !== BigInt(st.size)) throw new SessionUnreadableError(`${path} is damaged (its length is not what its head says)`);
+    return { identity, tokens, bytes: st.size };
+  } finally {
+    await fh.close();
+  }
+}
+
 export class SessionStore {
   /**
    * `path`: the path module the file names are built with (default: this platform's), so that the

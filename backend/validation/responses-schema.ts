@@ -131,7 +131,13 @@ function inputItem(v: unknown, path: string, images: ImageCounter): Conversation
     case 'function_call_output': {
       const out = get(item, 'output');
       if (out === undefined) fail(field(path, 'output'), 'is required', 'missing_required_parameter');
-      return { type: 'function_call_output', call_id: reqString(item, 'call_id', path, { nonEmpty: true }), output: outputText(out, field(path, 'output')) };
+      const output = outputText(out, field(path, 'output'));
+      // An output no call asked for names its tool instead of a call (Codex adds its goal's objective so).
+      if (get(item, 'call_id') === undefined && get(item, 'name') !== undefined) {
+        const namespace = optString(item, 'namespace', path);
+        return { type: 'function_call_output', name: reqString(item, 'name', path, { nonEmpty: true }), ...(namespace !== undefined ? { namespace } : {}), output };
+      }
+      return { type: 'function_call_output', call_id: reqString(item, 'call_id', path, { nonEmpty: true }), output };
     }
     // The model's earlier thinking, sent back by agents: chat templates drop it from past turns, so it is read and left out.
     case 'reasoning': return null;

@@ -13,7 +13,7 @@ export interface ScenarioInfo {
 
 /** Typical seconds of one run of each scenario on the demo model (an estimate before any run here). */
 const TYPICAL_S: Readonly<Record<ScenarioName, number>> = {
-  single: 2, prefill: 3, concurrent: 9, repeat: 10, mixed: 7, infill: 3, typing: 18, session: 2, conversations: 6, edit: 1, nextedit: 20,
+  single: 2, prefill: 3, concurrent: 9, repeat: 10, mixed: 7, side: 8, infill: 3, typing: 18, session: 2, conversations: 6, edit: 1, nextedit: 20,
 };
 
 export const SCENARIOS: readonly ScenarioInfo[] = scenarioNames.map((name) => ({ name, measures: SCENARIO_MEASURES[name], typicalS: TYPICAL_S[name] }));

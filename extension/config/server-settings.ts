@@ -15,7 +15,7 @@ export interface ServerSettings {
   // slots, kvType and parkMiB: null when the user did not set them; the server then applies its
   // own defaults (the settings' defaults in package.json say what those are).
   slots: number | null;
-  /** Context tokens per slot; AUTO_CONTEXT (0): chosen for the work (contextPlan). */
+  /** Context tokens per slot; AUTO_CONTEXT (0): the server's shared context, chosen for the work (contextPlan). */
   contextSize: number;
   kvType: string | null;
   /** The park's budget (--park-mib). */
@@ -148,38 +148,30 @@ export function requestModels(s: ServerSettings, mode: 'managed' | 'remote'): Pa
   return out;
 }
 
-/** strata.contextSize 0: the context per slot is chosen for the work (contextPlan). */
+/** strata.contextSize 0: the context is chosen for the work (contextPlan). */
 export const AUTO_CONTEXT = 0;
 /** The least context a slot may have (the server's --ctx minimum; test/unit/settings-table.test.ts checks it). */
 export const MIN_CONTEXT = 16;
-/** On the CPU, automatic: the chat model's context per slot, room for an agent's steps before it compacts... */
-export const AGENT_CHAT_CTX = 16_384;
-/** ...on two slots: one agent conversation and one chat or inline edit at once. */
-export const AGENT_CHAT_SLOTS = 2;
-/** On the CPU, automatic: the completion model's (and the other models') context per slot. */
+/** On the CPU, automatic: the context per slot of the models other than the chat model (completions' short prompts). */
 export const COMPLETION_CTX = 4096;
-/** On the CPU, automatic, one model for chat and completions: its context per slot (on strata.slots slots). */
-export const SHARED_CTX = 8192;
 
 /** The per-model settings of the --config file's "models" section (entries name --model models). */
 export interface ModelsSection { models: Array<{ name: string; ctx?: number; slots?: number; mmproj?: string }> }
 
 /**
- * The context per slot the managed server gets: the user's strata.contextSize for every model;
- * automatic where the fit can choose it (strata.fit on, or strata.devices naming a GPU): none, so
- * the fit chooses; else (the CPU) a large context on few slots for the chat model and a small one
- * for completions when they are separate models (`section`), one in between when one model serves both.
+ * The context the managed server gets: the user's strata.contextSize per slot for every model;
+ * automatic: no --ctx, so the chat model's slots share the server's default context (the training
+ * context where memory allows: an agent's long conversation beside short requests). Where the fit
+ * places models on a GPU (strata.fit on, strata.devices naming one) every model has it; on the CPU
+ * the other models (completions, embeddings) keep a small context per slot (`section`).
  */
 export function contextPlan(s: ServerSettings): { ctx: number | null; section: ModelsSection | null } {
   if (s.contextSize !== AUTO_CONTEXT) return { ctx: s.contextSize, section: null };
   const gpu = s.fit === 'on' || s.devices.some((d) => !/^cpu/i.test(d));
   if (gpu) return { ctx: null, section: null };
   const { models, names } = servedModels(s);
-  const served = (n: string | undefined): boolean => n !== undefined && models.some((m) => m.name === n);
-  if (served(names.chat) && served(names.completion) && names.chat !== names.completion) {
-    return { ctx: COMPLETION_CTX, section: { models: [{ name: names.chat!, ctx: AGENT_CHAT_CTX, slots: AGENT_CHAT_SLOTS }] } };
-  }
-  return { ctx: SHARED_CTX, section: null };
+  const others = models.filter((m) => m.name !== names.chat);
+  return { ctx: null, section: others.length > 0 ? { models: others.map((m) => ({ name: m.name, ctx: COMPLETION_CTX })) } : null };
 }
 
 /**

@@ -29,6 +29,8 @@ export interface ManagedLaunchOptions {
   /** Saved sessions and stored responses: in the extension's storage, not the folders a `strata serve` of the user's shares. */
   sessionsDir: string;
   responsesDir: string;
+  /** The prefix cache's folder (long prompts' KV), in the extension's storage too; absent: the server's default. */
+  prefixCacheDir?: string | undefined;
   parentPid: number;
   apiKey: string;
   /** The --config file with the per-model section (models-section.ts), when the context is chosen per model. */
@@ -40,6 +42,7 @@ export function managedLaunch(settings: ServerSettings, port: number, opts: Mana
     args: [
       ...buildServeArgs(settings, port, opts.configFile),
       '--sessions-dir', opts.sessionsDir, '--responses-dir', opts.responsesDir, '--parent-pid', String(opts.parentPid),
+      ...(opts.prefixCacheDir ? ['--prefix-cache-dir', opts.prefixCacheDir] : []),
     ],
     env: { [API_KEY_ENV]: opts.apiKey },
     apiKey: opts.apiKey,

@@ -153,13 +153,14 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     mkdirSync(sessionsDir, { recursive: true });
     // The server makes it (0700) on the first stored response.
     const responsesDir = join(this.ctx.globalStorageUri.fsPath, 'responses');
+    const prefixCacheDir = join(this.ctx.globalStorageUri.fsPath, 'prefix-cache');
 
     this.detach();
     const apiKey = newApiKey();
     this.managedKey = apiKey;
     const sup = new Supervisor({
       spawn: (port) => {
-        const launch = managedLaunch(settings, port, { sessionsDir, responsesDir, parentPid: process.pid, apiKey, configFile: writeModelsSection(settings, this.ctx.globalStorageUri.fsPath) });
+        const launch = managedLaunch(settings, port, { sessionsDir, responsesDir, prefixCacheDir, parentPid: process.pid, apiKey, configFile: writeModelsSection(settings, this.ctx.globalStorageUri.fsPath) });
         this.log.info(`starting: ${basename(process.execPath)} ${cli} ${launch.args.join(' ')} (with a new API key in its environment)`);
         return spawnNodeScript(cli, launch.args, launch.env);
       },

@@ -39,7 +39,13 @@ export interface EngineOptions {
   mainGpu?: number;
   /** Layers on GPU devices; -1 = all (default). */
   gpuLayers?: number;
-  /** Context tokens per slot (default: min(4096, model train ctx)). Over the model's limit -> error. */
+  /**
+   * Context tokens per slot, each slot its own KV. Absent on a text model: one KV pool the slots
+   * share (llama's kv_unified), all of which one sequence may use: the training context, fitted to
+   * memory with `fit` (else min(4096 x slots, training context)); a step that finds no room ends the
+   * request admitted last ('done' errorCode 'context_full'). Absent on an embedding model: min(4096,
+   * train ctx) per slot. Over the model's limit -> error.
+   */
   ctx?: number;
   /** Concurrent sequences (default 4). */
   slots?: number;
@@ -47,9 +53,11 @@ export interface EngineOptions {
   batch?: number;
   ubatch?: number;
   /**
-   * Prompt tokens per step (P) while any sequence decodes (default: 64 on CPU, batch with GPU offload).
-   * When P is below batch, a prompt with over 4P tokens left reads at most 4P a step alone, P beside
-   * other sequences, and P/4 (at least 8) while every slot is taken or requests wait for one.
+   * Prompt tokens per step (P; default: 64 on CPU, batch with GPU offload) where a big step would hold
+   * others back; elsewhere a prompt gets the whole batch less the decode tokens. When P is below batch:
+   * a step that a prompt with at most P tokens left joins gives the other prompts at most P (that prompt
+   * is read whole), and while every slot is taken or requests wait for one, with others decoding, a
+   * prompt with over 4P tokens left reads P/4 (at least 8).
    */
   decodePromptBudget?: number;
   /**
@@ -105,11 +113,12 @@ export interface EngineOptions {
   /**
    * Fit to free memory before loading, with llama.cpp's own fitter (common/fit.cpp, what
    * llama-server's --fit runs): GPU layers and tensor split unless gpuLayers/tensorSplit are given,
-   * and the context per slot when ctx is not given (between fitCtxMin and the training context),
+   * and the shared pool when ctx is not given (between fitCtxMin x slots and the training context),
    * so that the weights, the KV cache and the compute buffers leave fitMarginMiB free on every
    * device. A plan that still does not fit rejects the load with the single changes that would
    * (fewer slots, a smaller ctx, a quantized kvType, fewer gpuLayers). ModelInfo.fit reports it.
-   * 'auto': fit when the model goes to an offload device (a GPU, an RPC server); default false.
+   * 'auto': fit when the model goes to an offload device (a GPU, an RPC server), or to size the
+   * shared pool (no ctx; on the CPU a plan that does not fit then loads with the least pool); default false.
    */
   fit?: boolean | 'auto';
   /**
@@ -119,7 +128,7 @@ export interface EngineOptions {
   fitReserved?: Record<string, number>;
   /** Memory to leave free per device, MiB (default 1024, as llama.cpp's --fit-target). */
   fitMarginMiB?: number;
-  /** The least context per slot the fitter may choose when ctx is not given (default 4096, llama.cpp's --fit-ctx). */
+  /** The least context per slot the fitter may choose when ctx is not given (default 4096, llama.cpp's --fit-ctx): the pool is at least this x slots. */
   fitCtxMin?: number;
   /**
    * Called on the JS thread once per engine step with that step's events, in order.
@@ -296,6 +305,8 @@ export type EngineEvent =
   | { type: 'embedding'; id: number; index: number; vector: Float32Array }
   | {
       type: 'done'; id: number; finish: FinishReason; error?: string;
+      /** 'context_full': the KV pool the slots share had no room, and this request was admitted last. */
+      errorCode?: 'context_full';
       promptTokens: number; reused: number; promptMs: number; decodeMs: number; generated: number;
       /** Text withheld for a partial stop match and released at the end. */
       text: string;
@@ -378,7 +389,12 @@ export interface ModelInfo {
   params: number;
   sizeBytes: number;
   trainCtx: number;
+  /** The most one sequence may hold, prompt and answer (a slot's context, or the shared pool up to trainCtx). */
   ctx: number;
+  /** KV cells in all: the pool the slots share (kvUnified), else ctx x slots. */
+  ctxPool: number;
+  /** One KV pool the slots share (no ctx given): sequences take what they use of it. */
+  kvUnified: boolean;
   slots: number;
   vocabSize: number;
   bos: number; eos: number; eot: number;
@@ -462,8 +478,11 @@ export interface FitReport {
   /** Layers on offload devices, of nLayer + 1 (the output layer counts). */
   gpuLayers: number;
   nLayer: number;
-  /** Context per slot, slots, KV type of the plan. */
+  /** What one sequence may use (the context per slot, or the shared pool up to the training context), slots, KV type of the plan. */
   ctx: number;
+  /** KV cells in all, and whether the slots share them (no ctx given). */
+  pool: number;
+  unified: boolean;
   slots: number;
   kvType: KvType;
   marginBytes: number;
@@ -599,9 +618,9 @@ export declare class Engine {
    * used, whose conversation is parked or dropped), or into the park while every slot is busy or
    * wanted by a queued request (`into` says which). Returns the `meta` it was saved with. The file
    * is checked (checksum included) before its state goes anywhere: a refused file changes nothing.
-   * Rejects with a clear message and its `code`: not a session file or corrupt (checksum), or a state
-   * this context does not accept 'session_unreadable', saved with another model (identity,
-   * description, params or vocab differ) 'session_model_mismatch', every slot busy and parking
+   * Rejects with a clear message and its `code`: not a session file or corrupt (checksum)
+   * 'session_unreadable', saved with another model (identity, description, params or vocab differ)
+   * or another KV layout (a context per slot, or the one the slots share) 'session_model_mismatch', every slot busy and parking
    * disabled or over budget 'park_unavailable', the file cannot be read 'io_error'.
    */
   loadSession(path: string, identity: string): Promise<LoadedSession>;
@@ -655,6 +674,8 @@ export declare function makeTestModel(opts: {
   pooling?: 'mean' | 'cls' | 'last';
   /** Written as tokenizer.chat_template instead of the vocab's own (a family's template for tool-call tests). */
   chatTemplate?: string;
+  /** The training context written (`<arch>.context_length`; default: the shape's, 4096 for tiny). */
+  ctxTrain?: number;
 }): {
   bytes: number; params: number; vocabSize: number;
   /** FIM token ids as llama.cpp reads them from the written file; null when the vocab has none. */

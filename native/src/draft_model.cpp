@@ -22,6 +22,11 @@ DraftModel::~DraftModel() {
   llama_model_free(model_);
 }
 
+void DraftModel::Forget(int32_t seq) {
+  llama_memory_seq_rm(mem_, seq, -1, -1);
+  held_[static_cast<size_t>(seq)].clear();
+}
+
 bool DraftModel::Decode() {
   const auto t0 = std::chrono::steady_clock::now();
   const int32_t rc = llama_decode(ctx_, batch_);

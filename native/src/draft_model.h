@@ -33,6 +33,9 @@ class DraftModel {
   // sequences are dropped and get no draft).
   bool Draft(std::vector<DraftJob>& jobs);
 
+  // Drops a sequence the target dropped (a shared pool gives its cells to others).
+  void Forget(int32_t seq);
+
   // Ms spent in the draft model's decodes so far (for traces).
   double decode_ms() const { return decode_ms_; }
 

@@ -5,7 +5,8 @@
 // Files: engine.cpp (thread, command queue, snapshot), engine_admit.cpp (admission, slot
 // choice, parking and restore, choices), engine_step.cpp (batch, decode, finishing),
 // engine_emit.cpp (sampling, speculative verification, emitting tokens), engine_draft.cpp
-// (speculative drafts), engine_embed.cpp (embedding models), engine_session.cpp (session files).
+// (speculative drafts), engine_embed.cpp (embedding models), engine_session.cpp (session files),
+// engine_pool.cpp (the KV pool the slots share, without a context per slot).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -129,12 +130,20 @@ class Engine {
     bool draft_predicted = false;    // this step's draft came from the request's prediction
     std::unique_ptr<PredictionCursor> prediction;  // with a prediction, made at its first draft
     int32_t event = -1;         // this step's tokens event in msg_ (index), -1 none yet
+    // Shared pool: the order of admission (the latest ends first when the pool is full), and
+    // whether the prompt waits this step for cells the others hold.
+    uint64_t admit_order = 0;
+    bool pool_wait = false;
   };
   struct Slot {
     int32_t id = 0;
     std::vector<llama_token> held;  // tokens whose KV the sequence holds, positions 0..n-1
     uint64_t last_used = 0;
     std::unique_ptr<Active> run;
+    // Shared pool: the first `shared` positions are cells of slot `base` (llama_memory_seq_cp
+    // shares cells in a unified KV), counted there, not here. -1: none.
+    int32_t base = -1;
+    size_t shared = 0;
   };
 
   // engine.cpp
@@ -162,6 +171,24 @@ class Engine {
   void MaybePark(Slot& slot, size_t keep);
   bool TrimSlot(Slot& slot, size_t keep);
   bool CaptureState(int32_t seq, StateBuffer& out);
+
+  // engine_pool.cpp (shared pool only; no-ops with a context per slot)
+  // Before a step's batch: room for every decoder's token, prompts that fit read, the rest wait;
+  // idle slots' conversations are parked to make room, and when nothing can go on the latest
+  // admitted request ends (context_full).
+  void ReservePool();
+  // A decode found no KV cells (llama_decode returned 1): the latest request in the batch ends.
+  void PoolOverflow();
+  size_t PoolUsed() const;
+  // Whether `need` more cells fit once idle slots other than `keep` are parked; parks them as needed.
+  bool PoolMakeRoom(size_t need, const Slot* keep);
+  // The slot's KV was cut to `keep` positions (0: cleared): what others share of it shrinks too.
+  void PoolCut(Slot& slot, size_t keep);
+  // `to` (cleared) now holds a copy of `from`'s sequence, sharing its cells.
+  void PoolCopied(Slot& to, const Slot& from);
+  void SyncShares();
+  size_t EvictIdle(size_t need, const Slot* keep);
+  bool EndLatestForPool(bool in_batch_only);
 
   // engine_step.cpp
   bool Step();
@@ -191,7 +218,7 @@ class Engine {
   // engine_session.cpp
   void DoSaveSession(Command& c);
   void DoLoadSession(Command& c);
-  void LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases);
+  bool LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases);
   void LoadIntoPark(SessionData& d, SessionPhases* phases);
   // Free slots the queued requests will take at the next admission (their choices counted).
   size_t QueuedSlots() const;
@@ -228,6 +255,7 @@ class Engine {
   std::deque<EmbedRequest> embed_waiting_;  // embedding models: requests in arrival order
   uint64_t order_ = 0;
   uint64_t tick_ = 0;
+  uint64_t admits_ = 0;
   ParkStore park_;
   BatchPtr batch_;
   std::unique_ptr<StepMessage> msg_;

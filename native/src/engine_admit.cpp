@@ -66,9 +66,11 @@ void Engine::AdmitChoices(Slot& primary, const std::vector<Slot*>& others) {
     MaybePark(slot, 0);
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
     slot.held.clear();
+    PoolCut(slot, 0);
     auto a = std::make_unique<Active>();
     a->req = first.req;  // the grammar prototype is shared; each choice samples with its own clone
     a->choice = static_cast<int32_t>(i) + 1;
+    a->admit_order = first.admit_order;
     a->group = group;
     a->forking = true;
     SamplingParams p = a->req.sampling;
@@ -91,8 +93,10 @@ void Engine::ForkChoices(Slot& primary) {
     Active* a = s.run.get();
     if (!a || &s == &primary || a->req.key != key || !a->forking) continue;
     llama_memory_seq_rm(mem_, s.id, -1, -1);
+    PoolCut(s, 0);
     llama_memory_seq_cp(mem_, primary.id, s.id, -1, -1);
     s.held = primary.held;
+    PoolCopied(s, primary);
     a->n_read = first.n_read;
     a->forking = false;
     a->decoding = true;
@@ -121,6 +125,7 @@ static size_t ImageBoundary(const std::vector<ImageSpan>& images, size_t keep) {
 size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, bool* restored) {
   const std::vector<llama_token>& prompt = req.prompt;
   const bool reuse = req.cache_prompt;
+  SyncShares();
   std::vector<SlotView> views(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
   std::vector<const std::vector<llama_token>*> parked;
@@ -159,8 +164,10 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
     const Slot& donor = slots_[static_cast<size_t>(choice.donor)];
     MaybePark(slot, 0);
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
+    PoolCut(slot, 0);
     llama_memory_seq_cp(mem_, donor.id, slot.id, -1, -1);
     slot.held = donor.held;
+    PoolCopied(slot, donor);
     return TrimSlot(slot, fork) ? fork : 0;
   }
   MaybePark(slot, own);
@@ -170,6 +177,19 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
 size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored) {
   llama_memory_seq_rm(mem_, slot.id, -1, -1);
   slot.held.clear();
+  PoolCut(slot, 0);
+  if (info_.kv_unified) {
+    // The conversation's cells come from idle slots if they must; parking them may evict park
+    // entries, so the match is looked up again.
+    const std::vector<llama_token> tokens = it->tokens;
+    const bool room = PoolMakeRoom(tokens.size(), &slot);
+    size_t common = 0;
+    it = park_.BestMatch(tokens, &common);
+    if (!room || it == park_.entries().end() || common < keep) {
+      park_.counters().misses++;
+      return 0;
+    }
+  }
   if (llama_state_seq_set_data(ctx_.get(), it->state.data(), it->state.size(), slot.id) == 0) {
     // The snapshot does not fit this context (e.g. a session from another setup): drop it.
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
@@ -196,9 +216,11 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
       // Recurrent or otherwise non-trimmable memory: start over.
       llama_memory_seq_rm(mem_, slot.id, -1, -1);
       slot.held.clear();
+      PoolCut(slot, 0);
       return keep == 0;
     }
     slot.held.resize(keep);
+    PoolCut(slot, keep);
   }
   // Sliding-window layers may have dropped positions the continuation still needs.
   const int32_t n_swa = llama_model_n_swa(model_.get());
@@ -207,6 +229,7 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
     if (pos_min > std::max<llama_pos>(0, static_cast<llama_pos>(keep) - n_swa)) {
       llama_memory_seq_rm(mem_, slot.id, -1, -1);
       slot.held.clear();
+      PoolCut(slot, 0);
       return false;
     }
   }
@@ -256,6 +279,7 @@ void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
   a->stats.prompt_tokens = static_cast<int32_t>(a->req.prompt.size());
   a->stats.reused = static_cast<int32_t>(reuse);
   a->t_admitted = NowMs();
+  a->admit_order = ++admits_;
   a->trace.id = a->req.id;
   a->trace.queued = w.queued_ms;
   a->trace.admitted = a->t_admitted;

@@ -82,6 +82,7 @@ Napi::Array EventsToJs(Napi::Env env, const std::vector<EngineEvent>& events) {
         o.Set("type", "done");
         o.Set("finish", FinishReasonName(e.finish));
         if (!e.error.empty()) o.Set("error", Napi::String::New(env, e.error));
+        if (!e.error_code.empty()) o.Set("errorCode", Napi::String::New(env, e.error_code));
         if (!e.stop_string.empty()) o.Set("stopString", Napi::String::New(env, e.stop_string));
         o.Set("promptTokens", e.stats.prompt_tokens);
         o.Set("reused", e.stats.reused);
@@ -140,6 +141,8 @@ Napi::Object FitReportToJs(Napi::Env env, const FitReport& r) {
   o.Set("gpuLayers", r.gpu_layers);
   o.Set("nLayer", r.n_layer);
   o.Set("ctx", r.ctx);
+  o.Set("pool", r.pool);
+  o.Set("unified", r.unified);
   o.Set("slots", r.slots);
   o.Set("kvType", r.kv_type);
   o.Set("marginBytes", static_cast<double>(r.margin));
@@ -177,6 +180,8 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   o.Set("sizeBytes", static_cast<double>(m.size_bytes));
   o.Set("trainCtx", m.train_ctx);
   o.Set("ctx", m.ctx);
+  o.Set("ctxPool", m.pool);
+  o.Set("kvUnified", m.kv_unified);
   o.Set("slots", m.slots);
   o.Set("vocabSize", m.vocab_size);
   o.Set("bos", m.bos);

@@ -31,12 +31,15 @@ struct EngineConfig {
   int32_t main_gpu = 0;
   int32_t gpu_layers = -1;
   bool gpu_layers_given = false;  // EngineOptions.gpuLayers was set (the fitter changes only what was not)
-  int32_t ctx = 0;  // per slot; 0 = min(4096, train ctx)
+  // Per slot (each slot its own KV stream). 0 on a text model: one KV pool the slots share (llama's
+  // kv_unified) of up to the training context, fitted to memory, all of which one sequence may use;
+  // on an embedding model min(4096, train ctx) per slot.
+  int32_t ctx = 0;
   int32_t slots = 4;
   int32_t batch = 512;
-  // Prompt tokens per step while any sequence decodes (0 = auto: 64 on CPU, batch on GPUs).
-  // On CPU a step's time grows with its tokens, so small chunks keep decoders and short
-  // requests moving during a long read at little cost to the read.
+  // Prompt tokens per step where a big step would hold others back (0 = auto: 64 on CPU, batch on
+  // GPUs): the step a short prompt (at most this many left) joins, and while every slot is taken.
+  // Elsewhere a prompt gets the whole batch less the decode tokens (engine_step.cpp).
   int32_t decode_prompt_budget = 0;
   // How long an idle engine gathers requests before its first step (-1 = auto: 8 ms on CPU, 0
   // with GPU offload). Clients that send together reach the engine some milliseconds apart;
@@ -65,10 +68,10 @@ struct EngineConfig {
   // an encoder such as BERT), 0 never, 1 always (pooling from the GGUF, else mean).
   int32_t embeddings = -1;
   // Fit to free device memory before loading (llama.cpp's fitter, see memory_fit.h): GPU layers and tensor
-  // split unless given, the context per slot when ctx is 0 (between fit_ctx_min and the training
+  // split unless given, the shared pool when ctx is 0 (between fit_ctx_min x slots and the training
   // context), leaving fit_margin bytes free per device. A plan that cannot fit fails the load with
   // the changes that would fit.
-  int32_t fit = 0;  // -1 auto (on when the model goes to an offload device), 0 off, 1 on
+  int32_t fit = 0;  // -1 auto (on when the model goes to an offload device or the pool is automatic), 0 off, 1 on
   uint64_t fit_margin = uint64_t{1024} << 20;
   int32_t fit_ctx_min = 4096;
   // Bytes other models of this server hold per device (by name). A device whose free memory does not
@@ -97,6 +100,8 @@ struct FitReport {
   bool on = false;      // the fitter ran for this model
   std::string status;   // "fits" | "adjusted" (the fitter changed layers or context) | "does_not_fit"
   int32_t gpu_layers = 0, n_layer = 0, ctx = 0, slots = 0;
+  bool unified = false;  // one KV pool the slots share: ctx is then what one sequence may use
+  int32_t pool = 0;      // KV cells in all (ctx x slots without a shared pool)
   std::string kv_type;
   uint64_t margin = 0;
   std::vector<FitDeviceUse> devices;  // the offload devices, in order
@@ -132,7 +137,10 @@ struct FimTokens {
 struct ModelInfo {
   std::string description, architecture;
   uint64_t params = 0, size_bytes = 0;
-  int32_t train_ctx = 0, ctx = 0, slots = 0, vocab_size = 0;
+  // ctx: the most one sequence may hold (prompt and answer). pool: the KV cells of the context in
+  // all; with kv_unified the slots share them (ctx = min(pool, train_ctx)), else ctx x slots.
+  int32_t train_ctx = 0, ctx = 0, pool = 0, slots = 0, vocab_size = 0;
+  bool kv_unified = false;
   llama_token bos = -1, eos = -1, eot = -1;
   bool has_fim = false;
   FimTokens fim;

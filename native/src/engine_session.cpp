@@ -103,8 +103,7 @@ void Engine::DoLoadSession(Command& c) {
     std::vector<SlotView> views(slots_.size());
     for (size_t i = 0; i < slots_.size(); ++i) views[i] = {slots_[i].run != nullptr, &slots_[i].held, slots_[i].last_used};
     const int slot = PickRestoreSlot(views, d.tokens, QueuedSlots());
-    if (slot >= 0) {
-      LoadIntoSlot(slots_[static_cast<size_t>(slot)], d, c.path, &r.session.phases);
+    if (slot >= 0 && LoadIntoSlot(slots_[static_cast<size_t>(slot)], d, c.path, &r.session.phases)) {
       r.session.into = SessionInto::Slot;
     } else {
       LoadIntoPark(d, &r.session.phases);
@@ -128,19 +127,24 @@ void Engine::DoLoadSession(Command& c) {
 // slot's own conversation is parked the way admission parks a displaced one (or dropped when
 // the park cannot take it), unless the session continues all of it. The slot then holds the
 // session's tokens: the next request with that prefix owns the slot (PickSlot) and reads only
-// what follows them.
-void Engine::LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases) {
+// what follows them. False, with the park to take it instead, when the KV pool the slots share
+// has no room for it while requests hold the rest.
+bool Engine::LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases) {
   if (CommonPrefix(slot.held, d.tokens) < slot.held.size()) MaybePark(slot, 0);
   const auto t0 = std::chrono::steady_clock::now();
   llama_memory_seq_rm(mem_, slot.id, -1, -1);
   slot.held.clear();
+  PoolCut(slot, 0);
+  if (!PoolMakeRoom(d.tokens.size(), &slot)) return false;
   if (llama_state_seq_set_data(ctx_.get(), d.state, d.n_state, slot.id) == 0) {
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
-    throw EngineError(ErrorCode::SessionUnreadable, "session file " + path + " holds a KV state this context does not accept");
+    // The same model (checked first) with another KV layout: a context per slot, or the one the slots share.
+    throw EngineError(ErrorCode::SessionModelMismatch, "session file " + path + " holds a KV state of another layout than this context's (a context per slot, or the one the slots share)");
   }
   slot.held = d.tokens;
   slot.last_used = ++tick_;
   phases->state_ms += MsSince(t0);
+  return true;
 }
 
 // Every slot is busy: the state is copied out of the mapping into the park, and the next request

@@ -34,33 +34,68 @@ void Engine::PlanBatch() {
   int32_t budget = cfg_.batch;
   int32_t decoders = 0, decode_tokens = 0;
   prompt_order_.clear();
+  // With small chunks (decode_prompt_budget P below the batch, the CPU default) the engine is
+  // contended while every slot is taken or requests wait here, and others decode (the server holds
+  // requests back until a slot frees): decoders then finish sooner while a long prompt (over 4P
+  // left) reads P/4 a step, beside P in all.
+  const int32_t P = info_.decode_prompt_budget;
+  size_t decoding = 0, reading = 0;
+  for (const Slot& s : slots_) {
+    const Active* a = s.run.get();
+    if (a && a->decoding) ++decoding;
+    else if (a && !a->forking && !a->pool_wait) ++reading;
+  }
+  const size_t active = decoding + reading;
+  const bool contended = P < cfg_.batch && decoding > 0 && active > 1 && (!waiting_.empty() || active == slots_.size());
+  // A burst is read before it decodes: a sequence with only its first token waits while a prompt
+  // admitted before that token, and small enough for one step, is still read. llama.cpp cuts a step
+  // of a per-slot KV into one ubatch per count of tokens per sequence, so a step that mixes decode
+  // tokens with prompt chunks costs another pass over the weights, paid by every first token still
+  // to come; the wait is about one step per such prompt. A longer prompt never holds a decoder back
+  // (it reads beside it), nor does a prompt that arrives after the first token, nor a full engine.
+  double burst = -1;  // the earliest admission among the prompts in reading that fit one step
+  for (const Slot& s : slots_) {
+    const Active* a = s.run.get();
+    if (contended || info_.kv_unified || !a || a->decoding || a->forking || a->pool_wait) continue;
+    if (a->req.prompt.size() - static_cast<size_t>(a->stats.reused) > static_cast<size_t>(cfg_.batch)) continue;
+    if (burst < 0 || a->t_admitted < burst) burst = a->t_admitted;
+  }
+  const auto held = [burst](const Active& a) {
+    return a.decoding && a.stats.generated == 1 && burst >= 0 && burst <= a.t_prompt_done;
+  };
   for (size_t i = 0; i < slots_.size(); ++i) {
     Active* a = slots_[i].run.get();
     if (!a) continue;
     a->chunk = 0;
     a->logits_at = -1;
     a->event = -1;
+    if (held(*a)) {
+      a->draft.clear();  // nothing of it is in this step (logits_at stays -1: it samples nothing)
+      continue;
+    }
     if (a->decoding) {
       const int32_t n = 1 + static_cast<int32_t>(a->draft.size());  // drafts fit: PrepareDrafts
       budget -= n;
       decode_tokens += n;
       ++decoders;
-    } else if (!a->forking) {
+    } else if (!a->forking && !a->pool_wait) {
       prompt_order_.push_back(i);
     }
   }
-  // While sequences decode, prompts get decode_prompt_budget (P) per step. With small chunks (P below
-  // the batch, the CPU default) a long prompt (over 4P left) also yields: at most 4P a step alone, so a
-  // newcomer never waits behind a big step; P beside other sequences; and P/4 while every slot is
-  // taken (the server holds requests back until one frees) or requests wait here, so the others
-  // finish and free their slots sooner.
-  const int32_t P = info_.decode_prompt_budget;
-  if (decoders > 0) budget = std::min(budget, P);
+  // A prompt has no first token yet, and its user waits on it: it gets the whole rest of the step
+  // (n_batch less the decode tokens, as llama-server reads), beside decoders too, who still add
+  // their token to every step. With small chunks the step shrinks to P prompt tokens while contended
+  // (above), and when a prompt with at most P left joins (an interactive request: it finishes in
+  // this step, so its first token waits for the step in progress and a small one).
+  const bool newcomer = std::any_of(prompt_order_.begin(), prompt_order_.end(), [this, P](size_t i) {
+    const Active& a = *slots_[i].run;
+    return a.req.prompt.size() - a.n_read <= static_cast<size_t>(P);
+  });
+  const bool small = contended || (P < cfg_.batch && newcomer);
   int32_t long_cap = budget;
-  if (P < cfg_.batch) {
-    const size_t active = static_cast<size_t>(decoders) + prompt_order_.size();
-    const bool contended = !waiting_.empty() || active == slots_.size();
-    long_cap = contended && active > 1 ? std::max(8, P / 4) : active > 1 ? P : 4 * P;
+  if (small) {
+    if (decoders > 0) budget = std::min(budget, P);
+    long_cap = contended ? std::max(8, P / 4) : prompt_order_.size() + static_cast<size_t>(decoders) > 1 ? P : budget;
   }
   const size_t long_prompt = 4 * static_cast<size_t>(P);
   // Shortest remaining prompt first, so short prompts and decoders never wait behind a long read.
@@ -72,7 +107,7 @@ void Engine::PlanBatch() {
   });
   // Prompts with at most P left finish this step even past P, up to 4P tokens more: requests that
   // arrive together (several clients, a burst of completions) start together instead of one a step.
-  int32_t finishing = decoders > 0 && P < cfg_.batch ? std::max(0, std::min(4 * P, cfg_.batch - decode_tokens - budget)) : 0;
+  int32_t finishing = small && decoders > 0 ? std::max(0, std::min(4 * P, cfg_.batch - decode_tokens - budget)) : 0;
   for (size_t i : prompt_order_) {
     Active& a = *slots_[i].run;
     const size_t remaining = a.req.prompt.size() - a.n_read;
@@ -104,6 +139,7 @@ void Engine::PlanBatch() {
     Active* a = s.run.get();
     if (!a) continue;
     if (a->decoding) {
+      if (held(*a)) continue;
       // The sampled token, then the draft tokens to verify: each one's logits check the next.
       BatchAdd(*batch_, a->pending, static_cast<llama_pos>(s.held.size()), s.id, true);
       a->logits_at = batch_->n_tokens - 1;
@@ -127,6 +163,7 @@ bool Engine::Step() {
   step_accepted_ = 0;
   draft_ms_ = 0;
   PrepareDrafts();
+  ReservePool();
   const bool imaged = EvalImages();
   PlanBatch();
   if (batch_->n_tokens == 0) return imaged;
@@ -136,10 +173,11 @@ bool Engine::Step() {
   tr.t = NowMs();
   for (const Slot& s : slots_) {
     if (!s.run) continue;
-    if (s.run->decoding) tr.decode_tokens++;
+    const bool decodes = s.run->decoding && s.run->logits_at >= 0;  // not held back this step
+    if (decodes) tr.decode_tokens++;
     tr.draft_tokens += static_cast<int32_t>(s.run->draft.size());
     tr.prompt_tokens += s.run->chunk;
-    if (s.run->decoding || s.run->chunk > 0) tr.sequences++;
+    if (decodes || s.run->chunk > 0) tr.sequences++;
   }
   tr.draft_ms = draft_ms_;
   const auto t_decode = Clock::now();
@@ -167,7 +205,7 @@ bool Engine::EvalImages() {
   bool any = false;
   for (Slot& s : slots_) {
     Active* a = s.run.get();
-    if (!a || a->decoding || a->forking || a->req.images.empty()) continue;
+    if (!a || a->decoding || a->forking || a->pool_wait || a->req.images.empty()) continue;
     for (const ImageSpan& im : a->req.images) {
       if (im.at != a->n_read) continue;
       any = true;
@@ -192,11 +230,13 @@ bool Engine::EvalImages() {
 }
 
 void Engine::FailBatch(int32_t rc) {
+  // No cells in the shared pool: nothing was written, the latest request ends, the others go on.
+  if (rc == 1 && info_.kv_unified) return PoolOverflow();
   const std::string why = std::string(DecodeError(rc)) + " (code " + std::to_string(rc) + ")";
   std::vector<uint64_t> failed;
   for (Slot& s : slots_) {
     Active* a = s.run.get();
-    if (!a || (a->chunk == 0 && !a->decoding)) continue;
+    if (!a || (a->chunk == 0 && a->logits_at < 0)) continue;  // not in the batch
     // Part of the batch may be in the KV: drop the sequence rather than trust it.
     llama_memory_seq_rm(mem_, s.id, -1, -1);
     s.held.clear();

@@ -1,6 +1,7 @@
 #include "memory_fit.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -131,10 +132,21 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
   r.slots = cfg.slots;
   r.kv_type = KvTypeName(cfg.kv_type);
   r.n_layer = p.n_layer;
+  r.unified = p.unified;
   const int32_t all_layers = p.n_layer + 1;  // the output layer counts
   const bool offload = !p.devs.empty();
   const int32_t wish_layers = !offload ? 0 : cfg.gpu_layers_given && cfg.gpu_layers >= 0 ? std::min(cfg.gpu_layers, all_layers) : all_layers;
   const int32_t default_ctx = static_cast<int32_t>(p.train_ctx > 0 ? std::min<int64_t>(4096, p.train_ctx) : 4096);
+  // The KV cells of `per_slot` tokens on `slots` slots: each its own, or one pool they share (at
+  // most the training context, which one sequence may then use whole).
+  auto cells = [&](int64_t per_slot, int32_t slots, bool unified) {
+    const int64_t all = per_slot * slots;
+    return static_cast<uint32_t>(unified && p.train_ctx > 0 ? std::min<int64_t>(all, p.train_ctx) : all);
+  };
+  // What one sequence may use of a context of n cells.
+  auto seq_ctx = [&](uint32_t n, int32_t slots, bool unified) {
+    return static_cast<int32_t>(!unified ? n / static_cast<uint32_t>(slots) : p.train_ctx > 0 ? std::min<int64_t>(n, p.train_ctx) : n);
+  };
 
   // The asked parameters, kept: suggestions start from them, not from what the fitter made of them.
   const llama_model_params mp_asked = p.mp;
@@ -167,6 +179,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
       llama_context_params cpd = cp_draft;
       cpd.n_ctx = cp.n_ctx;
       cpd.n_seq_max = cp.n_seq_max;
+      cpd.kv_unified = cp.kv_unified;
       Add(plan, Measure(cfg.spec.draft_model, mp_draft, cpd, p.devs, std::vector<int64_t>(p.devs.size(), 0)));
     }
     return plan;
@@ -174,21 +187,32 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
   // An automatic context, measured as asked: the least the fitter would choose (--fit-ctx, at most the training context).
   const int32_t base_ctx = cfg.ctx > 0 ? cfg.ctx : static_cast<int32_t>(p.train_ctx > 0 ? std::min<int64_t>(cfg.fit_ctx_min, p.train_ctx) : cfg.fit_ctx_min);
 
+  const uint32_t base_cells = cells(base_ctx, cfg.slots, p.unified);
+  // On the CPU alone the fitter measures against the machine's whole RAM (ggml's CPU device
+  // reports it as free): what other processes use is margin too, so the plan fits MemAvailable.
+  if (p.devs.empty()) {
+    const HostMemory h = ReadHostMemory();
+    if (h.total > h.available) margins[0] += static_cast<size_t>(h.total - h.available);
+  }
+
   LlamaLogCapture quiet(true);
   CommonLogSink sink(&r.log);
   common_params_fit_status status = COMMON_PARAMS_FIT_STATUS_SUCCESS;
   if (search) {
+    // A shared pool is one stream: its least is --fit-ctx for every slot (at most the training context).
+    const uint32_t n_ctx_min = p.unified ? base_cells : static_cast<uint32_t>(cfg.fit_ctx_min);
     status = common_fit_params(cfg.model.c_str(), &p.mp, &p.cp, p.split.data(), p.overrides.data(), margins.data(),
-                               static_cast<uint32_t>(cfg.fit_ctx_min), with_draft ? &extra : nullptr, GGML_LOG_LEVEL_ERROR);
+                               n_ctx_min, with_draft ? &extra : nullptr, GGML_LOG_LEVEL_ERROR);
     if (status == COMMON_PARAMS_FIT_STATUS_ERROR) {
       throw std::runtime_error("cannot measure " + cfg.model + " to fit it to memory" + (r.log.empty() ? "" : ": " + r.log.back()));
     }
   } else if (p.cp.n_ctx == 0) {
-    p.cp.n_ctx = static_cast<uint32_t>(base_ctx * cfg.slots);
+    p.cp.n_ctx = base_cells;
   }
-  if (p.cp.n_ctx == 0) p.cp.n_ctx = static_cast<uint32_t>(default_ctx * cfg.slots);  // the fitter stopped before choosing
+  if (p.cp.n_ctx == 0) p.cp.n_ctx = cells(default_ctx, cfg.slots, p.unified);  // the fitter stopped before choosing
   r.gpu_layers = !offload ? 0 : p.mp.n_gpu_layers < 0 ? all_layers : std::min(p.mp.n_gpu_layers, all_layers);
-  r.ctx = static_cast<int32_t>(p.cp.n_ctx / static_cast<uint32_t>(cfg.slots));
+  r.pool = static_cast<int32_t>(std::min<uint32_t>(p.cp.n_ctx, INT32_MAX));
+  r.ctx = seq_ctx(p.cp.n_ctx, cfg.slots, p.unified);
   if (r.gpu_layers < wish_layers) {
     r.changes.push_back("gpuLayers " + std::to_string(wish_layers) + " -> " + std::to_string(r.gpu_layers) + " (of " +
                         std::to_string(all_layers) + "; the rest on the CPU)");
@@ -197,7 +221,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
   for (const llama_model_tensor_buft_override* o = p.mp.tensor_buft_overrides; o && o->pattern; ++o) partial++;
   if (partial > 0) r.changes.push_back("part of " + std::to_string(partial) + " layer(s) on the CPU (tensor overrides)");
   if (cfg.ctx == 0 && search) {
-    r.changes.push_back("ctx " + std::to_string(r.ctx) + " per slot (" +
+    r.changes.push_back("ctx " + std::to_string(r.ctx) + (p.unified ? " shared by the slots (" : " per slot (") +
                         (r.ctx < p.train_ctx ? "the most that fits; training context " + std::to_string(p.train_ctx) : "the training context") + ")");
   }
 
@@ -225,7 +249,8 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
 
   // What would fit with every asked layer offloaded: the usual single changes, each measured.
   if (r.status == "does_not_fit" || r.gpu_layers < wish_layers || partial > 0) {
-    auto fits = [&](int32_t slots, int32_t ctx, ggml_type kv) {
+    // `ctx` per slot; with `unified`, as the pool the slots share.
+    auto fits = [&](int32_t slots, int32_t ctx, ggml_type kv, bool unified) {
       llama_model_params mp = mp_asked;
       std::vector<float> split = split_asked;
       mp.tensor_split = split.data();
@@ -233,7 +258,8 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
       mp.n_gpu_layers = offload ? (cfg.gpu_layers_given ? cfg.gpu_layers : -1) : 0;
       llama_context_params cp = cp_asked;
       cp.n_seq_max = static_cast<uint32_t>(slots);
-      cp.n_ctx = static_cast<uint32_t>(ctx) * static_cast<uint32_t>(slots);
+      cp.n_ctx = cells(ctx, slots, unified);
+      cp.kv_unified = unified;
       cp.type_k = kv;
       cp.type_v = kv;
       try {
@@ -246,15 +272,22 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
       r.suggestions.push_back({slots, ctx, layers, KvTypeName(kv), change});
     };
     for (int32_t s = cfg.slots / 2; s >= 1; s /= 2) {
-      if (fits(s, base_ctx, cfg.kv_type)) { suggest(s, base_ctx, cfg.kv_type, wish_layers, "slots " + std::to_string(s)); break; }
+      if (fits(s, base_ctx, cfg.kv_type, p.unified)) {
+        suggest(s, seq_ctx(cells(base_ctx, s, p.unified), s, p.unified), cfg.kv_type, wish_layers, "slots " + std::to_string(s));
+        break;
+      }
     }
+    // "ctx N" is --ctx N: a context per slot.
     for (int32_t c = base_ctx / 2; c >= 256; c /= 2) {
-      if (fits(cfg.slots, c, cfg.kv_type)) { suggest(cfg.slots, c, cfg.kv_type, wish_layers, "ctx " + std::to_string(c)); break; }
+      if (fits(cfg.slots, c, cfg.kv_type, false)) { suggest(cfg.slots, c, cfg.kv_type, wish_layers, "ctx " + std::to_string(c)); break; }
     }
     if (cfg.flash_attn != LLAMA_FLASH_ATTN_TYPE_DISABLED) {
       for (ggml_type kv : {GGML_TYPE_Q8_0, GGML_TYPE_Q4_0}) {
         if (ggml_type_size(kv) * ggml_blck_size(cfg.kv_type) >= ggml_type_size(cfg.kv_type) * ggml_blck_size(kv)) continue;  // not smaller
-        if (fits(cfg.slots, base_ctx, kv)) { suggest(cfg.slots, base_ctx, kv, wish_layers, std::string("kvType ") + KvTypeName(kv)); break; }
+        if (fits(cfg.slots, base_ctx, kv, p.unified)) {
+          suggest(cfg.slots, seq_ctx(base_cells, cfg.slots, p.unified), kv, wish_layers, std::string("kvType ") + KvTypeName(kv));
+          break;
+        }
       }
     }
     // Layers the user fixed: what the fitter itself would offload instead.
@@ -265,7 +298,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
       mp.tensor_split = split.data();
       mp.n_gpu_layers = -1;
       llama_context_params cp = cp_asked;
-      if (cp.n_ctx == 0) cp.n_ctx = static_cast<uint32_t>(base_ctx * cfg.slots);
+      if (cp.n_ctx == 0) cp.n_ctx = base_cells;
       std::vector<std::string> discard;
       CommonLogSink quiet_sink(&discard);
       if (common_fit_params(cfg.model.c_str(), &mp, &cp, split.data(), overrides.data(), margins.data(), static_cast<uint32_t>(cfg.fit_ctx_min),
@@ -273,7 +306,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
         const int32_t layers = mp.n_gpu_layers < 0 ? all_layers : std::min(mp.n_gpu_layers, all_layers);
         try {
           if (Overflow(measure(mp, cp), 0).empty()) {
-            suggest(cfg.slots, static_cast<int32_t>(cp.n_ctx / static_cast<uint32_t>(cfg.slots)), cfg.kv_type, layers,
+            suggest(cfg.slots, seq_ctx(cp.n_ctx, cfg.slots, p.unified), cfg.kv_type, layers,
                     "gpuLayers " + std::to_string(layers));
           }
         } catch (const std::exception&) { /* no suggestion */ }

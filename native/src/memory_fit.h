@@ -25,6 +25,10 @@ struct ModelParams {
   int64_t train_ctx = 0;
   int32_t n_layer = 0;  // repeating layers (0 until known)
   bool fit = false;     // the config's fit setting resolved for these devices
+  // A plan that does not fit fails the load; not when the fit only chose the shared pool on the
+  // CPU, where weights are mapped from the file and the least pool loads as it did unfitted.
+  bool fit_strict = true;
+  bool unified = false;  // one KV pool the slots share (cp.kv_unified): no context given
 
   ModelParams() = default;
   ModelParams(const ModelParams&) = delete;

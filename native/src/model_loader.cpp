@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -307,7 +308,7 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
 
 // The llama parameters `cfg` asks for, on `devs`: what the fitter adjusts and the load uses.
 void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding, enum llama_pooling_type pooling,
-                const std::vector<ggml_backend_dev_t>& devs, int32_t ctx, ModelParams& p) {
+                const std::vector<ggml_backend_dev_t>& devs, uint32_t n_ctx, ModelParams& p) {
   p.devs = devs;
   p.dev_list = devs;
   p.dev_list.push_back(nullptr);
@@ -327,9 +328,9 @@ void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding,
 
   p.cp = llama_context_default_params();
   const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
-  p.cp.n_ctx = static_cast<uint32_t>(ctx) * static_cast<uint32_t>(cfg.slots);  // 0: the fitter chooses
+  p.cp.n_ctx = n_ctx;  // 0: the fitter chooses
   p.cp.n_seq_max = static_cast<uint32_t>(cfg.slots);
-  p.cp.kv_unified = false;
+  p.cp.kv_unified = p.unified;
   p.cp.n_batch = static_cast<uint32_t>(cfg.batch);
   p.cp.n_ubatch = static_cast<uint32_t>(cfg.ubatch > 0 ? cfg.ubatch : std::min(cfg.batch, 512));
   p.cp.n_threads = cfg.threads > 0 ? cfg.threads : hw;
@@ -402,11 +403,19 @@ void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* b
     throw std::runtime_error("tensorSplit has " + std::to_string(cfg.tensor_split.size()) + " entries for " +
                              std::to_string(devs.size()) + " offload devices");
   }
-  // 'auto' fits when the model goes to an offload device.
-  p.fit = cfg.fit == 1 || (cfg.fit == -1 && !devs.empty() && cfg.gpu_layers != 0);
-  // Without the fitter, no context given means min(4096, training context); with it, the fitter chooses.
-  const int32_t ctx = cfg.ctx > 0 ? cfg.ctx : p.fit ? 0 : static_cast<int32_t>(train > 0 ? std::min<int64_t>(4096, train) : 4096);
-  MakeParams(cfg, facts, embedding, pooling, devs, ctx, p);
+  // No context given: a text model's slots share one KV pool, so one sequence may use all of it.
+  p.unified = cfg.ctx == 0 && !embedding;
+  // 'auto' fits when the model goes to an offload device, or to size the shared pool.
+  const bool offload = !devs.empty() && cfg.gpu_layers != 0;
+  p.fit = cfg.fit == 1 || (cfg.fit == -1 && (offload || p.unified));
+  p.fit_strict = cfg.fit == 1 || offload;
+  // Without the fitter: --ctx per slot, else min(4096, training context) per slot, shared as
+  // min(4096 x slots, training context); with it, the fitter chooses.
+  const int64_t slots = cfg.slots;
+  const int64_t per_slot = cfg.ctx > 0 ? cfg.ctx : train > 0 ? std::min<int64_t>(4096, train) : 4096;
+  const int64_t n_ctx = cfg.ctx > 0 ? per_slot * slots : p.fit ? 0
+      : p.unified && train > 0 ? std::min<int64_t>(4096 * slots, train) : p.unified ? 4096 * slots : per_slot * slots;
+  MakeParams(cfg, facts, embedding, pooling, devs, static_cast<uint32_t>(n_ctx), p);
 }
 
 LoadedModel LoadModel(const EngineConfig& cfg) {
@@ -422,9 +431,9 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   FitReport fit;
   if (p.fit) {
     fit = FitModelParams(cfg, p, true);
-    if (fit.status == "does_not_fit") throw std::runtime_error(cfg.model + " " + DescribeNoFit(fit));
+    if (fit.status == "does_not_fit" && p.fit_strict) throw std::runtime_error(cfg.model + " " + DescribeNoFit(fit));
   }
-  const int32_t ctx = static_cast<int32_t>(p.cp.n_ctx / static_cast<uint32_t>(cfg.slots));
+  const int32_t ctx = static_cast<int32_t>(p.unified ? p.cp.n_ctx : p.cp.n_ctx / static_cast<uint32_t>(cfg.slots));
 
   LoadedModel m;
   std::vector<BufferDesc> buffers;
@@ -449,7 +458,8 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
       const std::string why = capture.Errors();
       llama_model_free(m.model);
       m.model = nullptr;
-      throw std::runtime_error("failed to create the context (ctx " + std::to_string(ctx) + " x " +
+      throw std::runtime_error("failed to create the context (" +
+                               (p.unified ? std::to_string(ctx) + " tokens shared by " : "ctx " + std::to_string(ctx) + " x ") +
                                std::to_string(cfg.slots) + " slots)" + (why.empty() ? "" : ": " + why));
     }
     if (cfg.flash_attn == LLAMA_FLASH_ATTN_TYPE_AUTO) {
@@ -484,6 +494,14 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.devices = p.devs;
   if (ggml_backend_dev_t cpu = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU)) m.devices.push_back(cpu);
   FillInfo(m, cfg, ctx, flash_attn);
+  if (p.unified) {
+    // llama rounds the pool up to 256 cells; one sequence may use all of it, up to the training context.
+    m.info.pool = static_cast<int32_t>(llama_n_ctx(m.ctx));
+    m.info.ctx = m.info.train_ctx > 0 ? std::min(m.info.pool, m.info.train_ctx) : m.info.pool;
+    m.info.kv_unified = true;
+  } else {
+    m.info.pool = static_cast<int32_t>(std::min<int64_t>(int64_t{ctx} * cfg.slots, INT32_MAX));
+  }
   m.info.placement = placement;
   m.info.backends = backends;
   m.info.cpu_repack = cfg.cpu_repack && !cfg.deterministic;

@@ -135,6 +135,7 @@ struct EngineEvent {
   std::vector<float> vector;  // embedding
   FinishReason finish = FinishReason::Stop;  // done
   std::string error;          // done
+  std::string error_code;     // done: "context_full" when the shared KV pool ended it ("" otherwise)
   std::string stop_string;    // done: the stop string that ended it ("" otherwise)
   RequestStats stats;         // done (admitted: reused)
 };

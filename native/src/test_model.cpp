@@ -434,7 +434,9 @@ TestModelResult WriteTestModel(const TestModelSpec & spec) {
 }
 
 TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & scales) {
-  const Shape & shape = FindShape(spec.shape);
+  Shape shape = FindShape(spec.shape);
+  if (spec.ctx_train < 0 || spec.ctx_train > (int64_t{1} << 24)) throw std::invalid_argument("ctxTrain must be 0 to 16777216");
+  if (spec.ctx_train > 0) shape.ctx_train = spec.ctx_train;
   const Quant & quant = FindQuant(spec.quant);
   if (!(spec.std >= 0.0f) || !std::isfinite(spec.std)) throw std::invalid_argument("std must be a positive number");
   if (!(spec.logit_scale > 0.0f) || !std::isfinite(spec.logit_scale)) throw std::invalid_argument("logitScale must be a positive number");

@@ -52,6 +52,9 @@ struct TestModelSpec {
   std::string pooling;
   // Written as tokenizer.chat_template in place of the vocab's own ("" keeps the vocab's).
   std::string chat_template;
+  // > 0: the training context written (<arch>.context_length) instead of the shape's, e.g. a
+  // long one for tests of the context a server gives by default.
+  int64_t ctx_train = 0;
 };
 
 struct TestModelResult {

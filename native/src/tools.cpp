@@ -118,6 +118,8 @@ Napi::Value MakeTestModel(const Napi::CallbackInfo & info) {
     spec.chat_template = Str(chat_template, "chatTemplate");
     if (spec.chat_template.empty()) throw Napi::RangeError::New(env, "chatTemplate must not be empty");
   }
+  const Napi::Value ctx_train = opts.Get("ctxTrain");
+  if (!ctx_train.IsUndefined()) spec.ctx_train = IntIn(ctx_train, "ctxTrain", 1, int64_t{1} << 24);
   const Napi::Value added = opts.Get("addedTokens");
   if (!added.IsUndefined()) {
     if (!added.IsArray()) throw Napi::TypeError::New(env, "addedTokens must be an array of {id, text, type}");

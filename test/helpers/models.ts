@@ -21,16 +21,18 @@ export interface TestModelOptions {
   pooling?: 'mean' | 'cls' | 'last';
   /** A chat template by name (llama.cpp's models/templates) or path, instead of the vocab's. */
   chatTemplate?: string;
+  /** The training context written instead of the shape's (tiny: 4096). */
+  ctxTrain?: number;
 }
 
 /**
  * Path of a generated model, made once into
  * ${STRATA_CACHE_DIR or ~/.cache/strata}/test-models/<vocab>-<shape>-<quant>-<seed>-v<generator version>.gguf.
  */
-export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, logitScale, pooling, chatTemplate }: TestModelOptions = {}): Promise<string> {
+export async function ensureTestModel({ vocab = 'qwen2', shape = 'tiny', quant = 'q8_0', seed = 1, logitScale, pooling, chatTemplate, ctxTrain }: TestModelOptions = {}): Promise<string> {
   return ensureModel({
     vocab, shape, quant, seed, ...(logitScale !== undefined ? { logitScale } : {}), ...(pooling ? { pooling } : {}),
-    ...(chatTemplate ? { chatTemplate } : {}),
+    ...(chatTemplate ? { chatTemplate } : {}), ...(ctxTrain !== undefined ? { ctxTrain } : {}),
   });
 }
 

@@ -39,7 +39,7 @@ export async function serveScripted(
   writeFileSync(modelPath, 'not really a model: the scripted engines never read it');
   const fakes: FakeEngineClient[] = [];
   const server = new StrataServer({
-    config: { ...defaultConfig(), port: 0, sessionsDir: join(dir, 'sessions'), responsesDir: join(dir, 'responses'), ...opts.config },
+    config: { ...defaultConfig(), port: 0, sessionsDir: join(dir, 'sessions'), responsesDir: join(dir, 'responses'), prefixCacheDir: join(dir, 'prefix-cache'), ...opts.config },
     modelPath, log: silentLogger,
     engineFactory: (replica) => {
       const f = new TemplatedFake({ replica, slots: 2, ctx: opts.ctx ?? 1024, autoRun: { tokens: 0, text: answer } }, opts.template ?? null);

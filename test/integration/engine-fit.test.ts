@@ -1,7 +1,8 @@
 // The fit to memory on the CPU (llama.cpp's fitter compiled into the addon): what it measures with
 // the no-alloc load is what the real load allocates (weights, KV cache, compute buffers), it
-// chooses the context when none is given (the training context when it fits), fitModel says the
-// same as the load without loading, and bad fit options are refused naming the field.
+// chooses the context the slots share when none is given (the training context when it fits, else
+// what memory leaves), fitModel says the same as the load without loading, and bad fit options
+// are refused naming the field.
 import { describe, expect, it } from 'vitest';
 import { loadAddon } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
@@ -54,15 +55,32 @@ describe('fit to memory on the CPU', () => {
     }
   });
 
-  it('chooses the context per slot when none is given: the training context when it fits, said in the changes', async () => {
+  it('chooses the context the slots share when none is given: the training context when it fits, said in the changes', async () => {
     const model = await ensureTestModel({ vocab: 'starcoder' });
     const r = await loadAddon().fitModel({ model, ...base });
-    expect(r).toMatchObject({ status: 'fits', ctx: 4096, slots: 2 });
-    expect(r.changes).toEqual(['ctx 4096 per slot (the training context)']);
-    // The asked plan (what the model pool budgets): an automatic context is measured at fitCtxMin.
+    expect(r).toMatchObject({ status: 'fits', ctx: 4096, pool: 4096, unified: true, slots: 2 });
+    expect(r.changes).toEqual(['ctx 4096 shared by the slots (the training context)']);
+    // The asked plan (what the model pool budgets): an automatic pool is measured at fitCtxMin x slots.
     const asked = await loadAddon().fitModel({ model, ...base, fitCtxMin: 1024 }, { asked: true });
-    expect(asked).toMatchObject({ ctx: 1024, changes: [] });
-    expect(asked.host.context).toBe(r.host.context / 4);
+    expect(asked).toMatchObject({ ctx: 2048, pool: 2048, unified: true, changes: [] });
+    expect(asked.host.context).toBe(r.host.context / 2);
+    // A context per slot stays one.
+    expect(await loadAddon().fitModel({ model, ...base, ctx: 1024 }, { asked: true })).toMatchObject({ ctx: 1024, pool: 2048, unified: false });
+  });
+
+  it('shrinks the shared context to what memory leaves, at least fitCtxMin x slots, and loads it on the CPU', async () => {
+    const model = await ensureTestModel({ vocab: 'starcoder', ctxTrain: 32_768 });
+    // A margin no machine has: the least pool, which loads on the CPU (weights are mapped) as an unfitted one would.
+    const tight = { ...base, fitMarginMiB: 1 << 24 };
+    const r = await loadAddon().fitModel({ model, ...tight });
+    expect(r).toMatchObject({ status: 'adjusted', ctx: 8192, pool: 8192, unified: true });
+    expect(r.changes).toEqual(['ctx 8192 shared by the slots (the most that fits; training context 32768)']);
+    const eng = await EngineDriver.load({ model, ...tight, fit: 'auto' });
+    try {
+      expect(eng.engine.info).toMatchObject({ ctx: 8192, ctxPool: 8192, kvUnified: true, trainCtx: 32_768 });
+    } finally {
+      await eng.close();
+    }
   });
 
   it('refuses bad fit options, naming them', async () => {

@@ -1,6 +1,7 @@
 // The native Engine's step plan (real tiny model): decoding sequences add a token every step
 // while a long prompt is read, the rest of the n_batch budget goes to the shortest remaining
-// prompt first, admission follows priority then arrival, and the trace records say so.
+// prompt first (a whole batch beside decoders, less while a short request joins or every slot is
+// taken), admission follows priority then arrival, and the trace records say so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../native/lib/addon.js';
 import { ensureTestModel } from '../helpers/models.js';
@@ -50,32 +51,111 @@ describe('step plan', () => {
     expect(longRec.firstToken!).toBeLessThanOrEqual(longRec.finished!);
   });
 
-  it('reads prompts in small chunks while sequences decode, and in bigger ones alone', async () => {
-    expect(eng.engine.info.decodePromptBudget).toBe(BATCH);  // auto on CPU: min(64, batch)
+  it('reads a long prompt in n_batch chunks beside a decoding side request; a short one arriving mid-read is read in the next step', async () => {
+    const B = 128;
+    const P = 16;
     const model = await ensureTestModel({});
-    const small = await EngineDriver.load({ model, ctx: 2048, slots: 2, batch: 64, decodePromptBudget: 8, threads: 2, traceSteps: 100_000 });
+    const e = await EngineDriver.load({ model, ctx: 4096, slots: 4, batch: B, decodePromptBudget: P, threads: 2, traceSteps: 100_000 });
     try {
-      expect(small.engine.info.decodePromptBudget).toBe(8);
-      const decoder = small.start({ prompt: small.tokens(promptText('decoder', 8)), maxTokens: 1000, ignoreEos: true });
-      await small.next((e) => e.type === 'tokens' && e.id === decoder.id, 'the decoder decoding');
-      small.engine.traces();
-      const longPrompt = small.tokens(promptText('a long read beside a decoder', 200));
-      const long = small.start({ prompt: longPrompt, maxTokens: 1, ignoreEos: true });
-      // Cancel the decoder half-way through the read: later steps may use the whole batch.
-      small.when((e) => e.type === 'progress' && e.id === long.id && e.read >= 80, () => small.engine.cancel(decoder.id));
-      await long.done;
-      await decoder.done;
-      const steps = small.engine.traces().steps.filter((s) => s.promptTokens > 0);
-      const withDecoder = steps.filter((s) => s.decodeTokens > 0);
-      const alone = steps.filter((s) => s.decodeTokens === 0);
-      expect(withDecoder.length).toBeGreaterThanOrEqual(10);
-      for (const s of withDecoder) expect(s.promptTokens).toBeLessThanOrEqual(8);
-      expect(alone.length).toBeGreaterThan(0);
-      expect(Math.max(...alone.map((s) => s.promptTokens))).toBeGreaterThan(8);
-      // Alone, a long prompt still reads at most 4x the budget a step, so a newcomer never waits long.
-      for (const s of alone) expect(s.promptTokens).toBeLessThanOrEqual(32);
+      const side = e.start({ prompt: e.tokens(promptText('side request: a title', 8)), maxTokens: 100_000, ignoreEos: true });
+      await e.next((ev) => ev.type === 'tokens' && ev.id === side.id, 'the side request decoding');
+      e.engine.traces();
+      const mainPrompt = e.tokens(promptText('the main request of an agent', 2000));
+      expect(mainPrompt.length).toBeGreaterThan(16 * B);
+      const main = e.start({ prompt: mainPrompt, maxTokens: 1, ignoreEos: true });
+      const shortPrompt = e.tokens(promptText('short', 6));
+      expect(shortPrompt.length).toBeLessThanOrEqual(P);
+      let short: { id: number; done: Promise<unknown> } | undefined;
+      e.when((ev) => ev.type === 'progress' && ev.id === main.id && ev.read >= 2 * B, () => {
+        short = e.start({ prompt: shortPrompt, maxTokens: 1, ignoreEos: true });
+      });
+      await main.done;
+      expect(short).toBeDefined();
+      await short!.done;
+      e.engine.cancel(side.id);
+      await side.done;
+      const t = e.engine.traces();
+      const mainRec = t.requests.find((r) => r.id === main.id)!;
+      const shortRec = t.requests.find((r) => r.id === short!.id)!;
+      const stepAt = (at: number) => t.steps.find((s) => s.t === at)!;
+      expect(shortRec.admitted!).toBeLessThan(mainRec.promptDone!);  // it arrived mid-read
+
+      // The short request: read whole in the first step after its admission, a small step (the
+      // long read gave way to at most P tokens there), so its first token came out of that step.
+      expect(shortRec.promptLegs.map((l) => l.tokens)).toEqual([shortPrompt.length]);
+      const shortStep = stepAt(shortRec.promptLegs[0]!.t);
+      expect(shortStep.promptTokens).toBeLessThanOrEqual(shortPrompt.length + P);
+      const untilFirst = t.steps.filter((s) => s.t >= shortRec.admitted! && s.t < shortRec.firstToken!);
+      expect(untilFirst.map((s) => s.step)).toEqual([shortStep.step]);
+
+      // The main prompt: every other step of its read is a whole n_batch step that also carries the
+      // side request's token (and the short one's once it decodes); only its last chunk is less.
+      const legs = mainRec.promptLegs;
+      expect(legs.reduce((n, l) => n + l.tokens, 0)).toBe(mainPrompt.length);
+      for (const [i, leg] of legs.entries()) {
+        const s = stepAt(leg.t);
+        expect(s.decodeTokens).toBeGreaterThanOrEqual(1);
+        if (s.step === shortStep.step || i === legs.length - 1) continue;
+        expect(s.decodeTokens + s.promptTokens).toBe(B);
+        expect(leg.tokens).toBeGreaterThanOrEqual(B - 2);
+      }
+      // n_batch chunks: the read takes the steps a whole batch a step needs, plus the short's step.
+      expect(legs.length).toBeLessThanOrEqual(Math.ceil(mainPrompt.length / (B - 2)) + 1);
     } finally {
-      await small.close();
+      await e.close();
+    }
+  });
+
+  it('an agent\'s main request sent with its side request takes at most one step more than alone', async () => {
+    const B = 128;
+    const model = await ensureTestModel({});
+    const e = await EngineDriver.load({ model, ctx: 4096, slots: 4, batch: B, decodePromptBudget: 16, threads: 2, traceSteps: 100_000 });
+    try {
+      const mainPrompt = e.tokens(promptText('the main request, sent together with a title request', 1200));
+      const legsOf = (id: number) => e.engine.traces().requests.find((r) => r.id === id)!.promptLegs;
+      e.engine.traces();
+      const alone = await e.run({ prompt: mainPrompt, maxTokens: 1, ignoreEos: true, cachePrompt: false });
+      const aloneLegs = legsOf(alone.done.id).length;
+      expect(aloneLegs).toBe(Math.ceil(mainPrompt.length / B));  // alone: n_batch a step too
+
+      // The side request (shorter, so it is read first) decodes through the whole read.
+      const side = e.start({ prompt: e.tokens(promptText('side request: summarize the conversation', 60)), maxTokens: 100_000, ignoreEos: true });
+      const main = e.start({ prompt: mainPrompt, maxTokens: 1, ignoreEos: true, cachePrompt: false });
+      const beside = await main.done;
+      e.engine.cancel(side.id);
+      await side.done;
+      const t = e.engine.traces();
+      const legs = t.requests.find((r) => r.id === beside.done.id)!.promptLegs;
+      expect(legs.reduce((n, l) => n + l.tokens, 0)).toBe(mainPrompt.length);
+      expect(legs.length).toBeLessThanOrEqual(aloneLegs + 1);
+      // The side request decoded in every step of the read after its own prompt.
+      const reading = legs.map((l) => t.steps.find((s) => s.t === l.t)!).slice(1);
+      for (const s of reading) expect(s.decodeTokens).toBeGreaterThanOrEqual(1);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('reads a burst of prompts that each fit one step before any of them decodes', async () => {
+    const B = 64;
+    const model = await ensureTestModel({});
+    const e = await EngineDriver.load({ model, ctx: 1024, slots: 4, batch: B, threads: 2, traceSteps: 100_000, admitWindowMs: 1000 });
+    try {
+      // Four prompts of 40 tokens sent together: 160 tokens, three steps of the batch.
+      const prompts = [0, 1, 2, 3].map((i) => Array.from({ length: 40 }, (_, k) => 2000 + 50 * i + k));
+      e.engine.traces();
+      const runs = prompts.map((prompt) => e.start({ prompt, maxTokens: 4, ignoreEos: true }));
+      await Promise.all(runs.map((r) => r.done));
+      const t = e.engine.traces();
+      const lastFirst = Math.max(...runs.map((r) => t.requests.find((x) => x.id === r.id)!.firstToken!));
+      const reading = t.steps.filter((s) => s.t < lastFirst);
+      // Whole steps of prompt tokens only: no step split between decode tokens and prompt chunks.
+      expect(reading.map((s) => s.promptTokens)).toEqual([B, B, 160 - 2 * B]);
+      for (const s of reading) expect(s.decodeTokens).toBe(0);
+      // Then everyone decodes together, every request its 4 tokens.
+      for (const r of runs) expect((await r.done).ids).toHaveLength(4);
+    } finally {
+      await e.close();
     }
   });
 
@@ -123,10 +203,9 @@ describe('step plan', () => {
       expect(d2).toBeDefined();
       await d2!.done;
       const steps = e3.engine.traces().steps.filter((s) => s.promptTokens > 0);
-      const oneDecoder = steps.filter((s) => s.decodeTokens === 1);  // two of three slots taken
+      const oneDecoder = steps.filter((s) => s.decodeTokens === 1);  // two of three slots taken: whole steps
       const allSlots = steps.filter((s) => s.decodeTokens === 2);    // every slot taken
-      for (const s of oneDecoder) expect(s.promptTokens).toBeLessThanOrEqual(32);
-      expect(Math.max(...oneDecoder.map((s) => s.promptTokens))).toBeGreaterThan(8);
+      expect(Math.max(...oneDecoder.map((s) => s.promptTokens))).toBe(63);
       expect(allSlots.length).toBeGreaterThanOrEqual(5);
       for (const s of allSlots) expect(s.promptTokens).toBeLessThanOrEqual(8);
     } finally {

@@ -33,8 +33,9 @@ export async function startServer(
   extra: { backendDirs?: string[]; now?: () => number } = {},
 ): Promise<Running> {
   const logs: string[] = [];
+  // The prefix cache is off unless a test turns it on with its own folder (the default is the user's).
   const config: ServerConfig = {
-    ...defaultConfig(), port: 0, slots: 2, threads: 2, ctx: 1024, batch: 64, keepAliveMs: 200, ...over,
+    ...defaultConfig(), port: 0, slots: 2, threads: 2, ctx: 1024, batch: 64, keepAliveMs: 200, prefixCacheMib: 0, ...over,
   };
   const server = new StrataServer({ config, modelPath, log: memoryLogger(logs), restart, ...extra });
   const { url, port } = await server.listen();

@@ -22,7 +22,7 @@ describe('bench options', () => {
   });
 
   it('parses scenario lists, all by default, and rejects unknown names', () => {
-    expect(parseScenarios(undefined)).toEqual(['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'infill', 'typing', 'session', 'conversations', 'edit', 'nextedit']);
+    expect(parseScenarios(undefined)).toEqual(['single', 'prefill', 'concurrent', 'repeat', 'mixed', 'side', 'infill', 'typing', 'session', 'conversations', 'edit', 'nextedit']);
     expect(parseScenarios(['mixed', 'single', 'mixed'])).toEqual(['mixed', 'single']);
     expect(() => parseScenarios(['single', 'warp'])).toThrow(/unknown scenario 'warp'/);
   });

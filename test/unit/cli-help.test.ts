@@ -21,7 +21,7 @@ describe('strata <command> --help', () => {
   afterEach(() => { vi.restoreAllMocks(); });
 
   it('names every subcommand in the table', () => {
-    expect(Object.keys(commands).sort()).toEqual(['bench', 'bench-engine', 'devices', 'gpu', 'make-test-model', 'models', 'pull', 'rpc-server', 'serve']);
+    expect(Object.keys(commands).sort()).toEqual(['bench', 'bench-engine', 'devices', 'gpu', 'launch', 'make-test-model', 'models', 'pull', 'rpc-server', 'serve']);
   });
 
   for (const name of Object.keys(commands)) {

@@ -19,6 +19,7 @@ describe('make-test-model arguments', () => {
     expect(o.out).toBe(`${process.cwd()}/model.gguf`);
     expect(parse('--out=/tmp/m.gguf', '--vocab', 'starcoder', '--shape', '0.5b', '--quant', 'q4_0', '--seed', '42'))
       .toEqual({ out: '/tmp/m.gguf', vocab: 'starcoder', shape: '0.5b', quant: 'q4_0', seed: 42 });
+    expect(parse('--out', 'm.gguf', '--ctx-train', '32768').ctxTrain).toBe(32_768);
   });
 
   it('names what is wrong', () => {
@@ -29,6 +30,7 @@ describe('make-test-model arguments', () => {
     usage(() => parse('--out', 'm.gguf', '--seed', '-3'), /--seed must be an integer/);
     usage(() => parse('--out', 'm.gguf', '--seed', 'abc'), /--seed must be an integer/);
     usage(() => parse('--out', 'm.gguf', '--vocab'), /--vocab needs a name or a path/);
+    usage(() => parse('--out', 'm.gguf', '--ctx-train', '8'), /--ctx-train must be an integer/);
     usage(() => parse('--out', 'm.gguf', '--size', 'big'), /unknown option --size/);
     usage(() => parse('--out', 'm.gguf', 'extra'), /unexpected argument 'extra'/);
   });

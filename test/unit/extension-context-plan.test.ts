@@ -1,10 +1,10 @@
-// The managed server's context per slot when strata.contextSize is automatic (0): the fit chooses
-// where it can (strata.fit on, a GPU in strata.devices); on the CPU the chat model gets a large
-// context on few slots and completions a small one, as the server reads the arguments and the
-// --config file's "models" section.
+// The managed server's context when strata.contextSize is automatic (0): no --ctx, so the chat
+// model's slots share the server's default context (the training context where memory allows);
+// on the CPU the other models keep a small context per slot, as the server reads the arguments and
+// the --config file's "models" section.
 import { describe, expect, it } from 'vitest';
 import {
-  AGENT_CHAT_CTX, AGENT_CHAT_SLOTS, buildServeArgs, contextPlan, COMPLETION_CTX, DEFAULT_SETTINGS, modelsSection, SHARED_CTX, settingsProblems,
+  buildServeArgs, contextPlan, COMPLETION_CTX, DEFAULT_SETTINGS, modelsSection, settingsProblems,
   type ServerSettings,
 } from '../../extension/config/server-settings.js';
 import { parseArgs } from '../../backend/args/args.js';
@@ -28,13 +28,13 @@ describe('the chat model projector (strata.chatModelProjector)', () => {
   it('goes to the chat model alone, in its entry of the models section', () => {
     expect(served({ ...two, chatModelProjector: '/m/mmproj-7b.gguf' })).toEqual([
       { name: 'coder-1.5b', ctx: COMPLETION_CTX, slots: 4 },
-      { name: 'coder-7b-instruct', ctx: AGENT_CHAT_CTX, slots: AGENT_CHAT_SLOTS, mmproj: '/m/mmproj-7b.gguf' },
+      { name: 'coder-7b-instruct', ctx: null, slots: 4, mmproj: '/m/mmproj-7b.gguf' },
     ]);
   });
 
   it('with one model for everything, and with a context the user set (no section of its own otherwise)', () => {
     expect(served({ ...DEFAULT_SETTINGS, modelPath: '/m/vl.gguf', chatModelProjector: '/m/mmproj.gguf' }))
-      .toEqual([{ name: 'vl', ctx: SHARED_CTX, slots: 4, mmproj: '/m/mmproj.gguf' }]);
+      .toEqual([{ name: 'vl', ctx: null, slots: 4, mmproj: '/m/mmproj.gguf' }]);
     expect(served({ ...two, contextSize: 6000, chatModelProjector: '/m/p.gguf' })[1]).toEqual({ name: 'coder-7b-instruct', ctx: 6000, slots: 4, mmproj: '/m/p.gguf' });
     expect(modelsSection({ ...two, contextSize: 6000 })).toBeNull();
   });
@@ -44,7 +44,7 @@ describe('the chat model projector (strata.chatModelProjector)', () => {
   });
 });
 
-describe('automatic context per slot', () => {
+describe('automatic context', () => {
   it('is the default, and a value the user sets goes to every model as --ctx', () => {
     expect(DEFAULT_SETTINGS.contextSize).toBe(0);
     expect(settingsProblems(DEFAULT_SETTINGS)).toEqual([]);
@@ -61,16 +61,18 @@ describe('automatic context per slot', () => {
     }
   });
 
-  it('on the CPU, a separate chat model gets a large context on two slots, completions a small one', () => {
+  it('on the CPU, a separate chat model gets the shared context, completions a small one per slot', () => {
     expect(served(two)).toEqual([
       { name: 'coder-1.5b', ctx: COMPLETION_CTX, slots: 4 },
-      { name: 'coder-7b-instruct', ctx: AGENT_CHAT_CTX, slots: AGENT_CHAT_SLOTS },
+      { name: 'coder-7b-instruct', ctx: null, slots: 4 },
     ]);
-    expect(served({ ...two, devices: ['CPU'] })[1]).toEqual({ name: 'coder-7b-instruct', ctx: AGENT_CHAT_CTX, slots: AGENT_CHAT_SLOTS });
+    expect(buildServeArgs(two, 1, '/f')).not.toContain('--ctx');
+    expect(served({ ...two, devices: ['CPU'] })[1]).toEqual({ name: 'coder-7b-instruct', ctx: null, slots: 4 });
   });
 
   it('on the CPU, one model for chat and completions gets the shared context on strata.slots slots', () => {
-    expect(served({ ...DEFAULT_SETTINGS, modelPath: '/m/coder.gguf' })).toEqual([{ name: 'coder', ctx: SHARED_CTX, slots: 4 }]);
+    expect(served({ ...DEFAULT_SETTINGS, modelPath: '/m/coder.gguf' })).toEqual([{ name: 'coder', ctx: null, slots: 4 }]);
     expect(buildServeArgs({ ...DEFAULT_SETTINGS, modelPath: '/m/coder.gguf' }, 1, '/f')).not.toContain('--config');
+    expect(buildServeArgs({ ...DEFAULT_SETTINGS, modelPath: '/m/coder.gguf' }, 1, '/f')).not.toContain('--ctx');
   });
 });

@@ -129,15 +129,16 @@ describe('the managed server\'s proof of its key', () => {
 });
 
 describe('what the managed server is told', () => {
-  it('keeps its sessions and stored responses in the extension\'s storage; the key only in its environment', () => {
+  it('keeps its sessions, stored responses and prefix cache in the extension\'s storage; the key only in its environment', () => {
     const apiKey = newApiKey();
     const storage = join('/home/u/.config/Code/User/globalStorage/strata');
     const launch = managedLaunch({ ...DEFAULT_SETTINGS, modelPath: '/m/a.gguf' }, 41234, {
-      sessionsDir: join(storage, 'sessions'), responsesDir: join(storage, 'responses'), parentPid: 7, apiKey,
+      sessionsDir: join(storage, 'sessions'), responsesDir: join(storage, 'responses'), prefixCacheDir: join(storage, 'prefix-cache'), parentPid: 7, apiKey,
     });
     const flag = (name: string): string | undefined => launch.args[launch.args.indexOf(name) + 1];
     expect(flag('--responses-dir')).toBe(join(storage, 'responses'));
     expect(flag('--sessions-dir')).toBe(join(storage, 'sessions'));
+    expect(flag('--prefix-cache-dir')).toBe(join(storage, 'prefix-cache'));
     expect(flag('--port')).toBe('41234');
     expect(launch.args.join(' ')).not.toContain(apiKey);
     expect(launch.env).toEqual({ STRATA_API_KEY: apiKey });

@@ -15,18 +15,18 @@ describe('serve arguments from settings', () => {
   });
 
   it('leaves out the model for the demo model and defaults for the rest', () => {
-    // The automatic context of one model serving chat and completions on the CPU (extension-context-plan.test.ts).
-    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1', '--ctx', '8192']);
+    // The automatic context: the server's shared one, no --ctx (extension-context-plan.test.ts).
+    expect(buildServeArgs(DEFAULT_SETTINGS, 1)).toEqual(['serve', '--host', '127.0.0.1', '--port', '1']);
   });
 
   it('passes slots, the KV type and the cache only when the user set them, so the server\'s defaults and its fit choose', () => {
     const flags = (s: Partial<typeof DEFAULT_SETTINGS>): string[] => buildServeArgs({ ...DEFAULT_SETTINGS, ...s }, 1).filter((a) => a.startsWith('--'));
-    expect(flags({})).toEqual(['--host', '--port', '--ctx']);
+    expect(flags({})).toEqual(['--host', '--port']);
     // With a GPU the fit chooses the context too: nothing of the four is passed.
     expect(flags({ fit: 'on' })).toEqual(['--host', '--port', '--fit']);
     // A value the user set is passed even when it equals the default.
     expect(buildServeArgs({ ...DEFAULT_SETTINGS, slots: 4, kvType: 'f16', parkMiB: 0 }, 1).join(' '))
-      .toBe('serve --host 127.0.0.1 --port 1 --slots 4 --ctx 8192 --kv-type f16 --park-mib 0');
+      .toBe('serve --host 127.0.0.1 --port 1 --slots 4 --kv-type f16 --park-mib 0');
     // The server reads what was not passed as its own defaults.
     const parsed = parseArgs(buildServeArgs(DEFAULT_SETTINGS, 1).slice(1));
     const cfg = resolveConfig({ flags: parsed.options, repeated: parsed.repeated!, env: {}, readFile: () => '' });
@@ -40,7 +40,7 @@ describe('serve arguments from settings', () => {
     };
     const args = buildServeArgs(s, 9);
     expect(args.join(' ')).toBe('serve --host 127.0.0.1 --port 9 --model /m/qwen-coder.gguf --model /m/llama-instruct.gguf '
-      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder --ctx 4096');
+      + '--model embedding-qwen-coder=/other/qwen-coder.gguf --preload all --pin qwen-coder');
     expect(requestModels(s, 'managed')).toEqual({ completion: 'qwen-coder', chat: 'llama-instruct', embedding: 'embedding-qwen-coder', nextEdit: 'qwen-coder' });
     // The server reads those arguments as the same three models under the same names.
     const parsed = parseArgs(args.slice(1));
@@ -52,7 +52,7 @@ describe('serve arguments from settings', () => {
 
   it('pins the completion model when several are served (unless told not to) and passes --fit unless auto', () => {
     const s = { ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf', completionModel: '/m/coder.gguf' };
-    expect(buildServeArgs(s, 1).join(' ')).toContain('--preload all --pin coder ');
+    expect(buildServeArgs(s, 1).join(' ')).toContain('--preload all --pin coder');
     expect(buildServeArgs({ ...s, pinCompletionModel: false }, 1)).not.toContain('--pin');
     // One model: nothing to pin it against; a completion model named but not served here: nothing to pin.
     expect(buildServeArgs({ ...DEFAULT_SETTINGS, modelPath: '/m/chat.gguf' }, 1)).not.toContain('--pin');

@@ -45,13 +45,13 @@ function failedAttempt(sentAt: number, why: string): Attempt {
  * tokens). It never throws for the server's sake: an HTTP error, a stream cut by an error event
  * or a timeout is a failed attempt, counted in the run's tally.
  */
-export async function complete(ctx: BenchContext, prompt: string, maxTokens: number, out: ScenarioRun, extra?: Record<string, unknown>): Promise<Attempt> {
+export async function complete(ctx: BenchContext, prompt: string, maxTokens: number, out: ScenarioRun, extra?: Record<string, unknown>, onFirstText?: () => void): Promise<Attempt> {
   const sentAt = performance.now();
   let a: Attempt;
   try {
     const r = await streamCompletion(ctx.target, {
       prompt, maxTokens, ignoreEos: ctx.info.ignoreEos, signal: AbortSignal.timeout(ctx.settings.requestTimeoutMs),
-      banned: ctx.bannedTokens, ...(extra ? { extra } : {}),
+      banned: ctx.bannedTokens, ...(extra ? { extra } : {}), ...(onFirstText ? { onFirstText } : {}),
     });
     a = { ...r, failed: r.streamError };
   } catch (err) {

@@ -10,9 +10,10 @@ import { nextedit } from './nextedit.js';
 import { prefill } from './prefill.js';
 import { repeat } from './repeat.js';
 import { session } from './session.js';
+import { side } from './side.js';
 import { single } from './single.js';
 import { typing } from './typing.js';
 
 export const scenarios: Record<ScenarioName, Scenario> = {
-  single, prefill, concurrent, repeat, mixed, infill: infillScenario, typing, session, conversations, edit, nextedit,
+  single, prefill, concurrent, repeat, mixed, side, infill: infillScenario, typing, session, conversations, edit, nextedit,
 };

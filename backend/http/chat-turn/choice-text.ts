@@ -84,6 +84,16 @@ export class ChoiceText {
 }
 
 /**
+ * The test switch --first-tool-call required: while a conversation offers tools, leaves the choice
+ * to the model (auto) and holds no tool result yet, its answer must be a call. A random-weight
+ * model never chooses one itself; with this a client's whole tool loop runs against it.
+ */
+export function withFirstToolCall<C extends Pick<ChatRequest, 'toolChoice' | 'tools' | 'messages'>>(c: C, mode: 'auto' | 'required'): C {
+  if (mode !== 'required' || c.toolChoice !== 'auto' || c.tools.length === 0) return c;
+  return c.messages.some((m) => m.role === 'tool') ? c : { ...c, toolChoice: 'required' };
+}
+
+/**
  * What tool_choice asks the grammar for: a call of the named tool or of any tool ("required") from
  * the answer's start, or with "auto" calls of any tool once the model opens one (outside its
  * thinking, as the reasoning splitter sees it); null for "none" or no tools.

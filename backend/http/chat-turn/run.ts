@@ -14,7 +14,8 @@ import { checkChoices, requireTextModel } from '../model-checks.js';
 import { predictionSpec } from '../prediction.js';
 import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { ModelView } from '../../served-model/model-view.js';
-import { ChoiceText, renderConversation, toolCallsAsked } from './choice-text.js';
+import { loadCachedPrefix, saveCachedPrefix } from '../../prefix-cache/prefix-reuse.js';
+import { ChoiceText, renderConversation, toolCallsAsked, withFirstToolCall } from './choice-text.js';
 import type { ChatTurn, Dialect, PreparedTurn } from './turn.js';
 
 /** The default preparation: the conversation rendered whole, tokenized with its images. */
@@ -31,6 +32,8 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
   const prepared = dialect.prepare ? await dialect.prepare(model) : prepareWhole(app, model, turn);
   const { toolsOn, rendered } = prepared;
   const style = model.template.callStyle;
+  // Tests with random-weight models (--first-tool-call required): the conversation's first answer is a call.
+  const conversation = withFirstToolCall(prepared.conversation, app.config.firstToolCall ?? 'auto');
 
   await withRequest(app, 'chat', turn.stream, res, async (run) => {
     const { prompt, images } = await prepared.tokens();
@@ -39,7 +42,7 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
     const grammar = await grammarFor(app, {
       constraint: turn.constraint,
       // A constraint on the whole answer leaves tool calls no room (a forced one is refused by the parsers).
-      tools: turn.constraint ? null : toolCallsAsked(prepared.conversation, style, turn.reasoningFormat, rendered.text),
+      tools: turn.constraint ? null : toolCallsAsked(conversation, style, turn.reasoningFormat, rendered.text),
     });
     if (grammar.warnings.length > 0) app.log.warn('tool schemas not enforced by the grammar', { request: run.rec.id, warnings: grammar.warnings.join(' | ') });
     const sampling = await withThinkingBudget(app, turn.sampling, rendered, budgetOf(app, turn.thinking));
@@ -57,8 +60,10 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
       if (deltas.length > 0 || logprobs) writer.deltas(i, deltas, logprobs);
     };
 
+    // A long prompt's start from the prefix cache's folder when no slot or park holds it (after a restart).
+    await loadCachedPrefix(app, model, prompt, images.length);
     const done = await follow(run, {
-      prompt, maxTokens: maxTokensFor(turn.maxTokens, prompt.length, model), sampling,
+      prompt, maxTokens: maxTokensFor(turn.maxTokens, prompt.length, model, app.config.maxOutputTokens), sampling,
       ...(images.length > 0 ? { images } : {}),
       stop: turn.stop, ignoreEos: turn.ignoreEos,
       // Tool-call markers that are control tokens render only when asked for.
@@ -96,5 +101,7 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
         ...(turn.logprobs !== null ? { logprobs: c.logprobs } : {}),
       })),
     });
+    // The answer is out: a long prompt's KV goes to the prefix cache in the background.
+    saveCachedPrefix(app, model, prompt, images.length);
   });
 }

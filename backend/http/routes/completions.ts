@@ -46,7 +46,7 @@ export async function completions(app: AppContext, { req, res }: RouteContext): 
       if (logprobs) c.logprobs.push(logprobs);
     };
     const done = await follow(run, {
-      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model), sampling: body.sampling,
+      prompt, maxTokens: maxTokensFor(body.maxTokens, prompt.length, model, app.config.maxOutputTokens), sampling: body.sampling,
       stop: body.stop, ignoreEos: body.ignoreEos,
       ...outputSpec(body, grammar),
       ...predicted,

@@ -16,7 +16,8 @@ function entryOf(app: AppContext, row: ServedModelRow): ModelEntryBody {
     state: row.state, role: row.role, default: row.default, file, error: row.error,
     meta: model ? {
       file: basename(model.path), demo: model.demo, architecture: model.info.architecture, params: model.info.params,
-      size: model.info.sizeBytes, n_ctx: model.info.ctx, n_ctx_train: model.info.trainCtx, n_vocab: model.info.vocabSize,
+      size: model.info.sizeBytes, n_ctx: model.info.ctx, n_ctx_train: model.info.trainCtx,
+      n_ctx_pool: model.info.ctxPool, kv_unified: model.info.kvUnified, n_vocab: model.info.vocabSize,
       slots: model.info.slots, kv_type: model.info.kvType, flash_attn: model.info.flashAttn,
       fim: model.info.fim !== null, chat_template: model.template.source, tool_format: model.template.toolFormat,
       embedding: model.info.embedding, speculative: model.info.speculative,
