@@ -5,6 +5,8 @@ import { BenchProgressTracker } from '../../extension/bench/bench-progress.js';
 import { benchFigures } from '../../extension/bench/bench-results.js';
 import type { BenchRun } from '../../contract/bench.js';
 
+const typical = (name: string): number => SCENARIOS.find((s) => s.name === name)!.typicalS;
+
 describe('benchmark plan', () => {
   it('lists the scenarios `strata bench` has, in its order, with what each measures', () => {
     expect(SCENARIOS.map((s) => [s.name, s.measures])).toEqual(Object.values(scenarios).map((s) => [s.name, s.summary]));
@@ -16,7 +18,7 @@ describe('benchmark plan', () => {
       { id: 'b', time: 2, url: 'http://other', model: null, figures: [], durationsMs: { single: [90_000] } },
     ];
     expect(scenarioSeconds('single', 'http://me', history)).toEqual({ seconds: 4, measured: true });
-    expect(scenarioSeconds('prefill', 'http://me', history)).toEqual({ seconds: SCENARIOS[1]!.typicalS, measured: false });
+    expect(scenarioSeconds('prefill', 'http://me', history)).toEqual({ seconds: typical('prefill'), measured: false });
     expect(estimate({ scenarios: ['single'], runs: 3, baselineUrl: null }, 'http://me', history)).toEqual({ seconds: 12, measured: true });
     expect(estimate({ scenarios: ['single'], runs: 3, baselineUrl: 'http://x' }, 'http://me', history).seconds).toBe(24);
     expect(totalSteps({ scenarios: ['single', 'mixed'], runs: 3, baselineUrl: 'http://x' })).toBe(12);
@@ -28,7 +30,7 @@ describe('benchmark progress from the log of `strata bench`', () => {
   it('counts finished scenario runs and estimates what is left from the measured times', () => {
     const clock = { now: 0 };
     const t = new BenchProgressTracker({ scenarios: ['single', 'infill'], runs: 2, baselineUrl: null }, 'http://me', [], 0, () => clock.now);
-    expect(t.view()).toEqual({ done: 0, total: 4, current: null, etaS: 2 * (SCENARIOS[0]!.typicalS + SCENARIOS[5]!.typicalS), startedAt: 0 });
+    expect(t.view()).toEqual({ done: 0, total: 4, current: null, etaS: 2 * (typical('single') + typical('infill')), startedAt: 0 });
     expect(t.line('[bench]   tokenizer: exact')).toBeNull();
     expect(t.line('[bench] run 1/2: single')).toMatchObject({ done: 0, current: 'single, run 1 of 2' });
     clock.now = 10_000;
