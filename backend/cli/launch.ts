@@ -175,9 +175,26 @@ async function launch(a: LaunchArgs): Promise<number> {
   }
 }
 
+/**
+ * In a terminal the editor opened (STRATA_LAUNCH_HOLD=1), a failure stays on screen until Enter:
+ * the editor would otherwise close the terminal with its message at once.
+ */
+async function holdOnFailure(code: number): Promise<number> {
+  if (code === 0 || process.env.STRATA_LAUNCH_HOLD !== '1') return code;
+  note(`exited with code ${code}; press Enter to close this terminal`);
+  await new Promise<void>((resolve) => {
+    // Destroyed, not paused: a paused pipe would keep the process alive.
+    const done = (): void => { process.stdin.off('data', done); process.stdin.off('end', done); process.stdin.destroy(); resolve(); };
+    process.stdin.on('data', done);
+    process.stdin.on('end', done);
+    process.stdin.resume();
+  });
+  return code;
+}
+
 export const command = {
   summary: 'run a coding agent (Claude Code, Codex, opencode, Continue) against a Strata server',
-  run(args: ParsedArgs): Promise<number> {
-    return runCommand('launch', USAGE, args, () => launch(parseLaunchArgs(args)));
+  async run(args: ParsedArgs): Promise<number> {
+    return holdOnFailure(await runCommand('launch', USAGE, args, () => launch(parseLaunchArgs(args))));
   },
 };

@@ -20,7 +20,8 @@ export function agentTerminalOptions(agent: CodingAgentName, server: { baseUrl: 
     name: `Strata: ${a.title}`,
     shellPath: runtime.execPath,
     shellArgs: [runtime.cli, 'launch', agent, '--url', server.baseUrl],
-    // An empty STRATA_API_KEY is no key (a server without one).
-    env: { ELECTRON_RUN_AS_NODE: '1', STRATA_API_KEY: server.apiKey ?? '' },
+    // An empty STRATA_API_KEY is no key (a server without one). A failure (no such agent on PATH)
+    // waits for Enter, so the terminal does not close with its message.
+    env: { ELECTRON_RUN_AS_NODE: '1', STRATA_API_KEY: server.apiKey ?? '', STRATA_LAUNCH_HOLD: '1' },
   };
 }

@@ -5,7 +5,8 @@
 // name; a server with the same key is used as it is and left running.
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -54,6 +55,34 @@ function portOpen(port: number): Promise<boolean> {
     s.once('error', () => resolve(false));
   });
 }
+
+describe('strata launch in a terminal the editor opened', () => {
+  it('keeps its failure on screen until Enter (STRATA_LAUNCH_HOLD=1), then exits with its code', async () => {
+    // Something that is not Strata on the port: launch says so and fails.
+    const other = createServer((_req, res) => { res.writeHead(404).end('no'); });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    try {
+      const child = spawn(process.execPath, [cliPath, 'launch', 'codex', '--url', url], {
+        env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), STRATA_LAUNCH_HOLD: '1' }, stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      let exited = false;
+      const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => { exited = true; resolve(code); }));
+      await new Promise<void>((resolve) => child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        if (stderr.includes('press Enter')) resolve();
+      }));
+      expect(stderr).toContain(`something else answers at ${url}`);
+      expect(stderr).toContain('exited with code 1; press Enter to close this terminal');
+      expect(exited).toBe(false);
+      child.stdin.write('\n');
+      expect(await exit).toBe(1);
+    } finally {
+      other.close();
+    }
+  });
+});
 
 describe('strata launch', () => {
   let bin: string;

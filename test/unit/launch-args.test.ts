@@ -175,7 +175,7 @@ describe('Use with a Coding Agent', () => {
     expect(o).toEqual({
       name: 'Strata: opencode', shellPath: '/opt/code/code',
       shellArgs: ['/ext/dist/strata.mjs', 'launch', 'opencode', '--url', 'http://127.0.0.1:39123'],
-      env: { ELECTRON_RUN_AS_NODE: '1', STRATA_API_KEY: 'sk-managed' },
+      env: { ELECTRON_RUN_AS_NODE: '1', STRATA_API_KEY: 'sk-managed', STRATA_LAUNCH_HOLD: '1' },
     });
     expect(agentTerminalOptions('claude', { baseUrl: 'https://gpu.example:8443', apiKey: undefined }, { execPath: 'x', cli: 'y' }).env.STRATA_API_KEY).toBe('');
   });
