@@ -146,7 +146,7 @@ async function main(): Promise<number> {
   } else {
     const vsix = findVsix(env);
     const model = await resolveTestModel(env);
-    phase = { vsix, settings: STRATA_SETTINGS_FOR(model, await resolveIndexModels(env), await resolveTestProjector(env, model)) };
+    phase = { vsix, settings: STRATA_SETTINGS_FOR(model, await resolveIndexModels(env), await resolveTestProjector(env, model), join(env.repoRoot, 'node_modules', '.bin')) };
     console.log(`[e2e] VSIX ${vsix}\n[e2e] model ${model}`);
   }
   const browser = await launchChromium(env.toolsModules, env.chromium);

@@ -1,8 +1,9 @@
 // UI steps around the server: ready state and its tooltip, the walkthrough, context keys in the
 // palette, the log, the panel's header (one row, actions behind one icon), the sidebar view; at
-// the end the benchmark with progress, Stop (the KV tab forgets the figures), Start with its
-// progress toast, and a crash loop ending in one notification with actions.
-import { crashEngine, strataUrl } from './lib/strata-api.js';
+// the end a coding agent (Continue's CLI) run in a terminal on the managed server, the benchmark
+// with progress, Stop (the KV tab forgets the figures), Start with its progress toast, and a
+// crash loop ending in one notification with actions.
+import { crashEngine, strataModels, strataUrl } from './lib/strata-api.js';
 import { openTab, panelFrame, STRATA_EXTENSION_ID, tableRows, visibleButtons } from './lib/panel.js';
 import { plainSpaces, StopWaiting, waitForValue } from './lib/workbench.js';
 import { STEP, type UiContext } from './ui.suite.js';
@@ -13,6 +14,7 @@ const S = {
   log: 'palette: "Strata: Show Log" opens the Strata output',
   header: 'panel header: one row, server actions behind one icon with a menu',
   sidebar: 'sidebar view: the header stays on one row and the name box is not cut off',
+  agent: '"Strata: Use with a Coding Agent" runs the picked agent in a terminal on the managed server',
   bench: 'benchmark: quick run shows progress in the notification and the Bench tab, then a results table',
   stopKv: 'after Stop the KV tab says the server is not running and shows no old figures',
   start: 'Start shows a progress notification while the server loads',
@@ -141,6 +143,29 @@ export async function startupSteps({ t, wb }: UiContext): Promise<void> {
 }
 
 export async function serverSteps({ t, wb, panel }: UiContext): Promise<void> {
+  await t.step(S.agent, async () => {
+    await wb.runCommand('Strata: Use with a Coding Agent', 20_000, true);
+    const picks = await waitForValue('the coding agents in the Quick Pick', async () => {
+      const rows = await wb.page.locator('.quick-input-list').getByRole('option').allInnerTexts();
+      return rows.length >= 4 ? rows.map((r) => plainSpaces(r.split('\n')[0]!).trim()) : undefined;
+    }, 20_000);
+    for (const want of ['Claude Code', 'Codex CLI', 'opencode', 'Continue CLI']) {
+      if (!picks.some((p) => p.startsWith(want))) throw new Error(`no ${want} among ${JSON.stringify(picks)}`);
+    }
+    await wb.screenshot('35-agent-pick');
+    // Continue's CLI (pinned by this checkout, on the terminals' PATH): its screen names the served
+    // model launch gave it (the panel is a few rows high: launch's own line has scrolled away).
+    await wb.pickQuickItem(/^Continue CLI/);
+    const served = await strataModels(await strataUrl(wb));
+    const model = await waitForValue('Continue CLI on the managed server in the terminal', async () => {
+      const text = await wb.terminalText();
+      return /Continue CLI/.test(text) ? served.find((m) => text.includes(`Model: ${m}`)) : undefined;
+    }, 60_000);
+    console.log(`        terminal: Continue CLI, Model: ${model}`);
+    await wb.screenshot('36-agent-terminal');
+    await wb.runCommand('Terminal: Kill All Terminals');
+  }, { needs: [STEP.ready], timeoutMs: 120_000 });
+
   await t.step(S.bench, async () => {
     await wb.clearNotifications();
     const frame = await panel();

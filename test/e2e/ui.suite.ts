@@ -21,7 +21,7 @@ import { serverSteps, startupSteps } from './ui-server.suite.js';
 export { STRATA_EXTENSION_ID };
 
 /** User settings for the run: the test model, auto-start, and a small server (2 cores). */
-export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel: string; rerankModel: string }, projector?: string): Record<string, unknown> {
+export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel: string; rerankModel: string }, projector?: string, agentsBin?: string): Record<string, unknown> {
   return {
     'strata.modelPath': modelPath,
     // The chat model's projector (ui-images.suite.ts): images pasted into the panel.
@@ -44,6 +44,11 @@ export function STRATA_SETTINGS_FOR(modelPath: string, index?: { embeddingModel:
     'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
     'editor.wordBasedSuggestions': 'off',
     'editor.suggestOnTriggerCharacters': false,
+    // The terminal draws with the DOM renderer, so a step can read what a coding agent shows.
+    'terminal.integrated.gpuAcceleration': 'off',
+    // The coding agents this checkout pins (ui-server.suite.ts runs one), on the terminals' PATH as
+    // a user's global install would be.
+    ...(agentsBin ? { 'terminal.integrated.env.linux': { PATH: `${agentsBin}:\${env:PATH}` } } : {}),
   };
 }
 

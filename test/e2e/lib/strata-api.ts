@@ -67,3 +67,8 @@ export async function crashEngine(base: string, times: number, timeoutMs: number
     lastPid = pid;
   }
 }
+
+/** The ids of the models the server serves (GET /v1/models). */
+export async function strataModels(base: string): Promise<string[]> {
+  return (await api<{ data: { id: string }[] }>(base, '/v1/models')).data.map((m) => m.id);
+}

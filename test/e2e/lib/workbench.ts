@@ -220,6 +220,15 @@ export class Workbench {
     return plainSpaces(text);
   }
 
+  /**
+   * The visible rows of the active terminal (the DOM renderer: the run's settings turn the
+   * terminal's GPU acceleration off, so its text is in the page).
+   */
+  async terminalText(): Promise<string> {
+    const text = await this.page.locator('.part.panel .terminal-wrapper.active .xterm-rows').first().innerText({ timeout: 5000 }).catch(() => '');
+    return plainSpaces(text);
+  }
+
   /** The channel picked in the Output view's dropdown. */
   async outputChannel(): Promise<string> {
     return this.page.locator('.part.panel').getByRole('combobox', { name: 'Switch Output' }).inputValue({ timeout: 5000 }).catch(() => '');
