@@ -13,6 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Each benchmark's entry under tools/. */
 const BENCHMARKS = {
   agent: 'bench-compare/agent-main.ts',
+  agents: 'bench-compare/agents-main.ts',
   'agent-long': 'bench-agent-long.ts',
   codebase: 'bench-codebase.ts',
   responses: 'bench-responses.ts',

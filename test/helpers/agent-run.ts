@@ -191,7 +191,7 @@ export function scrubbed(body: unknown, folders: { cwd: string; home: string }):
   return JSON.parse(text);
 }
 
-/** STRATA_WRITE_AGENT_FIXTURES=1: the agent tests record each agent's first request (with its default tools). */
+/** STRATA_WRITE_AGENT_FIXTURES=1: the agent tests record each agent's first request and a short session (with its default tools). */
 export const recordingFixtures = (): boolean => process.env.STRATA_WRITE_AGENT_FIXTURES === '1';
 
 /** Writes a client's first request as test/fixtures/agents/NAME-first-request.json. */
@@ -199,4 +199,36 @@ export function writeFixture(name: AgentName, body: unknown): void {
   const dir = join(packageRoot, 'test', 'fixtures', 'agents');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}-first-request.json`), `${JSON.stringify(body, null, 1)}\n`);
+}
+
+/** The model requests of a session, in the order they were answered (side requests without tools included). */
+export function modelRequests(exchanges: readonly Exchange[], dialect: Dialect): Exchange[] {
+  return exchanges.filter((e) => e.method === 'POST' && e.path.split('?')[0] === ROUTES[dialect]);
+}
+
+/** A request's system prompt as text: what tells the session's own turns from a sub-agent's. */
+function systemOf(body: any): string {
+  return JSON.stringify(body?.system ?? body?.instructions ?? null) + JSON.stringify((body?.messages ?? body?.input)?.[0] ?? null);
+}
+
+/**
+ * The requests of the session itself: its turns (the first turn's system prompt, tools offered)
+ * and the requests without tools beside them (a title); a sub-agent's own loop is left out.
+ */
+export function sessionRequests(exchanges: readonly Exchange[], dialect: Dialect): Exchange[] {
+  const all = modelRequests(exchanges, dialect);
+  const offers = (e: Exchange) => Array.isArray(e.body?.tools) && e.body.tools.length > 0;
+  const first = all.find(offers);
+  return all.filter((e) => !offers(e) || (first !== undefined && systemOf(e.body) === systemOf(first.body)));
+}
+
+/**
+ * Writes test/fixtures/agents/NAME-session.json: every model request of one session (`path`, `body`,
+ * whether it offered tools) and the first request of a second session of the same client.
+ */
+export function writeSessionFixture(name: AgentName, session: Array<{ path: string; body: unknown }>, second: { path: string; body: unknown }): void {
+  const dir = join(packageRoot, 'test', 'fixtures', 'agents');
+  mkdirSync(dir, { recursive: true });
+  const requests = session.map((r) => ({ path: r.path, body: r.body }));
+  writeFileSync(join(dir, `${name}-session.json`), `${JSON.stringify({ client: name, session: requests, secondSession: second }, null, 1)}\n`);
 }

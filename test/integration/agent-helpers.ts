@@ -8,12 +8,15 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { AGENT_MODEL_CONTEXT, ensureAgentTestModel } from '../helpers/agent-model.js';
 import {
-  agentFolders, readTurn, recordingFixtures, runLaunch, scrubbed, startRecorder, startTrap, turns, type AgentRun, type Dialect, type Exchange, type TurnReading, writeFixture,
+  agentFolders, modelRequests, readTurn, sessionRequests, recordingFixtures, runLaunch, scrubbed, startRecorder, startTrap, turns, type AgentRun, type Dialect, type Exchange, type TurnReading, writeFixture,
+  writeSessionFixture,
 } from '../helpers/agent-run.js';
 import type { AgentName } from '../../backend/cli/launch-clients.js';
 import { startServer } from './server-helpers.js';
 
 export const AGENT_PROMPT = 'Read notes.md and say what the build uses.';
+/** The task of the second session a recording run starts (a new session with another task). */
+const SECOND_PROMPT = 'List the files of this folder and say which one is the largest.';
 const KEY = 'sk-strata-agent-test';
 
 export interface AgentOutcome {
@@ -52,11 +55,27 @@ export async function runAgent(name: AgentName, dialect: Dialect, o: AgentCase):
   const folders = agentFolders();
   for (const [file, text] of Object.entries(recording ? {} : o.files ?? {})) writeFileSync(join(folders.cwd, file), text);
   try {
-    const run = await runLaunch(name, {
-      url: recorder.url, apiKey: KEY, cwd: folders.cwd, home: folders.home, trap: trap.url, args: o.args(recording), env: o.env ?? {}, timeoutMs: o.timeoutMs ?? 100_000,
+    const launch = (args: string[]) => runLaunch(name, {
+      url: recorder.url, apiKey: KEY, cwd: folders.cwd, home: folders.home, trap: trap.url, args, env: o.env ?? {}, timeoutMs: o.timeoutMs ?? 100_000,
     });
+    const run = await launch(o.args(recording));
     const agentTurns = turns(recorder.exchanges, dialect).map((exchange) => ({ exchange, reading: readTurn(exchange, dialect) }));
-    if (recording && agentTurns[0]) writeFixture(name, scrubbed(agentTurns[0].exchange.body, folders));
+    if (recording && agentTurns[0]) {
+      writeFixture(name, scrubbed(agentTurns[0].exchange.body, folders));
+      // A second session of the same client in the same project, with another task: its first
+      // request is the one a prefix cache should find mostly read already.
+      const session = sessionRequests(recorder.exchanges, dialect);
+      const before = recorder.exchanges.length;
+      const again = await launch(o.args(recording).map((a) => (a === AGENT_PROMPT ? SECOND_PROMPT : a)));
+      const second = modelRequests(recorder.exchanges.slice(before), dialect)
+        .find((e) => Array.isArray(e.body?.tools) && e.body.tools.length > 0);
+      if (second) {
+        const keep = (e: Exchange) => ({ path: e.path, body: scrubbed(e.body, folders) });
+        writeSessionFixture(name, session.map(keep), keep(second));
+      } else {
+        console.warn(`${name}: the second session sent no request with tools (exit ${again.code}); its session fixture is not written\n${again.stderr.slice(-2000)}`);
+      }
+    }
     return { run, exchanges: [...recorder.exchanges], turns: agentTurns, escaped: [...trap.seen], logs: srv.logs };
   } finally {
     await recorder.close();

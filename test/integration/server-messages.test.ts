@@ -58,6 +58,22 @@ describe('POST /v1/messages', () => {
     expect(final.content).toEqual(whole.content);
   });
 
+  it('a streamed answer\'s message_start says how much of the prompt came from the cache', async () => {
+    const system = `You review code. ${Array.from({ length: 60 }, (_, i) => `rule ${i}`).join('; ')}.`;
+    const start = async (question: string) => {
+      for await (const ev of await client.messages.create({ model: 'any', max_tokens: 2, system, messages: [{ role: 'user', content: question }], stream: true })) {
+        if (ev.type === 'message_start') return ev.message.usage;
+      }
+      throw new Error('no message_start');
+    };
+    const first = await start('Is this fine?');
+    const next = await start('And this one?');
+    expect(first.input_tokens).toBeGreaterThan(100);
+    // The second shares the system prompt with the first: the cache gives it, as the whole answer's usage says.
+    expect(next.cache_read_input_tokens).toBeGreaterThan(100);
+    expect(next.input_tokens + next.cache_read_input_tokens!).toBeGreaterThanOrEqual(first.input_tokens);
+  });
+
   it('stop_sequences end the answer with stop_reason stop_sequence naming it', async () => {
     const params = { model: 'any', max_tokens: 24, messages: [{ role: 'user' as const, content: 'Keep talking.' }] };
     const free = await client.messages.create(params);

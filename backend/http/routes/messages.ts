@@ -49,11 +49,12 @@ function messagesWriter({ model, run, prompt, res }: TurnStart): TurnWriter {
   const id = `msg_${run.rec.id}`;
   const blocks = new BlockStream();
   const sse = run.sse;
-  // message_start (and a ping) open the stream.
+  // message_start (and a ping) open the stream, with the first answer event: the prompt is read by
+  // then, so its usage says how much of it came from the cache (clients read cache_read_input_tokens there).
   const emit = lazyStream<AnthropicEvent>(sse, () => [
     {
       event: 'message_start',
-      data: { type: 'message_start', message: messageObject({ id, model: model.id, content: [], stopReason: null, stopSequence: null, usage: anthropicUsage(prompt.length, null, 0) }) },
+      data: { type: 'message_start', message: messageObject({ id, model: model.id, content: [], stopReason: null, stopSequence: null, usage: anthropicUsage(prompt.length, run.rec.reused, 0) }) },
     },
     { event: 'ping', data: { type: 'ping' } },
   ], (events) => { for (const ev of events) sse!.named(ev.event, ev.data); });
