@@ -108,6 +108,19 @@ export interface DerivedTotals extends Totals {
   prompt_tokens_computed: number | null;
   /** Of the speculative draft tokens verified, the share the model agreed with (null: none drafted). */
   draft_acceptance: number | null;
+  /** Acceptance per draft position, from the first: the engines' counts since they started ([] when none drafted). */
+  draft_positions: DraftPositionBody[];
+}
+
+/**
+ * One draft position (1: a draft's first token): drafts that reached it, drafts whose tokens the
+ * model accepted up to and including it, and the share (null: none reached it).
+ */
+export interface DraftPositionBody {
+  position: number;
+  drafted: number;
+  accepted: number;
+  acceptance: number | null;
 }
 
 export interface LiveRequest {
@@ -220,7 +233,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   model: z.nullable(z.object({
     id: z.string(), demo: z.boolean(), ctx: num, slots: num,
     embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last', 'rank']), dimensions: num })),
-    speculative: z.object({ ngram: z.boolean(), draftModel: z.nullable(z.string()), draftMax: num }),
+    speculative: z.object({ ngram: z.boolean(), mtp: z.boolean(), draftModel: z.nullable(z.string()), draftMax: num }),
   })),
   uptime_s: num,
   live: z.object({
@@ -241,6 +254,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
     output_tokens: num, prompt_ms: num, prompt_ms_requests: num, decode_ms: num, decode_ms_requests: num,
     invariant_violations: num, prompt_tokens_processed: num, prompt_tok_s: nnum, decode_tok_s: nnum,
     prompt_tokens_computed: nnum, drafted_tokens: num, accepted_tokens: num, draft_acceptance: nnum,
+    draft_positions: z.array(z.object({ position: num, drafted: num, accepted: num, acceptance: nnum })),
   }),
   conversation_cache: z.nullable(z.object({
     parked: num, bytes: num, budget: num, hits: num, misses: num, evictions: num, refused_low_ram: num,

@@ -101,6 +101,7 @@ export function resolveConfig(given: ConfigSources): ServerConfig {
   }
   resolveModels(cfg, src, fileValues, configPath, note);
   if (cfg.draftModel !== null && cfg.draftModel.trim() === '') throw new ConfigError('--draft-model is empty');
+  checkSpec(cfg);
   // Only when both are given: against the engine's default draft max, the engine's own check says so at load.
   if (cfg.draftMin !== null && cfg.draftMax !== null && cfg.draftMin > cfg.draftMax) throw new ConfigError(`--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax}`);
   const budgets = cfg.reasoningEffortBudgets;
@@ -142,5 +143,17 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
     const spec = cfg.models.find((m) => m.name === p);
     if (!spec) throw new ConfigError(`--pin: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
     spec.pinned = true;
+  }
+}
+
+/** --spec against the other speculative options: each mode takes its drafts from one source. */
+function checkSpec(cfg: ServerConfig): void {
+  const { spec, draftModel, specNgram } = cfg;
+  if (spec === 'draft' && draftModel === null) throw new ConfigError('--spec draft needs --draft-model');
+  if (draftModel !== null && (spec === 'none' || spec === 'mtp' || spec === 'ngram')) {
+    throw new ConfigError(`--spec ${spec} takes no --draft-model (--spec draft or auto drafts with it)`);
+  }
+  if (specNgram && (spec === 'none' || spec === 'mtp' || spec === 'draft')) {
+    throw new ConfigError(`--spec ${spec} and --spec-ngram contradict each other (--spec ngram or auto drafts from n-grams)`);
   }
 }

@@ -51,9 +51,11 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   if (cfg.gpuLayers !== null) ec.gpuLayers = cfg.gpuLayers;
   if (cfg.embeddings !== 'auto') ec.embeddings = cfg.embeddings;
   if (cfg.mmproj !== null) ec.mmproj = cfg.mmproj;
-  if (cfg.specNgram || cfg.draftModel !== null) {
+  // The draft limits also shape the MTP head's drafts, which --spec auto turns on by itself.
+  if (cfg.specNgram || cfg.draftModel !== null || cfg.spec !== 'auto' || cfg.draftMax !== null || cfg.draftMin !== null || cfg.draftPMin !== null) {
     ec.speculative = {
-      ...(cfg.specNgram ? { ngram: true } : {}),
+      ...(cfg.specNgram || cfg.spec === 'ngram' ? { ngram: true } : {}),
+      ...(cfg.spec !== 'auto' ? { mtp: cfg.spec === 'mtp' ? 'on' : 'off' } as const : {}),
       ...(cfg.draftModel !== null ? { draftModel: cfg.draftModel } : {}),
       ...(cfg.draftMax !== null ? { draftMax: cfg.draftMax } : {}),
       ...(cfg.draftMin !== null ? { draftMin: cfg.draftMin } : {}),

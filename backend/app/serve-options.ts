@@ -151,6 +151,8 @@ export const SERVE_OPTIONS = {
   /** Exit when this process ends (the extension passes its own pid, so a killed VS Code leaves no server). */
   parentPid: option(int(1, 2 ** 31 - 1), null, 'exit when the process with this pid ends', { defaultText: 'none' }),
   engineSilenceTimeoutMs: option(int(1000, 86_400_000), 300_000, 'an engine silent this long while busy is restarted, ms'),
+  /** Speculative decoding: where drafts come from (auto: the model's MTP head when it has one, else --spec-ngram / --draft-model). */
+  spec: option(oneOf('auto', 'none', 'mtp', 'ngram', 'draft'), 'auto', "speculative decoding: auto (the model's own MTP head when it has one, else as --spec-ngram and --draft-model say), none, mtp (the model's MTP head; a model without one fails to load), ngram (prompt lookup), draft (--draft-model)"),
   /** Speculative decoding: prompt-lookup (n-gram) drafts. */
   specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false"),
   /** Speculative decoding: a draft model with the model's vocabulary. */
@@ -159,7 +161,7 @@ export const SERVE_OPTIONS = {
   mmproj: option(str, null, 'a projector GGUF (llama.cpp\'s mmproj) made for the model: it reads images (image_url, image blocks, input_image); on the command line the first model\'s', { defaultText: 'none (text only)', perModel: true }),
   draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', ENGINE),
   draftMin: option(int(1, 256), null, 'no shorter draft than this', ENGINE),
-  draftPMin: option(num(0, 1), null, 'draft model: stop a draft at a token below this probability', ENGINE),
+  draftPMin: option(num(0, 1), null, 'draft model and MTP head: stop a draft at a token below this probability', ENGINE),
   /** Thinking of reasoning models by default: auto (the template's), on, off (enable_thinking; a block the template opens is closed at once). */
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
   /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */

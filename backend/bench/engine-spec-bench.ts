@@ -11,7 +11,7 @@ import type { EngineEvent, SpeculativeOptions } from '../../native/lib/addon.js'
 import { loadAddon, packageRoot } from '../addon/loader.js';
 import { codeLines, makeNonce, seededRandom, seedOf } from './prompts.js';
 
-export type SpecMode = 'ngram' | 'draft';
+export type SpecMode = 'ngram' | 'draft' | 'mtp';
 
 export interface SpecFigures {
   npl: number;
@@ -27,6 +27,8 @@ export interface SpecBenchOptions {
   /** Draft model (mode draft); the model itself gives the acceptance ceiling. */
   draftModel: string;
   draftMax: number;
+  /** The MTP head's draft cut-off (mode mtp): a draft ends at a token it gives less than this. */
+  draftPMin: number;
   threads: number;
   lines: number;
   npl: number[];
@@ -39,8 +41,17 @@ export function editPrompt(lines: number, nonce: string): { text: string; file: 
   return { text: `${nonce}\n// src/compute.ts\n${file.join('\n')}\n\n// src/compute.ts, reformatted, nothing renamed:\n${file[0]}\n`, file: file.join('\n') };
 }
 
-export function speculativeOptions(o: Pick<SpecBenchOptions, 'mode' | 'draftModel' | 'draftMax'>): SpeculativeOptions {
-  return o.mode === 'ngram' ? { ngram: true, draftMax: o.draftMax } : { draftModel: o.draftModel, draftMax: o.draftMax, draftPMin: 0 };
+export function speculativeOptions(o: Pick<SpecBenchOptions, 'mode' | 'draftModel' | 'draftMax' | 'draftPMin'>): SpeculativeOptions {
+  if (o.mode === 'mtp') return { mtp: 'on', draftMax: o.draftMax, draftPMin: o.draftPMin };
+  return o.mode === 'ngram' ? { ngram: true, draftMax: o.draftMax, mtp: 'off' } : { draftModel: o.draftModel, draftMax: o.draftMax, draftPMin: 0, mtp: 'off' };
+}
+
+/** llama-speculative-simple's arguments for the same drafting. */
+export function llamaSpeculativeArgs(o: Pick<SpecBenchOptions, 'mode' | 'draftModel' | 'draftMax' | 'draftPMin'>): string[] {
+  if (o.mode === 'mtp') return ['--spec-type', 'draft-mtp', '--spec-draft-n-max', String(o.draftMax), '--spec-draft-p-min', String(o.draftPMin)];
+  return o.mode === 'ngram'
+    ? ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(o.draftMax)]
+    : ['--spec-type', 'draft-simple', '--spec-draft-model', o.draftModel, '--spec-draft-n-max', String(o.draftMax), '--spec-draft-p-min', '0'];
 }
 
 /** One alternating run: for each npl, npl answers without drafts and npl with; `gen` is the answer length. */
@@ -110,9 +121,7 @@ export function runLlamaSpeculative(o: SpecBenchOptions, gen: number, run: numbe
   try {
     const file = join(dir, 'prompt.txt');
     writeFileSync(file, editPrompt(o.lines, makeNonce(seededRandom(seedOf(`llama/${run}`)))).text);
-    const spec = o.mode === 'ngram'
-      ? ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(o.draftMax)]
-      : ['--spec-type', 'draft-simple', '--spec-draft-model', o.draftModel, '--spec-draft-n-max', String(o.draftMax), '--spec-draft-p-min', '0'];
+    const spec = llamaSpeculativeArgs(o);
     // It logs its figures to stderr.
     const r = spawnSync(bin, [
       '-m', o.model, '-f', file, '-n', String(gen), '--ignore-eos', '-c', '4096', '-b', String(Math.max(o.batch, 2048)),

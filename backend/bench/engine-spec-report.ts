@@ -13,18 +13,21 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-export async function runEditBench(args: ParsedArgs, standIn: () => Promise<string>): Promise<number> {
+export async function runEditBench(args: ParsedArgs, standIn: () => Promise<string>, mtpStandIn: () => Promise<string>): Promise<number> {
   const mode = (optString(args, 'spec') ?? 'draft') as SpecMode;
-  if (mode !== 'ngram' && mode !== 'draft') throw new UsageError(`--spec must be ngram or draft, got '${mode}'`);
-  const model = optString(args, 'model') ?? await standIn();
+  if (mode !== 'ngram' && mode !== 'draft' && mode !== 'mtp') throw new UsageError(`--spec must be ngram, draft or mtp, got '${mode}'`);
+  const model = optString(args, 'model') ?? await (mode === 'mtp' ? mtpStandIn() : standIn());
+  const pMin = optString(args, 'draft-p-min');
+  const draftPMin = pMin === undefined ? 0.5 : Number(pMin);
+  if (!(draftPMin >= 0 && draftPMin <= 1)) throw new UsageError(`--draft-p-min must be a number from 0 to 1, got '${pMin}'`);
   const o = {
-    model, mode, draftModel: optString(args, 'draft-model') ?? model, draftMax: optInt(args, 'draft-max', 1, 256) ?? 8,
+    model, mode, draftModel: optString(args, 'draft-model') ?? model, draftMax: optInt(args, 'draft-max', 1, 256) ?? 8, draftPMin,
     threads: optInt(args, 'threads', 1, 1024) ?? availableParallelism(), lines: optInt(args, 'lines', 1, 2000) ?? 40,
     npl: (optList(args, 'npl') ?? ['1', '4']).map(Number), batch: optInt(args, 'batch', 1, 65536) ?? 512,
   };
   const runs = optInt(args, 'runs', 1, 100) ?? 3;
   const withLlama = optString(args, 'llama') !== 'off';
-  process.stderr.write(`model ${model}\nspec ${mode}${mode === 'draft' ? ` (draft ${o.draftModel})` : ''}, draft max ${o.draftMax}, ${o.lines} lines, npl ${o.npl.join(',')}, threads ${o.threads}, runs ${runs}\n`);
+  process.stderr.write(`model ${model}\nspec ${mode}${mode === 'draft' ? ` (draft ${o.draftModel})` : mode === 'mtp' ? ` (p-min ${draftPMin})` : ''}, draft max ${o.draftMax}, ${o.lines} lines, npl ${o.npl.join(',')}, threads ${o.threads}, runs ${runs}\n`);
   const ours: SpecFigures[][] = [];
   const theirs: LlamaSpecFigures[] = [];
   for (let r = 0; r < runs; r++) {

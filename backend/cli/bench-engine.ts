@@ -37,20 +37,22 @@ const USAGE = `usage: strata bench-engine [options]              (npm run bench:
   --json FILE           figures (default test-output/bench/engine-latest.json)
 
   --workload edit       drafts off vs on beside llama-speculative-simple:
-                        --spec ngram|draft, --draft-model FILE, --draft-max N, --lines N, --llama off
+                        --spec ngram|draft|mtp, --draft-model FILE, --draft-max N, --lines N, --llama off;
+                        mtp: the model's own MTP head (default model: the mtp test shape),
+                        beside llama-speculative-simple --spec-type draft-mtp; --draft-p-min P (0.5)
   --workload exact      batched == solo on one device: --sets N, --prompts N, --tokens N,
                         --devices A,B, --gpu-layers N, --flash-attn auto|on|off`;
 
 const COMMON = ['workload', 'model', 'threads', 'npl', 'batch', 'runs', 'json', 'help'];
 const THROUGHPUT = [...COMMON, 'pp', 'tg', 'cpu-variant', 'cpu-repack', 'deterministic', 'engine-only', 'vs-addon', 'vs-cpu-variant', 'vs-cpu-repack', 'vs-deterministic', 'label', 'vs-label'];
-const EDIT = [...COMMON, 'spec', 'draft-model', 'draft-max', 'lines', 'llama'];
+const EDIT = [...COMMON, 'spec', 'draft-model', 'draft-max', 'draft-p-min', 'lines', 'llama'];
 const EXACT = [...COMMON, 'devices', 'gpu-layers', 'flash-attn', 'sets', 'prompts', 'tokens'];
 
 async function benchEngine(args: ParsedArgs): Promise<number> {
   const workload = optString(args, 'workload') ?? 'throughput';
   if (workload !== 'throughput' && workload !== 'edit' && workload !== 'exact') throw new UsageError(`--workload must be throughput, edit or exact, got '${workload}'`);
   rejectUnknownOptions(args, workload === 'edit' ? EDIT : workload === 'exact' ? EXACT : THROUGHPUT);
-  if (workload === 'edit') return runEditBench(args, standIn);
+  if (workload === 'edit') return runEditBench(args, standIn, mtpStandIn);
   if (workload === 'exact') return runExactness(args, standIn);
   const threads = optInt(args, 'threads', 1, 1024) ?? availableParallelism();
   const pp = optInt(args, 'pp', 1, 65536) ?? 256;
@@ -134,6 +136,15 @@ function medianFigures(runs: BatchFigures[][], npl: number[]): BatchFigures[] {
     const rows = runs.map((r) => r.find((x) => x.npl === n)!);
     return { npl: n, prefillTps: med(rows.map((x) => x.prefillTps)), decodeTps: med(rows.map((x) => x.decodeTps)) };
   });
+}
+
+/**
+ * The model with an MTP head (`--spec mtp` without --model): the test shape with peaked logits, so
+ * its hand-set head is often right and often wrong (the random trunk overrules it).
+ */
+async function mtpStandIn(): Promise<string> {
+  const { ensureModel } = await import('../models/stand-in.js');
+  return ensureModel({ vocab: 'qwen2', shape: 'mtp', quant: 'q8_0', seed: 1, logitScale: 4 });
 }
 
 async function standIn(): Promise<string> {

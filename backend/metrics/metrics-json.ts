@@ -5,7 +5,7 @@ import type { EngineSnapshot, ModelInfo } from '../../native/lib/addon.js';
 import type { EngineClient, EngineDeath, EngineStatus } from '../engine/client.js';
 import type { EngineDeathBody } from '../../contract/health.js';
 import type { RequestRecord, RequestLedger } from '../scheduler/request-ledger.js';
-import type { DerivedTotals, EngineBody, HistoryEntry, LiveState, MetricsBody, SlotView, Totals } from '../../contract/metrics.js';
+import type { DerivedTotals, DraftPositionBody, EngineBody, HistoryEntry, LiveState, MetricsBody, SlotView, Totals } from '../../contract/metrics.js';
 import { round2 } from '../scheduler/request-ledger.js';
 import type { ReplicaView, Scheduler } from '../scheduler/scheduler.js';
 import type { HistogramSnapshot, NextEditMetrics } from '../../contract/metrics.js';
@@ -86,7 +86,7 @@ function liveState(src: MetricsSources, live: RequestRecord[]): LiveState {
   return 'idle';
 }
 
-export function derivedTotals(t: Totals): Omit<DerivedTotals, 'prompt_tokens_computed'> {
+export function derivedTotals(t: Totals): Omit<DerivedTotals, 'prompt_tokens_computed' | 'draft_positions'> {
   return {
     ...t,
     prompt_tokens_processed: t.prompt_tokens - t.reused_tokens,
@@ -105,6 +105,20 @@ export function derivedTotals(t: Totals): Omit<DerivedTotals, 'prompt_tokens_com
 export function promptComputed(snaps: Array<EngineSnapshot | null>): number | null {
   const ready = snaps.filter((s): s is EngineSnapshot => s !== null);
   return ready.length === 0 ? null : ready.reduce((n, s) => n + s.totals.promptComputed, 0);
+}
+
+/** Acceptance per draft position, summed over the engines that answered (their counts since they started). */
+export function draftPositions(snaps: Array<EngineSnapshot | null>): DraftPositionBody[] {
+  const out: DraftPositionBody[] = [];
+  for (const s of snaps) {
+    (s?.totals.draftPositions ?? []).forEach((p, i) => {
+      const row = out[i] ?? (out[i] = { position: i + 1, drafted: 0, accepted: 0, acceptance: null });
+      row.drafted += p.drafted;
+      row.accepted += p.accepted;
+    });
+  }
+  for (const row of out) row.acceptance = row.drafted > 0 ? round2(row.accepted / row.drafted) : null;
+  return out;
 }
 
 export function conversationCache(snaps: Array<EngineSnapshot | null>) {
@@ -177,7 +191,7 @@ export async function buildMetrics(src: MetricsSources, opts: { requests?: numbe
       })),
     },
     requests: history,
-    totals: { ...derivedTotals(src.ledger.totals), prompt_tokens_computed: promptComputed(snaps) },
+    totals: { ...derivedTotals(src.ledger.totals), prompt_tokens_computed: promptComputed(snaps), draft_positions: draftPositions(snaps) },
     conversation_cache: conversationCache(snaps),
     engines: engineViews(src.engines, src.scheduler.views()),
     stale_frames: src.engines.reduce((n, e) => n + e.status().staleFrames, 0),

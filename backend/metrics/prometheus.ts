@@ -56,6 +56,10 @@ export function prometheusText(m: MetricsJson): string {
   w.metric('strata:live_tokens_per_second', 'gauge', 'Generation speed of running requests now.', m.live.tok_s);
   w.metric('strata:draft_tokens_total', 'counter', 'Speculative draft tokens verified.', t.drafted_tokens);
   w.metric('strata:draft_accepted_tokens_total', 'counter', 'Speculative draft tokens the model agreed with.', t.accepted_tokens);
+  w.metric('strata:draft_position_drafted_total', 'counter', 'Speculative drafts that reached this position (1: the first draft token).',
+    t.draft_positions.map((p) => ({ labels: { position: p.position }, value: p.drafted })));
+  w.metric('strata:draft_position_accepted_total', 'counter', 'Speculative drafts the model accepted up to and including this position.',
+    t.draft_positions.map((p) => ({ labels: { position: p.position }, value: p.accepted })));
   const ne = m.next_edit;
   if (ne) {
     w.metric('strata:next_edit_requests_total', 'counter', 'Next-edit requests by how they ended (the answer\'s outcome, or failed).',

@@ -158,8 +158,14 @@ export interface SpeculativeOptions {
   /** n-gram lengths tried, longest first (default 2..4). */
   ngramMin?: number;
   ngramMax?: number;
-  /** Draft model: stop a draft at a token it gives less probability than this (default 0.5; 0 = never). */
+  /** Draft model and MTP head: stop a draft at a token they give less probability than this (default 0.5; 0 = never). */
   draftPMin?: number;
+  /**
+   * The model's own multi-token-prediction (MTP, NextN) head: 'auto' (default) drafts with it when
+   * the model has one and no draftModel is given (in place of n-grams); 'on' always (a model
+   * without one fails to load); 'off' never (its layers are not loaded).
+   */
+  mtp?: 'auto' | 'on' | 'off';
 }
 
 export interface SamplingParams {
@@ -249,8 +255,9 @@ export interface GenerateRequest {
   /**
    * Predicted output (OpenAI's `prediction`): tokens the answer is expected to repeat. They are the
    * speculative draft while the answer follows them, and again from where it rejoins them after a
-   * change; the output is the same as without (drafts are verified). draftMax caps the draft per
-   * step (default 32). Empty: none.
+   * change; where their draft stops short or the answer has left them, the sequence's own n-grams
+   * draft (whatever speculative.ngram says). The output is the same as without (drafts are
+   * verified). draftMax caps the draft per step (default 32). Empty: none.
    */
   prediction?: number[];
 }
@@ -341,6 +348,11 @@ export interface EngineSnapshot {
     promptComputed: number;
     /** Speculative tokens verified / accepted; embedding inputs pooled. */
     drafted: number; accepted: number; embedded: number;
+    /**
+     * Per draft position (index 0: a draft's first token): drafts that reached it, and those whose
+     * tokens the model accepted up to and including it.
+     */
+    draftPositions: Array<{ drafted: number; accepted: number }>;
   };
 }
 
@@ -442,8 +454,8 @@ export interface ModelInfo {
    * document + suffix (special tokens from the vocabulary's add-BOS/EOS/SEP flags). null otherwise.
    */
   rerank: { template: string | null; prefix: number[]; separator: number[]; suffix: number[] } | null;
-  /** Speculative decoding as loaded (draftMax 0: off). */
-  speculative: { ngram: boolean; draftModel: string | null; draftMax: number };
+  /** Speculative decoding as loaded (draftMax 0: off); mtp: drafts come from the model's MTP head. */
+  speculative: { ngram: boolean; mtp: boolean; draftModel: string | null; draftMax: number };
   /** What the fit decided (EngineOptions.fit); null when the model loaded without fitting. */
   fit: FitReport | null;
 }
@@ -649,7 +661,7 @@ export declare function rpcServe(host: string, port: number, threads: number): v
  * with a classification head, pooling 'rank', bge-reranker-like: one score per query-document pair); copy, copy-0.5b:
  * hand-set weights whose greedy continuation copies the context (copy-0.5b at Qwen2-0.5B's size and speed).
  */
-export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b';
+export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

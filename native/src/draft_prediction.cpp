@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "draft_ngram.h"
+
 namespace strata {
 
 namespace {
@@ -65,6 +67,20 @@ std::vector<llama_token> PredictionCursor::Next(int32_t max) const {
   const size_t n = std::min({tokens_.size() - at_, static_cast<size_t>(max), limit_});
   return std::vector<llama_token>(tokens_.begin() + static_cast<std::ptrdiff_t>(at_),
                                   tokens_.begin() + static_cast<std::ptrdiff_t>(at_ + n));
+}
+
+std::vector<llama_token> CombinedDraft(const PredictionCursor& c, const std::vector<llama_token>& held,
+                                       llama_token pending, const CombinedDraftLimits& lim, int32_t& predicted) {
+  std::vector<llama_token> draft = c.Next(lim.max);
+  predicted = static_cast<int32_t>(draft.size());
+  const int32_t want = std::min(lim.max, predicted + lim.guess_max);
+  if (predicted >= want) return draft;
+  std::vector<llama_token> tail{pending};
+  tail.insert(tail.end(), draft.begin(), draft.end());
+  const std::vector<llama_token> guess = NgramDraft(held, tail, lim.ngram_min, lim.ngram_max, want - predicted);
+  if (predicted == 0 && static_cast<int32_t>(guess.size()) < lim.guess_min) return draft;
+  draft.insert(draft.end(), guess.begin(), guess.end());
+  return draft;
 }
 
 }  // namespace strata

@@ -41,4 +41,21 @@ class PredictionCursor {
   size_t good_ = 0;
 };
 
+// Bounds of a prediction's combined draft (CombinedDraft).
+struct CombinedDraftLimits {
+  int32_t max = 0;        // draft tokens in all
+  int32_t guess_max = 0;  // of which n-gram guesses
+  int32_t guess_min = 1;  // a guess alone shorter than this is no draft
+  int32_t ngram_min = 2, ngram_max = 4;
+};
+
+// A sequence with a prediction drafts the prediction's next tokens, and where that draft stops
+// short (its adaptive length after a miss, the prediction's end) or the answer has left the
+// prediction, it goes on with its own n-grams: for an edit the prompt holds the text around the
+// region, which the answer repeats where it differs from the prediction (the old text of a line
+// the prediction changed). The sequence is `held` then `pending`. `predicted` is set to how many
+// of the draft's first tokens are the prediction's; the rest are n-gram guesses.
+std::vector<llama_token> CombinedDraft(const PredictionCursor& c, const std::vector<llama_token>& held,
+                                       llama_token pending, const CombinedDraftLimits& lim, int32_t& predicted);
+
 }  // namespace strata

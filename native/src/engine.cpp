@@ -41,6 +41,7 @@ Engine::~Engine() {
   StopSilently();
   slots_.clear();  // their samplers
   draft_.reset();  // before the target's threadpools, which its context shares
+  mtp_.reset();    // likewise, and before the target's context, whose hidden states it reads
   vision_.reset();  // the projector was made for model_
   batch_.reset();
   ctx_.reset();
@@ -351,6 +352,8 @@ void Engine::PublishSnapshot() {
   s.requests = totals_.requests;
   s.drafted = totals_.drafted;
   s.accepted = totals_.accepted;
+  s.drafted_at = totals_.drafted_at;
+  s.accepted_at = totals_.accepted_at;
   s.embedded = totals_.embedded;
 }
 

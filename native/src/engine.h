@@ -22,6 +22,7 @@
 
 #include "cpu_threadpool.h"
 #include "draft_model.h"
+#include "draft_mtp.h"
 #include "draft_prediction.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
@@ -61,6 +62,8 @@ class Engine {
 
   // Before Start: the projector images are evaluated with (null: the model reads text only).
   void SetVision(std::shared_ptr<Vision> vision) { vision_ = std::move(vision); }
+  // Before Start: drafting from the model's MTP head (null: none); shares the target's thread pools.
+  void SetMtp(std::shared_ptr<MtpDrafter> mtp) { mtp_ = std::move(mtp); }
 
   void Start();
 
@@ -127,7 +130,7 @@ class Engine {
     int32_t chunk = 0;          // prompt tokens in the batch
     int32_t logits_at = -1;     // batch index whose logits this request samples
     std::vector<llama_token> draft;  // speculative tokens after `pending` in the batch
-    bool draft_predicted = false;    // this step's draft came from the request's prediction
+    int32_t draft_predicted = 0;     // this step's draft tokens from the request's prediction (the first ones)
     std::unique_ptr<PredictionCursor> prediction;  // with a prediction, made at its first draft
     int32_t event = -1;         // this step's tokens event in msg_ (index), -1 none yet
     // Shared pool: the order of admission (the latest ends first when the pool is full), and
@@ -170,6 +173,8 @@ class Engine {
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
   bool TrimSlot(Slot& slot, size_t keep);
+  // Copies sequence src's KV to dst (whose KV must be empty) at once; false when it could not.
+  bool CopySequence(int32_t src, int32_t dst);
   bool CaptureState(int32_t seq, StateBuffer& out);
 
   // engine_pool.cpp (shared pool only; no-ops with a context per slot)
@@ -210,6 +215,7 @@ class Engine {
 
   // engine_draft.cpp
   void PrepareDrafts();
+  void PrepareMtpDrafts();  // engine_draft_mtp.cpp: the MTP head's drafts, after PrepareDrafts
 
   // engine_embed.cpp
   bool StepEmbeddings();
@@ -248,6 +254,7 @@ class Engine {
 
   std::unique_ptr<DraftModel> draft_;  // engine thread only
   std::shared_ptr<Vision> vision_;     // set before Start; Eval on the engine thread only
+  std::shared_ptr<MtpDrafter> mtp_;    // set before Start; engine thread only
 
   // Engine thread only.
   std::vector<Slot> slots_;

@@ -165,7 +165,10 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
     MaybePark(slot, 0);
     llama_memory_seq_rm(mem_, slot.id, -1, -1);
     PoolCut(slot, 0);
-    llama_memory_seq_cp(mem_, donor.id, slot.id, -1, -1);
+    if (!CopySequence(donor.id, slot.id)) {
+      slot.held.clear();
+      return 0;
+    }
     slot.held = donor.held;
     PoolCopied(slot, donor);
     return TrimSlot(slot, fork) ? fork : 0;
@@ -232,6 +235,25 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
       PoolCut(slot, 0);
       return false;
     }
+  }
+  return true;
+}
+
+bool Engine::CopySequence(int32_t src, int32_t dst) {
+  if (info_.kv_unified) {
+    // One stream: the copy is the cells' sequence sets, done at once.
+    llama_memory_seq_cp(mem_, src, dst, -1, -1);
+    return true;
+  }
+  // Between per-slot streams llama.cpp copies the data only at the next decode, from whatever the
+  // source holds then: a conversation restored into the donor slot later in this admission round
+  // would be copied instead, and the request would read another conversation's KV. So the copy
+  // goes through host memory now.
+  StateBuffer state(llama_state_seq_get_size(ctx_.get(), src));
+  const size_t n = state.size() == 0 ? 0 : llama_state_seq_get_data(ctx_.get(), state.data(), state.size(), src);
+  if (n == 0 || llama_state_seq_set_data(ctx_.get(), state.data(), n, dst) == 0) {
+    llama_memory_seq_rm(mem_, dst, -1, -1);
+    return false;
   }
   return true;
 }

@@ -1,8 +1,9 @@
 // Speculative drafts, planned before each step's batch: a decoding sequence with a predicted
-// output drafts the prediction's next tokens (while its answer follows the prediction); otherwise
-// it guesses its next tokens from its own n-grams (prompt lookup) or, where that finds nothing,
-// from the draft model, which drafts for every such sequence at once. The drafts are verified in
-// the target's batch. Engine thread only.
+// output drafts the prediction's next tokens (while its answer follows the prediction) and its own
+// n-grams where that draft stops short or the answer has left the prediction; otherwise it guesses
+// its next tokens from its own n-grams (prompt lookup) or, where that finds nothing, from the
+// draft model, which drafts for every such sequence at once. The drafts are verified in the
+// target's batch. Engine thread only.
 #include <algorithm>
 #include <chrono>
 
@@ -49,7 +50,7 @@ void Engine::PrepareDrafts() {
     Active* a = s.run.get();
     if (!a) continue;
     a->draft.clear();
-    a->draft_predicted = false;
+    a->draft_predicted = 0;
     if (!a->decoding) {
       // The draft model reads what the target read, a step behind, so drafting never waits on it.
       if (draft_ && !a->forking && a->n_read > 0 && a->req.images.empty()) {
@@ -67,14 +68,16 @@ void Engine::PrepareDrafts() {
     if (predicted) {
       if (!a->prediction) a->prediction = std::make_unique<PredictionCursor>(a->req.prediction);
       FollowAnswer(*a->prediction, s.held, a->pending, a->stats.generated);
-      a->draft = a->prediction->Next(k);
+      const int32_t guess_k = std::min(k, a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max);
+      // The prediction's tokens, then the sequence's own n-grams, whatever spec.ngram says: a
+      // guess that misses costs only its verification.
+      const CombinedDraftLimits lim{k, guess_k, sp.draft_min, sp.ngram_min, sp.ngram_max};
+      a->draft = CombinedDraft(*a->prediction, s.held, a->pending, lim, a->draft_predicted);
       if (!a->draft.empty()) {
-        a->draft_predicted = true;
         room -= static_cast<int32_t>(a->draft.size());
         continue;
       }
-      // The answer has left the prediction: the engine's own drafting, if any, until it rejoins.
-      k = std::min(k, a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max);
+      k = guess_k;  // neither the prediction nor the sequence's n-grams: the draft model, if any
     }
     if (k < sp.draft_min || (!sp.ngram && !draft_)) continue;
     if (sp.ngram) {

@@ -37,7 +37,8 @@ void Engine::SampleAndEmit(Slot& s) {
   const size_t kv_end = s.held.size() + draft.size();
   a.stats.drafted += static_cast<int32_t>(draft.size());
   step_drafted_ += static_cast<int32_t>(draft.size());
-  if (a.draft_predicted) a.stats.predicted += static_cast<int32_t>(draft.size());
+  a.stats.predicted += std::min(a.draft_predicted, static_cast<int32_t>(draft.size()));
+  int32_t kept = 0;  // draft tokens the target sampled itself
   for (size_t j = 0;; ++j) {
     const auto t0 = std::chrono::steady_clock::now();
     llama_token tok;
@@ -51,10 +52,11 @@ void Engine::SampleAndEmit(Slot& s) {
     }
     sample_ms_ += MsSince(t0);
     const bool agreed = j < draft.size() && tok == draft[j];
-    if (agreed && a.draft_predicted) a.stats.predicted_accepted++;
+    if (agreed && static_cast<int32_t>(j) < a.draft_predicted) a.stats.predicted_accepted++;
     if (!EmitToken(s, tok, base + static_cast<int32_t>(j))) break;  // ended: s.run is gone
     if (agreed) {
       s.held.push_back(tok);  // decoded as a draft token: its KV is in place
+      ++kept;
       a.stats.accepted++;
       step_accepted_++;
       continue;
@@ -67,6 +69,17 @@ void Engine::SampleAndEmit(Slot& s) {
     }
     break;
   }
+  if (!draft.empty()) {
+    // Acceptance per draft position: position i counts as accepted when the first i+1 were.
+    if (totals_.drafted_at.size() < draft.size()) {
+      totals_.drafted_at.resize(draft.size(), 0);
+      totals_.accepted_at.resize(draft.size(), 0);
+    }
+    for (size_t i = 0; i < draft.size(); ++i) totals_.drafted_at[i]++;
+    for (int32_t i = 0; i < kept; ++i) totals_.accepted_at[static_cast<size_t>(i)]++;
+  }
+  // The MTP head goes on from the hidden state of the last token kept.
+  if (mtp_ && !draft.empty()) mtp_->Accept(s.id, kept);
   // Rejected (or never reached) draft tokens leave the KV, which then matches `held` again.
   if (s.held.size() < kv_end) llama_memory_seq_rm(mem_, s.id, static_cast<llama_pos>(s.held.size()), -1);
 }

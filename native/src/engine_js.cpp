@@ -28,6 +28,11 @@ static SpeculativeConfig ParseSpeculative(const Napi::Value& v) {
   if (o.Has("draftMin")) sp.draft_min = static_cast<int32_t>(IntIn(o.Get("draftMin"), "speculative.draftMin", 1, 256));
   if (o.Has("ngramMin")) sp.ngram_min = static_cast<int32_t>(IntIn(o.Get("ngramMin"), "speculative.ngramMin", 1, 64));
   if (o.Has("ngramMax")) sp.ngram_max = static_cast<int32_t>(IntIn(o.Get("ngramMax"), "speculative.ngramMax", 1, 64));
+  if (o.Has("mtp")) {
+    const std::string m = Str(o.Get("mtp"), "speculative.mtp");
+    if (m != "auto" && m != "on" && m != "off") RangeErr(env, "speculative.mtp must be 'auto', 'on' or 'off'");
+    sp.mtp = m == "auto" ? -1 : m == "on" ? 1 : 0;
+  }
   if (o.Has("draftPMin")) sp.draft_p_min = static_cast<float>(FiniteIn(o.Get("draftPMin"), "speculative.draftPMin", 0, 1));
   if (sp.ngram_min > sp.ngram_max) RangeErr(env, "speculative.ngramMin must not be above speculative.ngramMax");
   if (sp.draft_min > sp.draft_max) RangeErr(env, "speculative.draftMin must not be above speculative.draftMax");

@@ -263,6 +263,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   }
   Napi::Object spec = Napi::Object::New(env);
   spec.Set("ngram", m.spec_ngram);
+  spec.Set("mtp", m.spec_mtp);
   spec.Set("draftModel", m.draft_model.empty() ? env.Null() : Napi::String::New(env, m.draft_model));
   spec.Set("draftMax", m.draft_max);
   o.Set("speculative", spec);
@@ -314,6 +315,14 @@ Napi::Object SnapshotToJs(Napi::Env env, const EngineSnapshot& s) {
   totals.Set("drafted", static_cast<double>(s.drafted));
   totals.Set("accepted", static_cast<double>(s.accepted));
   totals.Set("embedded", static_cast<double>(s.embedded));
+  Napi::Array positions = Napi::Array::New(env, s.drafted_at.size());
+  for (size_t i = 0; i < s.drafted_at.size(); ++i) {
+    Napi::Object p = Napi::Object::New(env);
+    p.Set("drafted", static_cast<double>(s.drafted_at[i]));
+    p.Set("accepted", static_cast<double>(i < s.accepted_at.size() ? s.accepted_at[i] : 0));
+    positions.Set(static_cast<uint32_t>(i), p);
+  }
+  totals.Set("draftPositions", positions);
   o.Set("totals", totals);
   return o;
 }

@@ -17,7 +17,11 @@ struct SpeculativeConfig {
   int32_t draft_max = 8;     // draft tokens per sequence per step
   int32_t draft_min = 1;     // fewer than this: no draft (a short draft costs a verify for little)
   int32_t ngram_min = 2, ngram_max = 4;  // n-gram lengths tried, longest first
-  float draft_p_min = 0.5f;  // draft model: stop drafting at a token it gives less than this
+  float draft_p_min = 0.5f;  // draft model and MTP head: stop drafting at a token it gives less than this
+  // The model's own MTP (NextN) head (draft_mtp.h): -1 when the model has one and no draft model is
+  // given (it then replaces n-grams), 0 never (its layers are not even loaded), 1 always (a model
+  // without one fails to load).
+  int32_t mtp = -1;
 };
 
 struct EngineConfig {
@@ -173,6 +177,7 @@ struct ModelInfo {
   std::string draft_model;
   std::string mmproj;  // the projector's path ("" = the model reads text only)
   bool spec_ngram = false;
+  bool spec_mtp = false;  // drafts come from the model's MTP head
   int32_t draft_max = 0;
   FitReport fit;  // fit.on = false when the model was loaded without fitting
 };

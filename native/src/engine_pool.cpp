@@ -65,6 +65,7 @@ size_t Engine::EvictIdle(size_t need, const Slot* keep) {
     victim->held.clear();
     PoolCut(*victim, 0);
     if (draft_) draft_->Forget(victim->id);
+    if (mtp_) mtp_->Forget(victim->id);
     const size_t now = PoolUsed();
     freed = before > now ? before - now : 0;
   }
@@ -112,6 +113,7 @@ bool Engine::EndLatestForPool(bool in_batch_only) {
     s->held.clear();
     PoolCut(*s, 0);
     if (draft_) draft_->Forget(s->id);
+    if (mtp_) mtp_->Forget(s->id);
   }
   return true;
 }
@@ -139,7 +141,7 @@ void Engine::ReservePool() {
       // Drafts are a bonus: they go before anyone's answer does.
       for (Slot* s : running) {
         s->run->draft.clear();
-        s->run->draft_predicted = false;
+        s->run->draft_predicted = 0;
       }
       drafts = 0;
     }

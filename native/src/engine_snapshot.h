@@ -28,6 +28,9 @@ struct EngineSnapshot {
   // Prompt tokens that went through llama_decode (also those of requests cancelled later).
   uint64_t prompt_computed = 0;
   uint64_t drafted = 0, accepted = 0;  // speculative tokens verified / accepted
+  // Per draft position (index 0: a draft's first token): drafts that reached it / that the target
+  // accepted through it.
+  std::vector<uint64_t> drafted_at, accepted_at;
   uint64_t embedded = 0;               // embedding inputs pooled
 };
 

@@ -306,6 +306,26 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
   Warmup(m.draft_ctx, m.draft_model);
 }
 
+// Drafting from the model's own MTP head: with mtp 'on', or 'auto' when the model has one and no
+// draft model is given. Its context has the target's shape and shares its CPU thread pools.
+void LoadMtp(const EngineConfig& cfg, const llama_context_params& cp, bool embedding, LoadedModel& m) {
+  const bool has = MtpLayersOf(m.model) > 0;
+  if (cfg.spec.mtp == 1 && !has) {
+    throw std::runtime_error("speculative mtp: " + cfg.model + " has no MTP layers (nextn_predict_layers)");
+  }
+  if (cfg.spec.mtp == 1 && m.draft_model) throw std::runtime_error("speculative mtp drafts with the model's own head: give no draftModel");
+  if (cfg.spec.mtp == 1 && embedding) throw std::runtime_error("speculative decoding is for text models; this one makes embeddings");
+  if (!has || embedding || cfg.spec.mtp == 0 || (cfg.spec.mtp == -1 && m.draft_model)) return;
+  LlamaLogCapture capture;
+  try {
+    m.mtp = std::make_shared<MtpDrafter>(m.model, m.ctx, cp, cfg.slots, cfg.spec.draft_max, cfg.spec.draft_p_min);
+  } catch (const std::exception& e) {
+    const std::string why = capture.Errors();
+    throw std::runtime_error(std::string(e.what()) + (why.empty() ? "" : ": " + why));
+  }
+  if (m.pools.pool) llama_attach_threadpool(m.mtp->ctx(), m.pools.pool, m.pools.batch);
+}
+
 // The llama parameters `cfg` asks for, on `devs`: what the fitter adjusts and the load uses.
 void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding, enum llama_pooling_type pooling,
                 const std::vector<ggml_backend_dev_t>& devs, uint32_t n_ctx, ModelParams& p) {
@@ -325,6 +345,7 @@ void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding,
   p.mp.main_gpu = cfg.main_gpu;
   p.mp.tensor_split = p.split.data();
   p.mp.use_extra_bufts = cfg.cpu_repack && !cfg.deterministic;
+  p.mp.load_mtp = cfg.spec.mtp != 0;  // a model without MTP layers loads the same
 
   p.cp = llama_context_default_params();
   const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -477,6 +498,12 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
       throw;
     }
   }
+  try {
+    LoadMtp(cfg, p.cp, embedding, m);
+  } catch (...) {
+    FreeLoadedModel(m);
+    throw;
+  }
   if (!cfg.mmproj.empty()) {
     if (embedding) {
       FreeLoadedModel(m);
@@ -512,8 +539,9 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.pooling = embedding ? PoolingName(p.cp.pooling_type) : "";
   m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
   if (embedding && p.cp.pooling_type == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
-  m.info.spec_ngram = cfg.spec.ngram;
-  m.info.draft_max = cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
+  m.info.spec_ngram = cfg.spec.ngram && !m.mtp;  // the MTP head drafts in place of n-grams
+  m.info.spec_mtp = m.mtp != nullptr;
+  m.info.draft_max = m.mtp ? m.mtp->draft_max() : cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
   m.info.mmproj = m.vision ? cfg.mmproj : "";
   if (m.draft_model) {
     char buf[256];
@@ -531,6 +559,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
 
 void FreeLoadedModel(LoadedModel& m) {
   m.vision.reset();  // before the model it was made for
+  m.mtp.reset();  // before the target's context, whose hidden states it reads
   if (m.draft_ctx) llama_free(m.draft_ctx);
   if (m.draft_model) llama_model_free(m.draft_model);
   m.draft_ctx = nullptr;

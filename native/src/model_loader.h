@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu_threadpool.h"
+#include "draft_mtp.h"
 #include "engine_options.h"
 #include "llama.h"
 #include "memory_fit.h"
@@ -22,6 +23,8 @@ struct LoadedModel {
   llama_model* draft_model = nullptr;
   llama_context* draft_ctx = nullptr;
   std::shared_ptr<Vision> vision;  // the projector (cfg.mmproj), or null
+  // Drafting from the model's own MTP head (cfg.spec.mtp), or null; its context shares `pools`.
+  std::shared_ptr<MtpDrafter> mtp;
 };
 
 // Throws std::runtime_error with a message that names the problem (missing file, not a

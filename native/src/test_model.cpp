@@ -32,7 +32,7 @@ struct Shape {
   int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, ctx_train;
   bool tied_output;
   float rope_base, rms_eps;
-  const char * arch = "llama";  // "llama" (decoder) or "bert" (encoder)
+  const char * arch = "llama";  // "llama" (decoder), "bert" (encoder) or "glm4moe" (decoder + MTP head)
   const char * pooling = "";    // embedding models: the pooling written to the GGUF
   bool copy = false;            // hand-set weights that copy the context (test_model_copy.h)
 };
@@ -55,7 +55,15 @@ const Shape kShapes[] = {
     // workload on weights that are not trained. Heads of 128, one KV head.
     {"copy", 256, 2, 2, 1, 64, 8192, false, kCopyRopeBase, 1e-6f, "llama", "", true},
     {"copy-0.5b", 896, 24, 7, 1, 4864, 32768, false, kCopyRopeBase, 1e-6f, "llama", "", true},
+    // mtp: tiny's size in GLM-4.5's architecture, whose trunk layers are all dense, plus one
+    // multi-token-prediction (NextN) block after them (n_layer counts the trunk only): the
+    // smallest model llama.cpp drafts from with its own MTP head on the CPU.
+    {"mtp", 128, 2, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "glm4moe"},
 };
+
+// The MTP block's mixture of experts (GLM's NextN block is an MoE layer): two small experts, one
+// routed per token, and a shared expert of the same width.
+constexpr int64_t kMtpExperts = 2, kMtpExpertFf = 64;
 
 int PoolingId(const std::string & name) {
   if (name == "mean") return LLAMA_POOLING_TYPE_MEAN;
@@ -80,7 +88,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy' or 'copy-0.5b', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b' or 'mtp', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -129,6 +137,9 @@ struct TensorPlan {
   int64_t ne0, ne1;  // ne1 = 1 for vectors
   ggml_type type;
   float std;         // 0: a norm weight (see NormValue)
+  int64_t ne2 = 1;   // experts of a 3-D expert tensor
+  // Hand-set instead of random (the MTP block's): 0 random, 1 zeros, 2 [I | 0] (the first ne1 columns).
+  int fill = 0;
 };
 
 // Norm weights are 1 (biases 0), except the output norm's random signs: with tied embeddings the
@@ -171,8 +182,52 @@ std::vector<TensorPlan> PlanBertTensors(const Shape & s, ggml_type wtype, int64_
   return plan;
 }
 
+// GLM-4.5 (glm4moe): dense trunk layers (post-attention norm in place of the FFN norm), then the
+// NextN block: an attention layer over the projection of [token embedding; trunk hidden state]
+// with an MoE FFN, read through the shared output head. The block is hand-set to pass on only the
+// (normalised) embedding of the token it reads (eh_proj = [I | 0], its attention output and FFN
+// down projections zero): it then predicts the token after that one by the rule the trunk's own
+// embedding path follows (output = embeddings x the embedding), so its drafts agree with the model
+// where the trunk's layers do not change the top token.
+std::vector<TensorPlan> PlanGlmMtpTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
+  const int64_t head_dim = s.n_embd / s.n_head;
+  const int64_t n_q = s.n_head * head_dim, n_kv = s.n_head_kv * head_dim;
+  std::vector<TensorPlan> plan;
+  plan.push_back({"token_embd.weight", s.n_embd, n_vocab, wtype, w.embd});
+  for (int64_t i = 0; i <= s.n_layer; i++) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    plan.push_back({p + "attn_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "attn_q.weight", s.n_embd, n_q, wtype, w.qk});
+    plan.push_back({p + "attn_k.weight", s.n_embd, n_kv, wtype, w.qk});
+    plan.push_back({p + "attn_v.weight", s.n_embd, n_kv, wtype, w.v});
+    plan.push_back({p + "attn_output.weight", n_q, s.n_embd, wtype, w.o, 1, i < s.n_layer ? 0 : 1});
+    plan.push_back({p + "post_attention_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    if (i < s.n_layer) {
+      plan.push_back({p + "ffn_gate.weight", s.n_embd, s.n_ff, wtype, w.up});
+      plan.push_back({p + "ffn_up.weight", s.n_embd, s.n_ff, wtype, w.up});
+      plan.push_back({p + "ffn_down.weight", s.n_ff, s.n_embd, wtype, w.down});
+      continue;
+    }
+    const float down = w.down * std::sqrt(static_cast<float>(s.n_ff) / kMtpExpertFf);
+    plan.push_back({p + "ffn_gate_inp.weight", s.n_embd, kMtpExperts, GGML_TYPE_F32, w.up});
+    plan.push_back({p + "exp_probs_b.bias", kMtpExperts, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "ffn_gate_exps.weight", s.n_embd, kMtpExpertFf, wtype, w.up, kMtpExperts});
+    plan.push_back({p + "ffn_up_exps.weight", s.n_embd, kMtpExpertFf, wtype, w.up, kMtpExperts});
+    plan.push_back({p + "ffn_down_exps.weight", kMtpExpertFf, s.n_embd, wtype, down, kMtpExperts, 1});
+    plan.push_back({p + "ffn_gate_shexp.weight", s.n_embd, kMtpExpertFf, wtype, w.up});
+    plan.push_back({p + "ffn_up_shexp.weight", s.n_embd, kMtpExpertFf, wtype, w.up});
+    plan.push_back({p + "ffn_down_shexp.weight", kMtpExpertFf, s.n_embd, wtype, down, 1, 1});
+    plan.push_back({p + "nextn.eh_proj.weight", 2 * s.n_embd, s.n_embd, wtype, w.o, 1, 2});
+    plan.push_back({p + "nextn.enorm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+    plan.push_back({p + "nextn.hnorm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+  }
+  plan.push_back({"output_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+  return plan;
+}
+
 std::vector<TensorPlan> PlanTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
   if (std::string(s.arch) == "bert") return PlanBertTensors(s, wtype, n_vocab, w);
+  if (std::string(s.arch) == "glm4moe") return PlanGlmMtpTensors(s, wtype, n_vocab, w);
   const int64_t head_dim = s.n_embd / s.n_head;
   const int64_t n_q = s.n_head * head_dim, n_kv = s.n_head_kv * head_dim;
   std::vector<TensorPlan> plan;
@@ -280,7 +335,18 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   gguf_set_val_u32(g, key("vocab_size").c_str(), static_cast<uint32_t>(n_vocab));
   gguf_set_val_u32(g, key("context_length").c_str(), static_cast<uint32_t>(s.ctx_train));
   gguf_set_val_u32(g, key("embedding_length").c_str(), static_cast<uint32_t>(s.n_embd));
-  gguf_set_val_u32(g, key("block_count").c_str(), static_cast<uint32_t>(s.n_layer));
+  const bool mtp = a == "glm4moe";
+  gguf_set_val_u32(g, key("block_count").c_str(), static_cast<uint32_t>(s.n_layer + (mtp ? 1 : 0)));
+  if (mtp) {
+    gguf_set_val_u32(g, key("nextn_predict_layers").c_str(), 1);
+    gguf_set_val_u32(g, key("leading_dense_block_count").c_str(), static_cast<uint32_t>(s.n_layer));
+    gguf_set_val_u32(g, key("expert_count").c_str(), static_cast<uint32_t>(kMtpExperts));
+    gguf_set_val_u32(g, key("expert_used_count").c_str(), 1);
+    gguf_set_val_u32(g, key("expert_shared_count").c_str(), 1);
+    gguf_set_val_u32(g, key("expert_feed_forward_length").c_str(), static_cast<uint32_t>(kMtpExpertFf));
+    gguf_set_val_f32(g, key("expert_weights_scale").c_str(), 1.0f);
+    gguf_set_val_bool(g, key("expert_weights_norm").c_str(), true);
+  }
   gguf_set_val_u32(g, key("feed_forward_length").c_str(), static_cast<uint32_t>(s.n_ff));
   gguf_set_val_u32(g, key("attention.head_count").c_str(), static_cast<uint32_t>(s.n_head));
   if (a == "bert") {
@@ -322,14 +388,20 @@ std::vector<uint8_t> GenerateTensor(const TensorPlan & t, uint64_t seed, bool co
   const float amplitude = t.std * std::sqrt(3.0f);  // uniform [-a, a] has std a/sqrt(3)
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / t.ne0);
   const size_t row_bytes = ggml_row_size(t.type, t.ne0);
+  const int64_t n_rows = t.ne1 * t.ne2;
   std::vector<float> src(static_cast<size_t>(rows_per_chunk * t.ne0));
-  std::vector<uint8_t> out(static_cast<size_t>(t.ne1) * row_bytes);
+  std::vector<uint8_t> out(static_cast<size_t>(n_rows) * row_bytes);
   size_t at = 0;
-  for (int64_t row = 0; row < t.ne1; row += rows_per_chunk) {
-    const int64_t rows = std::min(rows_per_chunk, t.ne1 - row);
+  for (int64_t row = 0; row < n_rows; row += rows_per_chunk) {
+    const int64_t rows = std::min(rows_per_chunk, n_rows - row);
     const size_t n = static_cast<size_t>(rows * t.ne0);
     if (copy) {
       for (int64_t r = 0; r < rows; r++) CopyModelRow(t.name, row + r, t.ne0, seed, &src[static_cast<size_t>(r * t.ne0)]);
+    } else if (t.fill != 0) {
+      std::fill(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
+      if (t.fill == 2) {
+        for (int64_t r = 0; r < rows; r++) src[static_cast<size_t>(r * t.ne0 + row + r)] = 1.0f;
+      }
     } else {
       for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
     }
@@ -359,7 +431,7 @@ void WriteTensors(FILE * f, const std::vector<TensorPlan> & plan, uint64_t seed,
   constexpr size_t kWindowBytes = size_t{1} << 30;
   std::vector<std::future<std::vector<uint8_t>>> made(plan.size());
   size_t launched = 0, in_flight = 0;
-  auto bytes_of = [&](size_t i) { return static_cast<size_t>(plan[i].ne1) * ggml_row_size(plan[i].type, plan[i].ne0); };
+  auto bytes_of = [&](size_t i) { return static_cast<size_t>(plan[i].ne1 * plan[i].ne2) * ggml_row_size(plan[i].type, plan[i].ne0); };
   static const uint8_t zeros[64] = {};
   for (size_t i = 0; i < plan.size(); i++) {
     // Always at least the tensor written next; more while the window has room.
@@ -457,11 +529,12 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
   GgmlPtr tensors(ggml_init(ip), ggml_free);
   TestModelResult result;
   for (const TensorPlan & t : plan) {
-    ggml_tensor * tensor = t.ne1 == 1 ? ggml_new_tensor_1d(tensors.get(), t.type, t.ne0)
-                                      : ggml_new_tensor_2d(tensors.get(), t.type, t.ne0, t.ne1);
+    ggml_tensor * tensor = t.ne2 > 1   ? ggml_new_tensor_3d(tensors.get(), t.type, t.ne0, t.ne1, t.ne2)
+                           : t.ne1 == 1 ? ggml_new_tensor_1d(tensors.get(), t.type, t.ne0)
+                                        : ggml_new_tensor_2d(tensors.get(), t.type, t.ne0, t.ne1);
     ggml_set_name(tensor, t.name.c_str());
     gguf_add_tensor(meta.get(), tensor);
-    result.params += static_cast<uint64_t>(t.ne0 * t.ne1);
+    result.params += static_cast<uint64_t>(t.ne0 * t.ne1 * t.ne2);
   }
 
   const std::string tmp = TempPathFor(spec.out);

@@ -10,14 +10,14 @@ type Live = MetricsBody['live'];
 export function metricsBody(over: Omit<Partial<MetricsBody>, 'live'> & { live?: Partial<Live> } = {}): MetricsBody {
   const { live, ...rest } = over;
   return {
-    model: { id: 'tiny', demo: false, ctx: 256, slots: 2, embedding: null, speculative: { ngram: false, draftModel: null, draftMax: 0 } },
+    model: { id: 'tiny', demo: false, ctx: 256, slots: 2, embedding: null, speculative: { ngram: false, mtp: false, draftModel: null, draftMax: 0 } },
     uptime_s: 1,
     requests: [],
     totals: {
       accepted: 0, ended: 0, by_finish: {}, prompt_tokens: 0, reused_tokens: 0, output_tokens: 0, prompt_ms: 0,
       prompt_ms_requests: 0, decode_ms: 0, decode_ms_requests: 0, invariant_violations: 0, prompt_tokens_processed: 0,
       prompt_tok_s: null, decode_tok_s: null, prompt_tokens_computed: null, drafted_tokens: 0, accepted_tokens: 0,
-      draft_acceptance: null,
+      draft_acceptance: null, draft_positions: [],
     },
     conversation_cache: null,
     engines: [],

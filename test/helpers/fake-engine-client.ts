@@ -94,6 +94,8 @@ export class FakeEngineClient implements EngineClient {
   autoRun: FakeEngineOptions['autoRun'];
   /** What snapshot() reports as prompt tokens decoded (tests set it). */
   promptComputed = 0;
+  /** What snapshot() reports per draft position (tests set it). */
+  draftPositions: Array<{ drafted: number; accepted: number }> = [];
   private readonly slots: number;
   private readonly ctx: number;
   /** Called for every new request (tests use it to script answers). */
@@ -192,7 +194,7 @@ export class FakeEngineClient implements EngineClient {
       park: { entries: [], bytes: 0, budget: 0, hits: 0, misses: 0, evictions: 0, refusedLowRam: 0 },
       totals: {
         promptTokens: 0, reusedTokens: 0, promptComputed: this.promptComputed, generated: 0, steps: 0, requests: 0,
-        drafted: 0, accepted: 0, embedded: 0,
+        drafted: 0, accepted: 0, embedded: 0, draftPositions: this.draftPositions,
       },
     };
   }
@@ -227,6 +229,6 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, admitWindowMs: 8, flashAttn: false,
     cpu: { variant: 'haswell', repack: true, deterministic: 0 }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
-    embedding: null, rerank: null, speculative: { ngram: false, draftModel: null, draftMax: 0 }, fit: null,
+    embedding: null, rerank: null, speculative: { ngram: false, mtp: false, draftModel: null, draftMax: 0 }, fit: null,
   };
 }

@@ -31,7 +31,7 @@ describe('speculative decoding in the server', () => {
     expect(m.totals.drafted_tokens - before.drafted_tokens).toBe(t.draft_n);
     expect(m.totals.accepted_tokens - before.accepted_tokens).toBe(t.draft_n_accepted);
     expect(m.totals.draft_acceptance).toBe(1);
-    expect(m.model.speculative).toEqual({ ngram: false, draftModel: expect.any(String), draftMax: 4 });
+    expect(m.model.speculative).toEqual({ ngram: false, mtp: false, draftModel: expect.any(String), draftMax: 4 });
     const last = m.requests.at(-1);
     expect(last.drafted).toBe(t.draft_n);
     const prom = (await raw(srv.port, 'GET', '/metrics/prometheus')).body;

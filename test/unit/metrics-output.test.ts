@@ -40,6 +40,7 @@ describe('metrics', () => {
     engine.promptComputed = 7;
     const computed = await buildMetrics(src);
     expect(computed.totals.prompt_tokens_computed).toBe(7);
+    expect(computed.totals.draft_positions).toEqual([]);
 
     const text = prometheusText(computed);
     expect(text).toMatch(/^llamacpp:prompt_tokens_total 7$/m);

@@ -41,8 +41,9 @@ const usage = `usage: npm run bench:compare [-- options]
   --model FILE      GGUF to serve (default: the 0.5b stand-in, made once and cached)
   --quant Q         weight type of the stand-in: f16 (default), q8_0, q4_0, f32
   --ours KIND       strata (default) or llama-server (a second llama-server, to test the harness)
-  --spec MODE       speculative decoding on both servers: none (default), ngram (strata --spec-ngram,
-                    llama-server --spec-type ngram-simple) or draft (a draft model: --draft-model)
+  --spec MODE       speculative decoding on both servers: none (default), ngram (strata --spec ngram,
+                    llama-server --spec-type ngram-simple), draft (a draft model: --draft-model) or mtp
+                    (the model's own MTP head: strata --spec mtp, llama-server --spec-type draft-mtp)
   --draft-model F   the draft model for --spec draft (default: the served model itself, so drafts are
                     always accepted: the mechanism's ceiling on random weights)
   --draft-max N     draft tokens per step on both servers (default 8)
@@ -104,18 +105,26 @@ const OPTIONS = [
 function specArgs(mode: string, draftModel: string, draftMax: number): { ours: string[]; theirs: string[] } {
   if (mode === 'ngram') {
     return {
-      ours: ['--spec-ngram', 'true', '--draft-max', String(draftMax)],
+      ours: ['--spec', 'ngram', '--draft-max', String(draftMax)],
       theirs: ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(draftMax)],
     };
   }
   if (mode === 'draft') {
     return {
-      ours: ['--draft-model', draftModel, '--draft-max', String(draftMax), '--draft-p-min', '0'],
+      ours: ['--spec', 'draft', '--draft-model', draftModel, '--draft-max', String(draftMax), '--draft-p-min', '0'],
       theirs: ['--spec-type', 'draft-simple', '--spec-draft-model', draftModel, '--spec-draft-n-max', String(draftMax), '--spec-draft-p-min', '0'],
     };
   }
-  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram or draft, got '${mode}'`);
-  return { ours: [], theirs: [] };
+  if (mode === 'mtp') {
+    // The model's own MTP head (its GGUF has one), strata's default p-min on both.
+    return {
+      ours: ['--spec', 'mtp', '--draft-max', String(draftMax), '--draft-p-min', '0.5'],
+      theirs: ['--spec-type', 'draft-mtp', '--spec-draft-n-max', String(draftMax), '--spec-draft-p-min', '0.5'],
+    };
+  }
+  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram, draft or mtp, got '${mode}'`);
+  // strata drafts with a model's MTP head unless told not to; llama-server only when asked.
+  return { ours: ['--spec', 'none'], theirs: [] };
 }
 
 async function compare(argv: string[], root: string): Promise<number> {

@@ -1,0 +1,55 @@
+// Drafts from the model's MTP head (draft_mtp.h), planned after the other drafts of the step: every
+// decoding sequence left without a draft (no prediction to follow) gets the head's, all in one
+// batched run of the head, within the room the step has left. Engine thread only.
+#include <algorithm>
+#include <chrono>
+
+#include "engine.h"
+
+namespace strata {
+
+void Engine::PrepareMtpDrafts() {
+  if (!mtp_ || !mtp_->ok()) return;
+  const SpeculativeConfig& sp = cfg_.spec;
+  int32_t decoders = 0, drafted = 0;
+  bool prompts = false;
+  for (const Slot& s : slots_) {
+    if (!s.run) continue;
+    if (s.run->decoding) {
+      ++decoders;
+      drafted += static_cast<int32_t>(s.run->draft.size());
+    } else if (!s.run->forking) {
+      prompts = true;
+    }
+  }
+  // As PrepareDrafts: drafts never crowd out every decoder's token and a prompt's share.
+  int32_t room = cfg_.batch - decoders - drafted - (prompts ? info_.decode_prompt_budget : 0);
+  std::vector<MtpJob> jobs;
+  std::vector<Slot*> job_slots;
+  for (Slot& s : slots_) {
+    Active* a = s.run.get();
+    if (!a || !a->decoding || !a->draft.empty()) continue;
+    int32_t k = a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max;
+    k = std::min(k, a->req.max_tokens - a->stats.generated - 1);  // drafts + 1 more fit the budget
+    k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
+    k = std::min(k, room);
+    if (k < std::max(1, sp.draft_min)) continue;
+    MtpJob job;
+    job.seq = s.id;
+    job.held = &s.held;
+    job.last = a->pending;
+    job.max = k;
+    jobs.push_back(std::move(job));
+    job_slots.push_back(&s);
+    room -= k;
+  }
+  if (jobs.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  mtp_->Draft(jobs);
+  draft_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (static_cast<int32_t>(jobs[i].out.size()) >= sp.draft_min) job_slots[i]->run->draft = std::move(jobs[i].out);
+  }
+}
+
+}  // namespace strata

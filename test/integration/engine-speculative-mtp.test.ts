@@ -1,0 +1,152 @@
+// Speculative decoding from the model's own MTP (NextN) head, through llama.cpp's
+// common_speculative: the test model `mtp` (GLM-4.5's architecture, random trunk, a hand-set MTP
+// block that predicts by the trunk's embedding path) drafts with it by default, and greedy output
+// with its drafts is the output without them, over many rounds with several sequences decoding at
+// once, across reused prefixes and a session file (the head's KV follows the target's or starts
+// over, never changing the answer). With peaked logits (logitScale 4) the trunk's layers overrule
+// the head often enough that acceptance, partial acceptance and rejection all happen; with very
+// peaked ones (16) the head is mostly right.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ensureTestModel } from '../helpers/models.js';
+import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
+
+async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
+  const eng = await EngineDriver.load(opts);
+  try { return await fn(eng); } finally { await eng.close(); }
+}
+
+const off = { draftMax: 0 } as const;
+// draftPMin 0: the head drafts at every step, so drafts are verified, and rejected, all the time.
+const spec = { draftMax: 4, draftPMin: 0 } as const;
+const mixed = { shape: 'mtp', logitScale: 4 } as const;
+
+describe('drafts from the model\'s MTP head', () => {
+  it('are on by default for a model with one, and give the same greedy tokens over many rounds, three sequences at once', async () => {
+    const model = await ensureTestModel(mixed);
+    await withEngine({ model, ctx: 256, slots: 3, threads: 2, speculative: spec }, async (eng) => {
+      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: true, draftModel: null, draftMax: 4 });
+      const prompts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map((t, i) => eng.tokens(promptText(t, 6 + 3 * i)));
+      const base: RunResult[] = [];
+      for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 16, ignoreEos: true, ...off }));
+      expect(base.every((r) => (r.done.drafted ?? 0) === 0)).toBe(true);
+      let drafted = 0;
+      let accepted = 0;
+      for (let round = 0; round < 4; round++) {
+        // Three at a time, in a different grouping each round (the slots' KV is reused and replaced).
+        const order = prompts.map((_, i) => (i + round) % prompts.length);
+        for (let g = 0; g < order.length; g += 3) {
+          const group = order.slice(g, g + 3);
+          const runs = await Promise.all(group.map((i) => eng.run({ prompt: prompts[i]!, maxTokens: 16, ignoreEos: true })));
+          runs.forEach((r, k) => {
+            expect(r.ids, `round ${round}, prompt ${group[k]}`).toEqual(base[group[k]!]!.ids);
+            expect(r.done.accepted ?? 0).toBeLessThanOrEqual(r.done.drafted ?? 0);
+            drafted += r.done.drafted ?? 0;
+            accepted += r.done.accepted ?? 0;
+          });
+        }
+      }
+      // Not vacuous: drafts were accepted, and rejected.
+      expect(accepted).toBeGreaterThan(0);
+      expect(accepted).toBeLessThan(drafted);
+      // Acceptance per draft position: never more drafts at a later position, and the positions
+      // add up to the totals.
+      const t = eng.engine.snapshot().totals;
+      expect(t.draftPositions.length).toBeGreaterThan(0);
+      expect(t.draftPositions.length).toBeLessThanOrEqual(4);
+      expect(t.draftPositions.reduce((n, p) => n + p.drafted, 0)).toBe(t.drafted);
+      expect(t.draftPositions.reduce((n, p) => n + p.accepted, 0)).toBe(t.accepted);
+      t.draftPositions.forEach((p, i) => {
+        expect(p.accepted).toBeLessThanOrEqual(p.drafted);
+        if (i > 0) expect(p.drafted).toBeLessThanOrEqual(t.draftPositions[i - 1]!.drafted);
+      });
+    });
+  });
+
+  it('with the KV pool the slots share (no ctx): the same greedy tokens, three at once', async () => {
+    const model = await ensureTestModel(mixed);
+    await withEngine({ model, slots: 3, threads: 2, speculative: spec }, async (eng) => {
+      expect(eng.engine.info.kvUnified).toBe(true);
+      const prompts = ['one', 'two', 'three'].map((t, i) => eng.tokens(promptText(t, 8 + 5 * i)));
+      const base: RunResult[] = [];
+      for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 20, ignoreEos: true, ...off }));
+      for (let round = 0; round < 2; round++) {
+        const runs = await Promise.all(prompts.map((prompt) => eng.run({ prompt, maxTokens: 20, ignoreEos: true })));
+        runs.forEach((r, i) => expect(r.ids, `round ${round}, prompt ${i}`).toEqual(base[i]!.ids));
+        expect(runs.reduce((n, r) => n + (r.done.drafted ?? 0), 0)).toBeGreaterThan(0);
+      }
+    });
+  });
+
+  it('a continuation of a slot\'s answer (its prefix reused) goes on as a fresh engine would', async () => {
+    const model = await ensureTestModel(mixed);
+    await withEngine({ model, ctx: 256, slots: 2, threads: 2, speculative: spec }, async (eng) => {
+      const prompt = eng.tokens(promptText('continue', 10));
+      const r = await eng.run({ prompt, maxTokens: 16, ignoreEos: true });
+      expect(r.done.drafted).toBeGreaterThan(0);
+      const next = [...prompt, ...r.ids.slice(0, -1), ...eng.tokens(' and then')];
+      const cont = await eng.run({ prompt: next, maxTokens: 12, ignoreEos: true });
+      expect(cont.admitted!.reused).toBeGreaterThan(prompt.length);
+      await withEngine({ model, ctx: 256, slots: 2, threads: 2, speculative: { mtp: 'off' } }, async (fresh) => {
+        expect(fresh.engine.info.speculative.mtp).toBe(false);
+        const ref = await fresh.run({ prompt: next, maxTokens: 12, ignoreEos: true });
+        expect(ref.done.drafted ?? 0).toBe(0);
+        expect(cont.ids).toEqual(ref.ids);
+      });
+    });
+  });
+
+  it('a session file loaded into a fresh engine continues with the same output (the head starts over there)', async () => {
+    const model = await ensureTestModel(mixed);
+    const dir = mkdtempSync(join(tmpdir(), 'strata-mtp-session-'));
+    try {
+      await withEngine({ model, ctx: 256, slots: 2, threads: 2, speculative: spec, freeRamFloorMiB: 0 }, async (src) => {
+        const prompt = src.tokens(promptText('a kept conversation', 12));
+        const first = await src.run({ prompt, maxTokens: 10, ignoreEos: true });
+        const followup = [...prompt, ...first.ids, ...src.tokens(' next')];
+        await src.engine.saveSession(join(dir, 's.session'), followup, 'mtp#1');
+        const expected = await src.run({ prompt: followup, maxTokens: 12, ignoreEos: true, ...off });
+        await withEngine({ model, ctx: 256, slots: 2, threads: 2, speculative: spec, freeRamFloorMiB: 0 }, async (fresh) => {
+          const loaded = await fresh.engine.loadSession(join(dir, 's.session'), 'mtp#1');
+          const r = await fresh.run({ prompt: followup, maxTokens: 12, ignoreEos: true });
+          // The slot's KV came from the file: only the tokens after it are read.
+          expect(r.admitted!.reused).toBe(loaded.tokens);
+          expect(r.done.drafted).toBeGreaterThan(0);
+          expect(r.ids).toEqual(expected.ids);
+        });
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with very peaked logits the head is mostly right: drafts accepted, several tokens a step', async () => {
+    const model = await ensureTestModel({ shape: 'mtp', logitScale: 16 });
+    await withEngine({ model, ctx: 512, slots: 2, threads: 2, speculative: { draftMax: 4 } }, async (eng) => {
+      const prompt = eng.tokens(promptText('sure', 10));
+      const plain = await eng.run({ prompt, maxTokens: 40, ignoreEos: true, ...off });
+      const before = eng.batches.length;
+      const r = await eng.run({ prompt, maxTokens: 40, ignoreEos: true });
+      expect(r.ids).toEqual(plain.ids);
+      expect(r.done.drafted).toBeGreaterThan(20);
+      expect(r.done.accepted!).toBeGreaterThan(r.done.drafted! * 0.3);
+      // A step emits 1 + accepted tokens: 40 tokens in fewer steps than 40.
+      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      expect(steps).toBeLessThan(32);
+    });
+  });
+
+  it('mtp on: a model without an MTP head fails to load, saying so; off: no drafts', async () => {
+    const tiny = await ensureTestModel({});
+    await expect(EngineDriver.load({ model: tiny, ctx: 128, slots: 1, threads: 2, speculative: { mtp: 'on' } }))
+      .rejects.toThrow(/has no MTP layers/);
+    const model = await ensureTestModel(mixed);
+    await withEngine({ model, ctx: 128, slots: 1, threads: 2, speculative: { ...spec, mtp: 'off' } }, async (eng) => {
+      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: false, draftModel: null, draftMax: 0 });
+      const r = await eng.run({ prompt: eng.tokens(promptText('plain', 8)), maxTokens: 8, ignoreEos: true });
+      expect(r.done.drafted ?? 0).toBe(0);
+    });
+  });
+});
