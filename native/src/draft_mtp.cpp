@@ -1,7 +1,6 @@
 #include "draft_mtp.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
 #include "common.h"
@@ -72,9 +71,7 @@ bool MtpDrafter::Process(const llama_batch& batch) {
   for (int32_t s = 0; s < n_seq_; ++s) {
     if (first[static_cast<size_t>(s)] >= 0) Align(s, first[static_cast<size_t>(s)]);
   }
-  const auto t0 = std::chrono::steady_clock::now();
   ok_ = common_speculative_process(spec_, batch);
-  decode_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return ok_;
 }
 
@@ -92,9 +89,7 @@ void MtpDrafter::Draft(std::vector<MtpJob>& jobs) {
     dp.prompt = job.held;
     dp.result = &job.out;
   }
-  const auto t0 = std::chrono::steady_clock::now();
   common_speculative_draft(spec_);
-  decode_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (MtpJob& job : jobs) {
     common_speculative_draft_params& dp = common_speculative_get_draft_params(spec_, job.seq);
     dp.result = nullptr;

@@ -54,7 +54,6 @@ class MtpDrafter {
   llama_context* ctx() const { return ctx_; }
   bool ok() const { return ok_; }
   int32_t draft_max() const { return draft_max_; }
-  double decode_ms() const { return decode_ms_; }
 
  private:
   // Drops what the head holds of `seq` from `pos` on; a gap before `pos` clears the sequence.
@@ -68,7 +67,6 @@ class MtpDrafter {
   int32_t draft_max_;
   std::vector<bool> drafted_;  // per seq: the head drafted for it (accept() then has a draft to follow)
   bool ok_ = true;
-  double decode_ms_ = 0;
 };
 
 // The number of MTP layers the model file declares (<arch>.nextn_predict_layers), 0 when none.

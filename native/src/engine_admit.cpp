@@ -94,6 +94,8 @@ void Engine::ForkChoices(Slot& primary) {
     if (!a || &s == &primary || a->req.key != key || !a->forking) continue;
     llama_memory_seq_rm(mem_, s.id, -1, -1);
     PoolCut(s, 0);
+    // Not CopySequence: the primary is decoding, so nothing writes its stream before the next
+    // decode applies a deferred copy between per-slot streams.
     llama_memory_seq_cp(mem_, primary.id, s.id, -1, -1);
     s.held = primary.held;
     PoolCopied(s, primary);
