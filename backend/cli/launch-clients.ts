@@ -159,7 +159,9 @@ const continueCli: AgentClient = {
       ...(t.contextTokens !== null ? ['    defaultCompletionOptions:', `      contextLength: ${t.contextTokens}`] : []),
     ];
     return {
-      env: { CONTINUE_CLI_ENABLE_TELEMETRY: '0', CONTINUE_METRICS_ENABLED: '0' },
+      // CONTINUE_CLI_AUTO_UPDATED is what cn sets after it updated itself: with it, a newer version
+      // found at start is only named, never installed over the pinned one (npm install -g).
+      env: { CONTINUE_CLI_ENABLE_TELEMETRY: '0', CONTINUE_METRICS_ENABLED: '0', CONTINUE_CLI_AUTO_UPDATED: '1' },
       unset: [],
       args: ['--config', join(dir, 'continue.yaml')],
       files: [{ name: 'continue.yaml', text: `${lines.join('\n')}\n` }],

@@ -157,10 +157,15 @@ export async function serverSteps({ t, wb, panel }: UiContext): Promise<void> {
     // model launch gave it (the panel is a few rows high: launch's own line has scrolled away).
     await wb.pickQuickItem(/^Continue CLI/);
     const served = await strataModels(await strataUrl(wb));
+    // Its corner says "Checking for updates" until api.continue.dev answers or the connection
+    // gives up (a closed network may do neither for a minute): the model line is what launch decides.
+    let shown = '';
     const model = await waitForValue('Continue CLI on the managed server in the terminal', async () => {
-      const text = await wb.terminalText();
-      return /Continue CLI/.test(text) ? served.find((m) => text.includes(`Model: ${m}`)) : undefined;
-    }, 60_000);
+      shown = await wb.terminalText();
+      return served.find((m) => shown.includes(`Model: ${m}`));
+    }, 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}; the terminal shows: ${JSON.stringify(shown.slice(-1500))}`);
+    });
     console.log(`        terminal: Continue CLI, Model: ${model}`);
     await wb.screenshot('36-agent-terminal');
     await wb.runCommand('Terminal: Kill All Terminals');

@@ -141,7 +141,7 @@ describe("what each client is given", () => {
     expect(text).toContain('    apiKey: "sk: \\"quoted\\""\n');
     expect(text).toContain('    capabilities: [tool_use]\n');
     expect(text).toContain('      contextLength: 32768\n');
-    expect(p.env).toEqual({ CONTINUE_CLI_ENABLE_TELEMETRY: '0', CONTINUE_METRICS_ENABLED: '0' });
+    expect(p.env).toEqual({ CONTINUE_CLI_ENABLE_TELEMETRY: '0', CONTINUE_METRICS_ENABLED: '0', CONTINUE_CLI_AUTO_UPDATED: '1' });
   });
 
   it("the client's environment: the inherited one less what it must not get (and Electron's Node switch), plus its own", () => {

@@ -2,7 +2,8 @@
 // requests as it sends them, on Strata and on llama-server (built from the same pinned llama.cpp,
 // `--jinja`) with the same GGUF, threads, slots and context. Per client and server, each run:
 //   - the first request (turn 1, its system prompt salted so nothing is cached): accepted or not,
-//     and its TTFT alone;
+//     and its TTFT alone; for Codex also with its namespaces' functions as plain function tools,
+//     so both servers read the same tools;
 //   - turn 1 again (salted anew) sent beside the client's own side request (opencode's title,
 //     Claude Code's summary, when the recording has one), its TTFT;
 //   - a session of --turns turns (the recorded ones, then more in the client's format; the side
@@ -24,7 +25,7 @@ import { median } from '../../backend/bench/stats.js';
 import { fmt, markdownTable } from '../../backend/bench/table.js';
 import { invalidUtf8TokensOf } from '../../backend/bench/utf8-tokens.js';
 import { freePort } from '../../common/net/free-port.js';
-import { AGENT_CLIENTS, loadAgentSession, prepared, replay, salted, sessionTurns, type AgentClient, type AgentSession, type Json, type Replayed } from './agents-replay.js';
+import { AGENT_CLIENTS, functionsOnly, loadAgentSession, prepared, replay, salted, sessionTurns, type AgentClient, type AgentSession, type Json, type Replayed } from './agents-replay.js';
 import { llamaServerBinary } from './compare-main.js';
 import { modelLoaded, ServerProcess, type LaunchSpec } from './launch.js';
 
@@ -56,6 +57,9 @@ interface RunFigures {
   aloneMs: number;
   /** Turn 1's prompt tokens as this server renders the request (servers render tools differently). */
   alonePrompt: number | null;
+  /** Turn 1 alone with its namespaces' functions as plain functions (null: all its tools are functions). */
+  sameToolsMs: number | null;
+  sameToolsPrompt: number | null;
   besideMs: number | null;
   /** Turns 2..n: tokens the server computed, and the new tokens of each turn. */
   computed: number;
@@ -185,6 +189,9 @@ async function measure(side: Side, s: AgentSession, o: MeasureOptions, restart: 
   // Turn 1 alone, cold.
   const alone = await send(s.turns[0]!, `${o.salt}-alone-${side.name}`);
   let error = errorOf(alone);
+  const flat = functionsOnly(s.dialect, s.turns[0]!);
+  const sameTools = flat ? await send(flat, `${o.salt}-functions-${side.name}`) : null;
+  if (sameTools) error ??= errorOf(sameTools);
   // Turn 1 beside its side request: the side request goes first, as the clients send it.
   let besideMs: number | null = null;
   if (s.side) {
@@ -220,7 +227,8 @@ async function measure(side: Side, s: AgentSession, o: MeasureOptions, restart: 
   const second = await send(s.second, sessionSalt);
   error ??= errorOf(second);
   return {
-    status: alone.status, error, aloneMs: alone.ttftMs, alonePrompt: alone.prompt, besideMs, computed, newTokens, turnPrompts: prompts,
+    status: alone.status, error, aloneMs: alone.ttftMs, alonePrompt: alone.prompt,
+    sameToolsMs: sameTools?.ttftMs ?? null, sameToolsPrompt: sameTools?.prompt ?? null, besideMs, computed, newTokens, turnPrompts: prompts,
     secondMs: second.ttftMs, secondCached: second.cached, secondStatus: second.status,
   };
 }
@@ -233,6 +241,7 @@ interface ReportContext {
 export const AGENT_FIGURES = [
   'first request accepted',
   'main TTFT alone, ms',
+  'main TTFT alone, namespaces as functions, ms',
   'main TTFT beside its side request, ms',
   'prompt tokens computed / new tokens, turns 2..n',
   'second session first TTFT, ms (after a restart)',
@@ -254,19 +263,26 @@ function report(sides: [Side, Side], clients: AgentClient[], sessions: Map<Agent
     const [aa, ab] = [best(ra.map((r) => r.aloneMs)), best(rb.map((r) => r.aloneMs))];
     const tokens = (rs: RunFigures[]) => (rs[0]?.alonePrompt ? ` (${rs[0].alonePrompt} tok)` : '');
     ratioRow(client, AGENT_FIGURES[1], aa, ab, '≤ 1.0× llama-server', (r) => r <= 1.0, [`${fmt(aa)}${tokens(ra)}`, `${fmt(ab)}${tokens(rb)}`]);
-    if (sessions.get(client)!.side) {
-      ratioRow(client, AGENT_FIGURES[2], best(ra.map((r) => r.besideMs ?? Number.NaN)), best(rb.map((r) => r.besideMs ?? Number.NaN)), '≤ 1.0× llama-server', (r) => r <= 1.0);
+    if (ra.some((r) => r.sameToolsMs !== null)) {
+      const [fa, fb] = [best(ra.map((r) => r.sameToolsMs ?? Number.NaN)), best(rb.map((r) => r.sameToolsMs ?? Number.NaN))];
+      const ftok = (rs: RunFigures[]) => (rs[0]?.sameToolsPrompt ? ` (${rs[0].sameToolsPrompt} tok)` : '');
+      ratioRow(client, AGENT_FIGURES[2], fa, fb, '≤ 1.0× llama-server', (r) => r <= 1.0, [`${fmt(fa)}${ftok(ra)}`, `${fmt(fb)}${ftok(rb)}`]);
     } else {
-      rows.push([client, AGENT_FIGURES[2], 'no side request', 'no side request', '', '', '']);
+      rows.push([client, AGENT_FIGURES[2], 'all tools are functions', 'all tools are functions', '', '', '']);
+    }
+    if (sessions.get(client)!.side) {
+      ratioRow(client, AGENT_FIGURES[3], best(ra.map((r) => r.besideMs ?? Number.NaN)), best(rb.map((r) => r.besideMs ?? Number.NaN)), '≤ 1.0× llama-server', (r) => r <= 1.0);
+    } else {
+      rows.push([client, AGENT_FIGURES[3], 'no side request', 'no side request', '', '', '']);
     }
     const perTurn = (rs: RunFigures[]) => median(rs.map((r) => r.computed / r.newTokens));
     const detail = (rs: RunFigures[]) => (rs.length ? `${perTurn(rs).toFixed(3)}× (${rs[0]!.computed} of ${rs[0]!.newTokens})` : '-');
     const pa = perTurn(ra);
-    rows.push([client, AGENT_FIGURES[3], detail(ra), detail(rb), '', '≤ 1.05× new tokens', Number.isFinite(pa) ? (pa <= 1.05 ? 'yes' : 'NO') : '-']);
+    rows.push([client, AGENT_FIGURES[4], detail(ra), detail(rb), '', '≤ 1.05× new tokens', Number.isFinite(pa) ? (pa <= 1.05 ? 'yes' : 'NO') : '-']);
     const cached = (rs: RunFigures[]) => (rs.length ? ` (${rs.at(-1)!.secondCached ?? '?'} cached)` : '');
     const sa = best(ra.map((r) => r.secondMs));
     const sb = best(rb.map((r) => r.secondMs));
-    ratioRow(client, AGENT_FIGURES[4], sa, sb, '≤ 0.2× llama-server', (r) => r <= 0.2, [`${fmt(sa)}${cached(ra)}`, `${fmt(sb)}${cached(rb)}`]);
+    ratioRow(client, AGENT_FIGURES[5], sa, sb, '≤ 0.2× llama-server', (r) => r <= 0.2, [`${fmt(sa)}${cached(ra)}`, `${fmt(sb)}${cached(rb)}`]);
   }
   const prompts = clients.map((cl) => `${cl} ${a.runs.get(cl)?.[0]?.turnPrompts.join('→') ?? '?'}`).join('; ');
   const failures = sides.flatMap((s) => [...s.runs.entries()].flatMap(([cl, rs]) => rs.filter((r) => r.error).map((r) => `${s.name} ${cl}: ${r.error!.replace(/\n/g, ' ')}`)));

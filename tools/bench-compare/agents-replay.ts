@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SseDecoder } from '../../common/net/sse-decoder.js';
 import type { Target } from '../../backend/bench/client.js';
+import { qualifiedName } from '../../backend/validation/responses-schema.js';
 
 export const AGENT_CLIENTS = ['claude', 'codex', 'opencode', 'continue'] as const;
 export type AgentClient = (typeof AGENT_CLIENTS)[number];
@@ -118,6 +119,19 @@ export function salted(d: AgentDialect, b: Body, salt: string): Body {
   if (i < 0) messages.unshift({ role: 'system', content: mark });
   else messages[i] = { ...messages[i], content: mark + messages[i].content };
   return { ...b, messages };
+}
+
+/**
+ * A Responses body with tools that are all functions, or null when it has no namespace: each
+ * namespace's members as top-level functions under their qualified names (as Strata offers them to
+ * the model; llama-server drops the namespace), the hosted tools left out (as both servers do). Sent
+ * to both servers, it gives them the same tools to read.
+ */
+export function functionsOnly(d: AgentDialect, b: Body): Body | null {
+  if (d !== 'responses' || !Array.isArray(b.tools) || !b.tools.some((t: Json) => t?.type === 'namespace')) return null;
+  const tools = b.tools.flatMap((t: Json) => (t?.type === 'function' ? [t]
+    : t?.type === 'namespace' ? (t.tools as Json[]).map((m) => ({ ...m, name: qualifiedName(t.name, m.name) })) : []));
+  return { ...b, tools };
 }
 
 /**
