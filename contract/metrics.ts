@@ -343,6 +343,8 @@ export interface Metrics {
   staleFrames: number;
   /** Every served model (empty from servers without a models section; absent in views made by hand). */
   models?: ModelMetric[];
+  /** Draft acceptance by position (empty when nothing was drafted; absent in views made by hand). */
+  draftPositions?: DraftPositionBody[];
 }
 
 /** The figures the panel, the status bar and @strata show, from the server's JSON. */
@@ -374,6 +376,7 @@ export function metricsView(m: MetricsBody): Metrics {
       replica: e.replica, epoch: e.epoch, pid: e.pid, alive: e.alive, restarts: e.restarts, devices: e.devices.map((d) => d.device),
     })),
     staleFrames: m.stale_frames,
+    draftPositions: m.totals.draft_positions ?? [],
     models: (m.models?.data ?? []).map((x) => ({
       name: x.name, state: x.state, role: x.role, pinned: x.pinned, memoryBytes: x.memory_estimate, deviceMemory: x.device_memory,
       lastUsed: x.last_used === null ? null : Date.parse(x.last_used), inFlight: x.requests_in_flight, requests: x.requests_total, error: x.error,

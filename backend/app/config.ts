@@ -99,11 +99,11 @@ export function resolveConfig(given: ConfigSources): ServerConfig {
     cfg.replicas = placed.replicas;
     cfg.deviceGroups = placed.groups;
   }
-  resolveModels(cfg, src, fileValues, configPath, note);
   if (cfg.draftModel !== null && cfg.draftModel.trim() === '') throw new ConfigError('--draft-model is empty');
-  checkSpec(cfg);
-  // Only when both are given: against the engine's default draft max, the engine's own check says so at load.
-  if (cfg.draftMin !== null && cfg.draftMax !== null && cfg.draftMin > cfg.draftMax) throw new ConfigError(`--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax}`);
+  resolveModels(cfg, src, fileValues, configPath, note);
+  // Each model's speculation as it will run: the server's options with its own laid over them.
+  if (cfg.models.length === 0) checkSpec(cfg, '');
+  for (const m of cfg.models) checkSpec({ ...cfg, ...m.settings }, `model '${m.name}': `);
   const budgets = cfg.reasoningEffortBudgets;
   if (budgets.length !== 3 || budgets.some((n) => !Number.isInteger(n))) {
     throw new ConfigError(`--reasoning-effort-budgets: expected three whole numbers of tokens (low,medium,high), got ${budgets.join(',')}`);
@@ -135,6 +135,13 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
     if (first.settings.mmproj === undefined) first.settings.mmproj = cfg.mmproj;
     cfg.mmproj = null;
   }
+  // --draft-model drafts for the first model too (a draft shares its model's vocabulary); other
+  // models name theirs in their config entry. Without --model it is the demo model's.
+  const first = cfg.models[0];
+  if (cfg.draftModel !== null && first) {
+    if (first.settings.draftModel === undefined) first.settings.draftModel = cfg.draftModel;
+    cfg.draftModel = null;
+  }
   const names = cfg.models.map((m) => m.name);
   for (const p of cfg.preload ?? []) {
     if (p !== 'all' && p !== 'none' && !names.includes(p)) throw new ConfigError(`--preload: no model is named '${p}' (served: ${names.join(', ') || 'the demo model'})`);
@@ -146,14 +153,19 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
   }
 }
 
-/** --spec against the other speculative options: each mode takes its drafts from one source. */
-function checkSpec(cfg: ServerConfig): void {
+/**
+ * --spec against the other speculative options (the server's, or one model's with `where` naming
+ * it): each mode takes its drafts from one source.
+ */
+function checkSpec(cfg: Pick<ServerConfig, 'spec' | 'draftModel' | 'specNgram' | 'draftMin' | 'draftMax'>, where: string): void {
   const { spec, draftModel, specNgram } = cfg;
-  if (spec === 'draft' && draftModel === null) throw new ConfigError('--spec draft needs --draft-model');
+  if (spec === 'draft' && draftModel === null) throw new ConfigError(`${where}--spec draft needs --draft-model`);
   if (draftModel !== null && (spec === 'none' || spec === 'mtp' || spec === 'ngram')) {
-    throw new ConfigError(`--spec ${spec} takes no --draft-model (--spec draft or auto drafts with it)`);
+    throw new ConfigError(`${where}--spec ${spec} takes no --draft-model (--spec draft or auto drafts with it)`);
   }
   if (specNgram && (spec === 'none' || spec === 'mtp' || spec === 'draft')) {
-    throw new ConfigError(`--spec ${spec} and --spec-ngram contradict each other (--spec ngram or auto drafts from n-grams)`);
+    throw new ConfigError(`${where}--spec ${spec} and --spec-ngram contradict each other (--spec ngram or auto drafts from n-grams)`);
   }
+  // Only when both are given: against the engine's default draft max, the engine's own check says so at load.
+  if (cfg.draftMin !== null && cfg.draftMax !== null && cfg.draftMin > cfg.draftMax) throw new ConfigError(`${where}--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax}`);
 }

@@ -152,16 +152,16 @@ export const SERVE_OPTIONS = {
   parentPid: option(int(1, 2 ** 31 - 1), null, 'exit when the process with this pid ends', { defaultText: 'none' }),
   engineSilenceTimeoutMs: option(int(1000, 86_400_000), 300_000, 'an engine silent this long while busy is restarted, ms'),
   /** Speculative decoding: where drafts come from (auto: the model's MTP head when it has one, else --spec-ngram / --draft-model). */
-  spec: option(oneOf('auto', 'none', 'mtp', 'ngram', 'draft'), 'auto', "speculative decoding: auto (the model's own MTP head when it has one, else as --spec-ngram and --draft-model say), none, mtp (the model's MTP head; a model without one fails to load), ngram (prompt lookup), draft (--draft-model)"),
+  spec: option(oneOf('auto', 'none', 'mtp', 'ngram', 'draft'), 'auto', "speculative decoding: auto (the model's own MTP head when it has one, else as --spec-ngram and --draft-model say), none, mtp (the model's MTP head; a model without one fails to load), ngram (prompt lookup), draft (--draft-model)", { perModel: true }),
   /** Speculative decoding: prompt-lookup (n-gram) drafts. */
-  specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false"),
+  specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false", { perModel: true }),
   /** Speculative decoding: a draft model with the model's vocabulary. */
-  draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary)', { defaultText: 'none' }),
+  draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary); on the command line the first model\'s', { defaultText: 'none', perModel: true }),
   /** A projector GGUF (llama.cpp's mmproj) for images: the first model's, or per model in the config's "models" section. */
   mmproj: option(str, null, 'a projector GGUF (llama.cpp\'s mmproj) made for the model: it reads images (image_url, image blocks, input_image); on the command line the first model\'s', { defaultText: 'none (text only)', perModel: true }),
-  draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', ENGINE),
-  draftMin: option(int(1, 256), null, 'no shorter draft than this', ENGINE),
-  draftPMin: option(num(0, 1), null, 'draft model and MTP head: stop a draft at a token below this probability', ENGINE),
+  draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', { ...ENGINE, perModel: true }),
+  draftMin: option(int(1, 256), null, 'no shorter draft than this', { ...ENGINE, perModel: true }),
+  draftPMin: option(num(0, 1), null, 'draft model and MTP head: stop a draft at a token below this probability', { ...ENGINE, perModel: true }),
   /** Thinking of reasoning models by default: auto (the template's), on, off (enable_thinking; a block the template opens is closed at once). */
   reasoning: option(oneOf('auto', 'on', 'off'), 'auto', "reasoning models' thinking when a request does not say: auto (the chat template's default), on, off (the template's enable_thinking switch; a think block the template opens anyway is closed at once)", { perModel: true }),
   /** Tokens a reasoning model may think before the engine ends its thinking (-1: no limit). */

@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openTab, tableRows, visibleButtons, waitForAnswerEnd } from './lib/panel.js';
-import { saveSessionOverHttp, strataUrl } from './lib/strata-api.js';
+import { api, saveSessionOverHttp, strataUrl } from './lib/strata-api.js';
 import { plainSpaces, StopWaiting, waitForValue } from './lib/workbench.js';
 import { STEP, type UiContext } from './ui.suite.js';
 
@@ -14,6 +14,7 @@ const S = {
   session: 'session is saved and listed in Sessions, and restores with the Thinking level it was saved with',
   kv: 'KV cache tab shows the conversation held in a slot',
   trace: 'Trace tab shows the request waterfall on a time axis',
+  drafts: 'Trace tab shows the speculative drafts\' acceptance by draft position, as the server counts them',
   devices: 'Devices tab names the CPU, says its memory use is not reported, and shows the fit to memory (plan, KV per slot, what stays free)',
   httpSession: 'a session saved through the HTTP API is restored with its messages, rendered as markdown',
   copy: 'Copy on a code block puts the code on the clipboard',
@@ -150,6 +151,30 @@ export async function chatSteps({ t, wb, workspace, panel }: UiContext): Promise
     }, 20_000);
     console.log(`        ${label.slice(0, 140)}; recent request: ${rows[0]!.join(' | ')}`);
     await wb.screenshot('14-trace');
+  }, { needs: [STEP.chat] });
+
+  await t.step(S.drafts, async () => {
+    // A request with a prediction drafts it (the engine verifies the draft whatever the random
+    // model answers); the tab shows the server's counts per position once its metrics come.
+    const base = await strataUrl(wb);
+    await api(base, '/v1/chat/completions', {
+      messages: [{ role: 'user', content: 'Write add(a, b).' }], max_tokens: 24, temperature: 0,
+      prediction: { type: 'content', content: 'def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n' },
+    });
+    const trace = await openTab(await panel(), 'Trace');
+    const table = trace.getByRole('table', { name: 'Draft acceptance by position' });
+    let served: Array<{ position: number; drafted: number; accepted: number }> = [];
+    const rows = await waitForValue('the Draft acceptance by position table with the server\'s counts', async () => {
+      served = (await api<{ totals: { draft_positions: typeof served } }>(base, '/metrics')).totals.draft_positions;
+      const r = await tableRows(table).catch(() => []);
+      const want = served.map((p) => [String(p.position), String(p.drafted), String(p.accepted)]);
+      return want.length > 0 && JSON.stringify(r.map((x) => x.slice(0, 3))) === JSON.stringify(want) ? r : undefined;
+    }, 20_000).catch((err: Error) => {
+      throw new Error(`${err.message}; the server says ${JSON.stringify(served)}`);
+    });
+    console.log(`        ${rows.length} positions; first: ${rows[0]!.join(' | ')}`);
+    await table.scrollIntoViewIfNeeded();
+    await wb.screenshot('14-trace-drafts');
   }, { needs: [STEP.chat] });
 
   await t.step(S.devices, async () => {

@@ -1,8 +1,11 @@
-// `strata serve --spec`: where speculative drafts come from, as the engine options say it, and
-// the combinations with --draft-model and --spec-ngram that contradict it refused by name.
+// `strata serve --spec`: where speculative drafts come from, as the engine options say it, the
+// combinations with --draft-model and --spec-ngram that contradict it refused by name, and the
+// same settings per model in the config's "models" section.
 import { describe, expect, it } from 'vitest';
 import { engineConfigFor } from '../../backend/app/app.js';
 import { resolveConfig, serveHelp } from '../../backend/app/config.js';
+import { modelConfig } from '../../backend/app/model-runtime.js';
+import { parseArgs } from '../../backend/args/args.js';
 
 const noFile = () => { throw new Error('no file'); };
 const r = (o: Record<string, string>) => resolveConfig({ flags: new Map(Object.entries(o)), env: {}, readFile: noFile });
@@ -32,6 +35,41 @@ describe('strata serve --spec', () => {
     expect(() => r({ spec: 'draft' })).toThrowError(/--spec draft needs --draft-model/);
     expect(() => r({ spec: 'mtp', 'draft-model': '/d.gguf' })).toThrowError(/--spec mtp takes no --draft-model/);
     expect(() => r({ spec: 'none', 'spec-ngram': 'true' })).toThrowError(/--spec none and --spec-ngram contradict/);
+  });
+
+  it('is set per model in the config\'s models section; --draft-model is the first model\'s', () => {
+    const file = JSON.stringify({
+      spec: 'none',
+      models: [
+        { name: 'coder', path: '/m/coder.gguf', spec: 'draft', 'draft-max': 6 },
+        { name: 'glm', path: '/m/glm.gguf', spec: 'mtp', draftPMin: 0.7 },
+        { name: 'chat', path: '/m/chat.gguf' },
+      ],
+    });
+    const args = parseArgs(['--config', '/c.json', '--draft-model', '/m/coder-draft.gguf']);
+    const cfg = resolveConfig({ flags: args.options, repeated: args.repeated!, env: {}, readFile: () => file });
+    const of = (name: string) => {
+      const m = cfg.models.find((x) => x.name === name)!;
+      return engineConfigFor(modelConfig(cfg, m), m.path, 0).speculative;
+    };
+    expect(of('coder')).toEqual({ mtp: 'off', draftModel: '/m/coder-draft.gguf', draftMax: 6 });
+    expect(of('glm')).toEqual({ mtp: 'on', draftPMin: 0.7 });
+    // The server's --spec none, without the first model's draft model.
+    expect(of('chat')).toEqual({ mtp: 'off' });
+  });
+
+  it('refuses a model\'s contradicting settings, naming the model', () => {
+    const cfgOf = (models: unknown[], flags: string[] = []) => {
+      const args = parseArgs(['--config', '/c.json', ...flags]);
+      return resolveConfig({ flags: args.options, repeated: args.repeated!, env: {}, readFile: () => JSON.stringify({ models }) });
+    };
+    expect(() => cfgOf([{ name: 'a', path: '/a.gguf', spec: 'draft' }])).toThrowError(/^model 'a': --spec draft needs --draft-model/);
+    expect(() => cfgOf([{ name: 'a', path: '/a.gguf', spec: 'none', 'spec-ngram': true }])).toThrowError(/^model 'a': --spec none and --spec-ngram contradict/);
+    expect(() => cfgOf([{ name: 'a', path: '/a.gguf', 'draft-min': 5, 'draft-max': 2 }])).toThrowError(/^model 'a': --draft-min 5 is above --draft-max 2/);
+    // The first model gets --draft-model: its own --spec mtp contradicts it; the second's does not.
+    expect(() => cfgOf([{ name: 'a', path: '/a.gguf', spec: 'mtp' }], ['--draft-model', '/d.gguf'])).toThrowError(/^model 'a': --spec mtp takes no --draft-model/);
+    expect(cfgOf([{ name: 'a', path: '/a.gguf' }, { name: 'b', path: '/b.gguf', spec: 'mtp' }], ['--draft-model', '/d.gguf']).models[0]!.settings.draftModel).toBe('/d.gguf');
+    expect(() => cfgOf([{ name: 'a', path: '/a.gguf', spec: 'eagle' }])).toThrowError(/models\[0\]\.spec: must be one of auto, none, mtp, ngram, draft/);
   });
 
   it('is in --help', () => {

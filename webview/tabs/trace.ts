@@ -1,6 +1,7 @@
 // Trace tab: recent requests, the selected request's waterfall (a time axis with values, every
-// phase labelled in full), the per-step batch timeline (ms and tokens per step, with axes), and the
-// inline-completion counters. Charts fill the panel's width.
+// phase labelled in full), the per-step batch timeline (ms and tokens per step, with axes), the
+// speculative drafts' acceptance by position, and the inline-completion counters. Charts fill the
+// panel's width.
 import type { ChartConfiguration } from 'chart.js';
 import type { RequestTraceView } from '../../contract/traces.js';
 import type { FromWebview } from '../../contract/panel.js';
@@ -87,6 +88,20 @@ function stepCharts(s: ViewState): HTMLElement {
     chartBox(tokens as ChartConfiguration, 160, `Tokens in the last ${bars.length} engine steps`));
 }
 
+/** What the server's drafts earned, position by position (a draft's first token is position 1). */
+function draftPositions(s: ViewState): HTMLElement {
+  const t = s.metrics?.totals;
+  const positions = s.metrics?.draftPositions ?? [];
+  if (!t || positions.length === 0) {
+    return empty('No drafts verified yet. The server drafts with the model\'s MTP head, a draft model, n-grams of the prompt (edits, completions) or a request\'s prediction.');
+  }
+  const pct = (x: number | null) => (x === null ? '–' : `${Math.round(x * 100)} %`);
+  return h('div', {},
+    h('p', {}, `${fmtNum(t.drafted_tokens ?? 0)} draft tokens verified, ${pct(t.draft_acceptance ?? null)} accepted.`),
+    table(['Position', 'Drafts', 'Accepted', 'Acceptance'], positions.map((p) => [String(p.position), fmtNum(p.drafted), fmtNum(p.accepted), pct(p.acceptance)]),
+      { class: 'grid', 'aria-label': 'Draft acceptance by position' }));
+}
+
 export function renderTrace(s: ViewState, select: (id: string) => void, post: (m: FromWebview) => void): HTMLElement {
   const c = s.completion;
   const completions = c ? h('div', { class: 'stats' },
@@ -112,6 +127,8 @@ export function renderTrace(s: ViewState, select: (id: string) => void, post: (m
     history.length ? table(['Request', 'Prompt', 'Reused', 'Output', 'Prompt ms', 'Decode tok/s', 'Finish'], history.map((r) => [
       r.id ?? '–', fmtNum(r.promptTokens), fmtNum(r.reusedTokens), fmtNum(r.outputTokens), fmtNum(r.promptMs), fmtNum(r.decodeTokS), r.finish ?? '–',
     ]), { class: 'grid', 'aria-label': 'Recent requests' }) : empty('No requests yet.'),
+    h('h2', {}, 'Speculative drafts'),
+    draftPositions(s),
     h('h2', {}, 'Inline completions'),
     completions ?? empty('No completions yet.'));
 }

@@ -12,6 +12,7 @@ export interface Locator {
   click(options?: WaitOptions & { force?: boolean }): Promise<void>;
   dblclick(options?: WaitOptions): Promise<void>;
   hover(options?: WaitOptions): Promise<void>;
+  scrollIntoViewIfNeeded(options?: WaitOptions): Promise<void>;
   selectOption(value: string, options?: WaitOptions): Promise<string[]>;
   boundingBox(options?: WaitOptions): Promise<{ x: number; y: number; width: number; height: number } | null>;
   fill(value: string, options?: WaitOptions): Promise<void>;
