@@ -102,7 +102,7 @@ async function savePrompt(deps: PrefixDeps, store: PrefixStore, identity: string
     try {
       const res = await client.saveSession(path, prompt, identity, meta);
       const common = await store.added(name, identity, prompt, MIN_LOAD_TOKENS, COVERED);
-      if (common > 0) deps.log.info('prefix cache: saved', { file: name, replica: client.replica, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms) });
+      if (common > 0) deps.log.info('prefix cache: saved', { file: name, replica: client.replica, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), state_ms: Math.round(res.phases.stateMs), write_ms: Math.round(res.phases.writeMs), sync_ms: Math.round(res.phases.syncMs) });
       else deps.log.debug('prefix cache: not kept (the engine no longer held the prompt, or it does not fit --prefix-cache-mib)', { file: name, bytes: res.bytes });
       return;
     } catch (e) {
