@@ -103,7 +103,7 @@ async function bench(argv: string[], root: string): Promise<number> {
       spec: {
         name: 'strata', command: process.execPath, url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'agent-strata.log'),
         args: [join(root, 'dist', 'strata.mjs'), 'serve', '--model', model, '--port', String(portA), '--slots', String(slots), '--ctx', String(ctx),
-          '--threads', String(threads), '--cache-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions')],
+          '--threads', String(threads), '--park-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions')],
       },
     },
     {

@@ -172,7 +172,7 @@ async function compare(argv: string[], root: string): Promise<number> {
       name: 'strata', command: process.execPath, url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'compare-strata.log'),
       args: [join(root, 'dist', 'strata.mjs'), 'serve', '--model', model, '--port', String(portA),
         '--slots', String(slots), '--ctx', String(ctxPerSlot), '--threads', String(threads), '--batch', String(batch),
-        '--cache-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions'), ...spec.ours, ...oursExtra],
+        '--park-mib', String(cacheMib), '--sessions-dir', join(scratch, 'sessions'), ...spec.ours, ...oursExtra],
     }
     : { name: 'llama-server (as ours)', command: bin, args: llamaArgs(portA), url: `http://127.0.0.1:${portA}`, logFile: join(outDir, 'compare-ours-llama.log') };
   const theirsSpec: LaunchSpec = {
