@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../backend/args/args.js';
-import { rejectUnknownOptions } from '../backend/args/command-usage.js';
+import { rejectUnknownOptions, runBench } from '../backend/args/command-usage.js';
 import { banBias, countTokens, scrapePromptComputed, tokenizePath, type Target } from '../backend/bench/client.js';
 import { invalidUtf8TokensOf } from '../backend/bench/utf8-tokens.js';
 import { llamaServerBinary } from './bench-compare/compare-main.js';
@@ -78,14 +78,8 @@ interface SideResult {
   load: number[];
 }
 
-export async function main(argv: string[], root: string): Promise<number> {
-  try {
-    return await bench(argv, root);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench:agent-long: ${err.message}\n\n${usage}`);
-    return 2;
-  }
+export function main(argv: string[], root: string): Promise<number> {
+  return runBench('agent-long', usage, () => bench(argv, root));
 }
 
 /** Adds the ban and greedy sampling to every chat request the loop sends (both servers alike). */

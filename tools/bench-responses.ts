@@ -14,8 +14,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { optInt, optString, parseArgs, UsageError } from '../backend/args/args.js';
-import { rejectUnknownOptions } from '../backend/args/command-usage.js';
+import { optInt, optString, parseArgs } from '../backend/args/args.js';
+import { rejectUnknownOptions, runBench } from '../backend/args/command-usage.js';
 import { banBias, scrapePromptComputed, type Target } from '../backend/bench/client.js';
 import { percentile } from '../backend/bench/stats.js';
 import { invalidUtf8TokensOf } from '../backend/bench/utf8-tokens.js';
@@ -91,14 +91,8 @@ async function respond(t: Target, body: Record<string, unknown>): Promise<Omit<T
   };
 }
 
-export async function main(argv: string[], root: string): Promise<number> {
-  try {
-    return await bench(argv, root);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench:responses: ${err.message}\n\n${usage}`);
-    return 2;
-  }
+export function main(argv: string[], root: string): Promise<number> {
+  return runBench('responses', usage, () => bench(argv, root));
 }
 
 async function bench(argv: string[], root: string): Promise<number> {

@@ -1,5 +1,6 @@
-// Shared by the tool subcommands (make-test-model, devices, rpc-server): unknown options and
-// stray arguments are usage errors; usage errors exit 2 with the usage text, failures exit 1.
+// Shared by the tool subcommands (make-test-model, devices, rpc-server) and the npm run bench:*
+// scripts: unknown options and stray arguments are usage errors; usage errors exit 2 with the
+// usage text, failures exit 1.
 import { UsageError, type ParsedArgs } from './args.js';
 
 export function rejectUnknownOptions(args: ParsedArgs, allowed: readonly string[]): void {
@@ -32,5 +33,19 @@ export async function runCommand(name: string, usage: string, args: ParsedArgs, 
     }
     process.stderr.write(`strata ${name}: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
+  }
+}
+
+/**
+ * A benchmark script's main (npm run bench:NAME): a UsageError prints "bench:NAME: message" and the
+ * usage, exit 2; any other error propagates to the script runner, with its stack.
+ */
+export async function runBench(name: string, usage: string, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`bench:${name}: ${err.message}\n\n${usage}`);
+    return 2;
   }
 }

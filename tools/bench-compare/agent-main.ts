@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../../backend/args/args.js';
-import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
+import { rejectUnknownOptions, runBench } from '../../backend/args/command-usage.js';
 import { postJson, type Target } from '../../backend/bench/client.js';
 import { invalidUtf8TokensOf } from '../../backend/bench/utf8-tokens.js';
 import { freePort } from '../../common/net/free-port.js';
@@ -60,14 +60,8 @@ async function toolModel(): Promise<string> {
 
 interface Side { name: string; spec: LaunchSpec; server: ServerProcess | null; target: Target; validity: Record<string, ValidityCounts[]>; kv: AgentKvResult[] }
 
-export async function main(argv: string[], root: string): Promise<number> {
-  try {
-    return await bench(argv, root);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench:agent: ${err.message}\n\n${usage}`);
-    return 2;
-  }
+export function main(argv: string[], root: string): Promise<number> {
+  return runBench('agent', usage, () => bench(argv, root));
 }
 
 async function bench(argv: string[], root: string): Promise<number> {

@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../../backend/args/args.js';
-import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
+import { rejectUnknownOptions, runBench } from '../../backend/args/command-usage.js';
 import { banBias, scrapePromptComputed, type Target } from '../../backend/bench/client.js';
 import { median } from '../../backend/bench/stats.js';
 import { fmt, markdownTable } from '../../backend/bench/table.js';
@@ -72,14 +72,8 @@ interface RunFigures {
 
 interface Side { name: 'strata' | 'llama-server'; spec: LaunchSpec; server: ServerProcess | null; target: Target; runs: Map<AgentClient, RunFigures[]> }
 
-export async function main(argv: string[], root: string): Promise<number> {
-  try {
-    return await bench(argv, root);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench:agents: ${err.message}\n\n${usage}`);
-    return 2;
-  }
+export function main(argv: string[], root: string): Promise<number> {
+  return runBench('agents', usage, () => bench(argv, root));
 }
 
 async function defaultModel(ctx: number): Promise<string> {

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { optInt, optList, optString, parseArgs, UsageError } from '../../backend/args/args.js';
-import { rejectUnknownOptions } from '../../backend/args/command-usage.js';
+import { rejectUnknownOptions, runBench } from '../../backend/args/command-usage.js';
 import { ratioMarkdown, ratioRows } from './compare.js';
 import { freePort } from '../../common/net/free-port.js';
 import { ServerProcess, type LaunchSpec } from './launch.js';
@@ -86,14 +86,8 @@ function stamp(d: Date): string {
   return d.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
-export async function main(argv: string[], root: string): Promise<number> {
-  try {
-    return await compare(argv, root);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`bench:compare: ${err.message}\n\n${usage}`);
-    return 2;
-  }
+export function main(argv: string[], root: string): Promise<number> {
+  return runBench('compare', usage, () => compare(argv, root));
 }
 
 const OPTIONS = [
