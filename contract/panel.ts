@@ -25,6 +25,13 @@ export interface ServerView {
   message: string | null;
 }
 
+/** Which server a status's figures come from ('' for none). Figures (metrics, devices, traces) are
+ *  dropped when this changes: a switch from a managed server to a remote one can go ready to ready,
+ *  so the state alone would keep the old server's figures. */
+export function serverSource(s: ServerView | null | undefined): string {
+  return s?.state === 'ready' ? `${s.mode} ${s.url}` : '';
+}
+
 export interface CompletionStatsView {
   requests: number;
   cacheHits: number;

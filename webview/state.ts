@@ -5,7 +5,7 @@ import type { Traces } from '../contract/traces.js';
 import type { DeviceMemory, FitView } from '../contract/devices.js';
 import type { Metrics } from '../contract/metrics.js';
 import type { ChatMessage, ImageAttachment } from '../contract/chat.js';
-import { isThinkingLevel, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
+import { isThinkingLevel, serverSource, TAB_IDS, type ThinkingLevel, type ThinkingStats, type ChatEndInfo, type CompletionStatsView, type ContextItem, type FromWebview, type IndexSearchView, type IndexView, type ServerView, type TabId, type ToWebview } from '../contract/panel.js';
 import type { BenchView } from '../contract/bench.js';
 import type { AgentStepView, ChatMode } from '../contract/agent.js';
 import { turnsFromMessages, upsertStep } from './agent-turns.js';
@@ -151,12 +151,13 @@ function questionIndex(turns: readonly ChatTurn[], chatId: string): number {
 }
 
 /** Whether the server's state means the panel's live figures are gone (not ready any more). */
-const serverGone = (s: ViewState, next: ServerView): boolean => next.state !== 'ready' && (s.server?.state === 'ready' || s.metrics !== null);
+const serverGone = (s: ViewState, next: ServerView): boolean =>
+  serverSource(s.server) !== serverSource(next) || (next.state !== 'ready' && s.metrics !== null);
 
 export function reduce(s: ViewState, msg: ToWebview): ViewState {
   switch (msg.type) {
     case 'server':
-      // Stopped, restarting or failed: the last figures describe a server that is gone, so drop them.
+      // Stopped, restarting, failed or another server: the last figures describe a server that is gone, so drop them.
       return serverGone(s, msg.server)
         ? { ...s, server: msg.server, metrics: null, metricsAt: null, devices: [], fit: [], devicesError: null, traces: null, tracesError: null }
         : { ...s, server: msg.server };

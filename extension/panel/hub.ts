@@ -10,7 +10,7 @@ import { ContextPlanner, estimateTokens } from '../context/planner.js';
 import type { CompletionStatsView, ContextItem, FromWebview, IndexAction, IndexSearchView, IndexView, PanelCommand, ServerView, TabId, ToWebview } from '../../contract/panel.js';
 import { codebaseContext, mentionsCodebase, type CodebaseSearch } from '../context/codebase-context.js';
 import type { BenchView } from '../../contract/bench.js';
-import { validateFromWebview } from '../../contract/panel.js';
+import { serverSource, validateFromWebview } from '../../contract/panel.js';
 import { PanelChats } from './panel-chats.js';
 import { AgentChats, type AgentProvider } from '../agent/agent-chats.js';
 import type { ConversationStore } from '../sessions/conversation-memory.js';
@@ -155,15 +155,16 @@ export class PanelHub {
 
   serverChanged(s: ServerView): void {
     const wasReady = this.server?.state === 'ready';
+    const moved = serverSource(this.server) !== serverSource(s);
     this.server = s;
-    if (s.state !== 'ready') {
-      // The figures of a server that is gone must not be replayed as if it were there.
+    if (moved) {
+      // The figures of a server that is gone (or was swapped for another) must not be replayed as if it were there.
       this.metrics = undefined;
       this.requestMark = '';
       if (wasReady) this.planner.reset();
     }
     this.broadcast({ type: 'server', server: s });
-    if (s.state === 'ready' && !wasReady) {
+    if (s.state === 'ready' && moved) {
       for (const v of this.views) if (v.tab) void this.refreshTab(v.tab, v);
     }
   }

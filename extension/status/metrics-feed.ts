@@ -16,7 +16,10 @@ export class MetricsFeed {
   private timer: unknown;
   private inFlight = false;
   private latest: Metrics | undefined;
+  /** Bumped by reset(): a fetch begun before it answers for a server that is gone. */
+  private epoch = 0;
   private readonly listeners = new Set<(m: Metrics) => void>();
+  private readonly resetListeners = new Set<() => void>();
   private disposed = false;
 
   constructor(
@@ -35,6 +38,12 @@ export class MetricsFeed {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** The figures were forgotten (another server, or none): `last` is undefined until the next answer. */
+  onReset(listener: () => void): { dispose(): void } {
+    this.resetListeners.add(listener);
+    return { dispose: () => this.resetListeners.delete(listener) };
+  }
+
   /** Our own requests started or ended. Ending refreshes once so the final figures show. */
   setBusy(busy: boolean): void {
     if (busy === this.busy) return;
@@ -51,8 +60,10 @@ export class MetricsFeed {
 
   /** The server went away or came back: forget old figures, look once. */
   reset(): void {
+    this.epoch++;
     this.latest = undefined;
     this.serverWorking = false;
+    for (const l of this.resetListeners) l();
     this.refreshNow();
   }
 
@@ -73,6 +84,7 @@ export class MetricsFeed {
     this.disposed = true;
     this.timers.clearTimeout(this.timer);
     this.listeners.clear();
+    this.resetListeners.clear();
   }
 
   private async tick(): Promise<void> {
@@ -83,17 +95,22 @@ export class MetricsFeed {
       return;
     }
     this.inFlight = true;
+    const epoch = this.epoch;
     try {
       const m = await p;
-      this.latest = m;
-      this.serverWorking = m.running + m.queued + m.admitting + m.finishing > 0;
-      for (const l of this.listeners) l(m);
+      if (epoch === this.epoch) {
+        this.latest = m;
+        this.serverWorking = m.running + m.queued + m.admitting + m.finishing > 0;
+        for (const l of this.listeners) l(m);
+      }
     } catch {
-      this.serverWorking = false;
+      if (epoch === this.epoch) this.serverWorking = false;
     } finally {
       this.inFlight = false;
     }
-    this.reschedule();
+    // A reset while this fetch ran asked the new server nothing yet: ask it now.
+    if (epoch !== this.epoch) void this.tick();
+    else this.reschedule();
   }
 
   private reschedule(): void {

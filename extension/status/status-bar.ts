@@ -2,7 +2,6 @@
 // paused. Its tooltip (and accessible label) adds slots, speed and the last completion latency.
 // Click: the Strata menu (status-menu.ts).
 import * as vscode from 'vscode';
-import type { Metrics } from '../../contract/metrics.js';
 import type { ServerConnection } from '../server/connection.js';
 import type { CompletionGate } from '../completion/pause.js';
 import type { CompletionStats } from '../completion/stats.js';
@@ -25,10 +24,10 @@ export function registerStatusBar(context: vscode.ExtensionContext, server: Serv
   const item = vscode.window.createStatusBarItem('strata.status', vscode.StatusBarAlignment.Right, 100);
   item.name = 'Strata';
   item.command = STATUS_MENU_COMMAND;
-  let metrics: Metrics | undefined;
   const render = (): void => {
     const language = vscode.window.activeTextEditor?.document.languageId;
-    const v = statusBarText(server.status, metrics, { lastLatencyMs: stats.view().lastLatencyMs, paused: gate.reason(language) });
+    // The feed's figures, never a copy: a copy would outlive a switch to another server.
+    const v = statusBarText(server.status, feed.last, { lastLatencyMs: stats.view().lastLatencyMs, paused: gate.reason(language) });
     const tooltip = [v.tooltip, ...(roles?.lines() ?? [])].join('\n');
     item.text = v.text;
     item.tooltip = tooltip;
@@ -38,7 +37,8 @@ export function registerStatusBar(context: vscode.ExtensionContext, server: Serv
   context.subscriptions.push(
     item,
     server.onDidChange(() => render()),
-    feed.onMetrics((m) => { metrics = m; render(); }),
+    feed.onMetrics(render),
+    feed.onReset(render),
     gate.onChange(render),
     vscode.window.onDidChangeActiveTextEditor(render),
     ...(roles ? [roles.onDidChange(render)] : []),

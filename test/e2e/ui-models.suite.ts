@@ -116,11 +116,16 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
 
   await t.step(S.pull, async () => {
     const held = hub!.holdNext(1 << 20);
-    await wb.pickQuickItem(new RegExp(PULL_FILE.replace('.', '\\.')));
-    await held.reached;
-    const toast = await wb.waitForNotification(/pulling strata-e2e\/tiny-GGUF.*MiB of/, 30_000);
-    await wb.screenshot('choose-models-pull-progress');
-    held.release();
+    let toast: Awaited<ReturnType<typeof wb.waitForNotification>>;
+    try {
+      await wb.pickQuickItem(new RegExp(PULL_FILE.replace('.', '\\.')));
+      await held.reached;
+      toast = await wb.waitForNotification(/pulling strata-e2e\/tiny-GGUF.*MiB of/, 30_000);
+      await wb.screenshot('choose-models-pull-progress');
+    } finally {
+      // Also on failure: a pull held forever keeps its toast over later steps' buttons.
+      held.release();
+    }
     if (!toast.buttons.includes('Cancel')) throw new Error(`the pull's notification has no Cancel: ${toast.buttons.join(', ')}`);
     // Set as the next-edit model, the file is loaded by the restarted server beside the main model.
     await waitForValue('the pulled model served', async () => {
@@ -142,14 +147,17 @@ export async function modelsSteps(ctx: UiContext): Promise<void> {
   await t.step(S.hfSetting, async () => {
     await wb.clearNotifications();
     const held = hub!.holdNext(1 << 20);
-    ctx.userSettings({ 'strata.completionModel': `hf:${SETTING_REPO}` });
-    await restartAsked();
-    await held.reached;
-    await wb.waitForNotification(/pulling strata-e2e\/tiny-setting-GGUF \(strata\.completionModel\).*MiB of/, 30_000);
-    // The status bar says why the start waits.
-    await wb.waitForStatusBar(/Strata server starting \(pulling strata-e2e\/tiny-setting-GGUF\)/, 10_000);
-    await wb.screenshot('hf-setting-pull-progress');
-    held.release();
+    try {
+      ctx.userSettings({ 'strata.completionModel': `hf:${SETTING_REPO}` });
+      await restartAsked();
+      await held.reached;
+      await wb.waitForNotification(/pulling strata-e2e\/tiny-setting-GGUF \(strata\.completionModel\).*MiB of/, 30_000);
+      // The status bar says why the start waits.
+      await wb.waitForStatusBar(/Strata server starting \(pulling strata-e2e\/tiny-setting-GGUF\)/, 10_000);
+      await wb.screenshot('hf-setting-pull-progress');
+    } finally {
+      held.release();
+    }
     const name = SETTING_FILE.replace(/\.gguf$/, '');
     await waitForValue('the hf: model served', async () => ((await served()).includes(name) ? true : undefined), 120_000);
     // Completions back on the main model for the later areas.

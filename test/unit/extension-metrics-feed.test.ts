@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Metrics } from '../../contract/metrics.js';
 import { liveTokS, MetricsFeed } from '../../extension/status/metrics-feed.js';
+import { serverSource, type ServerView } from '../../contract/panel.js';
 
 const metrics = (running: number, tokS: Array<number | null> = []): Metrics => ({
   state: 'ok', queued: 0, admitting: 0, running, finishing: 0,
@@ -64,6 +65,41 @@ describe('MetricsFeed', () => {
     f.setPanelVisible(false);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(calls()).toBe(3);
+  });
+
+  it('reset forgets the figures at once and tells its listeners; a fetch begun before it is dropped and the new server asked', async () => {
+    const old = { ...metrics(0), engines: [{ replica: 0, epoch: 1, restarts: 5, alive: false }] } as unknown as Metrics;
+    const fresh = metrics(0);
+    let release: (m: Metrics) => void = () => {};
+    const answers: Array<() => Promise<Metrics>> = [
+      () => new Promise<Metrics>((r) => { release = r; }),
+      () => Promise.resolve(fresh),
+    ];
+    let calls = 0;
+    const f = new MetricsFeed(() => answers[calls++]!(), undefined, { busyIntervalMs: 1000, visibleIntervalMs: 2000 });
+    const seen: Metrics[] = [];
+    let resets = 0;
+    f.onMetrics((m) => seen.push(m));
+    f.onReset(() => { resets++; expect(f.last).toBeUndefined(); });
+    f.refreshNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls).toBe(1);
+    f.reset();
+    expect(resets).toBe(1);
+    release(old);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls).toBe(2);
+    expect(seen).toEqual([fresh]);
+    expect(f.last).toBe(fresh);
+  });
+
+  it('the figures\' source changes with readiness, mode and address, so a managed-to-remote switch that stays ready forgets them', () => {
+    const s = (state: ServerView['state'], mode: ServerView['mode'], url: string | null): ServerView => ({ state, busy: false, mode, model: 'm', url, message: null });
+    expect(serverSource(s('ready', 'managed', 'http://127.0.0.1:1'))).not.toBe(serverSource(s('ready', 'remote', 'http://127.0.0.1:2')));
+    expect(serverSource(s('ready', 'remote', 'http://127.0.0.1:1'))).not.toBe(serverSource(s('ready', 'remote', 'http://127.0.0.1:2')));
+    expect(serverSource(s('ready', 'managed', 'http://127.0.0.1:1'))).toBe(serverSource(s('ready', 'managed', 'http://127.0.0.1:1')));
+    expect(serverSource(s('starting', 'managed', null))).toBe(serverSource(s('failed', 'managed', null)));
+    expect(serverSource(s('starting', 'managed', null))).not.toBe(serverSource(s('ready', 'managed', 'http://127.0.0.1:1')));
   });
 
   it('sums live tok/s over decoding slots', () => {

@@ -299,6 +299,22 @@ describe('PanelHub', () => {
     expect(ofType(again, 'metrics')).toEqual([]);
     expect(ofType(again, 'server')[0]!.server.state).toBe('stopped');
   });
+
+  it('forgets the figures when the settings swap the managed server for a remote one without leaving ready', async () => {
+    const { hub } = setup();
+    const ready = { state: 'ready' as const, busy: false, mode: 'managed' as const, model: 'tiny', url: 'http://x', message: null };
+    hub.serverChanged(ready);
+    hub.metricsChanged(metrics(1));
+    hub.serverChanged({ ...ready, mode: 'remote', model: 'scripted', url: 'http://y' });
+    const again: ToWebview[] = [];
+    await hub.attach({ post: (m) => again.push(m) }, true).receive({ type: 'ready', tab: 'chat' });
+    expect(ofType(again, 'metrics')).toEqual([]);
+    hub.serverChanged({ ...ready, mode: 'remote', model: 'scripted', url: 'http://y', busy: true });
+    hub.metricsChanged(metrics(2));
+    const same: ToWebview[] = [];
+    await hub.attach({ post: (m) => same.push(m) }, true).receive({ type: 'ready', tab: 'chat' });
+    expect(ofType(same, 'metrics').map((m) => m.metrics.requests.length)).toEqual([2]);
+  });
 });
 
 describe('the codebase index in the panel', () => {

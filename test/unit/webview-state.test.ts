@@ -186,6 +186,11 @@ describe('chat with context, regenerate and edit', () => {
     s = apply(s, { type: 'server', server: { ...server, state: 'stopped', model: null, url: null } });
     expect([s.metrics, s.devices, s.traces]).toEqual([null, [], null]);
     expect(activeRequests(s)).toBe(0);
+    // The settings swap the managed server for a remote one: ready to ready, still another server.
+    s = apply(s, { type: 'server', server }, { type: 'metrics', metrics, at: 2 }, { type: 'server', server: { ...server, busy: true } });
+    expect(activeRequests(s)).toBe(1);
+    s = apply(s, { type: 'server', server: { ...server, mode: 'remote', model: 'scripted', url: 'http://y' } });
+    expect([s.metrics, s.devices, s.traces]).toEqual([null, [], null]);
   });
 
   it('keeps only the newest estimate and asks for one only when there is a draft', () => {

@@ -198,7 +198,9 @@ export class Workbench {
       const n = await items.count();
       for (let i = 0; i < n; i++) {
         const item = items.nth(i);
-        const text = plainSpaces(await item.locator('.notification-list-item-message').innerText().catch(() => ''));
+        // A short wait: a toast that closes between count() and here would hold the probe for
+        // Playwright's default 30 s, the whole wait, while the one sought is already showing.
+        const text = plainSpaces(await item.locator('.notification-list-item-message').innerText({ timeout: 1000 }).catch(() => ''));
         if (!match.test(text)) continue;
         const buttons = (await item.locator('.notification-list-item-buttons-container .monaco-button').allInnerTexts()).map((b) => b.trim());
         return { text, buttons, item };
