@@ -620,7 +620,9 @@ export declare class Engine {
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
    * (temp file PATH.tmp-PID-N, fdatasync, rename, folder fsync, mode 0600): its state, all the tokens it holds
    * (SessionResult.tokens, which may run past `tokens`) and `meta` (the caller's description,
-   * stored as it is). Rejects (Error with `code`, EngineErrorCode) when nothing holds even the
+   * stored as it is). The KV is copied out between two steps; the file is written on a thread of its
+   * own while the steps go on (SessionResult.ms counts both, from when the engine took the command).
+   * Rejects (Error with `code`, EngineErrorCode) when nothing holds even the
    * first token ('conversation_not_found') or the file cannot be written ('no_space', 'io_error').
    */
   saveSession(path: string, tokens: number[] | Int32Array, identity: string, meta?: string): Promise<SessionResult>;

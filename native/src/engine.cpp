@@ -34,11 +34,19 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std
   prompt_order_.reserve(slots_.size());
   const char* test_throw = std::getenv("STRATA_TEST_ENGINE_THROW");
   test_throw_ = test_throw != nullptr && std::strcmp(test_throw, "bad_alloc") == 0;
+  writer_ = std::make_unique<SessionWriter>([this](CommandResult r) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      saved_.push_back(std::move(r));
+    }
+    cv_.notify_one();
+  });
   PublishSnapshot();
 }
 
 Engine::~Engine() {
   StopSilently();
+  writer_.reset();  // finishes the files it was given
   slots_.clear();  // their samplers
   draft_.reset();  // before the target's threadpools, which its context shares
   mtp_.reset();    // likewise, and before the target's context, whose hidden states it reads
@@ -143,12 +151,18 @@ bool Engine::WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cance
   }
   const bool work = running || (!waiting_.empty() && free_slot) || !embed_waiting_.empty();
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return work || stop_silently_ || !commands_.empty() || !cancels_.empty(); });
+  cv_.wait(lock, [&] { return work || stop_silently_ || !commands_.empty() || !cancels_.empty() || !saved_.empty(); });
   if (!work && waiting_.empty() && info_.admit_window_ms > 0) GatherBurst(lock);
   if (stop_silently_) return false;
   cmds.swap(commands_);
   cancels.swap(cancels_);
   return true;
+}
+
+void Engine::TakeSaved() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : saved_) msg_->results.push_back(std::move(r));
+  saved_.clear();
 }
 
 // Idle, and a request has come: wait up to admit_window_ms for the rest of a burst (clients that
@@ -209,6 +223,7 @@ void Engine::RunLoop() {
   bool closing = false;
   while (!closing) {
     if (!WaitForWork(cmds, cancels)) return;
+    TakeSaved();
     closing = std::any_of(cmds.begin(), cmds.end(), [](const Command& c) { return c.kind == Command::Close; });
     HandleCommands(cmds, cancels);
     if (closing) break;
@@ -224,6 +239,9 @@ void Engine::RunLoop() {
   }
   CloseAll();
   PublishSnapshot();
+  // Saves still being written end before the message that says closed: their callers get answers.
+  writer_->Flush();
+  TakeSaved();
   msg_->closed = true;
   Post();
 }

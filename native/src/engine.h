@@ -32,6 +32,7 @@
 #include "request.h"
 #include "sampling.h"
 #include "session_file.h"
+#include "session_writer.h"
 #include "text_stream.h"
 #include "trace.h"
 #include "vision.h"
@@ -223,6 +224,7 @@ class Engine {
 
   // engine_session.cpp
   void DoSaveSession(Command& c);
+  void TakeSaved();  // the writer's finished saves into msg_ (engine thread)
   void DoLoadSession(Command& c);
   bool LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases);
   void LoadIntoPark(SessionData& d, SessionPhases* phases);
@@ -251,6 +253,9 @@ class Engine {
   std::vector<uint64_t> cancels_;  // request keys; guarded by mu_; handled before commands
   bool close_requested_ = false;   // guarded by mu_
   bool stop_silently_ = false;     // guarded by mu_
+  std::vector<CommandResult> saved_;  // the writer's finished saves, for the next message; guarded by mu_
+  // After mu_, cv_ and saved_, which its results reach; reset first in the destructor.
+  std::unique_ptr<SessionWriter> writer_;
 
   std::unique_ptr<DraftModel> draft_;  // engine thread only
   std::shared_ptr<Vision> vision_;     // set before Start; Eval on the engine thread only

@@ -1,7 +1,7 @@
-// Session files on the engine thread, between steps: save the conversation holding the
-// longest prefix of given tokens; load one straight into an idle slot (or, with every slot
-// busy, into the park). Both block the step loop for the time of the file work (reported per
-// phase in SessionResult.phases).
+// Session files, between steps: save the conversation holding the longest prefix of given tokens
+// (its KV copied out here, the file written by the SessionWriter beside the steps); load one
+// straight into an idle slot (or, with every slot busy, into the park), which blocks the step loop
+// for the time of the file work. Both report where the time went in SessionResult.phases.
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -17,8 +17,9 @@ SessionModelId Engine::ModelId(const std::string& identity) const {
 }
 
 void Engine::DoSaveSession(Command& c) {
-  const auto t0 = std::chrono::steady_clock::now();
-  CommandResult r;
+  SaveJob job;
+  job.t0 = std::chrono::steady_clock::now();
+  CommandResult& r = job.result;
   r.ticket = c.ticket;
   try {
     // The best holder: a slot (busy or not; its KV matches `held` between steps) or a parked entry.
@@ -41,29 +42,36 @@ void Engine::DoSaveSession(Command& c) {
       }
     }
     if (best == 0) throw EngineError(ErrorCode::ConversationNotFound, "no cached conversation starts with these tokens (nothing to save)");
-    uint64_t bytes = 0;
+    // The copy is made here, where the KV and the park may be touched; the file work is the writer's.
+    const auto t_state = std::chrono::steady_clock::now();
     if (slot) {
-      const auto t_state = std::chrono::steady_clock::now();
-      StateBuffer state(llama_state_seq_get_size(ctx_.get(), slot->id));
-      const size_t n = llama_state_seq_get_data(ctx_.get(), state.data(), state.size(), slot->id);
-      if (n == 0) throw std::runtime_error("could not read the KV state of slot " + std::to_string(slot->id));
-      r.session.phases.state_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_state).count();
-      bytes = WriteSessionFile(c.path, c.meta, ModelId(c.identity), slot->held, state.data(), n, &r.session.phases);
-      r.session.tokens = static_cast<int32_t>(slot->held.size());
+      job.state = StateBuffer(llama_state_seq_get_size(ctx_.get(), slot->id));
+      job.n_state = llama_state_seq_get_data(ctx_.get(), job.state.data(), job.state.size(), slot->id);
+      if (job.n_state == 0) throw std::runtime_error("could not read the KV state of slot " + std::to_string(slot->id));
+      job.tokens = slot->held;
     } else {
-      bytes = WriteSessionFile(c.path, c.meta, ModelId(c.identity), parked->tokens, parked->state.data(),
-                               parked->state.size(), &r.session.phases);
-      r.session.tokens = static_cast<int32_t>(parked->tokens.size());
+      job.state = StateBuffer(parked->state.size());
+      std::memcpy(job.state.data(), parked->state.data(), parked->state.size());
+      job.n_state = parked->state.size();
+      job.tokens = parked->tokens;
     }
-    r.session.bytes = bytes;
+    r.session.phases.state_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_state).count();
+    r.session.tokens = static_cast<int32_t>(job.tokens.size());
   } catch (const EngineError& e) {
     r.error = e.what();
     r.code = e.code();
   } catch (const std::exception& e) {
     r.error = e.what();
   }
-  r.session.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  msg_->results.push_back(std::move(r));
+  if (!r.error.empty()) {
+    r.session.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - job.t0).count();
+    msg_->results.push_back(std::move(r));
+    return;
+  }
+  job.path = std::move(c.path);
+  job.meta = std::move(c.meta);
+  job.model = ModelId(c.identity);
+  writer_->Write(std::move(job));
 }
 
 namespace {

@@ -1,7 +1,8 @@
 // Session files of the native Engine (real tiny model, greedy): a saved conversation loaded
 // into a fresh Engine continues exactly as the original would, and damaged, foreign or
 // unrelated files are refused with a clear error while the engine keeps working.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +62,29 @@ describe('session files', () => {
     expect(savedPhases.readMs).toBe(0);
     const sum = savedPhases.stateMs + savedPhases.hashMs + savedPhases.writeMs + savedPhases.syncMs;
     expect(sum).toBeLessThanOrEqual(savedMs + 0.01);
+  });
+
+  // STRATA_TEST_SAVE_GATE (a FIFO) holds each file write until the test opens the FIFO for writing.
+  it.skipIf(process.platform === 'win32')('are written beside the steps: a whole request runs while a save waits to write, then the save completes', async () => {
+    const gate = join(dir, 'gate.fifo');
+    execFileSync('mkfifo', [gate]);
+    process.env.STRATA_TEST_SAVE_GATE = gate;
+    try {
+      const path = join(dir, 'held.session');
+      const saving = source.engine.saveSession(path, followup, IDENTITY, META);
+      const other = await source.run({ prompt: source.tokens(promptText('meanwhile', 5)), maxTokens: 8, ignoreEos: true });
+      expect(other.ids).toHaveLength(8);
+      expect(existsSync(path)).toBe(false);
+      closeSync(openSync(gate, 'w'));
+      const saved = await saving;
+      expect(saved.bytes).toBe(statSync(path).size);
+      expect(parseSessionFile(readFileSync(path)).meta).toBe(META);
+      expect(saved.ms).toBeGreaterThanOrEqual(saved.phases.stateMs + saved.phases.writeMs + saved.phases.syncMs);
+    } finally {
+      delete process.env.STRATA_TEST_SAVE_GATE;
+      rmSync(gate, { force: true });
+      rmSync(join(dir, 'held.session'), { force: true });
+    }
   });
 
   it('round-trip into a fresh engine\'s idle slot and continue with the same output, reading only the new tokens', async () => {
