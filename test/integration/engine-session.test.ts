@@ -2,7 +2,7 @@
 // into a fresh Engine continues exactly as the original would, and damaged, foreign or
 // unrelated files are refused with a clear error while the engine keeps working.
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +69,7 @@ describe('session files', () => {
     const gate = join(dir, 'gate.fifo');
     execFileSync('mkfifo', [gate]);
     process.env.STRATA_TEST_SAVE_GATE = gate;
+    let released = false;
     try {
       const path = join(dir, 'held.session');
       const saving = source.engine.saveSession(path, followup, IDENTITY, META);
@@ -76,11 +77,14 @@ describe('session files', () => {
       expect(other.ids).toHaveLength(8);
       expect(existsSync(path)).toBe(false);
       closeSync(openSync(gate, 'w'));
+      released = true;
       const saved = await saving;
       expect(saved.bytes).toBe(statSync(path).size);
       expect(parseSessionFile(readFileSync(path)).meta).toBe(META);
       expect(saved.ms).toBeGreaterThanOrEqual(saved.phases.stateMs + saved.phases.writeMs + saved.phases.syncMs);
     } finally {
+      // A check failed before the release: the writer still waits on the FIFO, and the engine's close would wait for it.
+      if (!released) try { closeSync(openSync(gate, constants.O_WRONLY | constants.O_NONBLOCK)); } catch { /* no writer waiting */ }
       delete process.env.STRATA_TEST_SAVE_GATE;
       rmSync(gate, { force: true });
       rmSync(join(dir, 'held.session'), { force: true });
