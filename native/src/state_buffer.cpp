@@ -39,9 +39,13 @@ StateBuffer::StateBuffer(size_t n) {
   if (n >= kMinKept) {
     Kept& k = K();
     std::lock_guard<std::mutex> lock(k.mu);
+    // The smallest block that fits, among those whose touched pages a state this size would not
+    // mostly waste (a parked state is counted by its size, not by its block's pages).
     size_t best = k.blocks.size();
     for (size_t i = 0; i < k.blocks.size(); ++i) {
-      if (k.blocks[i].capacity >= n && (best == k.blocks.size() || k.blocks[i].capacity < k.blocks[best].capacity)) best = i;
+      const Block& b = k.blocks[i];
+      if (b.capacity < n || b.touched > 2 * n) continue;
+      if (best == k.blocks.size() || b.capacity < k.blocks[best].capacity) best = i;
     }
     if (best < k.blocks.size()) {
       const Block b = k.blocks[best];
@@ -56,7 +60,7 @@ StateBuffer::StateBuffer(size_t n) {
   }
   // Room to grow for a block that may be kept: twice the size, at most the allowance.
   size_t cap = n;
-  if (n >= kMinKept && n <= kKeepBytes) cap = (std::min(2 * n, std::max(n, kKeepBytes)) + kRound - 1) / kRound * kRound;
+  if (n >= kMinKept && n <= kKeepBytes) cap = (std::min(2 * n, kKeepBytes) + kRound - 1) / kRound * kRound;
   data_ = static_cast<uint8_t*>(std::malloc(cap));
   if (!data_ && cap > n) data_ = static_cast<uint8_t*>(std::malloc(cap = n));  // no address space to spare
   if (!data_) throw std::bad_alloc();

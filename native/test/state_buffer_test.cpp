@@ -44,10 +44,15 @@ int main() {
   }
   EXPECT(StateBuffer::KeptBlocks() == 2);
   EXPECT(StateBuffer::KeptBytes() == 160 * MiB);
-  // The smallest block that fits is taken.
+  // The smallest block that fits is taken, unless its touched pages are more than twice the state.
+  {
+    StateBuffer half(35 * MiB);
+    EXPECT(half.data() == first);  // 70 MiB touched, 80 reserved
+  }
   {
     StateBuffer small(10 * MiB);
-    EXPECT(small.data() == first);
+    EXPECT(small.data() != first);
+    EXPECT(StateBuffer::KeptBlocks() == 2);
   }
   // Under 1 MiB: malloc's own business, never kept.
   StateBuffer::DropKept();
