@@ -157,6 +157,7 @@ class Engine {
   void FailEverything(const std::string& reason);
   bool WaitForWork(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void GatherBurst(std::unique_lock<std::mutex>& lock);
+  void TakeSaved();  // the session writer's finished saves into msg_
   void HandleCommands(std::deque<Command>& cmds, std::vector<uint64_t>& cancels);
   void CancelRequest(uint64_t key, std::set<uint64_t>& unmatched);
   void CloseAll();
@@ -224,7 +225,6 @@ class Engine {
 
   // engine_session.cpp
   void DoSaveSession(Command& c);
-  void TakeSaved();  // the writer's finished saves into msg_ (engine thread)
   void DoLoadSession(Command& c);
   bool LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases);
   void LoadIntoPark(SessionData& d, SessionPhases* phases);

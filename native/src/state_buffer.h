@@ -4,10 +4,10 @@
 // tried and dropped, since their compaction stalled the engine thread for tens of ms at times.
 //
 // Freed blocks of 1 MiB and more are kept (256 MiB of touched pages in all at most) and handed to
-// the next buffer that fits: a fresh block's first touch faults every page in, which in a VM cost
-// 3 ms per MiB (a 0.5B model's 4.8K-token state: 170 ms to copy into new memory, 5 ms into
-// reused), and parks and prefix-cache saves come one after another with states of about the same
-// size. A fresh block that may be kept is reserved twice as large as asked (untouched pages cost
+// the next buffer that fits: a fresh block's first touch faults every page in, which on a 2-core
+// VM made the engine's copy of a 0.5B model's 3-6K-token state (37-74 MB) take 134-290 ms into new
+// memory and 30-39 ms into a kept block, and parks and prefix-cache saves come one after another
+// with states of about the same size. A fresh block that may be kept is reserved twice as large as asked (untouched pages cost
 // address space, not memory), so a conversation that grew still fits the block its last save used.
 #pragma once
 #include <cstddef>
