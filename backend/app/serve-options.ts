@@ -156,7 +156,7 @@ export const SERVE_OPTIONS = {
   /** Speculative decoding: prompt-lookup (n-gram) drafts. */
   specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false", { perModel: true }),
   /** Speculative decoding: a draft model with the model's vocabulary. */
-  draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary); on the command line the first model\'s', { defaultText: 'none', perModel: true }),
+  draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary), or an EAGLE-3 / DFlash drafter made for the model (recognised from the file); on the command line the first model\'s', { defaultText: 'none', perModel: true }),
   /** A projector GGUF (llama.cpp's mmproj) for images: the first model's, or per model in the config's "models" section. */
   mmproj: option(str, null, 'a projector GGUF (llama.cpp\'s mmproj) made for the model: it reads images (image_url, image blocks, input_image); on the command line the first model\'s', { defaultText: 'none (text only)', perModel: true }),
   draftMax: option(int(1, 256), null, 'draft tokens per sequence per step', { ...ENGINE, perModel: true }),

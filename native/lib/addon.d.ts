@@ -149,7 +149,11 @@ export interface EngineOptions {
 export interface SpeculativeOptions {
   /** Prompt lookup: draft the tokens that followed the latest earlier occurrence of the sequence's last n-gram. */
   ngram?: boolean;
-  /** A GGUF with the model's exact vocabulary; drafts where n-gram lookup found nothing (or alone). */
+  /**
+   * A GGUF with the model's exact vocabulary: a draft model (drafts where n-gram lookup found
+   * nothing, or alone), or a drafter made for the model that reads its hidden states (an EAGLE-3
+   * head, a DFlash or DSpark block drafter: recognised from the file, drafts in place of n-grams).
+   */
   draftModel?: string;
   /** Draft tokens per sequence per step (default 8, 1..256). */
   draftMax?: number;
@@ -158,7 +162,7 @@ export interface SpeculativeOptions {
   /** n-gram lengths tried, longest first (default 2..4). */
   ngramMin?: number;
   ngramMax?: number;
-  /** Draft model and MTP head: stop a draft at a token they give less probability than this (default 0.5; 0 = never). */
+  /** Draft model, drafter and MTP head: stop a draft at a token they give less probability than this (default 0.5; 0 = never). */
   draftPMin?: number;
   /**
    * The model's own multi-token-prediction (MTP, NextN) head: 'auto' (default) drafts with it when
@@ -454,8 +458,12 @@ export interface ModelInfo {
    * document + suffix (special tokens from the vocabulary's add-BOS/EOS/SEP flags). null otherwise.
    */
   rerank: { template: string | null; prefix: number[]; separator: number[]; suffix: number[] } | null;
-  /** Speculative decoding as loaded (draftMax 0: off); mtp: drafts come from the model's MTP head. */
-  speculative: { ngram: boolean; mtp: boolean; draftModel: string | null; draftMax: number };
+  /**
+   * Speculative decoding as loaded (draftMax 0: off); mtp: drafts come from the model's MTP head;
+   * draftKind: what draftModel is ('model': a draft model; 'eagle3', 'dflash', 'dspark': a drafter
+   * reading the model's hidden states), null without one.
+   */
+  speculative: { ngram: boolean; mtp: boolean; draftModel: string | null; draftKind: DraftKind | null; draftMax: number };
   /** What the fit decided (EngineOptions.fit); null when the model loaded without fitting. */
   fit: FitReport | null;
 }
@@ -663,7 +671,9 @@ export declare function rpcServe(host: string, port: number, threads: number): v
  * with a classification head, pooling 'rank', bge-reranker-like: one score per query-document pair); copy, copy-0.5b:
  * hand-set weights whose greedy continuation copies the context (copy-0.5b at Qwen2-0.5B's size and speed).
  */
-export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp';
+export type DraftKind = 'model' | 'eagle3' | 'dflash' | 'dspark';
+
+export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'eagle3' | 'dflash';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

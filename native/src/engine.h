@@ -22,7 +22,7 @@
 
 #include "cpu_threadpool.h"
 #include "draft_model.h"
-#include "draft_mtp.h"
+#include "draft_head.h"
 #include "draft_prediction.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
@@ -64,7 +64,7 @@ class Engine {
   // Before Start: the projector images are evaluated with (null: the model reads text only).
   void SetVision(std::shared_ptr<Vision> vision) { vision_ = std::move(vision); }
   // Before Start: drafting from the model's MTP head (null: none); shares the target's thread pools.
-  void SetMtp(std::shared_ptr<MtpDrafter> mtp) { mtp_ = std::move(mtp); }
+  void SetHead(std::shared_ptr<HeadDrafter> mtp) { head_ = std::move(mtp); }
 
   void Start();
 
@@ -217,7 +217,7 @@ class Engine {
 
   // engine_draft.cpp
   void PrepareDrafts();
-  void PrepareMtpDrafts();  // engine_draft_mtp.cpp: the MTP head's drafts, after PrepareDrafts
+  void PrepareHeadDrafts();  // engine_draft_head.cpp: the MTP head's drafts, after PrepareDrafts
 
   // engine_embed.cpp
   bool StepEmbeddings();
@@ -259,7 +259,7 @@ class Engine {
 
   std::unique_ptr<DraftModel> draft_;  // engine thread only
   std::shared_ptr<Vision> vision_;     // set before Start; Eval on the engine thread only
-  std::shared_ptr<MtpDrafter> mtp_;    // set before Start; engine thread only
+  std::shared_ptr<HeadDrafter> head_;    // set before Start; engine thread only
 
   // Engine thread only.
   std::vector<Slot> slots_;

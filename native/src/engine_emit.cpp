@@ -79,7 +79,7 @@ void Engine::SampleAndEmit(Slot& s) {
     for (int32_t i = 0; i < kept; ++i) totals_.accepted_at[static_cast<size_t>(i)]++;
   }
   // The MTP head goes on from the hidden state of the last token kept.
-  if (mtp_ && !draft.empty()) mtp_->Accept(s.id, kept);
+  if (head_ && !draft.empty()) head_->Accept(s.id, kept);
   // Rejected (or never reached) draft tokens leave the KV, which then matches `held` again.
   if (s.held.size() < kv_end) llama_memory_seq_rm(mem_, s.id, static_cast<llama_pos>(s.held.size()), -1);
 }

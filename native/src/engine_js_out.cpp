@@ -265,6 +265,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   spec.Set("ngram", m.spec_ngram);
   spec.Set("mtp", m.spec_mtp);
   spec.Set("draftModel", m.draft_model.empty() ? env.Null() : Napi::String::New(env, m.draft_model));
+  spec.Set("draftKind", m.draft_kind.empty() ? env.Null() : Napi::String::New(env, m.draft_kind));
   spec.Set("draftMax", m.draft_max);
   o.Set("speculative", spec);
   o.Set("fit", m.fit.on ? Napi::Value(FitReportToJs(env, m.fit)) : env.Null());

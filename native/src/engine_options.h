@@ -13,12 +13,14 @@ namespace strata {
 // Speculative decoding: draft tokens each step for decoding sequences, verified in the same batch.
 struct SpeculativeConfig {
   bool ngram = false;        // prompt lookup: continue a matching n-gram of the sequence's own tokens
-  std::string draft_model;   // a GGUF with the same vocabulary ("" = none); ngram first when both
+  // A GGUF with the same vocabulary ("" = none): a draft model (ngram first when both), or an
+  // EAGLE-3 / DFlash drafter made for the model (draft_head.h; in place of n-grams).
+  std::string draft_model;
   int32_t draft_max = 8;     // draft tokens per sequence per step
   int32_t draft_min = 1;     // fewer than this: no draft (a short draft costs a verify for little)
   int32_t ngram_min = 2, ngram_max = 4;  // n-gram lengths tried, longest first
   float draft_p_min = 0.5f;  // draft model and MTP head: stop drafting at a token it gives less than this
-  // The model's own MTP (NextN) head (draft_mtp.h): -1 when the model has one and no draft model is
+  // The model's own MTP (NextN) head (draft_head.h): -1 when the model has one and no draft model is
   // given (it then replaces n-grams), 0 never (its layers are not even loaded), 1 always (a model
   // without one fails to load).
   int32_t mtp = -1;
@@ -173,8 +175,10 @@ struct ModelInfo {
   // add-BOS/EOS/SEP flags.
   std::string rerank_template;
   std::vector<llama_token> rerank_prefix, rerank_separator, rerank_suffix;
-  // Speculative decoding as loaded: the draft model's description ("" = none), n-gram on/off.
+  // Speculative decoding as loaded: the draft model's description ("" = none) and what it is
+  // ("model": a draft model; "eagle3", "dflash", "dspark": a drafter reading the hidden states), n-gram on/off.
   std::string draft_model;
+  std::string draft_kind;
   std::string mmproj;  // the projector's path ("" = the model reads text only)
   bool spec_ngram = false;
   bool spec_mtp = false;  // drafts come from the model's MTP head

@@ -65,7 +65,7 @@ size_t Engine::EvictIdle(size_t need, const Slot* keep) {
     victim->held.clear();
     PoolCut(*victim, 0);
     if (draft_) draft_->Forget(victim->id);
-    if (mtp_) mtp_->Forget(victim->id);
+    if (head_) head_->Forget(victim->id);
     const size_t now = PoolUsed();
     freed = before > now ? before - now : 0;
   }
@@ -113,7 +113,7 @@ bool Engine::EndLatestForPool(bool in_batch_only) {
     s->held.clear();
     PoolCut(*s, 0);
     if (draft_) draft_->Forget(s->id);
-    if (mtp_) mtp_->Forget(s->id);
+    if (head_) head_->Forget(s->id);
   }
   return true;
 }

@@ -163,7 +163,7 @@ bool Engine::Step() {
   step_accepted_ = 0;
   draft_ms_ = 0;
   PrepareDrafts();
-  PrepareMtpDrafts();
+  PrepareHeadDrafts();
   ReservePool();
   const bool imaged = EvalImages();
   PlanBatch();
@@ -190,7 +190,7 @@ bool Engine::Step() {
   }
   llama_synchronize(ctx_.get());
   // The MTP head reads this batch with the target's hidden states (a failure only ends its drafts).
-  if (mtp_) mtp_->Process(*batch_);
+  if (head_) head_->Process(*batch_);
   const auto t_decoded = Clock::now();
   tr.decode_ms = Ms(t_decode, t_decoded);
   steps_++;

@@ -87,13 +87,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
       r->loaded.draft_model = nullptr;
       r->loaded.draft_ctx = nullptr;
     }
-    if (r->loaded.mtp) r->cfg.spec.ngram = false;  // the MTP head drafts in place of n-grams
+    if (r->loaded.head) r->cfg.spec.ngram = false;  // the head drafts in place of n-grams
     batch_ = r->cfg.batch;
     engine_ = std::make_unique<Engine>(r->loaded.model, r->loaded.ctx, r->loaded.pools, std::move(draft), r->cfg,
                                        r->loaded.info, std::move(sink));
     vision_ = std::move(r->loaded.vision);  // before the engine is freed: the engine frees the model last
     engine_->SetVision(vision_);
-    engine_->SetMtp(std::move(r->loaded.mtp));
+    engine_->SetHead(std::move(r->loaded.head));
     r->loaded.model = nullptr;  // the engine owns them now
     r->loaded.ctx = nullptr;
     r->loaded.pools = CpuThreadpools{};

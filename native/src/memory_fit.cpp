@@ -9,6 +9,7 @@
 
 #include "../src/llama-ext.h"  // llama_get_memory_breakdown (LLAMA_API, the staging header of the pinned source)
 #include "common_log.h"
+#include "draft_head.h"
 #include "fit.h"  // llama.cpp's fitter: common/fit.h of the pinned source
 #include "llama_log.h"
 #include "placement.h"
@@ -16,6 +17,15 @@
 namespace strata {
 
 namespace {
+
+// An unreadable file is left to the load to report.
+bool IsHeadDrafter(const std::string& path) {
+  try {
+    return ReadDrafterFile(path).kind != HeadKind::kNone;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 
 // The fitter sets llama's global logger while it measures: one fit at a time per process.
 std::mutex g_fit_mutex;
@@ -158,7 +168,9 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
   llama_context_params cp_draft = cp_asked;
   cp_draft.embeddings = false;
   cp_draft.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
-  const bool with_draft = !cfg.spec.draft_model.empty();
+  // A drafter that reads the target's hidden states (EAGLE-3, DFlash) is left out, as the MTP head
+  // is: its context cannot be made without the target's, and it holds one layer's weights and KV.
+  const bool with_draft = !cfg.spec.draft_model.empty() && !IsHeadDrafter(cfg.spec.draft_model);
   const common_fit_extra_model extra{cfg.spec.draft_model.c_str(), &mp_draft, &cp_draft, false};
 
   // Memory other models of this server hold that a device does not report as used (the model pool

@@ -281,19 +281,43 @@ void Warmup(llama_context* ctx, llama_model* model) {
 }
 
 // The draft model on the same devices, with a context of the target's shape (sequences, context
-// per slot, batch) that shares the target's CPU thread pools.
+// per slot, batch) that shares the target's CPU thread pools. A drafter GGUF that reads the target's
+// hidden states (EAGLE-3, DFlash, DSpark) becomes the model's head drafter instead.
 void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_context_params cp, LoadedModel& m) {
   const std::string& path = cfg.spec.draft_model;
   CheckModelFile(path);
+  const DrafterFile file = ReadDrafterFile(path);
+  llama_model* draft = nullptr;
   {
     LlamaLogCapture capture;
-    m.draft_model = llama_model_load_from_file(path.c_str(), mp);
-    if (!m.draft_model) {
+    draft = llama_model_load_from_file(path.c_str(), mp);
+    if (!draft) {
       const std::string why = capture.Errors();
       throw std::runtime_error("failed to load draft model " + path + (why.empty() ? "" : ": " + why));
     }
   }
-  CheckSameVocab(m.model, m.draft_model, path);
+  try {
+    CheckSameVocab(m.model, draft, path);
+  } catch (...) {
+    llama_model_free(draft);
+    throw;
+  }
+  char desc[256];
+  llama_model_desc(draft, desc, sizeof desc);
+  m.info.draft_model = desc;
+  m.info.draft_kind = file.kind == HeadKind::kNone ? "model" : HeadKindName(file.kind);
+  if (file.kind != HeadKind::kNone) {
+    LlamaLogCapture capture;
+    try {
+      m.head = std::make_shared<HeadDrafter>(file, draft, m.ctx, cp, cfg.slots, cfg.spec.draft_max, cfg.spec.draft_p_min);
+    } catch (const std::exception& e) {
+      const std::string why = capture.Errors();
+      throw std::runtime_error("draft model " + path + ": " + e.what() + (why.empty() ? "" : ": " + why));
+    }
+    if (m.pools.pool) llama_attach_threadpool(m.head->ctx(), m.pools.pool, m.pools.batch);
+    return;
+  }
+  m.draft_model = draft;
   cp.embeddings = false;
   cp.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
   LlamaLogCapture capture;
@@ -310,20 +334,21 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
 // draft model is given. Its context has the target's shape and shares its CPU thread pools.
 void LoadMtp(const EngineConfig& cfg, const llama_context_params& cp, bool embedding, LoadedModel& m) {
   const bool has = MtpLayersOf(m.model) > 0;
+  const bool draft_given = !cfg.spec.draft_model.empty();
   if (cfg.spec.mtp == 1 && !has) {
     throw std::runtime_error("speculative mtp: " + cfg.model + " has no MTP layers (nextn_predict_layers)");
   }
-  if (cfg.spec.mtp == 1 && m.draft_model) throw std::runtime_error("speculative mtp drafts with the model's own head: give no draftModel");
+  if (cfg.spec.mtp == 1 && draft_given) throw std::runtime_error("speculative mtp drafts with the model's own head: give no draftModel");
   if (cfg.spec.mtp == 1 && embedding) throw std::runtime_error("speculative decoding is for text models; this one makes embeddings");
-  if (!has || embedding || cfg.spec.mtp == 0 || (cfg.spec.mtp == -1 && m.draft_model)) return;
+  if (!has || embedding || cfg.spec.mtp == 0 || draft_given) return;
   LlamaLogCapture capture;
   try {
-    m.mtp = std::make_shared<MtpDrafter>(m.model, m.ctx, cp, cfg.slots, cfg.spec.draft_max, cfg.spec.draft_p_min);
+    m.head = std::make_shared<HeadDrafter>(m.model, m.ctx, cp, cfg.slots, cfg.spec.draft_max, cfg.spec.draft_p_min);
   } catch (const std::exception& e) {
     const std::string why = capture.Errors();
     throw std::runtime_error(std::string(e.what()) + (why.empty() ? "" : ": " + why));
   }
-  if (m.pools.pool) llama_attach_threadpool(m.mtp->ctx(), m.pools.pool, m.pools.batch);
+  if (m.pools.pool) llama_attach_threadpool(m.head->ctx(), m.pools.pool, m.pools.batch);
 }
 
 // The llama parameters `cfg` asks for, on `devs`: what the fitter adjusts and the load uses.
@@ -539,15 +564,10 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.pooling = embedding ? PoolingName(p.cp.pooling_type) : "";
   m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
   if (embedding && p.cp.pooling_type == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
-  m.info.spec_ngram = cfg.spec.ngram && !m.mtp;  // the MTP head drafts in place of n-grams
-  m.info.spec_mtp = m.mtp != nullptr;
-  m.info.draft_max = m.mtp ? m.mtp->draft_max() : cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
+  m.info.spec_ngram = cfg.spec.ngram && !m.head;  // a head drafts in place of n-grams
+  m.info.spec_mtp = m.head && m.head->kind() == HeadKind::kMtp;
+  m.info.draft_max = m.head ? m.head->draft_max() : cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
   m.info.mmproj = m.vision ? cfg.mmproj : "";
-  if (m.draft_model) {
-    char buf[256];
-    llama_model_desc(m.draft_model, buf, sizeof buf);
-    m.info.draft_model = buf;
-  }
   m.info.batch = cfg.batch;
   const bool cpu_only = p.devs.empty() || p.mp.n_gpu_layers == 0;
   m.info.decode_prompt_budget = cfg.decode_prompt_budget > 0 ? std::min(cfg.decode_prompt_budget, cfg.batch)
@@ -559,7 +579,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
 
 void FreeLoadedModel(LoadedModel& m) {
   m.vision.reset();  // before the model it was made for
-  m.mtp.reset();  // before the target's context, whose hidden states it reads
+  m.head.reset();  // before the target's context, whose hidden states it reads
   if (m.draft_ctx) llama_free(m.draft_ctx);
   if (m.draft_model) llama_model_free(m.draft_model);
   m.draft_ctx = nullptr;

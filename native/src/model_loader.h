@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cpu_threadpool.h"
-#include "draft_mtp.h"
+#include "draft_head.h"
 #include "engine_options.h"
 #include "llama.h"
 #include "memory_fit.h"
@@ -23,8 +23,9 @@ struct LoadedModel {
   llama_model* draft_model = nullptr;
   llama_context* draft_ctx = nullptr;
   std::shared_ptr<Vision> vision;  // the projector (cfg.mmproj), or null
-  // Drafting from the model's own MTP head (cfg.spec.mtp), or null; its context shares `pools`.
-  std::shared_ptr<MtpDrafter> mtp;
+  // Drafting from the model's own MTP head (cfg.spec.mtp) or a drafter GGUF that reads the model's
+  // hidden states (cfg.spec.draft_model: EAGLE-3, DFlash), or null; its context shares `pools`.
+  std::shared_ptr<HeadDrafter> head;
 };
 
 // Throws std::runtime_error with a message that names the problem (missing file, not a

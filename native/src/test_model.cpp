@@ -22,6 +22,7 @@
 #include "gguf.h"
 #include "llama.h"
 #include "test_model_copy.h"
+#include "test_model_drafter.h"
 
 namespace strata {
 
@@ -32,7 +33,8 @@ struct Shape {
   int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, ctx_train;
   bool tied_output;
   float rope_base, rms_eps;
-  const char * arch = "llama";  // "llama" (decoder), "bert" (encoder) or "glm4moe" (decoder + MTP head)
+  // "llama" (decoder), "bert" (encoder), "glm4moe" (decoder + MTP head), "eagle3" or "dflash" (drafters)
+  const char * arch = "llama";
   const char * pooling = "";    // embedding models: the pooling written to the GGUF
   bool copy = false;            // hand-set weights that copy the context (test_model_copy.h)
 };
@@ -59,6 +61,9 @@ const Shape kShapes[] = {
     // multi-token-prediction (NextN) block after them (n_layer counts the trunk only): the
     // smallest model llama.cpp drafts from with its own MTP head on the CPU.
     {"mtp", 128, 2, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "glm4moe"},
+    // Drafters for tiny (test_model_drafter.h): an EAGLE-3 head and a DFlash block drafter.
+    {"eagle3", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "eagle3"},
+    {"dflash", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "dflash"},
 };
 
 // The MTP block's mixture of experts (GLM's NextN block is an MoE layer): two small experts, one
@@ -88,7 +93,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b' or 'mtp', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'eagle3' or 'dflash', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -225,7 +230,19 @@ std::vector<TensorPlan> PlanGlmMtpTensors(const Shape & s, ggml_type wtype, int6
   return plan;
 }
 
+std::vector<TensorPlan> PlanDrafterTensors(const Shape & s, ggml_type wtype, const WeightScales & w) {
+  using F = DrafterTensor::Family;
+  std::vector<TensorPlan> plan;
+  for (const DrafterTensor & t : DrafterTensors(s.arch, s.n_embd, s.n_head, s.n_head_kv, s.n_ff)) {
+    const float std = t.family == F::kNorm ? 0.0f : t.family == F::kQk ? w.qk : t.family == F::kV ? w.v
+                    : t.family == F::kO ? w.o : t.family == F::kDown ? w.down : w.up;
+    plan.push_back({t.name, t.ne0, t.ne1, t.family == F::kNorm ? GGML_TYPE_F32 : wtype, std});
+  }
+  return plan;
+}
+
 std::vector<TensorPlan> PlanTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
+  if (IsDrafterArch(s.arch)) return PlanDrafterTensors(s, wtype, w);
   if (std::string(s.arch) == "bert") return PlanBertTensors(s, wtype, n_vocab, w);
   if (std::string(s.arch) == "glm4moe") return PlanGlmMtpTensors(s, wtype, n_vocab, w);
   const int64_t head_dim = s.n_embd / s.n_head;
@@ -373,6 +390,7 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   }
   gguf_set_kv(g, tokenizer.get());
   if (!spec.chat_template.empty()) gguf_set_val_str(g, "tokenizer.chat_template", spec.chat_template.c_str());
+  if (IsDrafterArch(a)) SetDrafterMetadata(g, a, s.n_embd, n_vocab);
   // Encoders read token types; a vocab without the count gets BERT's two.
   if (a == "bert" && gguf_find_key(g, "tokenizer.ggml.token_type_count") < 0) {
     gguf_set_val_u32(g, "tokenizer.ggml.token_type_count", 2);

@@ -27,7 +27,7 @@ describe('drafts from the model\'s MTP head', () => {
   it('are on by default for a model with one, and give the same greedy tokens over many rounds, three sequences at once', async () => {
     const model = await ensureTestModel(mixed);
     await withEngine({ model, ctx: 256, slots: 3, threads: 2, speculative: spec }, async (eng) => {
-      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: true, draftModel: null, draftMax: 4 });
+      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: true, draftModel: null, draftKind: null, draftMax: 4 });
       const prompts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map((t, i) => eng.tokens(promptText(t, 6 + 3 * i)));
       const base: RunResult[] = [];
       for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 16, ignoreEos: true, ...off }));
@@ -144,7 +144,7 @@ describe('drafts from the model\'s MTP head', () => {
       .rejects.toThrow(/has no MTP layers/);
     const model = await ensureTestModel(mixed);
     await withEngine({ model, ctx: 128, slots: 1, threads: 2, speculative: { ...spec, mtp: 'off' } }, async (eng) => {
-      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: false, draftModel: null, draftMax: 0 });
+      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: false, draftModel: null, draftKind: null, draftMax: 0 });
       const r = await eng.run({ prompt: eng.tokens(promptText('plain', 8)), maxTokens: 8, ignoreEos: true });
       expect(r.done.drafted ?? 0).toBe(0);
     });

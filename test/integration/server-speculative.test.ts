@@ -31,7 +31,7 @@ describe('speculative decoding in the server', () => {
     expect(m.totals.drafted_tokens - before.drafted_tokens).toBe(t.draft_n);
     expect(m.totals.accepted_tokens - before.accepted_tokens).toBe(t.draft_n_accepted);
     expect(m.totals.draft_acceptance).toBe(1);
-    expect(m.model.speculative).toEqual({ ngram: false, mtp: false, draftModel: expect.any(String), draftMax: 4 });
+    expect(m.model.speculative).toEqual({ ngram: false, mtp: false, draftModel: expect.any(String), draftKind: 'model', draftMax: 4 });
     const last = m.requests.at(-1);
     expect(last.drafted).toBe(t.draft_n);
     const prom = (await raw(srv.port, 'GET', '/metrics/prometheus')).body;
@@ -58,5 +58,23 @@ describe('speculative decoding in the server', () => {
     const r = await json(srv.port, 'POST', '/v1/chat/completions', { messages: [{ role: 'user', content: 'x' }], speculative: { n_max: -1 } });
     expect(r.status).toBe(400);
     expect(r.body.error.param).toBe('speculative.n_max');
+  });
+
+  it('an EAGLE-3 drafter as the draft model: /v1/models and /metrics say so, and the answer equals the one without drafts', async () => {
+    const model = await ensureTestModel({});
+    const drafter = await ensureTestModel({ shape: 'eagle3' });
+    const eagle = await startServer(model, { ctx: 512, draftModel: drafter, draftMax: 3, draftPMin: 0 });
+    try {
+      const listed = (await json(eagle.port, 'GET', '/v1/models')).body.data[0];
+      expect(listed.meta.speculative).toMatchObject({ ngram: false, mtp: false, draftKind: 'eagle3', draftMax: 3 });
+      const body = { messages: [{ role: 'user', content: 'Name three rivers.' }], temperature: 0, max_tokens: 12, ignore_eos: true };
+      const off = await json(eagle.port, 'POST', '/v1/chat/completions', { ...body, speculative: { n_max: 0 } });
+      const on = await json(eagle.port, 'POST', '/v1/chat/completions', body);
+      expect(on.body.choices[0].message.content).toBe(off.body.choices[0].message.content);
+      expect((on.body.timings as Timings).draft_n).toBeGreaterThan(0);
+      expect((await metrics(eagle.port)).model.speculative.draftKind).toBe('eagle3');
+    } finally {
+      await eagle.close();
+    }
   });
 });

@@ -1,4 +1,4 @@
-// Drafts from the model's MTP head (draft_mtp.h), planned after the other drafts of the step: every
+// Drafts from the model's MTP head (draft_head.h), planned after the other drafts of the step: every
 // decoding sequence left without a draft (no prediction to follow) gets the head's, all in one
 // batched run of the head, within the room the step has left. Engine thread only.
 #include <algorithm>
@@ -8,8 +8,8 @@
 
 namespace strata {
 
-void Engine::PrepareMtpDrafts() {
-  if (!mtp_ || !mtp_->ok()) return;
+void Engine::PrepareHeadDrafts() {
+  if (!head_ || !head_->ok()) return;
   const SpeculativeConfig& sp = cfg_.spec;
   int32_t decoders = 0, drafted = 0;
   bool prompts = false;
@@ -24,7 +24,7 @@ void Engine::PrepareMtpDrafts() {
   }
   // As PrepareDrafts: drafts never crowd out every decoder's token and a prompt's share.
   int32_t room = cfg_.batch - decoders - drafted - (prompts ? info_.decode_prompt_budget : 0);
-  std::vector<MtpJob> jobs;
+  std::vector<HeadJob> jobs;
   std::vector<Slot*> job_slots;
   for (Slot& s : slots_) {
     Active* a = s.run.get();
@@ -34,7 +34,7 @@ void Engine::PrepareMtpDrafts() {
     k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
     k = std::min(k, room);
     if (k < std::max(1, sp.draft_min)) continue;
-    MtpJob job;
+    HeadJob job;
     job.seq = s.id;
     job.held = &s.held;
     job.last = a->pending;
@@ -45,7 +45,7 @@ void Engine::PrepareMtpDrafts() {
   }
   if (jobs.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  mtp_->Draft(jobs);
+  head_->Draft(jobs);
   draft_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (static_cast<int32_t>(jobs[i].out.size()) >= sp.draft_min) job_slots[i]->run->draft = std::move(jobs[i].out);
