@@ -73,10 +73,28 @@ function withoutVolatileBlocks(system: unknown): unknown {
   return system.filter((b) => !(isRecord(b) && b.type === 'text' && typeof b.text === 'string' && b.text.startsWith('x-anthropic-billing-header:')));
 }
 
+/**
+ * System messages before the first assistant turn join the system prompt; later ones keep their
+ * place. Claude Code sends its environment (working folder, deferred tools, agents, skills, the date:
+ * the same for every session in a project on a day) as a system message after the task, so in place
+ * each new session's task would come before it and cost the reuse of its ~2K tokens; joined, a new
+ * session reads only its task. Every turn of a session has the same early messages, so the prompt
+ * stays a prefix of the next turn's.
+ */
+function joinEarlySystem(messages: ChatMessage[]): ChatMessage[] {
+  const firstAssistant = messages.findIndex((m) => m.role === 'assistant');
+  const end = firstAssistant < 0 ? messages.length : firstAssistant;
+  const early = messages.slice(0, end);
+  const system = early.filter((m) => m.role === 'system');
+  if (system.length === 0 || (system.length === 1 && early[0] === system[0])) return messages;
+  const joined: ChatMessage = { role: 'system', content: system.map((m) => m.content).join('\n\n') };
+  return [joined, ...early.filter((m) => m.role !== 'system'), ...messages.slice(end)];
+}
+
 /** One Anthropic message -> chat messages (a user turn with tool results is several). */
 function convertMessage(v: unknown, path: string, ids: Set<string>, images: ImageCounter): ChatMessage[] {
   const m = requireObject(v, path);
-  // system messages inside messages (Claude Code sends them between turns) keep their place.
+  // system messages inside messages (Claude Code sends them between turns): see joinEarlySystem.
   const role = checkEnum(get(m, 'role'), field(path, 'role'), ['user', 'assistant', 'system'] as const);
   const cp = field(path, 'content');
   const content = get(m, 'content');
@@ -206,6 +224,7 @@ export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' |
   const ids = new Set<string>();
   const images = new ImageCounter();
   list.forEach((m, i) => messages.push(...convertMessage(m, field('messages', i), ids, images)));
+  const conversation = joinEarlySystem(messages);
   const { tools, omitted: omittedTools } = parseTools(get(obj, 'tools'));
   const { choice, parallel } = parseToolChoice(get(obj, 'tool_choice'), tools);
   // thinking: {type: "enabled" | "adaptive" | "disabled"} -> the templates' enable_thinking switch
@@ -220,7 +239,7 @@ export function parseConversation(obj: Json): Pick<MessagesRequest, 'messages' |
     if (type === 'enabled') thinkingBudget = optNumber(t, 'budget_tokens', 'thinking', { integer: true, min: 0 }) ?? null;
   }
   checkAccepted(obj);
-  return { messages, tools, omittedTools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs, thinkingBudget, effort: parseEffort(obj) };
+  return { messages: conversation, tools, omittedTools, toolChoice: choice, parallelToolCalls: parallel, templateKwargs, thinkingBudget, effort: parseEffort(obj) };
 }
 
 /** output_config.effort: max is the most this server offers, high's budget. */

@@ -4,7 +4,9 @@
 // the next turn of a session reuses at least 95% of the previous prompt, and the first request of a
 // new session of the same client (Claude Code's billing header differs per session) reuses at least
 // 90% of the client's system prompt and tools, after a restart (the first server saved the first
-// session's prompt, the second loads it) and on the same server without the prefix cache.
+// session's prompt, the second loads it) and on the same server without the prefix cache; it reads
+// anew only its own task (Claude Code's environment, a system message it sends after the task, joins
+// the system prompt).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_CLIENTS, loadAgentSession, prepared, replay, type AgentDialect, type Replayed } from '../../tools/bench-compare/agents-replay.js';
@@ -13,6 +15,8 @@ import { startServer, tempDir, type Running } from './server-helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const CTX = 32768;
+/** The second session's task (one short sentence) with the template's tokens around it. */
+const NEW_TASK_TOKENS = 64;
 const dirs = tempDir('strata-agent-reuse-');
 let modelPath: string;
 
@@ -80,6 +84,7 @@ describe.each(AGENT_CLIENTS)('%s: recorded requests replayed', (client) => {
       console.log(`${client} second session after a restart: prompt ${r.prompt}, cached ${r.cached} (system prompt and tools ${base})`);
       expect(srv.logs.some((l) => l.includes('prefix cache: loaded'))).toBe(true);
       expect(r.cached).toBeGreaterThanOrEqual(0.9 * base);
+      expect(r.prompt - r.cached, 'tokens read anew: the task and the template around it').toBeLessThanOrEqual(NEW_TASK_TOKENS);
     } finally {
       await srv.close();
     }
@@ -93,6 +98,7 @@ describe.each(AGENT_CLIENTS)('%s: recorded requests replayed', (client) => {
       const r = await send(srv, s.second);
       console.log(`${client} second session on the same server: prompt ${r.prompt}, cached ${r.cached} (system prompt and tools ${base})`);
       expect(r.cached).toBeGreaterThanOrEqual(0.9 * base);
+      expect(r.prompt - r.cached, 'tokens read anew: the task and the template around it').toBeLessThanOrEqual(NEW_TASK_TOKENS);
     } finally {
       await srv.close();
     }

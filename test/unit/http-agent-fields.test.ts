@@ -3,7 +3,7 @@
 // cache_control, server tools and the per-session billing header; in Responses (Codex CLI)
 // namespace tools, hosted tools, include, prompt_cache_key and xhigh effort. Each is accepted (a
 // field that changes nothing is checked for shape only), and each malformed value is a 400 naming it.
-import { rmSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -21,14 +21,34 @@ import { serveScripted, type ScriptedServer } from '../helpers/scripted-server.j
 const user = [{ role: 'user', content: 'fix the bug' }];
 
 describe('Messages: what Claude Code sends', () => {
-  it('keeps system messages inside messages in their place, as system messages', () => {
+  it('joins system messages before the first assistant turn to the system prompt; later ones keep their place', () => {
     const r = parseMessagesRequest({
       max_tokens: 8, system: 'top',
-      messages: [{ role: 'user', content: 'a' }, { role: 'system', content: [{ type: 'text', text: 'reminder' }] }, { role: 'assistant', content: 'b' }],
+      messages: [
+        { role: 'user', content: 'a' }, { role: 'system', content: [{ type: 'text', text: 'environment' }] }, { role: 'assistant', content: 'b' },
+        { role: 'system', content: 'reminder' }, { role: 'user', content: 'c' },
+      ],
     });
     expect(r.messages).toEqual([
-      { role: 'system', content: 'top' }, { role: 'user', content: 'a' }, { role: 'system', content: 'reminder' }, { role: 'assistant', content: 'b' },
+      { role: 'system', content: 'top\n\nenvironment' }, { role: 'user', content: 'a' }, { role: 'assistant', content: 'b' },
+      { role: 'system', content: 'reminder' }, { role: 'user', content: 'c' },
     ]);
+    // Without a system prompt the early system message becomes it; alone at the front it stays as is.
+    expect(parseMessagesRequest({ max_tokens: 8, messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'env' }] }).messages)
+      .toEqual([{ role: 'system', content: 'env' }, { role: 'user', content: 'a' }]);
+    expect(parseMessagesRequest({ max_tokens: 8, system: 'top', messages: user }).messages).toEqual([{ role: 'system', content: 'top' }, ...user]);
+  });
+
+  it("two sessions of Claude Code in a project share their prompt's front up to the task: system prompt, environment, tools", () => {
+    // The recorded first request, and the same request of a session with another task.
+    const body = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'agents', 'claude-first-request.json'), 'utf8'));
+    const other = structuredClone(body);
+    other.messages[0].content.at(-1).text = 'Another task entirely.';
+    const [a, b] = [parseMessagesRequest(body), parseMessagesRequest(other)];
+    expect(a.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(a.messages[0]!.content).toContain('# Environment');
+    expect(b.messages[0]).toEqual(a.messages[0]);
+    expect(b.messages[1]).not.toEqual(a.messages[1]);
   });
 
   it('drops the per-session billing header block from the system prompt (a stable prefix across sessions)', () => {
