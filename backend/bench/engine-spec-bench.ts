@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EngineEvent, SpeculativeOptions } from '../../native/lib/addon.js';
+import type { DraftKind, EngineEvent, SpeculativeOptions } from '../../native/lib/addon.js';
 import { loadAddon, packageRoot } from '../addon/loader.js';
 import { codeLines, makeNonce, seededRandom, seedOf } from './prompts.js';
 
@@ -24,8 +24,12 @@ export interface SpecFigures {
 export interface SpecBenchOptions {
   model: string;
   mode: SpecMode;
-  /** Draft model (mode draft); the model itself gives the acceptance ceiling. */
+  /**
+   * Draft model (mode draft); the model itself gives the acceptance ceiling. An EAGLE-3 or DFlash
+   * drafter is recognised by the engine; draftKind (what it loaded as) picks llama.cpp's type.
+   */
   draftModel: string;
+  draftKind?: DraftKind | null;
   draftMax: number;
   /** The MTP head's draft cut-off (mode mtp): a draft ends at a token it gives less than this. */
   draftPMin: number;
@@ -47,15 +51,15 @@ export function speculativeOptions(o: Pick<SpecBenchOptions, 'mode' | 'draftMode
 }
 
 /** llama-speculative-simple's arguments for the same drafting. */
-export function llamaSpeculativeArgs(o: Pick<SpecBenchOptions, 'mode' | 'draftModel' | 'draftMax' | 'draftPMin'>): string[] {
+export function llamaSpeculativeArgs(o: Pick<SpecBenchOptions, 'mode' | 'draftModel' | 'draftKind' | 'draftMax' | 'draftPMin'>): string[] {
   if (o.mode === 'mtp') return ['--spec-type', 'draft-mtp', '--spec-draft-n-max', String(o.draftMax), '--spec-draft-p-min', String(o.draftPMin)];
-  return o.mode === 'ngram'
-    ? ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(o.draftMax)]
-    : ['--spec-type', 'draft-simple', '--spec-draft-model', o.draftModel, '--spec-draft-n-max', String(o.draftMax), '--spec-draft-p-min', '0'];
+  if (o.mode === 'ngram') return ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(o.draftMax)];
+  const type = !o.draftKind || o.draftKind === 'model' ? 'draft-simple' : `draft-${o.draftKind}`;
+  return ['--spec-type', type, '--spec-draft-model', o.draftModel, '--spec-draft-n-max', String(o.draftMax), '--spec-draft-p-min', '0'];
 }
 
 /** One alternating run: for each npl, npl answers without drafts and npl with; `gen` is the answer length. */
-export async function measureSpeculation(o: SpecBenchOptions, run: number): Promise<{ figures: SpecFigures[]; gen: number }> {
+export async function measureSpeculation(o: SpecBenchOptions, run: number): Promise<{ figures: SpecFigures[]; gen: number; draftKind: DraftKind | null }> {
   const { Engine } = loadAddon();
   const waiters = new Map<number, (e: EngineEvent) => void>();
   const maxNpl = Math.max(...o.npl);
@@ -105,7 +109,7 @@ export async function measureSpeculation(o: SpecBenchOptions, run: number): Prom
       const p = a ?? await side(npl, false, 'plain');
       out.push({ npl, plainTps: p.tps, specTps: s.tps, drafted: s.drafted, accepted: s.accepted });
     }
-    return { figures: out, gen };
+    return { figures: out, gen, draftKind: engine.info.speculative.draftKind };
   } finally {
     await engine.close();
   }

@@ -36,7 +36,7 @@ export async function runEditBench(args: ParsedArgs, standIn: () => Promise<stri
     ours.push(m.figures);
     if (withLlama) {
       process.stderr.write(`run ${r + 1}/${runs}: llama-speculative-simple (1 sequence, ${m.gen} tokens) …\n`);
-      theirs.push(runLlamaSpeculative(o, m.gen, r));
+      theirs.push(runLlamaSpeculative({ ...o, draftKind: m.draftKind }, m.gen, r));
     }
   }
   const rows = o.npl.map((npl) => {

@@ -1,7 +1,7 @@
 // The helpers of llama.cpp's common library (common/common.h) that its speculative decoding
 // (common/speculative.cpp, with sampling.cpp and the n-gram maps it links) calls, defined here so
 // those files link without common.cpp, which would pull in the rest of llama.cpp's tool code
-// (arguments, downloads, chat templates). The MTP draft driver (draft_head.h) uses them.
+// (arguments, downloads, chat templates). The head drafters (draft_head.h) uses them.
 #include <climits>
 #include <cstdarg>
 #include <cstdio>

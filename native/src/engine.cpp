@@ -49,7 +49,7 @@ Engine::~Engine() {
   writer_.reset();  // finishes the files it was given
   slots_.clear();  // their samplers
   draft_.reset();  // before the target's threadpools, which its context shares
-  head_.reset();    // likewise, and before the target's context, whose hidden states it reads
+  head_.reset();   // likewise, and before the target's context, whose hidden states it reads
   vision_.reset();  // the projector was made for model_
   batch_.reset();
   ctx_.reset();

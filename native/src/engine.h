@@ -63,8 +63,9 @@ class Engine {
 
   // Before Start: the projector images are evaluated with (null: the model reads text only).
   void SetVision(std::shared_ptr<Vision> vision) { vision_ = std::move(vision); }
-  // Before Start: drafting from the model's MTP head (null: none); shares the target's thread pools.
-  void SetHead(std::shared_ptr<HeadDrafter> mtp) { head_ = std::move(mtp); }
+  // Before Start: drafting from a head that reads the model's hidden states (its MTP head, an EAGLE-3
+  // or DFlash drafter; null: none); shares the target's thread pools.
+  void SetHead(std::shared_ptr<HeadDrafter> head) { head_ = std::move(head); }
 
   void Start();
 
@@ -217,7 +218,7 @@ class Engine {
 
   // engine_draft.cpp
   void PrepareDrafts();
-  void PrepareHeadDrafts();  // engine_draft_head.cpp: the MTP head's drafts, after PrepareDrafts
+  void PrepareHeadDrafts();  // engine_draft_head.cpp: the head's drafts, after PrepareDrafts
 
   // engine_embed.cpp
   bool StepEmbeddings();
@@ -259,7 +260,7 @@ class Engine {
 
   std::unique_ptr<DraftModel> draft_;  // engine thread only
   std::shared_ptr<Vision> vision_;     // set before Start; Eval on the engine thread only
-  std::shared_ptr<HeadDrafter> head_;    // set before Start; engine thread only
+  std::shared_ptr<HeadDrafter> head_;  // set before Start; engine thread only
 
   // Engine thread only.
   std::vector<Slot> slots_;

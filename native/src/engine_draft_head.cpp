@@ -1,4 +1,5 @@
-// Drafts from the model's MTP head (draft_head.h), planned after the other drafts of the step: every
+// Drafts from a head that reads the model's hidden states (draft_head.h: its MTP head, an EAGLE-3
+// or DFlash drafter), planned after the other drafts of the step: every
 // decoding sequence left without a draft (no prediction to follow) gets the head's, all in one
 // batched run of the head, within the room the step has left. Engine thread only.
 #include <algorithm>

@@ -78,7 +78,7 @@ void Engine::SampleAndEmit(Slot& s) {
     for (size_t i = 0; i < draft.size(); ++i) totals_.drafted_at[i]++;
     for (int32_t i = 0; i < kept; ++i) totals_.accepted_at[static_cast<size_t>(i)]++;
   }
-  // The MTP head goes on from the hidden state of the last token kept.
+  // The head goes on from the hidden state of the last token kept.
   if (head_ && !draft.empty()) head_->Accept(s.id, kept);
   // Rejected (or never reached) draft tokens leave the KV, which then matches `held` again.
   if (s.held.size() < kv_end) llama_memory_seq_rm(mem_, s.id, static_cast<llama_pos>(s.held.size()), -1);

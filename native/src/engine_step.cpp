@@ -189,7 +189,8 @@ bool Engine::Step() {
     return true;
   }
   llama_synchronize(ctx_.get());
-  // The MTP head reads this batch with the target's hidden states (a failure only ends its drafts).
+  // The head (MTP, EAGLE-3, DFlash) reads this batch with the target's hidden states (a failure
+  // only ends its drafts).
   if (head_) head_->Process(*batch_);
   const auto t_decoded = Clock::now();
   tr.decode_ms = Ms(t_decode, t_decoded);
