@@ -85,7 +85,8 @@ HeadDrafter::HeadDrafter(llama_model* target, llama_context* tgt, llama_context_
 HeadDrafter::HeadDrafter(const DrafterFile& file, llama_model* drafter, llama_context* tgt, llama_context_params cp,
                          int32_t n_seq, int32_t draft_max, float p_min)
     : kind_(file.kind), tgt_(tgt), owned_(drafter), n_seq_(n_seq), draft_max_(draft_max),
-      lag_(file.kind == HeadKind::kEagle3 ? 1 : 0), drafted_(static_cast<size_t>(n_seq), false) {
+      deferred_(static_cast<size_t>(n_seq), -1), batch_first_(static_cast<size_t>(n_seq), -1),
+      batch_rows_(static_cast<size_t>(n_seq), 0), drafted_(static_cast<size_t>(n_seq), false) {
   try {
     if (kind_ == HeadKind::kNone || kind_ == HeadKind::kMtp) throw std::logic_error("not a drafter GGUF's kind");
     CheckFits(file, drafter);
@@ -176,7 +177,6 @@ HeadDrafter::~HeadDrafter() {
 }
 
 void HeadDrafter::Align(int32_t seq, llama_pos pos) {
-  pos = std::max<llama_pos>(0, pos - lag_);
   const llama_pos max = llama_memory_seq_pos_max(mem_, seq);
   if (max < 0 || max == pos - 1) return;
   if (max >= pos && pos > 0 && llama_memory_seq_pos_min(mem_, seq) < pos) {
@@ -187,27 +187,67 @@ void HeadDrafter::Align(int32_t seq, llama_pos pos) {
   llama_memory_seq_rm(mem_, seq, -1, -1);
 }
 
+void HeadDrafter::AlignDeferred(int32_t seq, llama_pos pos) {
+  const llama_pos max = llama_memory_seq_pos_max(mem_, seq);
+  if (max < 0) return;
+  if (deferred_[static_cast<size_t>(seq)] == pos - 1 && max >= pos - 2 && llama_memory_seq_pos_min(mem_, seq) < pos - 1) {
+    // What it wrote past pos - 2 (the last draft's seed and drafts) the batch writes again.
+    if (max >= pos - 1) llama_memory_seq_rm(mem_, seq, pos - 1, -1);
+    return;
+  }
+  // The hidden state at pos - 1 was never read (the target got that KV without a decode, or the
+  // sequence is a new one): start over from pos.
+  llama_memory_seq_rm(mem_, seq, -1, -1);
+}
+
 bool HeadDrafter::Process(const llama_batch& batch) {
   if (!ok_ || batch.n_tokens <= 0 || !batch.token) return ok_;
-  // Each sequence's first position in the batch: the head drops what it holds from there on.
-  std::vector<llama_pos> first(static_cast<size_t>(n_seq_), -1);
+  // Each sequence's first and last position in the batch (a sequence's tokens are contiguous).
+  std::vector<llama_pos> first(static_cast<size_t>(n_seq_), -1), last(static_cast<size_t>(n_seq_), -1);
+  std::vector<int32_t> rows(static_cast<size_t>(n_seq_), 0);
   for (int32_t i = 0; i < batch.n_tokens; ++i) {
     const llama_seq_id s = batch.seq_id[i][0];
-    if (s >= 0 && s < n_seq_ && first[static_cast<size_t>(s)] < 0) first[static_cast<size_t>(s)] = batch.pos[i];
+    if (s < 0 || s >= n_seq_) continue;
+    const size_t k = static_cast<size_t>(s);
+    if (first[k] < 0) first[k] = batch.pos[i];
+    last[k] = batch.pos[i];
+    ++rows[k];
   }
+  // The head drops what it holds from each sequence's first position on.
   for (int32_t s = 0; s < n_seq_; ++s) {
-    if (first[static_cast<size_t>(s)] >= 0) Align(s, first[static_cast<size_t>(s)]);
+    const llama_pos pos = first[static_cast<size_t>(s)];
+    if (pos < 0) continue;
+    if (kind_ == HeadKind::kEagle3) {
+      AlignDeferred(s, pos);
+    } else {
+      Align(s, pos);
+    }
   }
   ok_ = common_speculative_process(spec_, batch);
+  if (ok_ && kind_ == HeadKind::kEagle3) {
+    for (size_t k = 0; k < first.size(); ++k) {
+      if (first[k] < 0) continue;
+      deferred_[k] = last[k];
+      batch_first_[k] = first[k];
+      batch_rows_[k] = rows[k];
+    }
+  }
   return ok_;
 }
 
 void HeadDrafter::Draft(std::vector<HeadJob>& jobs) {
   if (!ok_ || jobs.empty()) return;
+  std::vector<HeadJob*> drafting;
   for (HeadJob& job : jobs) {
     job.out.clear();
     const llama_pos n_past = static_cast<llama_pos>(job.held->size());
-    Align(job.seq, n_past);
+    if (kind_ == HeadKind::kEagle3) {
+      // EAGLE-3 seeds its draft at its deferred position with the next token: only where that is
+      // the target's last token (it drops the rest itself).
+      if (deferred_[static_cast<size_t>(job.seq)] != n_past - 1) continue;
+    } else {
+      Align(job.seq, n_past);
+    }
     common_speculative_draft_params& dp = common_speculative_get_draft_params(spec_, job.seq);
     dp.drafting = true;
     dp.n_max = job.max;
@@ -215,24 +255,36 @@ void HeadDrafter::Draft(std::vector<HeadJob>& jobs) {
     dp.id_last = job.last;
     dp.prompt = job.held;
     dp.result = &job.out;
+    drafting.push_back(&job);
   }
+  if (drafting.empty()) return;
   common_speculative_draft(spec_);
-  for (HeadJob& job : jobs) {
-    common_speculative_draft_params& dp = common_speculative_get_draft_params(spec_, job.seq);
+  for (HeadJob* job : drafting) {
+    common_speculative_draft_params& dp = common_speculative_get_draft_params(spec_, job->seq);
     dp.result = nullptr;
     dp.prompt = nullptr;
-    if (static_cast<int32_t>(job.out.size()) > job.max) job.out.resize(static_cast<size_t>(job.max));
-    if (!job.out.empty()) drafted_[static_cast<size_t>(job.seq)] = true;
+    if (static_cast<int32_t>(job->out.size()) > job->max) job->out.resize(static_cast<size_t>(job->max));
+    if (!job->out.empty()) drafted_[static_cast<size_t>(job->seq)] = true;
   }
 }
 
 void HeadDrafter::Accept(int32_t seq, int32_t accepted) {
-  if (seq < 0 || seq >= n_seq_ || !drafted_[static_cast<size_t>(seq)]) return;
+  if (seq < 0 || seq >= n_seq_) return;
+  const size_t k = static_cast<size_t>(seq);
+  if (kind_ == HeadKind::kEagle3) {
+    // Whoever drafted: the deferred position moves back to the last token kept, as accept() does.
+    if (batch_rows_[k] <= 0) return;
+    deferred_[k] = batch_first_[k] + std::min(std::max(0, accepted), batch_rows_[k] - 1);
+  } else if (!drafted_[k]) {
+    return;
+  }
   common_speculative_accept(spec_, seq, static_cast<uint16_t>(std::max(0, accepted)));
 }
 
 void HeadDrafter::Forget(int32_t seq) {
-  if (seq >= 0 && seq < n_seq_) llama_memory_seq_rm(mem_, seq, -1, -1);
+  if (seq < 0 || seq >= n_seq_) return;
+  llama_memory_seq_rm(mem_, seq, -1, -1);
+  if (kind_ == HeadKind::kEagle3) deferred_[static_cast<size_t>(seq)] = -1;
 }
 
 }  // namespace strata

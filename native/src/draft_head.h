@@ -85,6 +85,10 @@ class HeadDrafter {
   void CheckFits(const DrafterFile& file, const llama_model* drafter) const;
   // Drops what the head holds of `seq` from `pos` on; a gap before `pos` clears the sequence.
   void Align(int32_t seq, llama_pos pos);
+  // EAGLE-3 before a target batch of `seq` from `pos`: its entry at pos - 1 pairs the token at pos
+  // with the hidden state at pos - 1, which the drafter kept from the batch before (its deferred
+  // position, mirrored in deferred_); it holds up to pos - 2 then, else the sequence starts over.
+  void AlignDeferred(int32_t seq, llama_pos pos);
 
   HeadKind kind_;
   llama_context* tgt_;
@@ -94,9 +98,11 @@ class HeadDrafter {
   common_speculative* spec_ = nullptr;
   int32_t n_seq_;
   int32_t draft_max_;
-  // EAGLE-3 keeps the head one position behind the target's: its entry at p pairs the token at
-  // p + 1 with the hidden state at p, so it is written once that token is known.
-  int32_t lag_ = 0;
+  // EAGLE-3 only, per seq, as common_speculative keeps them: the position whose entry waits for the
+  // next token (the last one read, moved back by accept() to the last draft kept), and where the
+  // last batch read of the sequence began and how many tokens it had.
+  std::vector<llama_pos> deferred_, batch_first_;
+  std::vector<int32_t> batch_rows_;
   std::vector<int32_t> layers_;  // the target layers whose inputs the drafter reads
   std::vector<bool> drafted_;  // per seq: the head drafted for it (accept() then has a draft to follow)
   bool ok_ = true;
