@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { expectDraftingThroughPartialReuse } from './speculative-checks.js';
 
 async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
   const eng = await EngineDriver.load(opts);
@@ -59,20 +60,7 @@ describe.each([
   it('a request that shares only part of the slot\'s last prompt (the rest read afresh) keeps drafting, with the same output', async () => {
     const model = await ensureTestModel({});
     const draft = await ensureTestModel({ shape });
-    // No parked states: each request finds only the slot's last conversation.
-    await withEngine({ model, ctx: 256, slots: 1, threads: 2, parkBudgetMiB: 0, speculative: spec(draft) }, async (eng) => {
-      const shared = eng.tokens(promptText('a shared opening', 8));
-      const prompts = ['first ending', 'second ending', 'third'].map((t, i) => [...shared.slice(0, 4 + 3 * i), ...eng.tokens(promptText(t, 5))]);
-      const base: RunResult[] = [];
-      for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 12, ignoreEos: true, ...off }));
-      for (const [i, prompt] of prompts.entries()) {
-        const r = await eng.run({ prompt, maxTokens: 12, ignoreEos: true });
-        // One slot: each request reuses a part of the one before it and reads the rest.
-        expect(r.admitted!.reused, `prompt ${i}`).toBeLessThan(prompt.length - 1);
-        expect(r.done.drafted, `prompt ${i}: the drafter still drafts`).toBeGreaterThan(0);
-        expect(r.ids, `prompt ${i}`).toEqual(base[i]!.ids);
-      }
-    });
+    await withEngine({ model, ctx: 256, slots: 1, threads: 2, parkBudgetMiB: 0, speculative: spec(draft) }, expectDraftingThroughPartialReuse);
   });
 
   it('a continuation of a slot\'s answer and a session file loaded into a fresh engine give the output without drafts', async () => {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { expectDraftingThroughPartialReuse } from './speculative-checks.js';
 
 async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
   const eng = await EngineDriver.load(opts);
@@ -96,6 +97,11 @@ describe('drafts from the model\'s MTP head', () => {
         expect(cont.ids).toEqual(ref.ids);
       });
     });
+  });
+
+  it('a request that shares only part of the slot\'s last prompt keeps drafting, with the same output', async () => {
+    const model = await ensureTestModel(mixed);
+    await withEngine({ model, ctx: 256, slots: 1, threads: 2, parkBudgetMiB: 0, speculative: spec }, expectDraftingThroughPartialReuse);
   });
 
   it('a session file loaded into a fresh engine continues with the same output (the head starts over there)', async () => {
