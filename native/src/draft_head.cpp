@@ -176,6 +176,36 @@ HeadDrafter::~HeadDrafter() {
   if (owned_) llama_model_free(owned_);
 }
 
+void HeadDrafter::Warmup(llama_token token) {
+  llama_batch batch = llama_batch_init(2, 0, 1);
+  for (int32_t i = 0; i < 2; ++i) {
+    batch.token[i] = token;
+    batch.pos[i] = i;
+    batch.n_seq_id[i] = 1;
+    batch.seq_id[i][0] = 0;
+    batch.logits[i] = i == 1;
+  }
+  batch.n_tokens = 2;
+  if (llama_decode(tgt_, batch) == 0) {
+    llama_synchronize(tgt_);
+    if (Process(batch)) {
+      const std::vector<llama_token> held = {token, token};
+      std::vector<HeadJob> jobs(1);
+      jobs[0].held = &held;
+      jobs[0].last = token;
+      jobs[0].max = std::min(2, draft_max_);
+      Draft(jobs);
+    }
+  }
+  llama_batch_free(batch);
+  llama_synchronize(ctx_);
+  llama_memory_clear(llama_get_memory(tgt_), true);
+  llama_memory_clear(mem_, true);
+  std::fill(deferred_.begin(), deferred_.end(), -1);
+  std::fill(drafted_.begin(), drafted_.end(), false);
+  ok_ = true;
+}
+
 void HeadDrafter::Align(int32_t seq, llama_pos pos) {
   const llama_pos max = llama_memory_seq_pos_max(mem_, seq);
   if (max < 0 || max == pos - 1) return;

@@ -60,6 +60,11 @@ class HeadDrafter {
   HeadDrafter(const HeadDrafter&) = delete;
   HeadDrafter& operator=(const HeadDrafter&) = delete;
 
+  // One throwaway round at load, as the target's warm-up: two tokens through the target and the
+  // head, then a draft, then both forget them. The first run of the head's graph pays its one-time
+  // costs (buffers, a GPU backend's shader pipelines) before any request.
+  void Warmup(llama_token token);
+
   // After every decode of the target: the head reads the batch with the target's hidden states.
   // False when the head's decode failed (drafting stops for good: decoding goes on without it).
   bool Process(const llama_batch& batch);

@@ -269,11 +269,15 @@ void CheckSameVocab(const llama_model* target, const llama_model* draft, const s
 
 // One throwaway decode, as llama-server does at start: the first decode pays one-time costs
 // (weight repacking, buffer allocation) that would otherwise land on the first request.
-void Warmup(llama_context* ctx, llama_model* model) {
+llama_token WarmupToken(const llama_model* model) {
   const llama_vocab* vocab = llama_model_get_vocab(model);
   llama_token tok = llama_vocab_bos(vocab);
   if (tok < 0) tok = llama_vocab_eos(vocab);
-  if (tok < 0) tok = 0;
+  return tok < 0 ? 0 : tok;
+}
+
+void Warmup(llama_context* ctx, llama_model* model) {
+  llama_token tok = WarmupToken(model);
   llama_decode(ctx, llama_batch_get_one(&tok, 1));
   llama_synchronize(ctx);
   llama_memory_clear(llama_get_memory(ctx), true);
@@ -315,6 +319,7 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
       throw std::runtime_error("draft model " + path + ": " + e.what() + (why.empty() ? "" : ": " + why));
     }
     if (m.pools.pool) llama_attach_threadpool(m.head->ctx(), m.pools.pool, m.pools.batch);
+    m.head->Warmup(WarmupToken(m.model));
     return;
   }
   m.draft_model = draft;
@@ -349,6 +354,7 @@ void LoadMtp(const EngineConfig& cfg, const llama_context_params& cp, bool embed
     throw std::runtime_error(std::string(e.what()) + (why.empty() ? "" : ": " + why));
   }
   if (m.pools.pool) llama_attach_threadpool(m.head->ctx(), m.pools.pool, m.pools.batch);
+  m.head->Warmup(WarmupToken(m.model));
 }
 
 // The llama parameters `cfg` asks for, on `devs`: what the fitter adjusts and the load uses.

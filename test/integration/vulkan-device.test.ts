@@ -1,7 +1,8 @@
 // The engine on a real GPU-type device: Vulkan0 through the prebuilt Vulkan backend, on lavapipe
 // (Mesa's CPU Vulkan driver) in CI. Placement and offload, KV on the device, the exactness
 // invariants within Vulkan0 (batched == solo, parked == never parked, a session saved from device
-// memory), layer splits CPU + Vulkan0 and Vulkan0 + RPC0, and the step plan with offload.
+// memory), layer splits CPU + Vulkan0 and Vulkan0 + RPC0, the step plan with offload, and drafters
+// that read the model's hidden states (EAGLE-3, DFlash) on the device.
 //
 // Two settings, and why:
 // - flashAttn 'off': lavapipe (Mesa 22.3.6) segfaults inside libvulkan_lvp.so with flash attention.
@@ -105,6 +106,24 @@ describe.skipIf(!vk.ok)(`on Vulkan0${skipNote(vk)}`, () => {
     const { solo, batched } = await soloAndBatched({ slots: 4, devices: ['Vulkan0'], gpuLayers: 99, parkBudgetMiB: 0 }, [40, 47, 44, 8], 24);
     expect(new Set(solo.map((s) => s.join(','))).size).toBe(4);
     expect(batched).toEqual(solo);
+  });
+
+  it('EAGLE-3 and DFlash drafters on Vulkan0: drafts verified, greedy answers as without drafts, two sequences at once', async () => {
+    for (const shape of ['eagle3', 'dflash'] as const) {
+      const draftModel = await ensureTestModel({ vocab: 'starcoder', shape });
+      const eng = await load({ slots: 2, devices: ['Vulkan0'], gpuLayers: 99, parkBudgetMiB: 0, speculative: { draftModel, draftMax: 3, draftPMin: 0 } });
+      try {
+        expect(eng.engine.info.speculative.draftKind).toBe(shape);
+        const ps = prompts(eng, [30, 12]);
+        const plain: number[][] = [];
+        for (const prompt of ps) plain.push((await eng.run({ prompt, maxTokens: 16, ignoreEos: true, draftMax: 0 })).ids);
+        const drafted = await Promise.all(ps.map((prompt) => eng.run({ prompt, maxTokens: 16, ignoreEos: true })));
+        expect(drafted.map((r) => r.ids), shape).toEqual(plain);
+        expect(drafted.every((r) => (r.done.drafted ?? 0) > 0), shape).toBe(true);
+      } finally {
+        await eng.close();
+      }
+    }
   });
 
   it('conversations continued from their slots together decode as each did alone', async () => {
