@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
-import { expectDraftingThroughPartialReuse } from './speculative-checks.js';
+import { EngineDriver, promptText } from './engine-driver.js';
+import { expectDraftingThroughPartialReuse, expectSameTokensThreeAtOnce } from './speculative-checks.js';
 
 async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
   const eng = await EngineDriver.load(opts);
@@ -32,26 +32,9 @@ describe.each([
     await withEngine({ model, ctx: 256, slots: 3, threads: 2, speculative: spec(draft) }, async (eng) => {
       expect(eng.engine.info.speculative).toMatchObject({ ngram: false, mtp: false, draftKind: kind, draftMax });
       expect(eng.engine.info.speculative.draftModel).toMatch(kind === 'eagle3' ? /eagle3/i : /dflash/i);
-      const prompts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map((t, i) => eng.tokens(promptText(t, 6 + 3 * i)));
-      const base: RunResult[] = [];
-      for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 16, ignoreEos: true, ...off }));
-      expect(base.every((r) => (r.done.drafted ?? 0) === 0)).toBe(true);
-      let drafted = 0;
-      for (let round = 0; round < 3; round++) {
-        // Three at a time, in a different grouping each round (the slots' KV is reused and replaced).
-        const order = prompts.map((_, i) => (i + round) % prompts.length);
-        for (let g = 0; g < order.length; g += 3) {
-          const group = order.slice(g, g + 3);
-          const runs = await Promise.all(group.map((i) => eng.run({ prompt: prompts[i]!, maxTokens: 16, ignoreEos: true })));
-          runs.forEach((r, k) => {
-            expect(r.ids, `round ${round}, prompt ${group[k]}`).toEqual(base[group[k]!]!.ids);
-            expect(r.done.accepted ?? 0).toBeLessThanOrEqual(r.done.drafted ?? 0);
-            drafted += r.done.drafted ?? 0;
-          });
-        }
-      }
+      const { runs, drafted } = await expectSameTokensThreeAtOnce(eng, 3);
       // Not vacuous: every sequence drafted at (nearly) every step.
-      expect(drafted).toBeGreaterThan(3 * prompts.length * 8);
+      expect(drafted).toBeGreaterThan(runs * 8);
       const t = eng.engine.snapshot().totals;
       expect(t.draftPositions.reduce((n, p) => n + p.drafted, 0)).toBe(t.drafted);
     });

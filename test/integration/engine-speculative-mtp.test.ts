@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
 import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
-import { expectDraftingThroughPartialReuse } from './speculative-checks.js';
+import { expectDraftingThroughPartialReuse, expectSameTokensThreeAtOnce } from './speculative-checks.js';
 
 async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
   const eng = await EngineDriver.load(opts);
@@ -29,26 +29,7 @@ describe('drafts from the model\'s MTP head', () => {
     const model = await ensureTestModel(mixed);
     await withEngine({ model, ctx: 256, slots: 3, threads: 2, speculative: spec }, async (eng) => {
       expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: true, draftModel: null, draftKind: null, draftMax: 4 });
-      const prompts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map((t, i) => eng.tokens(promptText(t, 6 + 3 * i)));
-      const base: RunResult[] = [];
-      for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 16, ignoreEos: true, ...off }));
-      expect(base.every((r) => (r.done.drafted ?? 0) === 0)).toBe(true);
-      let drafted = 0;
-      let accepted = 0;
-      for (let round = 0; round < 4; round++) {
-        // Three at a time, in a different grouping each round (the slots' KV is reused and replaced).
-        const order = prompts.map((_, i) => (i + round) % prompts.length);
-        for (let g = 0; g < order.length; g += 3) {
-          const group = order.slice(g, g + 3);
-          const runs = await Promise.all(group.map((i) => eng.run({ prompt: prompts[i]!, maxTokens: 16, ignoreEos: true })));
-          runs.forEach((r, k) => {
-            expect(r.ids, `round ${round}, prompt ${group[k]}`).toEqual(base[group[k]!]!.ids);
-            expect(r.done.accepted ?? 0).toBeLessThanOrEqual(r.done.drafted ?? 0);
-            drafted += r.done.drafted ?? 0;
-            accepted += r.done.accepted ?? 0;
-          });
-        }
-      }
+      const { drafted, accepted } = await expectSameTokensThreeAtOnce(eng, 4);
       // Not vacuous: drafts were accepted, and rejected.
       expect(accepted).toBeGreaterThan(0);
       expect(accepted).toBeLessThan(drafted);

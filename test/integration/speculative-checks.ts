@@ -19,3 +19,31 @@ export async function expectDraftingThroughPartialReuse(eng: EngineDriver): Prom
     expect(r.ids, `prompt ${i}`).toEqual(base[i]!.ids);
   }
 }
+
+/**
+ * Six prompts decoded once without drafts, then `rounds` times three at a time with the engine's
+ * drafts, in a different grouping each round (the slots' KV is reused and replaced): every answer
+ * with drafts is the answer without. Returns the draft tokens verified and accepted over the rounds.
+ */
+export async function expectSameTokensThreeAtOnce(eng: EngineDriver, rounds: number): Promise<{ runs: number; drafted: number; accepted: number }> {
+  const prompts = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map((t, i) => eng.tokens(promptText(t, 6 + 3 * i)));
+  const base: RunResult[] = [];
+  for (const prompt of prompts) base.push(await eng.run({ prompt, maxTokens: 16, ignoreEos: true, draftMax: 0 }));
+  expect(base.every((r) => (r.done.drafted ?? 0) === 0)).toBe(true);
+  let drafted = 0;
+  let accepted = 0;
+  for (let round = 0; round < rounds; round++) {
+    const order = prompts.map((_, i) => (i + round) % prompts.length);
+    for (let g = 0; g < order.length; g += 3) {
+      const group = order.slice(g, g + 3);
+      const runs = await Promise.all(group.map((i) => eng.run({ prompt: prompts[i]!, maxTokens: 16, ignoreEos: true })));
+      runs.forEach((r, k) => {
+        expect(r.ids, `round ${round}, prompt ${group[k]}`).toEqual(base[group[k]!]!.ids);
+        expect(r.done.accepted ?? 0).toBeLessThanOrEqual(r.done.drafted ?? 0);
+        drafted += r.done.drafted ?? 0;
+        accepted += r.done.accepted ?? 0;
+      });
+    }
+  }
+  return { runs: rounds * prompts.length, drafted, accepted };
+}
