@@ -218,11 +218,9 @@ void HeadDrafter::Align(int32_t seq, llama_pos pos) {
 }
 
 void HeadDrafter::AlignDeferred(int32_t seq, llama_pos pos) {
-  const llama_pos max = llama_memory_seq_pos_max(mem_, seq);
-  if (max < 0) return;
-  if (deferred_[static_cast<size_t>(seq)] == pos - 1 && max >= pos - 2 && llama_memory_seq_pos_min(mem_, seq) < pos - 1) {
-    // What it wrote past pos - 2 (the last draft's seed and drafts) the batch writes again.
-    if (max >= pos - 1) llama_memory_seq_rm(mem_, seq, pos - 1, -1);
+  // Its entries then end at pos - 2, as the MTP head's would at pos - 1 before a batch from pos - 1.
+  if (deferred_[static_cast<size_t>(seq)] == pos - 1) {
+    Align(seq, pos - 1);
     return;
   }
   // The hidden state at pos - 1 was never read (the target got that KV without a decode, or the
