@@ -233,7 +233,7 @@ export const metricsBodySchema: z.ZodMiniType<MetricsBody> = z.object({
   model: z.nullable(z.object({
     id: z.string(), demo: z.boolean(), ctx: num, slots: num,
     embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last', 'rank']), dimensions: num })),
-    speculative: z.object({ ngram: z.boolean(), mtp: z.boolean(), draftModel: z.nullable(z.string()), draftKind: z.nullable(z.enum(['model', 'eagle3', 'dflash', 'dspark'])), draftMax: num }),
+    speculative: z.object({ ngram: z.boolean(), ngramKind: z.nullable(z.enum(['lookup', 'simple', 'map-k', 'map-k4v', 'mod', 'cache'])), mtp: z.boolean(), draftModel: z.nullable(z.string()), draftKind: z.nullable(z.enum(['model', 'eagle3', 'dflash', 'dspark'])), draftMax: num }),
   })),
   uptime_s: num,
   live: z.object({

@@ -28,7 +28,7 @@ export interface LoadedModelMeta {
   chat_template: string;
   tool_format: string;
   embedding: { pooling: 'mean' | 'cls' | 'last' | 'rank'; dimensions: number } | null;
-  speculative: { ngram: boolean; mtp: boolean; draftModel: string | null; draftKind: 'model' | 'eagle3' | 'dflash' | 'dspark' | null; draftMax: number };
+  speculative: { ngram: boolean; ngramKind: 'lookup' | 'simple' | 'map-k' | 'map-k4v' | 'mod' | 'cache' | null; mtp: boolean; draftModel: string | null; draftKind: 'model' | 'eagle3' | 'dflash' | 'dspark' | null; draftMax: number };
 }
 
 export interface ModelEntryBody {
@@ -107,7 +107,7 @@ const meta = z.union([
     n_ctx_pool: z.optional(num), kv_unified: z.optional(z.boolean()), n_vocab: num, slots: num, kv_type: z.string(), flash_attn: z.boolean(), fim: z.boolean(), chat_template: z.string(),
     tool_format: z.string(),
     embedding: z.nullable(z.object({ pooling: z.enum(['mean', 'cls', 'last', 'rank']), dimensions: num })),
-    speculative: z.object({ ngram: z.boolean(), mtp: z.boolean(), draftModel: z.nullable(z.string()), draftKind: z.nullable(z.enum(['model', 'eagle3', 'dflash', 'dspark'])), draftMax: num }),
+    speculative: z.object({ ngram: z.boolean(), ngramKind: z.nullable(z.enum(['lookup', 'simple', 'map-k', 'map-k4v', 'mod', 'cache'])), mtp: z.boolean(), draftModel: z.nullable(z.string()), draftKind: z.nullable(z.enum(['model', 'eagle3', 'dflash', 'dspark'])), draftMax: num }),
   }),
   z.object({ file: z.string(), loading: z.boolean() }),
 ]);

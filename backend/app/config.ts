@@ -157,14 +157,17 @@ function resolveModels(cfg: ServerConfig, src: ConfigSources, fileValues: Record
  * --spec against the other speculative options (the server's, or one model's with `where` naming
  * it): each mode takes its drafts from one source.
  */
-function checkSpec(cfg: Pick<ServerConfig, 'spec' | 'draftModel' | 'specNgram' | 'draftMin' | 'draftMax'>, where: string): void {
-  const { spec, draftModel, specNgram } = cfg;
+function checkSpec(cfg: Pick<ServerConfig, 'spec' | 'draftModel' | 'specNgram' | 'specNgramKind' | 'draftMin' | 'draftMax'>, where: string): void {
+  const { spec, draftModel, specNgram, specNgramKind } = cfg;
   if (spec === 'draft' && draftModel === null) throw new ConfigError(`${where}--spec draft needs --draft-model`);
   if (draftModel !== null && (spec === 'none' || spec === 'mtp' || spec === 'ngram')) {
     throw new ConfigError(`${where}--spec ${spec} takes no --draft-model (--spec draft or auto drafts with it)`);
   }
   if (specNgram && (spec === 'none' || spec === 'mtp' || spec === 'draft')) {
     throw new ConfigError(`${where}--spec ${spec} and --spec-ngram contradict each other (--spec ngram or auto drafts from n-grams)`);
+  }
+  if (specNgramKind !== 'lookup' && (spec === 'none' || spec === 'mtp' || spec === 'draft')) {
+    throw new ConfigError(`${where}--spec ${spec} and --spec-ngram-kind ${specNgramKind} contradict each other (--spec ngram or auto drafts from n-grams)`);
   }
   // Only when both are given: against the engine's default draft max, the engine's own check says so at load.
   if (cfg.draftMin !== null && cfg.draftMax !== null && cfg.draftMin > cfg.draftMax) throw new ConfigError(`${where}--draft-min ${cfg.draftMin} is above --draft-max ${cfg.draftMax}`);

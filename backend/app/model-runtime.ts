@@ -52,9 +52,11 @@ export function engineConfigFor(cfg: ServerConfig, modelPath: string, replica: n
   if (cfg.embeddings !== 'auto') ec.embeddings = cfg.embeddings;
   if (cfg.mmproj !== null) ec.mmproj = cfg.mmproj;
   // The draft limits also shape the MTP head's drafts, which --spec auto turns on by itself.
-  if (cfg.specNgram || cfg.draftModel !== null || cfg.spec !== 'auto' || cfg.draftMax !== null || cfg.draftMin !== null || cfg.draftPMin !== null) {
+  const ngram = cfg.specNgram || cfg.spec === 'ngram' || cfg.specNgramKind !== 'lookup';
+  if (ngram || cfg.draftModel !== null || cfg.spec !== 'auto' || cfg.draftMax !== null || cfg.draftMin !== null || cfg.draftPMin !== null) {
     ec.speculative = {
-      ...(cfg.specNgram || cfg.spec === 'ngram' ? { ngram: true } : {}),
+      ...(ngram ? { ngram: true } : {}),
+      ...(cfg.specNgramKind !== 'lookup' ? { ngramKind: cfg.specNgramKind } : {}),
       ...(cfg.spec !== 'auto' ? { mtp: cfg.spec === 'mtp' ? 'on' : 'off' } as const : {}),
       ...(cfg.draftModel !== null ? { draftModel: cfg.draftModel } : {}),
       ...(cfg.draftMax !== null ? { draftMax: cfg.draftMax } : {}),

@@ -159,6 +159,12 @@ export interface SpeculativeOptions {
   draftMax?: number;
   /** No draft shorter than this (default 1). */
   draftMin?: number;
+  /**
+   * Which n-gram drafter `ngram` uses: 'lookup' (default: the latest earlier occurrence of the
+   * sequence's last n-gram, ngramMin..ngramMax) or one of llama.cpp's, with its own sizes ('simple',
+   * 'map-k', 'map-k4v', 'mod', 'cache': llama-server's --spec-type ngram-*).
+   */
+  ngramKind?: NgramKind;
   /** n-gram lengths tried, longest first (default 2..4). */
   ngramMin?: number;
   ngramMax?: number;
@@ -461,9 +467,9 @@ export interface ModelInfo {
   /**
    * Speculative decoding as loaded (draftMax 0: off); mtp: drafts come from the model's MTP head;
    * draftKind: what draftModel is ('model': a draft model; 'eagle3', 'dflash', 'dspark': a drafter
-   * reading the model's hidden states), null without one.
+   * reading the model's hidden states), null without one; ngramKind: ngram's drafter, null without.
    */
-  speculative: { ngram: boolean; mtp: boolean; draftModel: string | null; draftKind: DraftKind | null; draftMax: number };
+  speculative: { ngram: boolean; ngramKind: NgramKind | null; mtp: boolean; draftModel: string | null; draftKind: DraftKind | null; draftMax: number };
   /** What the fit decided (EngineOptions.fit); null when the model loaded without fitting. */
   fit: FitReport | null;
 }
@@ -673,7 +679,10 @@ export declare function rpcServe(host: string, port: number, threads: number): v
  */
 export type DraftKind = 'model' | 'eagle3' | 'dflash' | 'dspark';
 
-export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'eagle3' | 'dflash';
+/** N-gram drafters: Strata's prompt lookup, or llama.cpp's ngram-* kinds. */
+export type NgramKind = 'lookup' | 'simple' | 'map-k' | 'map-k4v' | 'mod' | 'cache';
+
+export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'copy-mtp' | 'eagle3' | 'dflash';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

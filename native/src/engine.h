@@ -23,6 +23,7 @@
 #include "cpu_threadpool.h"
 #include "draft_model.h"
 #include "draft_head.h"
+#include "draft_ngram_llama.h"
 #include "draft_prediction.h"
 #include "engine_options.h"
 #include "engine_snapshot.h"
@@ -134,6 +135,7 @@ class Engine {
     std::vector<llama_token> draft;  // speculative tokens after `pending` in the batch
     int32_t draft_predicted = 0;     // this step's draft tokens from the request's prediction (the first ones)
     std::unique_ptr<PredictionCursor> prediction;  // with a prediction, made at its first draft
+    bool ngram_begun = false;   // llama.cpp's n-gram drafter has begun this request's sequence
     int32_t event = -1;         // this step's tokens event in msg_ (index), -1 none yet
     // Shared pool: the order of admission (the latest ends first when the pool is full), and
     // whether the prompt waits this step for cells the others hold.
@@ -259,6 +261,7 @@ class Engine {
   std::unique_ptr<SessionWriter> writer_;
 
   std::unique_ptr<DraftModel> draft_;  // engine thread only
+  std::unique_ptr<LlamaNgramDrafter> ngram_;  // spec.ngram with one of llama.cpp's kinds; engine thread only
   std::shared_ptr<Vision> vision_;     // set before Start; Eval on the engine thread only
   std::shared_ptr<HeadDrafter> head_;  // set before Start; engine thread only
 

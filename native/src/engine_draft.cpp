@@ -1,7 +1,8 @@
 // Speculative drafts, planned before each step's batch: a decoding sequence with a predicted
 // output drafts the prediction's next tokens (while its answer follows the prediction) and its own
 // n-grams where that draft stops short or the answer has left the prediction; otherwise it guesses
-// its next tokens from its own n-grams (prompt lookup) or, where that finds nothing, from the
+// its next tokens from its own n-grams (prompt lookup, or llama.cpp's n-gram drafter of the
+// configured kind) or, where that finds nothing, from the
 // draft model, which drafts for every such sequence at once. The drafts are verified in the
 // target's batch. Engine thread only.
 #include <algorithm>
@@ -80,7 +81,12 @@ void Engine::PrepareDrafts() {
       k = guess_k;  // neither the prediction nor the sequence's n-grams: the draft model, if any
     }
     if (k < sp.draft_min || (!sp.ngram && !draft_)) continue;
-    if (sp.ngram) {
+    if (sp.ngram && ngram_) {
+      if (!a->ngram_begun) ngram_->Begin(s.id, s.held);
+      a->ngram_begun = true;
+      a->draft = ngram_->Draft(s.id, s.held, a->pending, k);
+      if (static_cast<int32_t>(a->draft.size()) < sp.draft_min) a->draft.clear();
+    } else if (sp.ngram) {
       a->draft = NgramDraft(s.held, a->pending, sp.ngram_min, sp.ngram_max, k);
       if (static_cast<int32_t>(a->draft.size()) < sp.draft_min) a->draft.clear();
     }

@@ -80,6 +80,7 @@ void Engine::SampleAndEmit(Slot& s) {
   }
   // The head goes on from the hidden state of the last token kept.
   if (head_ && !draft.empty()) head_->Accept(s.id, kept);
+  if (ngram_ && !draft.empty()) ngram_->Accept(s.id, kept);
   // Rejected (or never reached) draft tokens leave the KV, which then matches `held` again.
   if (s.held.size() < kv_end) llama_memory_seq_rm(mem_, s.id, static_cast<llama_pos>(s.held.size()), -1);
 }

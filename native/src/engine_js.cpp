@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "draft_ngram_llama.h"
 #include "grammar.h"
 #include "js_args.h"
 
@@ -28,6 +29,10 @@ static SpeculativeConfig ParseSpeculative(const Napi::Value& v) {
   if (o.Has("draftMin")) sp.draft_min = static_cast<int32_t>(IntIn(o.Get("draftMin"), "speculative.draftMin", 1, 256));
   if (o.Has("ngramMin")) sp.ngram_min = static_cast<int32_t>(IntIn(o.Get("ngramMin"), "speculative.ngramMin", 1, 64));
   if (o.Has("ngramMax")) sp.ngram_max = static_cast<int32_t>(IntIn(o.Get("ngramMax"), "speculative.ngramMax", 1, 64));
+  if (o.Has("ngramKind")) {
+    sp.ngram_kind = Str(o.Get("ngramKind"), "speculative.ngramKind");
+    if (!IsNgramKind(sp.ngram_kind)) RangeErr(env, "speculative.ngramKind must be 'lookup', 'simple', 'map-k', 'map-k4v', 'mod' or 'cache'");
+  }
   if (o.Has("mtp")) {
     const std::string m = Str(o.Get("mtp"), "speculative.mtp");
     if (m != "auto" && m != "on" && m != "off") RangeErr(env, "speculative.mtp must be 'auto', 'on' or 'off'");

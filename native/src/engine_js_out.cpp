@@ -263,6 +263,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   }
   Napi::Object spec = Napi::Object::New(env);
   spec.Set("ngram", m.spec_ngram);
+  spec.Set("ngramKind", m.ngram_kind.empty() ? env.Null() : Napi::String::New(env, m.ngram_kind));
   spec.Set("mtp", m.spec_mtp);
   spec.Set("draftModel", m.draft_model.empty() ? env.Null() : Napi::String::New(env, m.draft_model));
   spec.Set("draftKind", m.draft_kind.empty() ? env.Null() : Napi::String::New(env, m.draft_kind));

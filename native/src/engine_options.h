@@ -19,6 +19,9 @@ struct SpeculativeConfig {
   int32_t draft_max = 8;     // draft tokens per sequence per step
   int32_t draft_min = 1;     // fewer than this: no draft (a short draft costs a verify for little)
   int32_t ngram_min = 2, ngram_max = 4;  // n-gram lengths tried, longest first
+  // "lookup": Strata's prompt lookup (draft_ngram.h); or one of llama.cpp's n-gram drafters
+  // ("simple", "map-k", "map-k4v", "mod", "cache": draft_ngram_llama.h) with its own sizes.
+  std::string ngram_kind = "lookup";
   float draft_p_min = 0.5f;  // draft model and MTP head: stop drafting at a token it gives less than this
   // The model's own MTP (NextN) head (draft_head.h): -1 when the model has one and no draft model is
   // given (it then replaces n-grams), 0 never (its layers are not even loaded), 1 always (a model
@@ -181,6 +184,7 @@ struct ModelInfo {
   std::string draft_kind;
   std::string mmproj;  // the projector's path ("" = the model reads text only)
   bool spec_ngram = false;
+  std::string ngram_kind;  // spec_ngram's kind ("" without n-gram drafts)
   bool spec_mtp = false;  // drafts come from the model's MTP head
   int32_t draft_max = 0;
   FitReport fit;  // fit.on = false when the model was loaded without fitting

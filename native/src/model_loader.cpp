@@ -571,6 +571,7 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
   m.info.n_embd = llama_model_n_embd_out(m.model) > 0 ? llama_model_n_embd_out(m.model) : llama_model_n_embd(m.model);
   if (embedding && p.cp.pooling_type == LLAMA_POOLING_TYPE_RANK) FillRerankLayout(m.model, m.info);
   m.info.spec_ngram = cfg.spec.ngram && !m.head;  // a head drafts in place of n-grams
+  m.info.ngram_kind = m.info.spec_ngram ? cfg.spec.ngram_kind : "";
   m.info.spec_mtp = m.head && m.head->kind() == HeadKind::kMtp;
   m.info.draft_max = m.head ? m.head->draft_max() : cfg.spec.ngram || m.draft_model ? cfg.spec.draft_max : 0;
   m.info.mmproj = m.vision ? cfg.mmproj : "";

@@ -61,6 +61,10 @@ const Shape kShapes[] = {
     // multi-token-prediction (NextN) block after them (n_layer counts the trunk only): the
     // smallest model llama.cpp drafts from with its own MTP head on the CPU.
     {"mtp", 128, 2, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "glm4moe"},
+    // copy-mtp: copy-0.5b in GLM-4.5's architecture with a NextN block that copies one token
+    // ahead (test_model_copy.h): drafts the trunk accepts, from a head that costs a twenty-fourth
+    // of its layers, the MTP speed-up workload.
+    {"copy-mtp", 896, 24, 7, 1, 4864, 32768, false, kCopyRopeBase, 1e-6f, "glm4moe", "", true},
     // Drafters for tiny (test_model_drafter.h): an EAGLE-3 head and a DFlash block drafter.
     {"eagle3", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "eagle3"},
     {"dflash", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "dflash"},
@@ -93,7 +97,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'eagle3' or 'dflash', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'eagle3' or 'dflash', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -227,6 +231,7 @@ std::vector<TensorPlan> PlanGlmMtpTensors(const Shape & s, ggml_type wtype, int6
     plan.push_back({p + "nextn.hnorm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
   }
   plan.push_back({"output_norm.weight", s.n_embd, 1, GGML_TYPE_F32, 0});
+  if (!s.tied_output) plan.push_back({"output.weight", s.n_embd, n_vocab, wtype, w.out});
   return plan;
 }
 
@@ -401,7 +406,7 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
 // One tensor's bytes in its type: generated and converted in row chunks (so no f32 copy of a large
 // tensor exists). Each tensor has its own random stream (seeded by its name), so tensors can be
 // made in any order or at once and the file is the same.
-std::vector<uint8_t> GenerateTensor(const TensorPlan & t, uint64_t seed, bool copy) {
+std::vector<uint8_t> GenerateTensor(const TensorPlan & t, uint64_t seed, const CopyModel * copy) {
   Rng rng(seed ^ Fnv1a(t.name));
   const float amplitude = t.std * std::sqrt(3.0f);  // uniform [-a, a] has std a/sqrt(3)
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{1} << 20) / t.ne0);
@@ -414,7 +419,7 @@ std::vector<uint8_t> GenerateTensor(const TensorPlan & t, uint64_t seed, bool co
     const int64_t rows = std::min(rows_per_chunk, n_rows - row);
     const size_t n = static_cast<size_t>(rows * t.ne0);
     if (copy) {
-      for (int64_t r = 0; r < rows; r++) CopyModelRow(t.name, row + r, t.ne0, seed, &src[static_cast<size_t>(r * t.ne0)]);
+      for (int64_t r = 0; r < rows; r++) CopyModelRow(*copy, t.name, row + r, t.ne0, &src[static_cast<size_t>(r * t.ne0)]);
     } else if (t.fill != 0) {
       std::fill(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n), 0.0f);
       if (t.fill == 2) {
@@ -444,7 +449,7 @@ void WriteBytes(FILE * f, const void * data, size_t bytes, const std::string & o
 
 // Generates the tensors on up to one thread per core, a window of them at a time (bounded in bytes
 // so a 7B model never sits in RAM), and writes them in plan order, each padded to `alignment`.
-void WriteTensors(FILE * f, const std::vector<TensorPlan> & plan, uint64_t seed, size_t alignment, const std::string & out, bool copy) {
+void WriteTensors(FILE * f, const std::vector<TensorPlan> & plan, uint64_t seed, size_t alignment, const std::string & out, const CopyModel * copy) {
   const size_t threads = std::max(1u, std::thread::hardware_concurrency());
   constexpr size_t kWindowBytes = size_t{1} << 30;
   std::vector<std::future<std::vector<uint8_t>>> made(plan.size());
@@ -561,7 +566,9 @@ TestModelResult WriteTestModel(const TestModelSpec & spec, const WeightScales & 
   try {
     if (!gguf_write_to_file_ptr(meta.get(), f, /*only_meta =*/ true)) throw std::runtime_error("cannot write " + spec.out);
     const size_t alignment = gguf_get_alignment(meta.get());
-    WriteTensors(f, plan, spec.seed, alignment, spec.out, shape.copy);
+    const bool glm = std::string(shape.arch) == "glm4moe";
+    const CopyModel copy{spec.seed, shape.n_embd, glm ? static_cast<int>(shape.n_layer) : -1, glm};
+    WriteTensors(f, plan, spec.seed, alignment, spec.out, shape.copy ? &copy : nullptr);
     if (std::fflush(f) != 0 || std::ferror(f)) throw std::runtime_error("cannot write " + spec.out + ": " + std::strerror(errno));
     const long size = std::ftell(f);
     result.bytes = size > 0 ? static_cast<uint64_t>(size) : 0;

@@ -60,10 +60,41 @@ float PositionalQK(bool key, int64_t out_dim, int64_t in_dim, int offset) {
   return PhasedQK(key, out_dim, -offset * Theta(static_cast<int>(pair)), kPos);
 }
 
-float Weight(const std::string & t, int layer, int64_t row, int64_t col) {
-  const int64_t head = row / kHeadDim, hd = row % kHeadDim;
+// Residual scales as the layers leave them: the embedding (A and U), each copy layer 0 writes (B,
+// B2: kBeta times a normalised token vector), layer 1's input and output (C), over n_embd values.
+struct Scales {
+  double embd_rms, prev, in_rms, copied, out_rms;
+  explicit Scales(int64_t n_embd) {
+    const double n = static_cast<double>(n_embd);
+    embd_rms = std::sqrt((kAlpha * kAlpha + kU * kU) / n);
+    prev = kBeta * kAlpha / embd_rms;
+    in_rms = std::sqrt((kAlpha * kAlpha + kU * kU + 2 * prev * prev) / n);
+    copied = kBeta * kAlpha / in_rms;
+    out_rms = std::sqrt((kAlpha * kAlpha + kU * kU + 2 * prev * prev + copied * copied) / n);
+  }
+};
+
+// The NextN block's projection of [normalised embedding; normalised hidden state] (row: residual
+// dim, col < n_embd: the embedding's, else the hidden state's). It rebuilds the residual layer 1
+// reads: A and U from the token read, B from the hidden state's current token, B2 from its previous
+// one. The hidden state is the output-normed residual of the trunk or of the block itself, which
+// have the same layout, so each draft reads the last like the first.
+float EhProj(int64_t n_embd, int64_t row, int64_t col) {
+  const Scales s(n_embd);
+  if (col < n_embd) return (row == col && (row < kTok || row == kConst)) ? static_cast<float>(s.embd_rms) : 0.0f;
+  const int64_t h = col - n_embd;
+  if (row >= kPrev && row < kPrev + kTok && h == row - kPrev) return static_cast<float>(s.prev * s.out_rms / kAlpha);
+  if (row >= kPrev2 && row < kPrev2 + kTok && h == row - kPrev2 + kPrev) return static_cast<float>(s.out_rms);
+  return 0.0f;
+}
+
+float Weight(const std::string & t, int layer, int64_t row, int64_t col, bool neox) {
+  const int64_t head = row / kHeadDim;
+  int64_t hd = row % kHeadDim;
   if (layer > 1) return 0.0f;
   if (t == "attn_q" || t == "attn_k") {
+    // The weights below are laid out for adjacent RoPE pairs; NeoX pairs dim i with i + half.
+    if (neox) hd = (hd % (kHeadDim / 2)) * 2 + hd / (kHeadDim / 2);
     const bool key = t == "attn_k";
     if (key ? head != 0 : head > (layer == 0 ? 1 : 0)) return 0.0f;
     if (layer == 0) return PositionalQK(key, hd, col, key ? 0 : static_cast<int>(head) + 1);
@@ -97,7 +128,8 @@ float Weight(const std::string & t, int layer, int64_t row, int64_t col) {
 
 }  // namespace
 
-void CopyModelRow(const std::string & name, int64_t row, int64_t ne0, uint64_t seed, float * out) {
+void CopyModelRow(const CopyModel & model, const std::string & name, int64_t row, int64_t ne0, float * out) {
+  const uint64_t seed = model.seed;
   std::fill(out, out + ne0, 0.0f);
   if (name.find("norm") != std::string::npos) {
     std::fill(out, out + ne0, 1.0f);
@@ -113,9 +145,16 @@ void CopyModelRow(const std::string & name, int64_t row, int64_t ne0, uint64_t s
   }
   // blk.<layer>.<tensor>.weight
   const size_t dot1 = name.find('.'), dot2 = name.find('.', dot1 + 1), dot3 = name.rfind('.');
-  const int layer = std::stoi(name.substr(dot1 + 1, dot2 - dot1 - 1));
+  int layer = std::stoi(name.substr(dot1 + 1, dot2 - dot1 - 1));
   const std::string tensor = name.substr(dot2 + 1, dot3 - dot2 - 1);
-  for (int64_t col = 0; col < ne0; col++) out[col] = Weight(tensor, layer, row, col);
+  if (layer == model.mtp_layer) {
+    if (tensor == "nextn.eh_proj") {
+      for (int64_t col = 0; col < ne0; col++) out[col] = EhProj(model.n_embd, row, col);
+      return;
+    }
+    layer = 1;  // its attention is layer 1's; its experts are zero like every FFN here
+  }
+  for (int64_t col = 0; col < ne0; col++) out[col] = Weight(tensor, layer, row, col, model.neox);
 }
 
 }  // namespace strata

@@ -10,7 +10,7 @@ type Live = MetricsBody['live'];
 export function metricsBody(over: Omit<Partial<MetricsBody>, 'live'> & { live?: Partial<Live> } = {}): MetricsBody {
   const { live, ...rest } = over;
   return {
-    model: { id: 'tiny', demo: false, ctx: 256, slots: 2, embedding: null, speculative: { ngram: false, mtp: false, draftModel: null, draftKind: null, draftMax: 0 } },
+    model: { id: 'tiny', demo: false, ctx: 256, slots: 2, embedding: null, speculative: { ngram: false, ngramKind: null, mtp: false, draftModel: null, draftKind: null, draftMax: 0 } },
     uptime_s: 1,
     requests: [],
     totals: {

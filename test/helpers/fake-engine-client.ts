@@ -229,6 +229,6 @@ export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, admitWindowMs: 8, flashAttn: false,
     cpu: { variant: 'haswell', repack: true, deterministic: 0 }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },
     opOffload: true, buffers: [{ kind: 'kv', buffer: 'CPU', mib: 1 }],
-    embedding: null, rerank: null, speculative: { ngram: false, mtp: false, draftModel: null, draftKind: null, draftMax: 0 }, fit: null,
+    embedding: null, rerank: null, speculative: { ngram: false, ngramKind: null, mtp: false, draftModel: null, draftKind: null, draftMax: 0 }, fit: null,
   };
 }

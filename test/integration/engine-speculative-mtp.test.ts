@@ -5,7 +5,8 @@
 // once, across reused prefixes and a session file (the head's KV follows the target's or starts
 // over, never changing the answer). With peaked logits (logitScale 4) the trunk's layers overrule
 // the head often enough that acceptance, partial acceptance and rejection all happen; with very
-// peaked ones (16) the head is mostly right.
+// peaked ones (16) the head is mostly right. `copy-mtp` (hand-set trunk and head that both copy
+// the context) is the model whose drafts are right for a reason.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ describe('drafts from the model\'s MTP head', () => {
   it('are on by default for a model with one, and give the same greedy tokens over many rounds, three sequences at once', async () => {
     const model = await ensureTestModel(mixed);
     await withEngine({ model, ctx: 256, slots: 3, threads: 2, speculative: spec }, async (eng) => {
-      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: true, draftModel: null, draftKind: null, draftMax: 4 });
+      expect(eng.engine.info.speculative).toEqual({ ngram: false, ngramKind: null, mtp: true, draftModel: null, draftKind: null, draftMax: 4 });
       const { drafted, accepted } = await expectSameTokensThreeAtOnce(eng, 4);
       // Not vacuous: drafts were accepted, and rejected.
       expect(accepted).toBeGreaterThan(0);
@@ -125,13 +126,30 @@ describe('drafts from the model\'s MTP head', () => {
     });
   });
 
+  it('copy-mtp, whose head copies one token ahead of its trunk: where the answer repeats its context nearly every draft is accepted', async () => {
+    const model = await ensureTestModel({ shape: 'copy-mtp', vocab: 'llama-spm' });
+    await withEngine({ model, ctx: 1024, slots: 1, threads: 2, speculative: { draftMax: 4 } }, async (eng) => {
+      const lines = Array.from({ length: 10 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const prompt = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`);
+      const plain = await eng.run({ prompt, maxTokens: 60, ignoreEos: true, ...off });
+      const before = eng.batches.length;
+      const r = await eng.run({ prompt, maxTokens: 60, ignoreEos: true });
+      expect(r.ids).toEqual(plain.ids);
+      expect(r.done.drafted).toBeGreaterThan(40);
+      expect(r.done.accepted!).toBeGreaterThan(r.done.drafted! * 0.7);
+      // Up to 5 tokens a step: 60 tokens in fewer than half as many steps.
+      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      expect(steps).toBeLessThan(30);
+    });
+  });
+
   it('mtp on: a model without an MTP head fails to load, saying so; off: no drafts', async () => {
     const tiny = await ensureTestModel({});
     await expect(EngineDriver.load({ model: tiny, ctx: 128, slots: 1, threads: 2, speculative: { mtp: 'on' } }))
       .rejects.toThrow(/has no MTP layers/);
     const model = await ensureTestModel(mixed);
     await withEngine({ model, ctx: 128, slots: 1, threads: 2, speculative: { ...spec, mtp: 'off' } }, async (eng) => {
-      expect(eng.engine.info.speculative).toEqual({ ngram: false, mtp: false, draftModel: null, draftKind: null, draftMax: 0 });
+      expect(eng.engine.info.speculative).toEqual({ ngram: false, ngramKind: null, mtp: false, draftModel: null, draftKind: null, draftMax: 0 });
       const r = await eng.run({ prompt: eng.tokens(promptText('plain', 8)), maxTokens: 8, ignoreEos: true });
       expect(r.done.drafted ?? 0).toBe(0);
     });

@@ -158,3 +158,42 @@ describe('a model that copies its context (shape copy)', () => {
     });
   });
 });
+
+describe('llama.cpp\'s n-gram drafters (speculative.ngramKind)', () => {
+  it.each(['simple', 'map-k', 'map-k4v', 'mod', 'cache'] as const)('%s: the same greedy tokens with its drafts, beside another request and after a shorter one in the slot', async (kind) => {
+    const model = await ensureTestModel({ shape: 'copy' });
+    await withEngine({ model, ctx: 1024, slots: 2, threads: 2, speculative: { ngram: true, ngramKind: kind, draftMax: 8 } }, async (eng) => {
+      expect(eng.engine.info.speculative).toMatchObject({ ngram: true, ngramKind: kind, draftMax: 8 });
+      const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const long = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines.join('\n')}\n\n// once more:\n${lines[0]}\n`);
+      const short = eng.tokens(promptText('short', 6));
+      const plainLong = await eng.run({ prompt: long, maxTokens: 60, ignoreEos: true, ...off });
+      const plainShort = await eng.run({ prompt: short, maxTokens: 20, ignoreEos: true, ...off });
+      let drafted = 0;
+      let accepted = 0;
+      for (let round = 0; round < 2; round++) {
+        // The long prompt beside the short one, then each alone (a slot's sequence shrinks and grows).
+        const [a, b] = await Promise.all([
+          eng.run({ prompt: long, maxTokens: 60, ignoreEos: true }),
+          eng.run({ prompt: short, maxTokens: 20, ignoreEos: true }),
+        ]);
+        const c = await eng.run({ prompt: short, maxTokens: 20, ignoreEos: true });
+        const d = await eng.run({ prompt: long, maxTokens: 60, ignoreEos: true });
+        for (const [r, plain] of [[a, plainLong], [b, plainShort], [c, plainShort], [d, plainLong]] as const) {
+          expect(r.ids, `round ${round}`).toEqual(plain.ids);
+          drafted += r.done.drafted ?? 0;
+          accepted += r.done.accepted ?? 0;
+        }
+      }
+      // The answer repeats the file: each kind finds drafts there, and most are right.
+      expect(drafted).toBeGreaterThan(0);
+      expect(accepted).toBeGreaterThan(drafted * 0.5);
+    });
+  });
+
+  it('an unknown kind is refused, naming the field and the kinds', async () => {
+    const model = await ensureTestModel({});
+    await expect(EngineDriver.load({ model, ctx: 128, slots: 1, threads: 2, speculative: { ngram: true, ngramKind: 'ngram-map-k' as never } }))
+      .rejects.toThrow(/speculative.ngramKind must be 'lookup', 'simple', 'map-k', 'map-k4v', 'mod' or 'cache'/);
+  });
+});

@@ -23,7 +23,7 @@ const ask = (content: string, extra: object = {}) => ({
 describe('MTP drafts through the server', () => {
   it('drafts by default; the answers equal those without drafts, three at once; acceptance per position adds up', async () => {
     const m0 = await metrics(srv.port);
-    expect(m0.model.speculative).toEqual({ ngram: false, mtp: true, draftModel: null, draftKind: null, draftMax: 3 });
+    expect(m0.model.speculative).toEqual({ ngram: false, ngramKind: null, mtp: true, draftModel: null, draftKind: null, draftMax: 3 });
     const models = await json(srv.port, 'GET', '/v1/models');
     expect(JSON.stringify(models.body)).toContain('"mtp":true');
     const questions = ['Name a river.', 'Count to five.', 'Say hello.'];
@@ -48,7 +48,7 @@ describe('MTP drafts through the server', () => {
   it('--spec none: no drafts, the same answer', async () => {
     const none = await startServer(model, { ctx: 512, slots: 1, spec: 'none', draftPMin: 0 });
     try {
-      expect((await metrics(none.port)).model.speculative).toEqual({ ngram: false, mtp: false, draftModel: null, draftKind: null, draftMax: 0 });
+      expect((await metrics(none.port)).model.speculative).toEqual({ ngram: false, ngramKind: null, mtp: false, draftModel: null, draftKind: null, draftMax: 0 });
       const r = await json(none.port, 'POST', '/v1/chat/completions', ask('Say hello.'));
       expect((r.body.timings as Timings).draft_n).toBeUndefined();
       const ref = await json(srv.port, 'POST', '/v1/chat/completions', ask('Say hello.'));

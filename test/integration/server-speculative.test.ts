@@ -31,7 +31,7 @@ describe('speculative decoding in the server', () => {
     expect(m.totals.drafted_tokens - before.drafted_tokens).toBe(t.draft_n);
     expect(m.totals.accepted_tokens - before.accepted_tokens).toBe(t.draft_n_accepted);
     expect(m.totals.draft_acceptance).toBe(1);
-    expect(m.model.speculative).toEqual({ ngram: false, mtp: false, draftModel: expect.any(String), draftKind: 'model', draftMax: 4 });
+    expect(m.model.speculative).toEqual({ ngram: false, ngramKind: null, mtp: false, draftModel: expect.any(String), draftKind: 'model', draftMax: 4 });
     const last = m.requests.at(-1);
     expect(last.drafted).toBe(t.draft_n);
     const prom = (await raw(srv.port, 'GET', '/metrics/prometheus')).body;
@@ -66,7 +66,7 @@ describe('speculative decoding in the server', () => {
     const eagle = await startServer(model, { ctx: 512, draftModel: drafter, draftMax: 3, draftPMin: 0 });
     try {
       const listed = (await json(eagle.port, 'GET', '/v1/models')).body.data[0];
-      expect(listed.meta.speculative).toMatchObject({ ngram: false, mtp: false, draftKind: 'eagle3', draftMax: 3 });
+      expect(listed.meta.speculative).toMatchObject({ ngram: false, ngramKind: null, mtp: false, draftKind: 'eagle3', draftMax: 3 });
       const body = { messages: [{ role: 'user', content: 'Name three rivers.' }], temperature: 0, max_tokens: 12, ignore_eos: true };
       const off = await json(eagle.port, 'POST', '/v1/chat/completions', { ...body, speculative: { n_max: 0 } });
       const on = await json(eagle.port, 'POST', '/v1/chat/completions', body);
@@ -75,6 +75,23 @@ describe('speculative decoding in the server', () => {
       expect((await metrics(eagle.port)).model.speculative.draftKind).toBe('eagle3');
     } finally {
       await eagle.close();
+    }
+  });
+
+  it('--spec-ngram-kind map-k: llama.cpp\'s n-gram drafter, named in /v1/models; the answer equals the one without drafts', async () => {
+    const copy = await ensureTestModel({ shape: 'copy' });
+    const srv2 = await startServer(copy, { ctx: 1024, specNgramKind: 'map-k' });
+    try {
+      const listed = (await json(srv2.port, 'GET', '/v1/models')).body.data[0];
+      expect(listed.meta.speculative).toMatchObject({ ngram: true, ngramKind: 'map-k', mtp: false, draftKind: null });
+      const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`).join('\n');
+      const body = { prompt: `${lines}\n\n${lines}\n\n${lines.slice(0, 40)}`, temperature: 0, max_tokens: 40, ignore_eos: true };
+      const off = await json(srv2.port, 'POST', '/v1/completions', { ...body, speculative: { n_max: 0 } });
+      const on = await json(srv2.port, 'POST', '/v1/completions', body);
+      expect(on.body.choices[0].text).toBe(off.body.choices[0].text);
+      expect((on.body.timings as Timings).draft_n_accepted).toBeGreaterThan(0);
+    } finally {
+      await srv2.close();
     }
   });
 });

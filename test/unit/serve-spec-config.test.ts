@@ -27,6 +27,10 @@ describe('strata serve --spec', () => {
     expect(engine({ spec: 'none' }).speculative).toEqual({ mtp: 'off' });
     expect(engine({ spec: 'ngram' }).speculative).toEqual({ ngram: true, mtp: 'off' });
     expect(engine({ spec: 'draft', 'draft-model': '/d.gguf' }).speculative).toEqual({ mtp: 'off', draftModel: '/d.gguf' });
+    // llama.cpp's n-gram drafters: the kind alone turns n-gram drafts on.
+    expect(engine({ 'spec-ngram-kind': 'map-k' }).speculative).toEqual({ ngram: true, ngramKind: 'map-k' });
+    expect(engine({ spec: 'ngram', 'spec-ngram-kind': 'cache' }).speculative).toEqual({ ngram: true, ngramKind: 'cache', mtp: 'off' });
+    expect(engine({ 'spec-ngram': 'true', 'spec-ngram-kind': 'lookup' }).speculative).toEqual({ ngram: true });
     expect(resolveConfig({ flags: new Map(), env: { STRATA_SPEC: 'none' }, readFile: noFile }).spec).toBe('none');
   });
 
@@ -35,6 +39,8 @@ describe('strata serve --spec', () => {
     expect(() => r({ spec: 'draft' })).toThrowError(/--spec draft needs --draft-model/);
     expect(() => r({ spec: 'mtp', 'draft-model': '/d.gguf' })).toThrowError(/--spec mtp takes no --draft-model/);
     expect(() => r({ spec: 'none', 'spec-ngram': 'true' })).toThrowError(/--spec none and --spec-ngram contradict/);
+    expect(() => r({ 'spec-ngram-kind': 'ngram-map-k' })).toThrowError(/--spec-ngram-kind: must be one of lookup, simple, map-k, map-k4v, mod, cache/);
+    expect(() => r({ spec: 'mtp', 'spec-ngram-kind': 'simple' })).toThrowError(/--spec mtp and --spec-ngram-kind simple contradict/);
   });
 
   it('is set per model in the config\'s models section; --draft-model is the first model\'s', () => {
