@@ -309,6 +309,17 @@ void HeadDrafter::Accept(int32_t seq, int32_t accepted) {
   common_speculative_accept(spec_, seq, static_cast<uint16_t>(std::max(0, accepted)));
 }
 
+void HeadDrafter::CopyPrefix(int32_t src, int32_t dst, llama_pos n) {
+  if (src < 0 || src >= n_seq_ || dst < 0 || dst >= n_seq_ || src == dst) return;
+  Forget(dst);
+  drafted_[static_cast<size_t>(dst)] = false;
+  if (!ok_ || kind_ != HeadKind::kMtp || n <= 0) return;
+  if (llama_memory_seq_pos_min(mem_, src) != 0 || llama_memory_seq_pos_max(mem_, src) < n - 1) return;
+  // Between per-slot streams llama.cpp copies only whole sequences: the whole, then the cut.
+  llama_memory_seq_cp(mem_, src, dst, -1, -1);
+  llama_memory_seq_rm(mem_, dst, n, -1);
+}
+
 void HeadDrafter::Forget(int32_t seq) {
   if (seq < 0 || seq >= n_seq_) return;
   llama_memory_seq_rm(mem_, seq, -1, -1);

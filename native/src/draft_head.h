@@ -78,6 +78,13 @@ class HeadDrafter {
   // Drops what the head holds of a sequence (the target dropped it).
   void Forget(int32_t seq);
 
+  // The target copied the first `n` positions of `src` into `dst` (a prefix another slot read, or
+  // a request's other choices): the MTP head copies what it holds of them too, so dst drafts with
+  // that context instead of starting over. Its entry at n then reads src's last hidden state, not
+  // the one at n - 1 (llama.cpp keeps that per sequence, out of reach): one entry off, drafts
+  // only (the target verifies them). The other kinds start dst over.
+  void CopyPrefix(int32_t src, int32_t dst, llama_pos n);
+
   llama_context* ctx() const { return ctx_; }
   bool ok() const { return ok_; }
   int32_t draft_max() const { return draft_max_; }

@@ -221,6 +221,7 @@ class Engine {
   // engine_draft.cpp
   void PrepareDrafts();
   void PrepareHeadDrafts();  // engine_draft_head.cpp: the head's drafts, after PrepareDrafts
+  void OutputEveryRowForHead();  // engine_step.cpp: the head reads the right states over per-slot KV
 
   // engine_embed.cpp
   bool StepEmbeddings();

@@ -99,6 +99,7 @@ void Engine::ForkChoices(Slot& primary) {
     llama_memory_seq_cp(mem_, primary.id, s.id, -1, -1);
     s.held = primary.held;
     PoolCopied(s, primary);
+    if (head_) head_->CopyPrefix(primary.id, s.id, static_cast<llama_pos>(s.held.size()));
     a->n_read = first.n_read;
     a->forking = false;
     a->decoding = true;
@@ -173,6 +174,7 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
     }
     slot.held = donor.held;
     PoolCopied(slot, donor);
+    if (head_) head_->CopyPrefix(donor.id, slot.id, static_cast<llama_pos>(fork));
     return TrimSlot(slot, fork) ? fork : 0;
   }
   MaybePark(slot, own);

@@ -181,6 +181,7 @@ bool Engine::Step() {
     if (decodes || s.run->chunk > 0) tr.sequences++;
   }
   tr.draft_ms = draft_ms_;
+  if (head_ && !info_.kv_unified) OutputEveryRowForHead();
   const auto t_decode = Clock::now();
   tr.build_ms = Ms(t_build, t_decode);
   const int32_t rc = llama_decode(ctx_.get(), *batch_);
@@ -203,6 +204,22 @@ bool Engine::Step() {
   tr.accepted_tokens = step_accepted_;
   step_traces_.Push(tr);
   return true;
+}
+
+void Engine::OutputEveryRowForHead() {
+  // llama.cpp cuts a batch over per-slot KV streams into ubatches of equal counts per sequence,
+  // which reorders the rows of sequences of unequal counts; it keeps the hidden states a head reads
+  // in that order and puts back only output rows in the batch's. So a batch of several sequences with
+  // rows that are no output makes every row one (logits for rows nobody samples), and the head reads
+  // each row's own state. Without it the head's KV would get another row's state: worse drafts only.
+  llama_batch& b = *batch_;
+  bool mixed = false, silent = false;
+  for (int32_t i = 0; i < b.n_tokens; ++i) {
+    mixed = mixed || b.seq_id[i][0] != b.seq_id[0][0];
+    silent = silent || b.logits[i] == 0;
+  }
+  if (!mixed || !silent) return;
+  for (int32_t i = 0; i < b.n_tokens; ++i) b.logits[i] = 1;
 }
 
 bool Engine::EvalImages() {

@@ -143,6 +143,66 @@ describe('drafts from the model\'s MTP head', () => {
     });
   });
 
+  it('copy-mtp: a request that copies its prefix from another slot drafts with the head\'s context of it, as the first did', async () => {
+    const model = await ensureTestModel({ shape: 'copy-mtp', vocab: 'llama-spm' });
+    await withEngine({ model, ctx: 1024, slots: 3, threads: 2, parkBudgetMiB: 0, speculative: { draftMax: 4 } }, async (eng) => {
+      const lines = Array.from({ length: 10 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const file = `// file\n${lines.join('\n')}\n\n`;
+      const first = eng.tokens(`${file}// again:\n${lines[0]}\n`);
+      const others = [`// copy:\n${lines[0]}\n`, `// and:\n${lines[0]}\n`].map((end) => eng.tokens(file + end));
+      const plain: RunResult[] = [];
+      for (const p of others) plain.push(await eng.run({ prompt: p, maxTokens: 40, ignoreEos: true, ...off }));
+      // Every slot then holds something else, and one reads the file.
+      await Promise.all(['x', 'y', 'z'].map((w) => eng.run({ prompt: eng.tokens(promptText(w, 6)), maxTokens: 4, ignoreEos: true })));
+      const a = await eng.run({ prompt: first, maxTokens: 40, ignoreEos: true });
+      // Two more with the same file and their own endings, at once: one goes on in that slot, the
+      // other copies the file's KV from it and reads only its ending.
+      const runs = await Promise.all(others.map((p) => eng.run({ prompt: p, maxTokens: 40, ignoreEos: true })));
+      const rate = (r: RunResult) => r.done.accepted! / r.done.drafted!;
+      expect(rate(a)).toBeGreaterThan(0.6);
+      runs.forEach((r, i) => {
+        expect(r.admitted!.reused, `request ${i}: the file reused`).toBeGreaterThan(first.length / 2);
+        expect(r.ids, `request ${i}`).toEqual(plain[i]!.ids);
+        // Copying needs the file's context: about as accepted as the request that read it (a head
+        // that started over at the copied prefix's end: about half).
+        expect(rate(r), `request ${i}`).toBeGreaterThan(Math.min(0.7, rate(a) - 0.1));
+      });
+    });
+  });
+
+  it('copy-mtp over per-slot KV: a prompt read in one step with a longer chunk of a lower slot still gives the head its own states', async () => {
+    // llama.cpp cuts such a step into ubatches of equal counts per sequence, out of the batch's order.
+    const model = await ensureTestModel({ shape: 'copy-mtp', vocab: 'llama-spm' });
+    const opts = { model, ctx: 2048, slots: 2, threads: 2, batch: 256, ubatch: 256, speculative: { draftMax: 4 } };
+    const lines = Array.from({ length: 6 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+    const text = `// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`;
+    const rate = (r: RunResult) => r.done.accepted! / r.done.drafted!;
+    // The short prompt alone, in a fresh engine: its answer and how often the head is right.
+    const solo = await withEngine(opts, async (eng) => {
+      const plain = await eng.run({ prompt: eng.tokens(text), maxTokens: 40, ignoreEos: true, ...off });
+      return { plain, drafted: await eng.run({ prompt: eng.tokens(text), maxTokens: 40, ignoreEos: true }) };
+    });
+    await withEngine(opts, async (eng) => {
+      expect(eng.engine.info.kvUnified).toBe(false);
+      const short = eng.tokens(text);
+      expect(short.length).toBeLessThan(opts.batch / 2);
+      // A long prompt (slot 0) first; the short one once its first chunk is read, so a later step
+      // reads the short one whole beside a longer chunk of the long one.
+      const long = eng.start({ prompt: eng.tokens(promptText('a long unrelated text', 600)), maxTokens: 2, ignoreEos: true });
+      const r = await new Promise<RunResult>((resolve, reject) => {
+        eng.when((e) => e.type === 'progress' && e.id === long.id, () => {
+          eng.run({ prompt: short, maxTokens: 40, ignoreEos: true }).then(resolve, reject);
+        });
+      });
+      await long.done;
+      // Not vacuous: the step that read the short prompt (its first token) read a chunk of the long one.
+      const first = eng.batches.find((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id))!;
+      expect(first.some((e) => e.type === 'progress' && e.id === long.id)).toBe(true);
+      expect(r.ids).toEqual(solo.plain.ids);
+      expect(rate(r)).toBeGreaterThan(rate(solo.drafted) - 0.1);
+    });
+  });
+
   it('mtp on: a model without an MTP head fails to load, saying so; off: no drafts', async () => {
     const tiny = await ensureTestModel({});
     await expect(EngineDriver.load({ model: tiny, ctx: 128, slots: 1, threads: 2, speculative: { mtp: 'on' } }))
