@@ -43,7 +43,9 @@ const usage = `usage: npm run bench:compare [-- options]
   --ours KIND       strata (default) or llama-server (a second llama-server, to test the harness)
   --spec MODE       speculative decoding on both servers: none (default), ngram (strata --spec ngram,
                     llama-server --spec-type ngram-simple), draft (a draft model: --draft-model) or mtp
-                    (the model's own MTP head: strata --spec mtp, llama-server --spec-type draft-mtp)
+                    (the model's own MTP head: strata --spec mtp, llama-server --spec-type draft-mtp);
+                    ngram-simple, ngram-map-k, ngram-map-k4v, ngram-cache: llama.cpp's n-gram drafter of
+                    that name on both (strata --spec-ngram-kind), at most --draft-max tokens a step
   --draft-model F   the draft model for --spec draft (default: the served model itself, so drafts are
                     always accepted: the mechanism's ceiling on random weights)
   --draft-max N     draft tokens per step on both servers (default 8)
@@ -103,6 +105,14 @@ function specArgs(mode: string, draftModel: string, draftMax: number): { ours: s
       theirs: ['--spec-type', 'ngram-simple', '--spec-ngram-simple-size-n', '3', '--spec-ngram-simple-size-m', String(draftMax)],
     };
   }
+  // llama.cpp's own n-gram drafters on both (strata --spec-ngram-kind), each drafting at most draftMax.
+  const kind = /^ngram-(simple|map-k|map-k4v|cache)$/.exec(mode)?.[1];
+  if (kind) {
+    return {
+      ours: ['--spec', 'ngram', '--spec-ngram-kind', kind, '--draft-max', String(draftMax)],
+      theirs: ['--spec-type', mode, ...(kind === 'cache' ? [] : [`--spec-${mode}-size-m`, String(draftMax)])],
+    };
+  }
   if (mode === 'draft') {
     return {
       ours: ['--spec', 'draft', '--draft-model', draftModel, '--draft-max', String(draftMax), '--draft-p-min', '0'],
@@ -116,7 +126,7 @@ function specArgs(mode: string, draftModel: string, draftMax: number): { ours: s
       theirs: ['--spec-type', 'draft-mtp', '--spec-draft-n-max', String(draftMax), '--spec-draft-p-min', '0.5'],
     };
   }
-  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram, draft or mtp, got '${mode}'`);
+  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-cache, draft or mtp, got '${mode}'`);
   // strata drafts with a model's MTP head unless told not to; llama-server only when asked.
   return { ours: ['--spec', 'none'], theirs: [] };
 }
