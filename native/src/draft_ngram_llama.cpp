@@ -27,12 +27,20 @@ bool IsNgramKind(const std::string& name) {
   return name == "lookup" || std::any_of(std::begin(kKinds), std::end(kKinds), [&](const KindName& k) { return name == k.name; });
 }
 
-LlamaNgramDrafter::LlamaNgramDrafter(const std::string& kind, int32_t n_seq)
+LlamaNgramDrafter::LlamaNgramDrafter(const std::string& kind, int32_t n_seq, int32_t draft_max)
     : n_seq_(n_seq), drafted_(static_cast<size_t>(n_seq), false), seen_(static_cast<size_t>(n_seq), 0) {
   const auto* k = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const KindName& x) { return kind == x.name; });
   if (k == std::end(kKinds)) throw std::invalid_argument("not one of llama.cpp's n-gram kinds: '" + kind + "'");
   common_params_speculative params;
   params.types = {k->type};
+  // A map's value is the m-gram after a key: one of draft_max tokens drafts wherever that many
+  // follow a key (a longer one would need them all, and be cut anyway).
+  const auto m = static_cast<uint16_t>(std::clamp(draft_max, 1, 256));
+  params.ngram_map_k.size_m = params.ngram_map_k4v.size_m = m;
+  // ngram-simple drafts nothing with an m-gram shorter than its key: it gets the key's length then.
+  params.ngram_simple.size_m = std::max(m, params.ngram_simple.size_n);
+  params.ngram_mod.n_max = m;
+  params.ngram_mod.n_min = std::min<int32_t>(params.ngram_mod.n_min, m);
   spec_ = common_speculative_init(params, static_cast<uint32_t>(n_seq));
   if (!spec_) throw std::runtime_error("llama.cpp's ngram-" + kind + " drafter could not start");
 }

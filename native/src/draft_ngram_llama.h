@@ -20,9 +20,9 @@ bool IsNgramKind(const std::string& name);
 
 class LlamaNgramDrafter {
  public:
-  // `kind` one of llama.cpp's (not "lookup"), for sequences 0 .. n_seq-1; its n-gram sizes are
-  // llama.cpp's defaults (those of llama-server's --spec-type).
-  LlamaNgramDrafter(const std::string& kind, int32_t n_seq);
+  // `kind` one of llama.cpp's (not "lookup"), for sequences 0 .. n_seq-1: llama.cpp's default key
+  // sizes (those of llama-server's --spec-type), drafts (its m-grams) of at most `draft_max` tokens.
+  LlamaNgramDrafter(const std::string& kind, int32_t n_seq, int32_t draft_max);
   ~LlamaNgramDrafter();
   LlamaNgramDrafter(const LlamaNgramDrafter&) = delete;
   LlamaNgramDrafter& operator=(const LlamaNgramDrafter&) = delete;

@@ -31,7 +31,7 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std
       request_traces_(static_cast<size_t>(std::max(cfg.trace_steps, 0))) {
   slots_.resize(static_cast<size_t>(cfg.slots));
   for (size_t i = 0; i < slots_.size(); ++i) slots_[i].id = static_cast<int32_t>(i);
-  if (cfg.spec.ngram && cfg.spec.ngram_kind != "lookup") ngram_ = std::make_unique<LlamaNgramDrafter>(cfg.spec.ngram_kind, cfg.slots);
+  if (cfg.spec.ngram && cfg.spec.ngram_kind != "lookup") ngram_ = std::make_unique<LlamaNgramDrafter>(cfg.spec.ngram_kind, cfg.slots, cfg.spec.draft_max);
   prompt_order_.reserve(slots_.size());
   const char* test_throw = std::getenv("STRATA_TEST_ENGINE_THROW");
   test_throw_ = test_throw != nullptr && std::strcmp(test_throw, "bad_alloc") == 0;

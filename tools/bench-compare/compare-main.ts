@@ -44,7 +44,7 @@ const usage = `usage: npm run bench:compare [-- options]
   --spec MODE       speculative decoding on both servers: none (default), ngram (strata --spec ngram,
                     llama-server --spec-type ngram-simple), draft (a draft model: --draft-model) or mtp
                     (the model's own MTP head: strata --spec mtp, llama-server --spec-type draft-mtp);
-                    ngram-simple, ngram-map-k, ngram-map-k4v, ngram-cache: llama.cpp's n-gram drafter of
+                    ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache: llama.cpp's n-gram drafter of
                     that name on both (strata --spec-ngram-kind), at most --draft-max tokens a step
   --draft-model F   the draft model for --spec draft (default: the served model itself, so drafts are
                     always accepted: the mechanism's ceiling on random weights)
@@ -106,12 +106,15 @@ function specArgs(mode: string, draftModel: string, draftMax: number): { ours: s
     };
   }
   // llama.cpp's own n-gram drafters on both (strata --spec-ngram-kind), each drafting at most draftMax.
-  const kind = /^ngram-(simple|map-k|map-k4v|cache)$/.exec(mode)?.[1];
+  const kind = /^ngram-(simple|map-k|map-k4v|mod|cache)$/.exec(mode)?.[1];
   if (kind) {
-    return {
-      ours: ['--spec', 'ngram', '--spec-ngram-kind', kind, '--draft-max', String(draftMax)],
-      theirs: ['--spec-type', mode, ...(kind === 'cache' ? [] : [`--spec-${mode}-size-m`, String(draftMax)])],
-    };
+    // strata drafts a kind's m-grams of draftMax tokens (ngram-simple: at least its 12-token key,
+    // cut to draftMax; ngram-mod: from draftMax up); llama-server is told the same.
+    const n = String(draftMax);
+    const sizes = kind === 'cache' ? [] : kind === 'mod'
+      ? ['--spec-ngram-mod-n-max', n, '--spec-ngram-mod-n-min', String(Math.min(48, draftMax))]
+      : [`--spec-${mode}-size-m`, kind === 'simple' ? String(Math.max(12, draftMax)) : n];
+    return { ours: ['--spec', 'ngram', '--spec-ngram-kind', kind, '--draft-max', n], theirs: ['--spec-type', mode, ...sizes] };
   }
   if (mode === 'draft') {
     return {
@@ -126,7 +129,7 @@ function specArgs(mode: string, draftModel: string, draftMax: number): { ours: s
       theirs: ['--spec-type', 'draft-mtp', '--spec-draft-n-max', String(draftMax), '--spec-draft-p-min', '0.5'],
     };
   }
-  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-cache, draft or mtp, got '${mode}'`);
+  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache, draft or mtp, got '${mode}'`);
   // strata drafts with a model's MTP head unless told not to; llama-server only when asked.
   return { ours: ['--spec', 'none'], theirs: [] };
 }
