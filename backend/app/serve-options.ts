@@ -156,7 +156,7 @@ export const SERVE_OPTIONS = {
   /** Speculative decoding: prompt-lookup (n-gram) drafts. */
   specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false", { perModel: true }),
   /** Which n-gram drafter: Strata's prompt lookup or one of llama.cpp's (llama-server's --spec-type ngram-*). */
-  specNgramKind: option(oneOf('lookup', 'simple', 'map-k', 'map-k4v', 'mod', 'cache'), 'lookup', "n-gram drafter: lookup (the latest earlier occurrence of the last 2-4 tokens), or llama.cpp's own with its sizes: simple, map-k, map-k4v, mod, cache (llama-server's --spec-type ngram-*); another than lookup turns n-gram drafts on", { perModel: true }),
+  specNgramKind: option(oneOf('lookup', 'simple', 'map-k', 'map-k4v', 'mod', 'cache'), 'lookup', "n-gram drafter: lookup (the latest earlier occurrence of the last 2-4 tokens), or llama.cpp's own (its key sizes, m-grams of --draft-max tokens): simple, map-k, map-k4v, mod, cache (llama-server's --spec-type ngram-*); another than lookup turns n-gram drafts on", { perModel: true }),
   /** Speculative decoding: a draft model with the model's vocabulary. */
   draftModel: option(str, null, 'speculative decoding with this GGUF as draft model (same vocabulary), or an EAGLE-3 / DFlash drafter made for the model (recognised from the file); on the command line the first model\'s', { defaultText: 'none', perModel: true }),
   /** A projector GGUF (llama.cpp's mmproj) for images: the first model's, or per model in the config's "models" section. */

@@ -20,7 +20,7 @@ struct SpeculativeConfig {
   int32_t draft_min = 1;     // fewer than this: no draft (a short draft costs a verify for little)
   int32_t ngram_min = 2, ngram_max = 4;  // n-gram lengths tried, longest first
   // "lookup": Strata's prompt lookup (draft_ngram.h); or one of llama.cpp's n-gram drafters
-  // ("simple", "map-k", "map-k4v", "mod", "cache": draft_ngram_llama.h) with its own sizes.
+  // ("simple", "map-k", "map-k4v", "mod", "cache": draft_ngram_llama.h), its key sizes, draft_max drafts.
   std::string ngram_kind = "lookup";
   float draft_p_min = 0.5f;  // draft model and MTP head: stop drafting at a token it gives less than this
   // The model's own MTP (NextN) head (draft_head.h): -1 when the model has one and no draft model is
