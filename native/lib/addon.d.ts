@@ -682,7 +682,7 @@ export type DraftKind = 'model' | 'eagle3' | 'dflash' | 'dspark';
 /** N-gram drafters: Strata's prompt lookup, or llama.cpp's ngram-* kinds. */
 export type NgramKind = 'lookup' | 'simple' | 'map-k' | 'map-k4v' | 'mod' | 'cache';
 
-export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'copy-mtp' | 'eagle3' | 'dflash';
+export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'copy-mtp' | 'eagle3' | 'dflash' | 'dspark';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

@@ -69,6 +69,8 @@ DrafterFile ReadDrafterFile(const std::string& path) {
     return out;
   }
   if (const ggml_tensor* fc = tensors ? ggml_get_tensor(tensors.get(), "fc.weight") : nullptr) out.fc_inputs = fc->ne[0];
+  const int64_t conf = gguf_find_key(g.get(), "dflash.has_confidence_head");
+  if (conf >= 0 && gguf_get_kv_type(g.get(), conf) == GGUF_TYPE_BOOL) out.confidence = gguf_get_val_bool(g.get(), conf);
   return out;
 }
 
@@ -90,6 +92,10 @@ HeadDrafter::HeadDrafter(const DrafterFile& file, llama_model* drafter, llama_co
   try {
     if (kind_ == HeadKind::kNone || kind_ == HeadKind::kMtp) throw std::logic_error("not a drafter GGUF's kind");
     CheckFits(file, drafter);
+    if (kind_ == HeadKind::kDSpark && !file.confidence && p_min > 0) {
+      throw std::runtime_error("the draft model is a DSpark drafter without a confidence head, which cannot stop a draft at a "
+                               "probability: give it --draft-p-min 0 (speculative.draftPMin)");
+    }
     const int32_t* ids = llama_model_target_layer_ids(drafter);
     layers_.assign(ids, ids + llama_model_target_layer_ids_n(drafter));
     cp.ctx_type = LLAMA_CONTEXT_TYPE_DEFAULT;

@@ -31,6 +31,7 @@ const char* HeadKindName(HeadKind kind);
 struct DrafterFile {
   HeadKind kind = HeadKind::kNone;
   int64_t fc_inputs = 0;
+  bool confidence = true;  // DSpark: it has a confidence head (dflash.has_confidence_head), which p_min needs
 };
 // Throws std::runtime_error when the file is not a readable GGUF.
 DrafterFile ReadDrafterFile(const std::string& path);

@@ -65,9 +65,10 @@ const Shape kShapes[] = {
     // ahead (test_model_copy.h): drafts the trunk accepts, from a head that costs a twenty-fourth
     // of its layers, the MTP speed-up workload.
     {"copy-mtp", 896, 24, 7, 1, 4864, 32768, false, kCopyRopeBase, 1e-6f, "glm4moe", "", true},
-    // Drafters for tiny (test_model_drafter.h): an EAGLE-3 head and a DFlash block drafter.
+    // Drafters for tiny (test_model_drafter.h): an EAGLE-3 head, a DFlash block drafter, a DSpark one.
     {"eagle3", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "eagle3"},
     {"dflash", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "dflash"},
+    {"dspark", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "dflash"},
 };
 
 // The MTP block's mixture of experts (GLM's NextN block is an MoE layer): two small experts, one
@@ -97,7 +98,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'eagle3' or 'dflash', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'eagle3', 'dflash' or 'dspark', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -235,19 +236,21 @@ std::vector<TensorPlan> PlanGlmMtpTensors(const Shape & s, ggml_type wtype, int6
   return plan;
 }
 
-std::vector<TensorPlan> PlanDrafterTensors(const Shape & s, ggml_type wtype, const WeightScales & w) {
+std::vector<TensorPlan> PlanDrafterTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
   using F = DrafterTensor::Family;
   std::vector<TensorPlan> plan;
-  for (const DrafterTensor & t : DrafterTensors(s.arch, s.n_embd, s.n_head, s.n_head_kv, s.n_ff)) {
+  for (const DrafterTensor & t : DrafterTensors(s.name, s.n_embd, s.n_head, s.n_head_kv, s.n_ff, n_vocab)) {
     const float std = t.family == F::kNorm ? 0.0f : t.family == F::kQk ? w.qk : t.family == F::kV ? w.v
                     : t.family == F::kO ? w.o : t.family == F::kDown ? w.down : w.up;
-    plan.push_back({t.name, t.ne0, t.ne1, t.family == F::kNorm ? GGML_TYPE_F32 : wtype, std});
+    // Rows shorter than a quantized block (the Markov head's rank) stay f16.
+    const ggml_type type = t.family == F::kNorm ? GGML_TYPE_F32 : t.ne0 % ggml_blck_size(wtype) != 0 ? GGML_TYPE_F16 : wtype;
+    plan.push_back({t.name, t.ne0, t.ne1, type, std});
   }
   return plan;
 }
 
 std::vector<TensorPlan> PlanTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
-  if (IsDrafterArch(s.arch)) return PlanDrafterTensors(s, wtype, w);
+  if (IsDrafterArch(s.arch)) return PlanDrafterTensors(s, wtype, n_vocab, w);
   if (std::string(s.arch) == "bert") return PlanBertTensors(s, wtype, n_vocab, w);
   if (std::string(s.arch) == "glm4moe") return PlanGlmMtpTensors(s, wtype, n_vocab, w);
   const int64_t head_dim = s.n_embd / s.n_head;
@@ -395,7 +398,7 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   }
   gguf_set_kv(g, tokenizer.get());
   if (!spec.chat_template.empty()) gguf_set_val_str(g, "tokenizer.chat_template", spec.chat_template.c_str());
-  if (IsDrafterArch(a)) SetDrafterMetadata(g, a, s.n_embd, n_vocab);
+  if (IsDrafterArch(a)) SetDrafterMetadata(g, s.name, s.n_embd, n_vocab);
   // Encoders read token types; a vocab without the count gets BERT's two.
   if (a == "bert" && gguf_find_key(g, "tokenizer.ggml.token_type_count") < 0) {
     gguf_set_val_u32(g, "tokenizer.ggml.token_type_count", 2);

@@ -2,7 +2,7 @@
 // block drafters), through llama.cpp's common_speculative: given as the draft model, recognised from
 // the file, and greedy output with their drafts is the output without them, over many rounds with
 // several sequences decoding at once, across reused prefixes and a session file. The drafters
-// (`eagle3`, `dflash` test shapes) are random-weight drafters made for `tiny`; with draftPMin 0 they
+// (`eagle3`, `dflash`, `dspark` test shapes) are random-weight drafters made for `tiny`; with draftPMin 0 they
 // draft at every step, so their drafts are verified, and mostly rejected, all the time.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,8 @@ describe.each([
   { kind: 'eagle3', shape: 'eagle3', draftMax: 4 },
   // DFlash drafts block size - 1 tokens (the test drafter's block is 8) whatever is asked.
   { kind: 'dflash', shape: 'dflash', draftMax: 7 },
+  // DSpark: DFlash with a Markov head (no confidence head here, so draftPMin 0, as the tests give all).
+  { kind: 'dspark', shape: 'dspark', draftMax: 7 },
 ] as const)('a $kind drafter given as the draft model', ({ kind, shape, draftMax }) => {
   const spec = (draft: string) => ({ draftModel: draft, draftMax, draftPMin: 0 });
 
@@ -72,6 +74,15 @@ describe.each([
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a DSpark drafter without a confidence head', () => {
+  it('with a draft p-min above 0 fails to load, naming the setting that it needs', async () => {
+    const model = await ensureTestModel({});
+    const dspark = await ensureTestModel({ shape: 'dspark' });
+    await expect(EngineDriver.load({ model, ctx: 128, slots: 1, threads: 2, speculative: { draftModel: dspark } }))
+      .rejects.toThrow(/DSpark drafter without a confidence head.*--draft-p-min 0 \(speculative.draftPMin\)/);
   });
 });
 
