@@ -18,7 +18,18 @@ constexpr size_t kLimitMin = 2, kLimitMax = 256;
 
 }  // namespace
 
+void PredictionCursor::Disagree(size_t at, llama_token predicted, llama_token guessed) {
+  disagree_at_ = answer_.size() + at;
+  disagree_predicted_ = predicted;
+  disagree_guessed_ = guessed;
+}
+
 void PredictionCursor::Follow(llama_token tok) {
+  if (disagree_at_ == answer_.size()) {
+    if (tok == disagree_guessed_) ngrams_trusted_ = true;
+    if (tok == disagree_predicted_) ngrams_trusted_ = false;
+    disagree_at_ = npos;
+  }
   answer_.push_back(tok);
   if (at_ != npos && at_ < tokens_.size() && tokens_[at_] == tok) {
     hint_ = ++at_;
@@ -69,10 +80,23 @@ std::vector<llama_token> PredictionCursor::Next(int32_t max) const {
                                   tokens_.begin() + static_cast<std::ptrdiff_t>(at_ + n));
 }
 
-std::vector<llama_token> CombinedDraft(const PredictionCursor& c, const std::vector<llama_token>& held,
-                                       llama_token pending, const CombinedDraftLimits& lim, int32_t& predicted) {
+std::vector<llama_token> CombinedDraft(PredictionCursor& c, const std::vector<llama_token>& held, llama_token pending,
+                                       const CombinedDraftLimits& lim, int32_t& predicted) {
   std::vector<llama_token> draft = c.Next(lim.max);
   predicted = static_cast<int32_t>(draft.size());
+  if (!draft.empty() && lim.guess_max > 0) {
+    // The n-grams' guess for the same tokens: where it disagrees, one of the two is wrong.
+    std::vector<llama_token> guess = NgramDraft(held, pending, lim.ngram_min, lim.ngram_max, lim.max);
+    size_t j = 0;
+    while (j < guess.size() && j < draft.size() && guess[j] == draft[j]) ++j;
+    if (j < guess.size() && j < draft.size()) {
+      c.Disagree(j, draft[j], guess[j]);
+      if (c.NgramsTrusted()) {
+        predicted = static_cast<int32_t>(j);
+        return guess;
+      }
+    }
+  }
   const int32_t want = std::min(lim.max, predicted + lim.guess_max);
   if (predicted >= want) return draft;
   std::vector<llama_token> tail{pending};

@@ -23,6 +23,14 @@ class PredictionCursor {
   // when the prediction is used up.
   std::vector<llama_token> Next(int32_t max) const;
 
+  // Where the prediction and the sequence's own n-grams disagree, which one the answer followed
+  // there last time (the prediction until an answer says otherwise): an edit whose prediction
+  // changed lines the answer keeps (or the other way round) shows it at the first such line.
+  bool NgramsTrusted() const { return ngrams_trusted_; }
+  // This draft's token `at` (0: the one after the answer so far) is `predicted` in the prediction
+  // and `guessed` in the n-grams: the answer's token there settles which one to trust.
+  void Disagree(size_t at, llama_token predicted, llama_token guessed);
+
  private:
   void Resync();
 
@@ -39,6 +47,10 @@ class PredictionCursor {
   // Draft length now, and answer tokens that followed the prediction since it last changed.
   size_t limit_ = 16;  // a first draft of 16, then as above
   size_t good_ = 0;
+  bool ngrams_trusted_ = false;
+  // The pending disagreement (Disagree): the answer's index it is at, npos for none.
+  size_t disagree_at_ = npos;
+  llama_token disagree_predicted_ = -1, disagree_guessed_ = -1;
 };
 
 // Bounds of a prediction's combined draft (CombinedDraft).
@@ -53,9 +65,11 @@ struct CombinedDraftLimits {
 // short (its adaptive length after a miss, the prediction's end) or the answer has left the
 // prediction, it goes on with its own n-grams: for an edit the prompt holds the text around the
 // region, which the answer repeats where it differs from the prediction (the old text of a line
-// the prediction changed). The sequence is `held` then `pending`. `predicted` is set to how many
-// of the draft's first tokens are the prediction's; the rest are n-gram guesses.
-std::vector<llama_token> CombinedDraft(const PredictionCursor& c, const std::vector<llama_token>& held,
-                                       llama_token pending, const CombinedDraftLimits& lim, int32_t& predicted);
+// the prediction changed). Where the prediction's draft and the n-grams' guess for the same tokens
+// disagree, the draft follows the one the answer followed at the last disagreement (the cursor
+// learns it). The sequence is `held` then `pending`. `predicted` is set to how many of the draft's
+// first tokens are the prediction's; the rest are n-gram guesses.
+std::vector<llama_token> CombinedDraft(PredictionCursor& c, const std::vector<llama_token>& held, llama_token pending,
+                                       const CombinedDraftLimits& lim, int32_t& predicted);
 
 }  // namespace strata

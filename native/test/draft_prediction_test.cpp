@@ -26,6 +26,12 @@ static void Expect(const Tokens& got, const Tokens& want, const char* what) {
   ++failures;
 }
 
+static void ExpectBool(bool got, bool want, const char* what) {
+  if (got == want) return;
+  std::printf("FAIL %s: got %d, want %d\n", what, got, want);
+  ++failures;
+}
+
 static void Expect(long got, long want, const char* what) {
   if (got == want) return;
   std::printf("FAIL %s: got %ld, want %ld\n", what, got, want);
@@ -45,7 +51,7 @@ struct Seq {
       cursor.Follow(t);
     }
   }
-  Tokens Draft(const CombinedDraftLimits& lim, int32_t& predicted) const {
+  Tokens Draft(const CombinedDraftLimits& lim, int32_t& predicted) {
     return CombinedDraft(cursor, held, pending, lim, predicted);
   }
 };
@@ -68,13 +74,34 @@ int main() {
 
   Seq s(prompt, prediction);
   s.Answer({100, 101});
+  // The prediction and the prompt's n-grams disagree at 204 / 104: the prediction is drafted (it
+  // is trusted until an answer says otherwise).
   Expect(s.Draft(lim, predicted), {102, 103, 204, 105, 106, 107}, "following: the prediction's tokens");
   Expect(predicted, 6, "following: all predicted");
+  ExpectBool(s.cursor.NgramsTrusted(), false, "following: the prediction trusted");
 
-  // 104 where the prediction has 204: the cursor guesses a replaced token and drafts from 105.
+  // 104 where the prediction has 204: the answer followed the n-grams there, which are trusted at
+  // the next disagreement: the cursor guesses a replaced token (105 next), the n-grams say 300.
+  Seq only = s;  // the prediction alone from here (no n-gram guesses)
   s.Answer({102, 103, 104});
-  Expect(s.Draft(lim, predicted), {105, 106, 107, 108, 109, 110}, "a replaced token: the prediction after it");
+  ExpectBool(s.cursor.NgramsTrusted(), true, "the answer followed the n-grams: they are trusted");
+  Expect(s.Draft(lim, predicted), {300, 301, 105, 106, 107, 108}, "a disagreement: the trusted n-grams' tokens");
+  Expect(predicted, 0, "a disagreement at the first token: nothing predicted");
+  CombinedDraftLimits no_guess = lim;
+  no_guess.guess_max = 0;
+  only.Answer({102, 103, 104});
+  Expect(only.Draft(no_guess, predicted), {105, 106, 107, 108, 109, 110}, "a replaced token: the prediction after it");
   Expect(predicted, 6, "a replaced token: predicted");
+
+  // Where the answer follows the prediction at a disagreement, the prediction is trusted again.
+  Seq back(prompt, prediction);
+  back.Answer({100, 101});
+  back.Draft(lim, predicted);
+  back.Answer({102, 103, 104});
+  back.Draft(lim, predicted);  // disagree at the first token: 300 (n-grams) or 105 (prediction)
+  back.Answer({105});
+  ExpectBool(back.cursor.NgramsTrusted(), false, "the answer followed the prediction: it is trusted again");
+  Expect(back.Draft(lim, predicted), {106, 107, 108, 109, 110, 111}, "trusted again: the prediction's tokens");
   // 300 is in neither guess: the answer has left the prediction, its own n-grams (the prompt's
   // original region) draft what follows, at most guess_max.
   s.Answer({300});
@@ -92,8 +119,6 @@ int main() {
   s.Answer({106, 107, 108, 109});
   Expect(s.Draft(lim, predicted), {110, 111, 112, 113, 51, 100}, "short prediction draft: continued by n-grams");
   Expect(predicted, 2, "short prediction draft: the first two predicted");
-  CombinedDraftLimits no_guess = lim;
-  no_guess.guess_max = 0;
   Expect(s.Draft(no_guess, predicted), {110, 111}, "guess_max 0: the prediction alone");
   CombinedDraftLimits three = lim;
   three.max = 3;
