@@ -81,13 +81,14 @@ void Engine::PrepareDrafts() {
       k = guess_k;  // neither the prediction nor the sequence's n-grams: the draft model, if any
     }
     if (k < sp.draft_min || (!sp.ngram && !draft_)) continue;
-    if (sp.ngram && ngram_) {
-      if (!a->ngram_begun) ngram_->Begin(s.id, s.held);
-      a->ngram_begun = true;
-      a->draft = ngram_->Draft(s.id, s.held, a->pending, k);
-      if (static_cast<int32_t>(a->draft.size()) < sp.draft_min) a->draft.clear();
-    } else if (sp.ngram) {
-      a->draft = NgramDraft(s.held, a->pending, sp.ngram_min, sp.ngram_max, k);
+    if (sp.ngram) {
+      if (ngram_) {
+        if (!a->ngram_begun) ngram_->Begin(s.id, s.held);
+        a->ngram_begun = true;
+        a->draft = ngram_->Draft(s.id, s.held, a->pending, k);
+      } else {
+        a->draft = NgramDraft(s.held, a->pending, sp.ngram_min, sp.ngram_max, k);
+      }
       if (static_cast<int32_t>(a->draft.size()) < sp.draft_min) a->draft.clear();
     }
     if (a->draft.empty() && draft_) {

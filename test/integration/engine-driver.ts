@@ -80,6 +80,11 @@ export class EngineDriver {
     return this.start(req).done;
   }
 
+  /** The engine steps that emitted tokens of request `id` (each step is one onEvents batch). */
+  stepsOf(id: number): number {
+    return this.batches.filter((b) => b.some((e) => e.type === 'tokens' && e.id === id)).length;
+  }
+
   /** Calls `fn` for every later event until it returns true (once). */
   when(pred: (e: EngineEvent) => boolean, fn: (e: EngineEvent) => void): void {
     const l: Listener = (e) => {

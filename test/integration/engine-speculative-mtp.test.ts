@@ -115,13 +115,12 @@ describe('drafts from the model\'s MTP head', () => {
     await withEngine({ model, ctx: 512, slots: 2, threads: 2, speculative: { draftMax: 4 } }, async (eng) => {
       const prompt = eng.tokens(promptText('sure', 10));
       const plain = await eng.run({ prompt, maxTokens: 40, ignoreEos: true, ...off });
-      const before = eng.batches.length;
       const r = await eng.run({ prompt, maxTokens: 40, ignoreEos: true });
       expect(r.ids).toEqual(plain.ids);
       expect(r.done.drafted).toBeGreaterThan(20);
       expect(r.done.accepted!).toBeGreaterThan(r.done.drafted! * 0.3);
       // A step emits 1 + accepted tokens: 40 tokens in fewer steps than 40.
-      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      const steps = eng.stepsOf(r.done.id);
       expect(steps).toBeLessThan(32);
     });
   });
@@ -132,13 +131,12 @@ describe('drafts from the model\'s MTP head', () => {
       const lines = Array.from({ length: 10 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
       const prompt = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`);
       const plain = await eng.run({ prompt, maxTokens: 60, ignoreEos: true, ...off });
-      const before = eng.batches.length;
       const r = await eng.run({ prompt, maxTokens: 60, ignoreEos: true });
       expect(r.ids).toEqual(plain.ids);
       expect(r.done.drafted).toBeGreaterThan(40);
       expect(r.done.accepted!).toBeGreaterThan(r.done.drafted! * 0.7);
       // Up to 5 tokens a step: 60 tokens in fewer than half as many steps.
-      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      const steps = eng.stepsOf(r.done.id);
       expect(steps).toBeLessThan(30);
     });
   });

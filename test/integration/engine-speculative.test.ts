@@ -50,13 +50,12 @@ describe('draft model', () => {
     await withEngine({ model, ctx: 256, slots: 2, threads: 2, speculative: { draftModel: model, draftMax: 4, draftPMin: 0 } }, async (eng) => {
       const prompt = eng.tokens(promptText('self', 10));
       const plain = await eng.run({ prompt, maxTokens: 24, ignoreEos: true, ...off });
-      const before = eng.batches.length;
       const r = await eng.run({ prompt, maxTokens: 24, ignoreEos: true });
       expect(r.ids).toEqual(plain.ids);
       expect(r.done.drafted).toBeGreaterThan(0);
       expect(r.done.accepted).toBe(r.done.drafted);
       // A step emits 1 + accepted tokens: 24 tokens in about 24 / 5 steps.
-      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      const steps = eng.stepsOf(r.done.id);
       expect(steps).toBeLessThan(12);
       const trace = eng.engine.traces();
       expect(trace.requests.find((t) => t.id === r.done.id)?.drafted).toBe(r.done.drafted);
@@ -149,11 +148,10 @@ describe('a model that copies its context (shape copy)', () => {
       };
       const copied = plain.ids.filter((_, k) => earlier(prompt.length + k)).length;
       expect(copied).toBeGreaterThanOrEqual(plain.ids.length - 2);
-      const before = eng.batches.length;
       const r = await eng.run({ prompt, maxTokens: 60, ignoreEos: true });
       expect(r.ids).toEqual(plain.ids);
       expect(r.done.accepted! / r.done.drafted!).toBeGreaterThan(0.8);
-      const steps = eng.batches.slice(before).filter((b) => b.some((e) => e.type === 'tokens' && e.id === r.done.id)).length;
+      const steps = eng.stepsOf(r.done.id);
       expect(steps).toBeLessThan(20);
     });
   });
