@@ -151,8 +151,8 @@ export const SERVE_OPTIONS = {
   /** Exit when this process ends (the extension passes its own pid, so a killed VS Code leaves no server). */
   parentPid: option(int(1, 2 ** 31 - 1), null, 'exit when the process with this pid ends', { defaultText: 'none' }),
   engineSilenceTimeoutMs: option(int(1000, 86_400_000), 300_000, 'an engine silent this long while busy is restarted, ms'),
-  /** Speculative decoding: where drafts come from (auto: the model's MTP head when it has one, else --spec-ngram / --draft-model). */
-  spec: option(oneOf('auto', 'none', 'mtp', 'ngram', 'draft'), 'auto', "speculative decoding: auto (the model's own MTP head when it has one, else as --spec-ngram and --draft-model say), none, mtp (the model's MTP head; a model without one fails to load), ngram (prompt lookup), draft (--draft-model)", { perModel: true }),
+  /** Speculative decoding: where drafts come from (auto: the model's MTP head when it has one, else --spec-ngram / --draft-model; infill's own n-grams too). */
+  spec: option(oneOf('auto', 'none', 'mtp', 'ngram', 'draft'), 'auto', "speculative decoding: auto (the model's own MTP head when it has one, else as --spec-ngram and --draft-model say; infill requests also draft from their own n-grams), none, mtp (the model's MTP head; a model without one fails to load), ngram (prompt lookup), draft (--draft-model)", { perModel: true }),
   /** Speculative decoding: prompt-lookup (n-gram) drafts. */
   specNgram: option(bool, false, "speculative decoding from the sequence's own n-grams (prompt lookup): true/false", { perModel: true }),
   /** Which n-gram drafter: Strata's prompt lookup or one of llama.cpp's (llama-server's --spec-type ngram-*). */

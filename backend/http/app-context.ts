@@ -28,6 +28,8 @@ export interface RouteSettings {
   /** Infill with a supersede_key arriving this soon after the previous one of its key waits this long (0 = off). */
   readonly infillDelayMs: number;
   readonly fimOrder: 'auto' | 'psm' | 'spm';
+  /** Speculative decoding (--spec): under auto, infill requests draft from their own n-grams. */
+  readonly spec: 'auto' | 'none' | 'mtp' | 'ngram' | 'draft';
   /** Thinking by default (--reasoning): auto leaves it to the template; on / off set its enable_thinking. */
   readonly reasoning: ReasoningMode;
   /** Thinking tokens allowed before the engine ends the thinking (--reasoning-budget; -1: no limit). */

@@ -32,10 +32,12 @@ void FollowAnswer(PredictionCursor& c, const std::vector<llama_token>& held, lla
 
 void Engine::PrepareDrafts() {
   const SpeculativeConfig& sp = cfg_.spec;
-  const bool predictions = std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) {
-    return s.run && !s.run->req.prediction.empty();
+  // A request's own say on n-gram drafts, else the engine's.
+  const auto ngram_for = [&sp](const Active& a) { return a.req.ngram >= 0 ? a.req.ngram == 1 : sp.ngram; };
+  const bool asked = std::any_of(slots_.begin(), slots_.end(), [&](const Slot& s) {
+    return s.run && (!s.run->req.prediction.empty() || ngram_for(*s.run));
   });
-  if (!sp.ngram && !draft_ && !predictions) return;
+  if (!draft_ && !asked) return;
   int32_t decoders = 0;
   bool prompts = false;
   for (const Slot& s : slots_) {
@@ -80,8 +82,9 @@ void Engine::PrepareDrafts() {
       }
       k = guess_k;  // neither the prediction nor the sequence's n-grams: the draft model, if any
     }
-    if (k < sp.draft_min || (!sp.ngram && !draft_)) continue;
-    if (sp.ngram) {
+    const bool ngram = ngram_for(*a);
+    if (k < sp.draft_min || (!ngram && !draft_)) continue;
+    if (ngram) {
       if (ngram_) {
         if (!a->ngram_begun) ngram_->Begin(s.id, s.held);
         a->ngram_begun = true;

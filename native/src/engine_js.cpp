@@ -269,6 +269,11 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     if (!b.IsBoolean()) TypeErr(env, "ignoreEos must be a boolean");
     r.ignore_eos = b.As<Napi::Boolean>().Value();
   }
+  if (o.Has("ngram")) {
+    const Napi::Value b = o.Get("ngram");
+    if (!b.IsBoolean()) TypeErr(env, "ngram must be a boolean");
+    r.ngram = b.As<Napi::Boolean>().Value() ? 1 : 0;
+  }
   if (o.Has("cachePrompt")) {
     const Napi::Value b = o.Get("cachePrompt");
     if (!b.IsBoolean()) TypeErr(env, "cachePrompt must be a boolean");

@@ -53,6 +53,9 @@ struct GenerateRequest {
   int32_t n = 1;
   // Speculative draft tokens per step: -1 the engine's setting, 0 none.
   int32_t draft_max = -1;
+  // Drafts from the sequence's own n-grams: -1 as the engine's speculative.ngram says, 0 none, 1 on
+  // (an infill request under --spec auto: the code around the cursor repeats).
+  int32_t ngram = -1;
   // Predicted output (OpenAI's `prediction`): the tokens the answer is expected to repeat, drafted
   // from wherever the answer currently follows them (draft_prediction.h); empty = none.
   std::vector<llama_token> prediction;

@@ -108,6 +108,7 @@ describe('submit validation', () => {
     ['n beyond the slots', (r) => ({ ...r, n: 99 }), /n must be between 1 and \d+ \(got 99\)/],
     ['logprobs beyond 100', (r) => ({ ...r, logprobs: 101 }), /logprobs must be between -1 and 100/],
     ['draftMax beyond 256', (r) => ({ ...r, draftMax: 257 }), /draftMax must be between -1 and 256/],
+    ['ngram not boolean', (r) => ({ ...r, ngram: 1 }), /ngram must be a boolean/],
     ['a grammar that does not parse', (r) => ({ ...r, grammar: 'root ::= "unclosed' }), /grammar: the grammar does not parse: .*unexpected end of input/],
     ['a grammar without root', (r) => ({ ...r, grammar: 'other ::= "a"' }), /grammar: the grammar does not parse/],
     // 60,000 levels overflowed the parser's stack and killed the process (the server refuses far less; this is the engine's own bound).

@@ -157,6 +157,31 @@ describe('a model that copies its context (shape copy)', () => {
   });
 });
 
+describe('n-gram drafts per request (GenerateRequest.ngram)', () => {
+  it('ngram true drafts on an engine without n-gram drafts, false none on one with them; greedy tokens unchanged', async () => {
+    const model = await ensureTestModel({ shape: 'copy' });
+    const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+    const text = `// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`;
+    for (const engineNgram of [false, true]) {
+      await withEngine({ model, ctx: 1024, slots: 2, threads: 2, speculative: { ngram: engineNgram, draftMax: 8 } }, async (eng) => {
+        const prompt = eng.tokens(text);
+        const plain = await eng.run({ prompt, maxTokens: 40, ignoreEos: true, ...off });
+        // On and off side by side (the same steps, each its own say), then the engine's default alone.
+        const [on, none] = await Promise.all([
+          eng.run({ prompt, maxTokens: 40, ignoreEos: true, ngram: true }),
+          eng.run({ prompt, maxTokens: 40, ignoreEos: true, ngram: false }),
+        ]);
+        const dflt = await eng.run({ prompt, maxTokens: 40, ignoreEos: true });
+        const what = `engine ngram ${engineNgram}`;
+        for (const r of [on, none, dflt]) expect(r.ids, what).toEqual(plain.ids);
+        expect(on.done.accepted! / on.done.drafted!, what).toBeGreaterThan(0.8);
+        expect(none.done.drafted ?? 0, what).toBe(0);
+        expect((dflt.done.drafted ?? 0) > 0, what).toBe(engineNgram);
+      });
+    }
+  });
+});
+
 describe('llama.cpp\'s n-gram drafters (speculative.ngramKind)', () => {
   it.each(['simple', 'map-k', 'map-k4v', 'mod', 'cache'] as const)('%s: the same greedy tokens with its drafts, beside another request and after a shorter one in the slot', async (kind) => {
     const model = await ensureTestModel({ shape: 'copy' });

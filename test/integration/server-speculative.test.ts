@@ -94,4 +94,28 @@ describe('speculative decoding in the server', () => {
       await srv2.close();
     }
   });
+
+  it('--spec auto (the default): infill drafts from its own n-grams, with the answer of --spec none', async () => {
+    const copy = await ensureTestModel({ shape: 'copy', vocab: 'starcoder' });
+    const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`).join('\n');
+    const body = { input_prefix: `${lines}\n\n${lines.slice(0, 40)}`, input_suffix: '\n}\n', max_tokens: 40, ignore_eos: true, temperature: 0 };
+    const answers: Array<{ content: string; timings: Timings }> = [];
+    for (const spec of ['auto', 'none'] as const) {
+      const s = await startServer(copy, { ctx: 1024, spec });
+      try {
+        answers.push((await json(s.port, 'POST', '/v1/infill', body)).body);
+        if (spec === 'auto') {
+          const off = (await json(s.port, 'POST', '/v1/infill', { ...body, speculative: { n_max: 0 } })).body;
+          expect(off.content).toBe(answers[0]!.content);
+          expect(off.timings.draft_n ?? 0).toBe(0);
+        }
+      } finally {
+        await s.close();
+      }
+    }
+    const [auto, none] = answers;
+    expect(auto!.content).toBe(none!.content);
+    expect(auto!.timings.draft_n_accepted!).toBeGreaterThan(auto!.timings.draft_n! * 0.8);
+    expect(none!.timings.draft_n ?? 0).toBe(0);
+  });
 });

@@ -45,7 +45,9 @@ const usage = `usage: npm run bench:compare [-- options]
                     llama-server --spec-type ngram-simple), draft (a draft model: --draft-model) or mtp
                     (the model's own MTP head: strata --spec mtp, llama-server --spec-type draft-mtp);
                     ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache: llama.cpp's n-gram drafter of
-                    that name on both (strata --spec-ngram-kind), at most --draft-max tokens a step
+                    that name on both (strata --spec-ngram-kind), at most --draft-max tokens a step;
+                    auto: each server's default (strata --spec auto: n-gram drafts for infill, the
+                    model's MTP head when it has one; llama-server: none)
   --draft-model F   the draft model for --spec draft (default: the served model itself, so drafts are
                     always accepted: the mechanism's ceiling on random weights)
   --draft-max N     draft tokens per step on both servers (default 8)
@@ -129,7 +131,8 @@ function specArgs(mode: string, draftModel: string, draftMax: number): { ours: s
       theirs: ['--spec-type', 'draft-mtp', '--spec-draft-n-max', String(draftMax), '--spec-draft-p-min', '0.5'],
     };
   }
-  if (mode !== 'none') throw new UsageError(`--spec must be none, ngram, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache, draft or mtp, got '${mode}'`);
+  if (mode === 'auto') return { ours: ['--spec', 'auto', '--draft-max', String(draftMax)], theirs: [] };
+  if (mode !== 'none') throw new UsageError(`--spec must be none, auto, ngram, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache, draft or mtp, got '${mode}'`);
   // strata drafts with a model's MTP head unless told not to; llama-server only when asked.
   return { ours: ['--spec', 'none'], theirs: [] };
 }

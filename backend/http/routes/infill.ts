@@ -93,6 +93,9 @@ export async function infill(app: AppContext, { req, res }: RouteContext): Promi
       ...(body.n > 1 ? { n: body.n } : {}),
       ...(body.supersedeKey !== null ? { supersede: { key: body.supersedeKey, holdMs: app.config.infillDelayMs } } : {}),
       ...(body.cachePrompt ? {} : { cachePrompt: false }),
+      ...(body.draftMax !== null ? { draftMax: body.draftMax } : {}),
+      // --spec auto: an infill answer mostly repeats the code around the cursor, so its own n-grams draft.
+      ...(app.config.spec === 'auto' ? { ngram: true } : {}),
     }, {
       onText(piece, job) { push(0, piece, job); },
       ...(body.n > 1 ? { onTokens(ev: TokensEvent, job: Job) { push(ev.choice ?? 0, ev.text, job); } } : {}),
