@@ -263,6 +263,12 @@ export interface GenerateRequest {
   /** Speculative draft tokens per step for this request: 0 none; default the engine's draftMax. */
   draftMax?: number;
   /**
+   * Drafts from the sequence's own n-grams for this request (the engine's n-gram drafter, Strata's
+   * prompt lookup when it has none): true on, false off; default as speculative.ngram says. The
+   * infill route turns it on under --spec auto: the code around the cursor repeats.
+   */
+  ngram?: boolean;
+  /**
    * Predicted output (OpenAI's `prediction`): tokens the answer is expected to repeat. They are the
    * speculative draft while the answer follows them, and again from where it rejoins them after a
    * change; where their draft stops short or the answer has left them, the sequence's own n-grams
@@ -448,9 +454,10 @@ export interface ModelInfo {
   /** EngineOptions.opOffload as used. */
   opOffload: boolean;
   /**
-   * Buffers llama.cpp allocated for this model and context, by kind and buffer type ("CPU",
-   * "CPU_Mapped", "Vulkan0", "CUDA0", "RPC0[host:port]"…): where the weights, the KV cache and
-   * the compute buffers live.
+   * Buffers llama.cpp allocated for this model and context, and for the drafting beside them (a
+   * draft model's weights and context; the MTP head's or a drafter's context), by kind and buffer
+   * type ("CPU", "CPU_Mapped", "Vulkan0", "CUDA0", "RPC0[host:port]"…): where the weights, the KV
+   * cache and the compute buffers live.
    */
   buffers: Array<{ kind: 'model' | 'kv' | 'compute' | 'output'; buffer: string; mib: number }>;
   /**

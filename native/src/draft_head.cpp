@@ -9,6 +9,7 @@
 #include "gguf.h"
 #include "speculative.h"
 #include "../src/llama-ext.h"  // hidden-state extraction and drafter metadata (staging APIs of the heads)
+#include "serial_device.h"
 
 namespace strata {
 
@@ -183,6 +184,7 @@ HeadDrafter::~HeadDrafter() {
 }
 
 void HeadDrafter::Warmup(llama_token token) {
+  std::unique_lock<std::mutex> serial = SerialCompute();
   llama_batch batch = llama_batch_init(2, 0, 1);
   for (int32_t i = 0; i < 2; ++i) {
     batch.token[i] = token;
@@ -258,6 +260,7 @@ bool HeadDrafter::Process(const llama_batch& batch) {
     }
   }
   ok_ = common_speculative_process(spec_, batch);
+  if (SerialDevice()) llama_synchronize(ctx_);
   if (ok_ && kind_ == HeadKind::kEagle3) {
     for (size_t k = 0; k < first.size(); ++k) {
       if (first[k] < 0) continue;
@@ -293,6 +296,7 @@ void HeadDrafter::Draft(std::vector<HeadJob>& jobs) {
   }
   if (drafting.empty()) return;
   common_speculative_draft(spec_);
+  if (SerialDevice()) llama_synchronize(ctx_);
   for (HeadJob* job : drafting) {
     common_speculative_draft_params& dp = common_speculative_get_draft_params(spec_, job->seq);
     dp.result = nullptr;

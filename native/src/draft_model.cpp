@@ -6,6 +6,7 @@
 
 #include "batch.h"
 #include "sampling.h"
+#include "serial_device.h"
 
 namespace strata {
 
@@ -29,8 +30,12 @@ void DraftModel::Forget(int32_t seq) {
 
 bool DraftModel::Decode() {
   const auto t0 = std::chrono::steady_clock::now();
-  const int32_t rc = llama_decode(ctx_, batch_);
-  llama_synchronize(ctx_);
+  int32_t rc = 0;
+  {
+    std::unique_lock<std::mutex> serial = SerialCompute();
+    rc = llama_decode(ctx_, batch_);
+    llama_synchronize(ctx_);
+  }
   decode_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   batch_.n_tokens = 0;
   return rc == 0;

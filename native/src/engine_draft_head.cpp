@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "engine.h"
+#include "serial_device.h"
 
 namespace strata {
 
@@ -46,7 +47,10 @@ void Engine::PrepareHeadDrafts() {
   }
   if (jobs.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  head_->Draft(jobs);
+  {
+    std::unique_lock<std::mutex> serial = SerialCompute();
+    head_->Draft(jobs);
+  }
   draft_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (static_cast<int32_t>(jobs[i].out.size()) >= sp.draft_min) job_slots[i]->run->draft = std::move(jobs[i].out);

@@ -7,6 +7,7 @@
 
 #include "batch.h"
 #include "engine.h"
+#include "serial_device.h"
 
 namespace strata {
 
@@ -184,15 +185,19 @@ bool Engine::Step() {
   if (head_ && !info_.kv_unified) OutputEveryRowForHead();
   const auto t_decode = Clock::now();
   tr.build_ms = Ms(t_build, t_decode);
-  const int32_t rc = llama_decode(ctx_.get(), *batch_);
-  if (rc != 0) {
-    FailBatch(rc);
-    return true;
+  {
+    std::unique_lock<std::mutex> serial = SerialCompute();
+    const int32_t rc = llama_decode(ctx_.get(), *batch_);
+    if (rc != 0) {
+      serial.unlock();
+      FailBatch(rc);
+      return true;
+    }
+    llama_synchronize(ctx_.get());
+    // The head (MTP, EAGLE-3, DFlash) reads this batch with the target's hidden states (a failure
+    // only ends its drafts).
+    if (head_) head_->Process(*batch_);
   }
-  llama_synchronize(ctx_.get());
-  // The head (MTP, EAGLE-3, DFlash) reads this batch with the target's hidden states (a failure
-  // only ends its drafts).
-  if (head_) head_->Process(*batch_);
   const auto t_decoded = Clock::now();
   tr.decode_ms = Ms(t_decode, t_decoded);
   steps_++;

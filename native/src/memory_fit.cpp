@@ -61,18 +61,46 @@ struct Plan {
   FitDeviceUse host;
 };
 
-// What the model and a context of cp take per buffer type, measured by llama.cpp's no-alloc load
-// (metadata only) and its memory breakdown: buffers of an offload device count for it, every other
-// one (host buffers, and the CPU's extra buffer types such as CPU_REPACK, which common/fit.cpp's
-// per-device figures leave out as it assumes unlimited host memory) for the host.
-// hidden[i]: bytes of devs[i] that other models hold and the device does not report as used.
-Plan Measure(const std::string& path, const llama_model_params& mp, const llama_context_params& cp,
-             const std::vector<ggml_backend_dev_t>& devs, const std::vector<int64_t>& hidden) {
-  llama_model_params no_alloc = mp;
-  no_alloc.no_alloc = true;
-  no_alloc.load_mode = LLAMA_LOAD_MODE_NONE;
-  llama_model* model = llama_model_load_from_file(path.c_str(), no_alloc);
+// The drafting context beside the model's: a draft model, a drafter that reads the model's hidden
+// states (EAGLE-3, DFlash: its context is made with the model's as ctx_other), or the model's MTP
+// head (an MTP context of the model itself: no weights of its own). Its n_ctx, sequences and pool
+// follow the model's context.
+struct DraftAsk {
+  std::string path;  // the model's own for the MTP head
+  llama_model_params mp{};
+  llama_context_params cp{};
+  bool shares_model = false;
+  bool reads_model = false;
+};
+
+void AddBreakdown(Plan& plan, const llama_context* ctx, const std::vector<ggml_backend_dev_t>& devs, bool weights) {
+  for (const auto& [buft, mb] : llama_get_memory_breakdown(ctx)) {
+    FitDeviceUse* into = &plan.host;
+    const ggml_backend_dev_t dev = ggml_backend_buft_is_host(buft) ? nullptr : ggml_backend_buft_get_device(buft);
+    for (size_t i = 0; dev && i < devs.size(); ++i) if (devs[i] == dev) into = &plan.devices[i];
+    if (weights) into->model += mb.model;
+    into->context += mb.context;
+    into->compute += mb.compute;
+  }
+}
+
+llama_model* LoadNoAlloc(const std::string& path, llama_model_params mp) {
+  mp.no_alloc = true;
+  mp.load_mode = LLAMA_LOAD_MODE_NONE;
+  llama_model* model = llama_model_load_from_file(path.c_str(), mp);
   if (!model) throw std::runtime_error("cannot read " + path + " to measure it");
+  return model;
+}
+
+// What the model and a context of cp take per buffer type, with `draft`'s beside them when given,
+// measured by llama.cpp's no-alloc load (metadata only) and its memory breakdown: buffers of an
+// offload device count for it, every other one (host buffers, and the CPU's extra buffer types such
+// as CPU_REPACK, which common/fit.cpp's per-device figures leave out as it assumes unlimited host
+// memory) for the host. hidden[i]: bytes of devs[i] that other models hold and the device does not
+// report as used.
+Plan Measure(const std::string& path, const llama_model_params& mp, const llama_context_params& cp,
+             const std::vector<ggml_backend_dev_t>& devs, const std::vector<int64_t>& hidden, const DraftAsk* draft) {
+  llama_model* model = LoadNoAlloc(path, mp);
   llama_context* ctx = llama_init_from_model(model, cp);
   if (!ctx) {
     llama_model_free(model);
@@ -89,31 +117,34 @@ Plan Measure(const std::string& path, const llama_model_params& mp, const llama_
     plan.devices.push_back(d);
   }
   plan.host.device = "Host";
-  for (const auto& [buft, mb] : llama_get_memory_breakdown(ctx)) {
-    FitDeviceUse* into = &plan.host;
-    const ggml_backend_dev_t dev = ggml_backend_buft_is_host(buft) ? nullptr : ggml_backend_buft_get_device(buft);
-    for (size_t i = 0; dev && i < devs.size(); ++i) if (devs[i] == dev) into = &plan.devices[i];
-    into->model += mb.model;
-    into->context += mb.context;
-    into->compute += mb.compute;
+  AddBreakdown(plan, ctx, devs, true);
+  std::string failed;
+  if (draft) {
+    llama_model* dmodel = nullptr;
+    llama_context* dctx = nullptr;
+    try {
+      dmodel = draft->shares_model ? model : LoadNoAlloc(draft->path, draft->mp);
+      llama_context_params dcp = draft->cp;
+      dcp.n_ctx = cp.n_ctx;
+      dcp.n_seq_max = cp.n_seq_max;
+      dcp.kv_unified = cp.kv_unified;
+      if (draft->reads_model) dcp.ctx_other = ctx;
+      dctx = llama_init_from_model(dmodel, dcp);
+      if (!dctx) throw std::runtime_error("cannot measure the drafting context of " + draft->path);
+      AddBreakdown(plan, dctx, devs, !draft->shares_model);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+    if (dctx) llama_free(dctx);
+    if (dmodel && dmodel != model) llama_model_free(dmodel);
   }
   llama_free(ctx);
   llama_model_free(model);
+  if (!failed.empty()) throw std::runtime_error(failed);
   const HostMemory h = ReadHostMemory();
   plan.host.free = h.available;
   plan.host.total = h.total;
   return plan;
-}
-
-void Add(Plan& into, const Plan& more) {
-  for (size_t i = 0; i < into.devices.size() && i < more.devices.size(); ++i) {
-    into.devices[i].model += more.devices[i].model;
-    into.devices[i].context += more.devices[i].context;
-    into.devices[i].compute += more.devices[i].compute;
-  }
-  into.host.model += more.host.model;
-  into.host.context += more.host.context;
-  into.host.compute += more.host.compute;
 }
 
 // "" when every device keeps `margin` bytes free and the host's part fits MemAvailable; else where not.
@@ -163,15 +194,27 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
   const llama_context_params cp_asked = p.cp;
   std::vector<float> split_asked = p.split;
   std::vector<float> split_draft = p.split;
-  llama_model_params mp_draft = mp_asked;
-  mp_draft.tensor_split = split_draft.data();
-  llama_context_params cp_draft = cp_asked;
-  cp_draft.embeddings = false;
-  cp_draft.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
-  // A drafter that reads the target's hidden states (EAGLE-3, DFlash) is left out, as the MTP head
-  // is: its context cannot be made without the target's, and it holds one layer's weights and KV.
-  const bool with_draft = !cfg.spec.draft_model.empty() && !IsHeadDrafter(cfg.spec.draft_model);
-  const common_fit_extra_model extra{cfg.spec.draft_model.c_str(), &mp_draft, &cp_draft, false};
+  // The drafting context is fitted with the model's, as llama.cpp's own fit does for a draft model
+  // and the MTP head. A drafter that reads the model's hidden states is measured with the model's
+  // context (ctx_other), which the fitter cannot do: its use at the least context is margin there.
+  DraftAsk draft;
+  draft.mp = mp_asked;
+  draft.mp.tensor_split = split_draft.data();
+  draft.cp = cp_asked;
+  draft.cp.embeddings = false;
+  draft.cp.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
+  draft.cp.n_rs_seq = 0;
+  draft.shares_model = p.mtp_head;
+  if (p.mtp_head) {
+    draft.path = cfg.model;
+    draft.cp.ctx_type = LLAMA_CONTEXT_TYPE_MTP;
+  } else if (!cfg.spec.draft_model.empty()) {
+    draft.path = cfg.spec.draft_model;
+    draft.reads_model = IsHeadDrafter(draft.path);
+  }
+  const DraftAsk* drafting = draft.path.empty() ? nullptr : &draft;
+  const common_fit_extra_model extra{draft.path.c_str(), &draft.mp, &draft.cp, draft.shares_model};
+  const common_fit_extra_model* fit_extra = drafting && !draft.reads_model ? &extra : nullptr;
 
   // Memory other models of this server hold that a device does not report as used (the model pool
   // says how much it holds): extra margin there, so two models never both count it as free.
@@ -186,15 +229,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
     margins[i] += static_cast<size_t>(hidden[i]);
   }
   auto measure = [&](const llama_model_params& mp, const llama_context_params& cp) {
-    Plan plan = Measure(cfg.model, mp, cp, p.devs, hidden);
-    if (with_draft) {
-      llama_context_params cpd = cp_draft;
-      cpd.n_ctx = cp.n_ctx;
-      cpd.n_seq_max = cp.n_seq_max;
-      cpd.kv_unified = cp.kv_unified;
-      Add(plan, Measure(cfg.spec.draft_model, mp_draft, cpd, p.devs, std::vector<int64_t>(p.devs.size(), 0)));
-    }
-    return plan;
+    return Measure(cfg.model, mp, cp, p.devs, hidden, drafting);
   };
   // An automatic context, measured as asked: the least the fitter would choose (--fit-ctx, at most the training context).
   const int32_t base_ctx = cfg.ctx > 0 ? cfg.ctx : static_cast<int32_t>(p.train_ctx > 0 ? std::min<int64_t>(cfg.fit_ctx_min, p.train_ctx) : cfg.fit_ctx_min);
@@ -209,12 +244,22 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
 
   LlamaLogCapture quiet(true);
   CommonLogSink sink(&r.log);
+  // A drafter the fitter cannot measure (it reads the model's context): what it takes at the least
+  // context is margin for the fitter (its weights; its KV grows with the context, one layer's or a few).
+  if (search && fit_extra == nullptr && drafting) {
+    llama_context_params cp = cp_asked;
+    cp.n_ctx = base_cells;
+    const Plan both = measure(mp_asked, cp);
+    const Plan alone = Measure(cfg.model, mp_asked, cp, p.devs, hidden, nullptr);
+    for (size_t i = 0; i < p.devs.size(); ++i) margins[i] += both.devices[i].used() - alone.devices[i].used();
+    if (p.devs.empty()) margins[0] += both.host.used() - alone.host.used();
+  }
   common_params_fit_status status = COMMON_PARAMS_FIT_STATUS_SUCCESS;
   if (search) {
     // A shared pool is one stream: its least is --fit-ctx for every slot (at most the training context).
     const uint32_t n_ctx_min = p.unified ? base_cells : static_cast<uint32_t>(cfg.fit_ctx_min);
     status = common_fit_params(cfg.model.c_str(), &p.mp, &p.cp, p.split.data(), p.overrides.data(), margins.data(),
-                               n_ctx_min, with_draft ? &extra : nullptr, GGML_LOG_LEVEL_ERROR);
+                               n_ctx_min, fit_extra, GGML_LOG_LEVEL_ERROR);
     if (status == COMMON_PARAMS_FIT_STATUS_ERROR) {
       throw std::runtime_error("cannot measure " + cfg.model + " to fit it to memory" + (r.log.empty() ? "" : ": " + r.log.back()));
     }
@@ -314,7 +359,7 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
       std::vector<std::string> discard;
       CommonLogSink quiet_sink(&discard);
       if (common_fit_params(cfg.model.c_str(), &mp, &cp, split.data(), overrides.data(), margins.data(), static_cast<uint32_t>(cfg.fit_ctx_min),
-                            with_draft ? &extra : nullptr, GGML_LOG_LEVEL_ERROR) == COMMON_PARAMS_FIT_STATUS_SUCCESS) {
+                            fit_extra, GGML_LOG_LEVEL_ERROR) == COMMON_PARAMS_FIT_STATUS_SUCCESS) {
         const int32_t layers = mp.n_gpu_layers < 0 ? all_layers : std::min(mp.n_gpu_layers, all_layers);
         try {
           if (Overflow(measure(mp, cp), 0).empty()) {

@@ -29,6 +29,7 @@ struct ModelParams {
   // CPU, where weights are mapped from the file and the least pool loads as it did unfitted.
   bool fit_strict = true;
   bool unified = false;  // one KV pool the slots share (cp.kv_unified): no context given
+  bool mtp_head = false;  // the model's MTP head drafts: its context is fitted with the model's
 
   ModelParams() = default;
   ModelParams(const ModelParams&) = delete;

@@ -16,6 +16,7 @@
 #include "memory_fit.h"
 #include "placement.h"
 #include "prompt_tokenizer.h"
+#include "serial_device.h"
 
 namespace strata {
 
@@ -41,6 +42,7 @@ void CheckModelFile(const std::string& path) {
 struct GgufFacts {
   int64_t train_ctx = 0;
   int64_t n_layer = 0;
+  int64_t nextn_layers = 0;  // a multi-token-prediction head's layers
   std::string arch;
   int32_t pooling = -1;  // llama_pooling_type, -1 = not declared
 };
@@ -73,6 +75,7 @@ GgufFacts ReadGgufFacts(const std::string& path) {
     f.arch = gguf_get_val_str(g, arch_id);
     f.train_ctx = std::max<int64_t>(0, IntValue(g, f.arch + ".context_length"));
     f.n_layer = std::max<int64_t>(0, IntValue(g, f.arch + ".block_count"));
+    f.nextn_layers = std::max<int64_t>(0, IntValue(g, f.arch + ".nextn_predict_layers"));
     f.pooling = static_cast<int32_t>(IntValue(g, f.arch + ".pooling_type"));
   }
   gguf_free(g);
@@ -278,16 +281,21 @@ llama_token WarmupToken(const llama_model* model) {
 
 void Warmup(llama_context* ctx, llama_model* model) {
   llama_token tok = WarmupToken(model);
-  llama_decode(ctx, llama_batch_get_one(&tok, 1));
-  llama_synchronize(ctx);
+  {
+    std::unique_lock<std::mutex> serial = SerialCompute();
+    llama_decode(ctx, llama_batch_get_one(&tok, 1));
+    llama_synchronize(ctx);
+  }
   llama_memory_clear(llama_get_memory(ctx), true);
   llama_perf_context_reset(ctx);
 }
 
 // The draft model on the same devices, with a context of the target's shape (sequences, context
 // per slot, batch) that shares the target's CPU thread pools. A drafter GGUF that reads the target's
-// hidden states (EAGLE-3, DFlash, DSpark) becomes the model's head drafter instead.
-void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_context_params cp, LoadedModel& m) {
+// hidden states (EAGLE-3, DFlash, DSpark) becomes the model's head drafter instead. Their buffers
+// go to `buffers`.
+void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_context_params cp, LoadedModel& m,
+               std::vector<BufferDesc>& buffers) {
   const std::string& path = cfg.spec.draft_model;
   CheckModelFile(path);
   const DrafterFile file = ReadDrafterFile(path);
@@ -299,6 +307,7 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
       const std::string why = capture.Errors();
       throw std::runtime_error("failed to load draft model " + path + (why.empty() ? "" : ": " + why));
     }
+    CollectBuffers(capture.Lines(), buffers);
   }
   try {
     CheckSameVocab(m.model, draft, path);
@@ -318,6 +327,7 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
       const std::string why = capture.Errors();
       throw std::runtime_error("draft model " + path + ": " + e.what() + (why.empty() ? "" : ": " + why));
     }
+    CollectBuffers(capture.Lines(), buffers);
     if (m.pools.pool) llama_attach_threadpool(m.head->ctx(), m.pools.pool, m.pools.batch);
     m.head->Warmup(WarmupToken(m.model));
     return;
@@ -331,13 +341,16 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
     const std::string why = capture.Errors();
     throw std::runtime_error("failed to create the draft model's context" + (why.empty() ? "" : ": " + why));
   }
+  CollectBuffers(capture.Lines(), buffers);
   if (m.pools.pool) llama_attach_threadpool(m.draft_ctx, m.pools.pool, m.pools.batch);
   Warmup(m.draft_ctx, m.draft_model);
 }
 
 // Drafting from the model's own MTP head: with mtp 'on', or 'auto' when the model has one and no
-// draft model is given. Its context has the target's shape and shares its CPU thread pools.
-void LoadMtp(const EngineConfig& cfg, const llama_context_params& cp, bool embedding, LoadedModel& m) {
+// draft model is given. Its context has the target's shape and shares its CPU thread pools; its
+// buffers go to `buffers`.
+void LoadMtp(const EngineConfig& cfg, const llama_context_params& cp, bool embedding, LoadedModel& m,
+             std::vector<BufferDesc>& buffers) {
   const bool has = MtpLayersOf(m.model) > 0;
   const bool draft_given = !cfg.spec.draft_model.empty();
   if (cfg.spec.mtp == 1 && !has) {
@@ -353,6 +366,7 @@ void LoadMtp(const EngineConfig& cfg, const llama_context_params& cp, bool embed
     const std::string why = capture.Errors();
     throw std::runtime_error(std::string(e.what()) + (why.empty() ? "" : ": " + why));
   }
+  CollectBuffers(capture.Lines(), buffers);
   if (m.pools.pool) llama_attach_threadpool(m.head->ctx(), m.pools.pool, m.pools.batch);
   m.head->Warmup(WarmupToken(m.model));
 }
@@ -377,6 +391,7 @@ void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding,
   p.mp.tensor_split = p.split.data();
   p.mp.use_extra_bufts = cfg.cpu_repack && !cfg.deterministic;
   p.mp.load_mtp = cfg.spec.mtp != 0;  // a model without MTP layers loads the same
+  p.mtp_head = facts.nextn_layers > 0 && cfg.spec.mtp != 0 && cfg.spec.draft_model.empty() && !embedding;  // as LoadMtp
 
   p.cp = llama_context_default_params();
   const int32_t hw = static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
@@ -447,6 +462,7 @@ void PrepareParams(const EngineConfig& cfg, ModelParams& p, BackendLoadReport* b
   if (backends) *backends = loaded;
   const std::vector<ggml_backend_dev_t> rpc = AddRpcServers(cfg.rpc);
   const std::vector<ggml_backend_dev_t> devs = ResolveDevices(cfg, rpc);
+  NoteSerialDevices(devs);
   if (cfg.split_mode == LLAMA_SPLIT_MODE_NONE && !devs.empty() && cfg.main_gpu >= static_cast<int32_t>(devs.size())) {
     throw std::runtime_error("mainGpu " + std::to_string(cfg.main_gpu) + " is out of range (" +
                              std::to_string(devs.size()) + " offload devices)");
@@ -520,21 +536,24 @@ LoadedModel LoadModel(const EngineConfig& cfg) {
     CollectBuffers(capture.Lines(), buffers);
   }
   m.pools = AttachCpuThreadpools(m.ctx, p.cp.n_threads, p.cp.n_threads_batch);
-  Warmup(m.ctx, m.model);
   if (!cfg.spec.draft_model.empty()) {
     try {
-      LoadDraft(cfg, draft_mp, p.cp, m);
+      LoadDraft(cfg, draft_mp, p.cp, m, buffers);
     } catch (...) {
       FreeLoadedModel(m);
       throw;
     }
   }
   try {
-    LoadMtp(cfg, p.cp, embedding, m);
+    LoadMtp(cfg, p.cp, embedding, m, buffers);
   } catch (...) {
     FreeLoadedModel(m);
     throw;
   }
+  // After the drafting loads: a head has the model keep hidden states, which grows the model's
+  // output buffer, and on lavapipe a buffer reallocated after the model's first decode corrupted
+  // the heap (a load in three crashed with the 152K vocabulary; none in 32 loads warmed up after).
+  Warmup(m.ctx, m.model);
   if (!cfg.mmproj.empty()) {
     if (embedding) {
       FreeLoadedModel(m);

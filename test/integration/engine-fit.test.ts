@@ -1,8 +1,8 @@
 // The fit to memory on the CPU (llama.cpp's fitter compiled into the addon): what it measures with
 // the no-alloc load is what the real load allocates (weights, KV cache, compute buffers), it
 // chooses the context the slots share when none is given (the training context when it fits, else
-// what memory leaves), fitModel says the same as the load without loading, and bad fit options
-// are refused naming the field.
+// what memory leaves), fitModel says the same as the load without loading, drafting contexts (MTP
+// head, drafters, a draft model) count with the model, and bad fit options are refused naming the field.
 import { describe, expect, it } from 'vitest';
 import { loadAddon } from '../../backend/addon/loader.js';
 import { ensureTestModel } from '../helpers/models.js';
@@ -50,6 +50,31 @@ describe('fit to memory on the CPU', () => {
       const measured = fitUse(eng.engine.info.fit!.host);
       const allocated = bufferUse(eng.engine.info, 'Host', []);
       expect(closeTo(measured, allocated), `${JSON.stringify(measured)} vs ${JSON.stringify(allocated)}`).toBe(true);
+    } finally {
+      await eng.close();
+    }
+  });
+
+  // The drafting context beside the model's: the MTP head's (an MTP context of the model: llama.cpp
+  // gives it a KV cache of every layer for GLM-4.5 and others), a drafter's that reads the model's
+  // hidden states (made with the model's context), or a draft model's (weights too).
+  it.each([
+    ['the MTP head', { shape: 'mtp' }, null],
+    ['an EAGLE-3 drafter', {}, 'eagle3'],
+    ['a DFlash drafter', {}, 'dflash'],
+    ['a draft model', {}, 'tiny'],
+  ] as const)('counts %s with the model, as the load then allocates it', async (_what, target, drafter) => {
+    const model = await ensureTestModel(target);
+    const speculative = drafter ? { draftModel: await ensureTestModel({ shape: drafter }), draftPMin: 0 } : {};
+    const alone = fitUse((await loadAddon().fitModel({ model, ...base, ctx: 512, speculative: drafter ? {} : { mtp: 'off' } })).host);
+    const eng = await EngineDriver.load({ model, ...base, ctx: 512, fit: true, cpuRepack: false, speculative });
+    try {
+      const measured = fitUse(eng.engine.info.fit!.host);
+      const allocated = bufferUse(eng.engine.info, 'Host', []);
+      expect(closeTo(measured, allocated), `${JSON.stringify(measured)} vs ${JSON.stringify(allocated)}`).toBe(true);
+      expect(measured.context).toBeGreaterThan(alone.context);
+      expect(measured.compute).toBeGreaterThan(alone.compute);
+      if (drafter) expect(measured.model).toBeGreaterThan(alone.model);
     } finally {
       await eng.close();
     }

@@ -1,6 +1,6 @@
 // The fit to memory on a GPU-type device: Vulkan0 through the prebuilt Vulkan backend on lavapipe
 // (2048 MiB reported, flash attention off: lavapipe segfaults with it). What the fit measures per
-// device is what the load allocates there; a plan that does not fit is refused at load with the
+// device is what the load allocates there (an EAGLE-3 drafter's too); a plan that does not fit is refused at load with the
 // single changes that would fit (each of which then fits); the fitter moves layers off the device
 // when it must and says what would keep them all; in a server, /v1/devices carries the fit, and a
 // model that does not fit beside another unloads it (the pool's budget per device, from the fit
@@ -42,6 +42,26 @@ describe.skipIf(!vk.ok)(`fit to memory on Vulkan0${skipNote(vk)}`, () => {
         expect(closeTo(a, b), `${device}: fit ${JSON.stringify(a)}, buffers ${JSON.stringify(b)}`).toBe(true);
       }
       expect(fitUse(fit!.devices[0]!).context).toBeGreaterThan(0); // the KV cache is on the device
+    } finally {
+      await eng.close();
+    }
+  });
+
+  it('counts an EAGLE-3 drafter with the model on the device (its context measured beside the model\'s), as the load then allocates it', async () => {
+    if (!vk.ok) return;
+    const speculative = { draftModel: await ensureTestModel({ vocab: 'starcoder', shape: 'eagle3' }), draftPMin: 0 };
+    const alone = await loadAddon().fitModel({ model: tiny, ...base, backendDirs: [vk.dir], slots: 2, ctx: 512 });
+    const eng = await EngineDriver.load({ model: tiny, ...base, backendDirs: [vk.dir], slots: 2, ctx: 512, fit: true, speculative });
+    try {
+      const { fit } = eng.engine.info;
+      for (const [measured, device] of [[fit!.devices[0]!, 'Vulkan0'], [fit!.host, 'Host']] as const) {
+        const a = fitUse(measured);
+        const b = bufferUse(eng.engine.info, device, ['Vulkan0']);
+        expect(closeTo(a, b), `${device}: fit ${JSON.stringify(a)}, buffers ${JSON.stringify(b)}`).toBe(true);
+      }
+      const [withDrafter, without] = [fitUse(fit!.devices[0]!), fitUse(alone.devices[0]!)];
+      expect(withDrafter.model).toBeGreaterThan(without.model);
+      expect(withDrafter.context).toBeGreaterThan(without.context);
     } finally {
       await eng.close();
     }
