@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "engine_error.h"
 
@@ -10,12 +11,19 @@ namespace strata {
 
 namespace {
 
-// Test hook: with STRATA_TEST_SAVE_GATE naming a FIFO, each write first waits for a writer to
-// open it, so a test holds a save mid-way and checks that the engine steps meanwhile.
+// Test hooks: with STRATA_TEST_SAVE_GATE naming a FIFO, each write first waits for a writer to
+// open it, so a test holds a save mid-way and checks that the engine steps meanwhile; and a save
+// that must wait for room first opens the FIFO's ".full" twin for writing, so a test sees the bound.
 void WaitForTestGate() {
   const char* gate = std::getenv("STRATA_TEST_SAVE_GATE");
   if (gate == nullptr || *gate == '\0') return;
   if (FILE* f = std::fopen(gate, "rb")) std::fclose(f);
+}
+
+void TellTestFull() {
+  const char* gate = std::getenv("STRATA_TEST_SAVE_GATE");
+  if (gate == nullptr || *gate == '\0') return;
+  if (FILE* f = std::fopen((std::string(gate) + ".full").c_str(), "wb")) std::fclose(f);
 }
 
 }  // namespace
@@ -34,7 +42,13 @@ SessionWriter::~SessionWriter() {
 
 void SessionWriter::Write(SaveJob job) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return jobs_.empty(); });
+  if (!jobs_.empty()) {
+    // One waits already: this one waits until the writer takes that one (tests see it begin).
+    lock.unlock();
+    TellTestFull();
+    lock.lock();
+    cv_.wait(lock, [&] { return jobs_.empty(); });
+  }
   jobs_.push_back(std::move(job));
   cv_.notify_all();
 }

@@ -3,6 +3,7 @@
 // unrelated files are refused with a clear error while the engine keeps working.
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +89,37 @@ describe('session files', () => {
       delete process.env.STRATA_TEST_SAVE_GATE;
       rmSync(gate, { force: true });
       rmSync(join(dir, 'held.session'), { force: true });
+    }
+  });
+
+  // The gate's ".full" twin: a save that finds one already waiting (behind the one being written)
+  // opens it before it waits for room, so at most two copies of a state are ever held.
+  it.skipIf(process.platform === 'win32')('hold at most one save waiting behind the one being written: the next waits for room, then all complete', async () => {
+    const gate = join(dir, 'bound.fifo');
+    const full = `${gate}.full`;
+    execFileSync('mkfifo', [gate, full]);
+    process.env.STRATA_TEST_SAVE_GATE = gate;
+    const paths = [1, 2, 3].map((i) => join(dir, `bound${i}.session`));
+    let released = 0;
+    try {
+      const waited = readFile(full);  // resolves once a save had to wait for room
+      const saves = paths.map((path) => source.engine.saveSession(path, followup, IDENTITY, META));
+      await waited;
+      expect(paths.map((path) => existsSync(path))).toEqual([false, false, false]);
+      // One write through the gate at a time: the writer opens it anew for each (a second open of
+      // ours before its first had closed would pass that same open twice).
+      for (; released < paths.length; released++) {
+        closeSync(openSync(gate, 'w'));
+        const saved = await saves[released]!;
+        expect(saved.bytes).toBe(statSync(paths[released]!).size);
+      }
+    } finally {
+      // A check failed first: let the held writes and a pending read of the twin go, so the engine can close.
+      for (const fifo of [gate, full]) {
+        for (let i = released; i < paths.length; i++) try { closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)); } catch { /* nobody waiting */ }
+      }
+      delete process.env.STRATA_TEST_SAVE_GATE;
+      for (const f of [gate, full, ...paths]) rmSync(f, { force: true });
     }
   });
 
