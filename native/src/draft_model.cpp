@@ -30,12 +30,7 @@ void DraftModel::Forget(int32_t seq) {
 
 bool DraftModel::Decode() {
   const auto t0 = std::chrono::steady_clock::now();
-  int32_t rc = 0;
-  {
-    std::unique_lock<std::mutex> serial = SerialCompute();
-    rc = llama_decode(ctx_, batch_);
-    llama_synchronize(ctx_);
-  }
+  const int32_t rc = DecodeAlone(ctx_, batch_);
   decode_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   batch_.n_tokens = 0;
   return rc == 0;

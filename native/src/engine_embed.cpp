@@ -69,12 +69,7 @@ bool Engine::StepEmbeddings() {
   tr.prompt_tokens = input_tokens;
   tr.sequences = static_cast<int32_t>(items.size());
   const auto t0 = std::chrono::steady_clock::now();
-  int32_t rc = 0;
-  {
-    std::unique_lock<std::mutex> serial = SerialCompute();
-    rc = llama_decode(ctx_.get(), *batch_);
-    llama_synchronize(ctx_.get());
-  }
+  const int32_t rc = DecodeAlone(ctx_.get(), *batch_);
   tr.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   steps_++;
   std::string error;

@@ -281,11 +281,7 @@ llama_token WarmupToken(const llama_model* model) {
 
 void Warmup(llama_context* ctx, llama_model* model) {
   llama_token tok = WarmupToken(model);
-  {
-    std::unique_lock<std::mutex> serial = SerialCompute();
-    llama_decode(ctx, llama_batch_get_one(&tok, 1));
-    llama_synchronize(ctx);
-  }
+  DecodeAlone(ctx, llama_batch_get_one(&tok, 1));
   llama_memory_clear(llama_get_memory(ctx), true);
   llama_perf_context_reset(ctx);
 }

@@ -25,4 +25,11 @@ std::unique_lock<std::mutex> SerialCompute() {
   return g_serial ? std::unique_lock<std::mutex>(g_compute) : std::unique_lock<std::mutex>();
 }
 
+int32_t DecodeAlone(llama_context* ctx, const llama_batch& batch) {
+  std::unique_lock<std::mutex> serial = SerialCompute();
+  const int32_t rc = llama_decode(ctx, batch);
+  llama_synchronize(ctx);
+  return rc;
+}
+
 }  // namespace strata

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ggml-backend.h"
+#include "llama.h"
 
 namespace strata {
 
@@ -18,5 +19,7 @@ void NoteSerialDevices(const std::vector<ggml_backend_dev_t>& devs);
 bool SerialDevice();
 // Held across a graph's compute and its synchronize; owns no lock unless the serial mode is on.
 std::unique_lock<std::mutex> SerialCompute();
+// llama_decode, then llama_synchronize, under SerialCompute: llama_decode's code.
+int32_t DecodeAlone(llama_context* ctx, const llama_batch& batch);
 
 }  // namespace strata
