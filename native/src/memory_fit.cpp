@@ -55,10 +55,13 @@ HostMemory ReadHostMemory() {
   return h;
 }
 
-// What one configuration uses per device (our device order) and on the host.
+// What one configuration uses per device (our device order) and on the host; of it, what the
+// drafting context takes (its share alone, in bytes).
 struct Plan {
   std::vector<FitDeviceUse> devices;
   FitDeviceUse host;
+  std::vector<uint64_t> drafting;
+  uint64_t drafting_host = 0;
 };
 
 // The drafting context beside the model's: a draft model, a drafter that reads the model's hidden
@@ -131,7 +134,10 @@ Plan Measure(const std::string& path, const llama_model_params& mp, const llama_
       if (draft->reads_model) dcp.ctx_other = ctx;
       dctx = llama_init_from_model(dmodel, dcp);
       if (!dctx) throw std::runtime_error("cannot measure the drafting context of " + draft->path);
+      const Plan before = plan;
       AddBreakdown(plan, dctx, devs, !draft->shares_model);
+      for (size_t i = 0; i < devs.size(); ++i) plan.drafting.push_back(plan.devices[i].used() - before.devices[i].used());
+      plan.drafting_host = plan.host.used() - before.host.used();
     } catch (const std::exception& e) {
       failed = e.what();
     }
@@ -250,9 +256,8 @@ FitReport FitModelParams(const EngineConfig& cfg, ModelParams& p, bool search) {
     llama_context_params cp = cp_asked;
     cp.n_ctx = base_cells;
     const Plan both = measure(mp_asked, cp);
-    const Plan alone = Measure(cfg.model, mp_asked, cp, p.devs, hidden, nullptr);
-    for (size_t i = 0; i < p.devs.size(); ++i) margins[i] += both.devices[i].used() - alone.devices[i].used();
-    if (p.devs.empty()) margins[0] += both.host.used() - alone.host.used();
+    for (size_t i = 0; i < p.devs.size(); ++i) margins[i] += both.drafting[i];
+    if (p.devs.empty()) margins[0] += both.drafting_host;
   }
   common_params_fit_status status = COMMON_PARAMS_FIT_STATUS_SUCCESS;
   if (search) {
