@@ -131,6 +131,12 @@ export class EngineDriver {
 }
 
 /** Distinct prompts of a given rough length (tokens), so each conversation is its own. */
+/** `n` lines of repetitive code (`  total0 = merge(items, 0) + offset;`, ...): text the copy models
+ *  continue, and n-gram drafts match, from their own earlier lines. */
+export function codeLines(n: number, name = 'total'): string[] {
+  return Array.from({ length: n }, (_, i) => `  ${name}${i} = merge(items, ${i * 7}) + offset;`);
+}
+
 export function promptText(tag: string, words = 24): string {
   const vocab = ['river', 'stone', 'lamp', 'orchard', 'signal', 'copper', 'meadow', 'harbor', 'violet', 'engine',
     'winter', 'ladder', 'compass', 'thread', 'lantern', 'garden', 'falcon', 'marble', 'canvas', 'summit'];

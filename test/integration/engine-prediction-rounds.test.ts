@@ -5,7 +5,7 @@
 // unless the CPU math is batch-invariant: `deterministic` (process-wide, so this file of its own).
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, type RunResult } from './engine-driver.js';
+import { codeLines, EngineDriver, type RunResult } from './engine-driver.js';
 
 async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
   const eng = await EngineDriver.load(opts);
@@ -16,7 +16,7 @@ const accepted = (r: RunResult): number => r.done.predictionAccepted ?? -1;
 
 /** A file of similar lines, then its first line again: the copy model goes on from there. */
 function copyPrompt(name: string): string {
-  const lines = Array.from({ length: 10 }, (_, i) => `  ${name}${i} = merge(items, ${i * 7}) + offset;`);
+  const lines = codeLines(10, name);
   return `// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`;
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { listVocabs } from '../../backend/models/vocab.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { codeLines, EngineDriver, promptText, type RunResult } from './engine-driver.js';
 
 const VOCABS = listVocabs().filter((v) => !['bert-bge', 'nomic-bert-moe'].includes(v));
 const GEN = 24;
@@ -128,7 +128,7 @@ describe('a model that copies its context (shape copy)', () => {
   it('the answer\'s text as prediction (tokenized apart from its context) drafts nearly all of it; a changed line costs little', async () => {
     const model = await ensureTestModel({ shape: 'copy' });
     await withEngine({ model, ctx: 1024, slots: 2, threads: 2 }, async (eng) => {
-      const lines = Array.from({ length: 10 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const lines = codeLines(10);
       const prompt = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`);
       const plain = await eng.run({ prompt, maxTokens: 60, ignoreEos: true });
       const exact = await eng.run({ prompt, maxTokens: 60, ignoreEos: true, prediction: eng.tokens(plain.text) });
@@ -167,6 +167,6 @@ describe('a model that copies its context (shape copy)', () => {
 
 /** A file of similar lines, then its first line again: the copy model goes on from there. */
 function copyPrompt(name: string): string {
-  const lines = Array.from({ length: 10 }, (_, i) => `  ${name}${i} = merge(items, ${i * 7}) + offset;`);
+  const lines = codeLines(10, name);
   return `// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`;
 }

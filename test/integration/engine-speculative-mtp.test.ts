@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { codeLines, EngineDriver, promptText, type RunResult } from './engine-driver.js';
 import { expectDraftingThroughPartialReuse, expectSameTokensThreeAtOnce } from './speculative-checks.js';
 
 async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
@@ -128,7 +128,7 @@ describe('drafts from the model\'s MTP head', () => {
   it('copy-mtp, whose head copies one token ahead of its trunk: where the answer repeats its context nearly every draft is accepted', async () => {
     const model = await ensureTestModel({ shape: 'copy-mtp', vocab: 'llama-spm' });
     await withEngine({ model, ctx: 1024, slots: 1, threads: 2, speculative: { draftMax: 4 } }, async (eng) => {
-      const lines = Array.from({ length: 10 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const lines = codeLines(10);
       const prompt = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`);
       const plain = await eng.run({ prompt, maxTokens: 60, ignoreEos: true, ...off });
       const r = await eng.run({ prompt, maxTokens: 60, ignoreEos: true });
@@ -144,7 +144,7 @@ describe('drafts from the model\'s MTP head', () => {
   it('copy-mtp: a request that copies its prefix from another slot drafts with the head\'s context of it, as the first did', async () => {
     const model = await ensureTestModel({ shape: 'copy-mtp', vocab: 'llama-spm' });
     await withEngine({ model, ctx: 1024, slots: 3, threads: 2, parkBudgetMiB: 0, speculative: { draftMax: 4 } }, async (eng) => {
-      const lines = Array.from({ length: 10 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const lines = codeLines(10);
       const file = `// file\n${lines.join('\n')}\n\n`;
       const first = eng.tokens(`${file}// again:\n${lines[0]}\n`);
       const others = [`// copy:\n${lines[0]}\n`, `// and:\n${lines[0]}\n`].map((end) => eng.tokens(file + end));
@@ -172,7 +172,7 @@ describe('drafts from the model\'s MTP head', () => {
     // llama.cpp cuts such a step into ubatches of equal counts per sequence, out of the batch's order.
     const model = await ensureTestModel({ shape: 'copy-mtp', vocab: 'llama-spm' });
     const opts = { model, ctx: 2048, slots: 2, threads: 2, batch: 256, ubatch: 256, speculative: { draftMax: 4 } };
-    const lines = Array.from({ length: 6 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+    const lines = codeLines(6);
     const text = `// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`;
     const rate = (r: RunResult) => r.done.accepted! / r.done.drafted!;
     // The short prompt alone, in a fresh engine: its answer and how often the head is right.

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { listVocabs } from '../../backend/models/vocab.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { codeLines, EngineDriver, promptText, type RunResult } from './engine-driver.js';
 
 // Encoder vocabularies (WordPiece) have no place in a text model.
 const VOCABS = listVocabs().filter((v) => !['bert-bge', 'nomic-bert-moe'].includes(v));
@@ -137,7 +137,7 @@ describe('a model that copies its context (shape copy)', () => {
   it('writes only what followed its last two tokens before; prompt lookup drafts it, accepted, several tokens a step', async () => {
     const model = await ensureTestModel({ shape: 'copy' });
     await withEngine({ model, ctx: 1024, slots: 2, threads: 2, speculative: { ngram: true, draftMax: 8 } }, async (eng) => {
-      const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const lines = codeLines(12);
       const prompt = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`);
       const plain = await eng.run({ prompt, maxTokens: 60, ignoreEos: true, ...off });
       // Every token follows the two before it as somewhere earlier in the context.
@@ -160,7 +160,7 @@ describe('a model that copies its context (shape copy)', () => {
 describe('n-gram drafts per request (GenerateRequest.ngram)', () => {
   it('ngram true drafts on an engine without n-gram drafts, false none on one with them; greedy tokens unchanged', async () => {
     const model = await ensureTestModel({ shape: 'copy' });
-    const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+    const lines = codeLines(12);
     const text = `// file\n${lines.join('\n')}\n\n// again:\n${lines[0]}\n`;
     for (const engineNgram of [false, true]) {
       await withEngine({ model, ctx: 1024, slots: 2, threads: 2, speculative: { ngram: engineNgram, draftMax: 8 } }, async (eng) => {
@@ -187,7 +187,7 @@ describe('llama.cpp\'s n-gram drafters (speculative.ngramKind)', () => {
     const model = await ensureTestModel({ shape: 'copy' });
     await withEngine({ model, ctx: 1024, slots: 2, threads: 2, speculative: { ngram: true, ngramKind: kind, draftMax: 8 } }, async (eng) => {
       expect(eng.engine.info.speculative).toMatchObject({ ngram: true, ngramKind: kind, draftMax: 8 });
-      const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`);
+      const lines = codeLines(12);
       const long = eng.tokens(`// file\n${lines.join('\n')}\n\n// again:\n${lines.join('\n')}\n\n// once more:\n${lines[0]}\n`);
       const short = eng.tokens(promptText('short', 6));
       const plainLong = await eng.run({ prompt: long, maxTokens: 60, ignoreEos: true, ...off });

@@ -3,6 +3,7 @@
 // /metrics and Prometheus, and in the request's trace; speculative.n_max 0 turns it off per request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
+import { codeLines } from './engine-driver.js';
 import { json, metrics, raw, startServer, type Running } from './server-helpers.js';
 
 let srv: Running;
@@ -84,7 +85,7 @@ describe('speculative decoding in the server', () => {
     try {
       const listed = (await json(srv2.port, 'GET', '/v1/models')).body.data[0];
       expect(listed.meta.speculative).toMatchObject({ ngram: true, ngramKind: 'map-k', mtp: false, draftKind: null });
-      const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`).join('\n');
+      const lines = codeLines(12).join('\n');
       const body = { prompt: `${lines}\n\n${lines}\n\n${lines.slice(0, 40)}`, temperature: 0, max_tokens: 40, ignore_eos: true };
       const off = await json(srv2.port, 'POST', '/v1/completions', { ...body, speculative: { n_max: 0 } });
       const on = await json(srv2.port, 'POST', '/v1/completions', body);
@@ -97,7 +98,7 @@ describe('speculative decoding in the server', () => {
 
   it('--spec auto (the default): infill drafts from its own n-grams, with the answer of --spec none', async () => {
     const copy = await ensureTestModel({ shape: 'copy', vocab: 'starcoder' });
-    const lines = Array.from({ length: 12 }, (_, i) => `  total${i} = merge(items, ${i * 7}) + offset;`).join('\n');
+    const lines = codeLines(12).join('\n');
     const body = { input_prefix: `${lines}\n\n${lines.slice(0, 40)}`, input_suffix: '\n}\n', max_tokens: 40, ignore_eos: true, temperature: 0 };
     const answers: Array<{ content: string; timings: Timings }> = [];
     for (const spec of ['auto', 'none'] as const) {
