@@ -55,9 +55,9 @@ describe('fit to memory on the CPU', () => {
     }
   });
 
-  // The drafting context beside the model's: the MTP head's (an MTP context of the model: llama.cpp
-  // gives it a KV cache of every layer for GLM-4.5 and others), a drafter's that reads the model's
-  // hidden states (made with the model's context), or a draft model's (weights too).
+  // The drafting context beside the model's: the MTP head's (an MTP context of the model, with a KV
+  // cache of its own layer), a drafter's that reads the model's hidden states (made with the model's
+  // context), or a draft model's (weights too).
   it.each([
     ['the MTP head', { shape: 'mtp' }, null],
     ['an EAGLE-3 drafter', {}, 'eagle3'],
@@ -75,6 +75,23 @@ describe('fit to memory on the CPU', () => {
       expect(measured.context).toBeGreaterThan(alone.context);
       expect(measured.compute).toBeGreaterThan(alone.compute);
       if (drafter) expect(measured.model).toBeGreaterThan(alone.model);
+    } finally {
+      await eng.close();
+    }
+  });
+
+  // `--shape mtp`: GLM-4.5's architecture, 2 trunk layers and 1 NextN layer, 2 KV heads of 32 (K and
+  // V in f16: 256 bytes a cell a layer). Each context keeps the KV of the layers its graph reads: the
+  // model's the trunk's, the head's its NextN layer's (unpatched llama.cpp gives both every layer).
+  it('gives the MTP head the KV of its own layer alone, and the model the KV of its trunk alone', async () => {
+    const model = await ensureTestModel({ shape: 'mtp' });
+    const layerMiB = (512 * 2 * 256) / 2 ** 20;  // ctx 512 on each of 2 slots
+    const alone = fitUse((await loadAddon().fitModel({ model, ...base, ctx: 512, speculative: { mtp: 'off' } })).host);
+    expect(alone.context).toBe(2 * layerMiB);
+    const eng = await EngineDriver.load({ model, ...base, ctx: 512, fit: true, speculative: { mtp: 'on' } });
+    try {
+      expect(fitUse(eng.engine.info.fit!.host).context).toBe(3 * layerMiB);
+      expect(bufferUse(eng.engine.info, 'Host', []).context).toBe(3 * layerMiB);
     } finally {
       await eng.close();
     }
