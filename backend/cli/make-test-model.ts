@@ -7,7 +7,7 @@ import { VocabNotFoundError } from '../models/vocab.js';
 import { optInt, optString, UsageError, type ParsedArgs } from '../args/args.js';
 import { rejectUnknownOptions, runCommand } from '../args/command-usage.js';
 
-const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|7b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b|mtp|copy-mtp|eagle3|dflash|dspark]
+const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--shape tiny|0.5b|7b|embed-bert|embed-causal|rerank-bert|copy|copy-0.5b|mtp|copy-mtp|hybrid|eagle3|dflash|dspark]
                                 [--quant f16|q8_0|q4_0|f32] [--seed N] [--pooling mean|cls|last]
                                 [--chat-template NAME|PATH] [--mmproj FILE] [--ctx-train N]
   --vocab   a llama.cpp tokenizer (qwen2, starcoder, deepseek-coder, llama-bpe, ...), qwen2.5-coder
@@ -24,6 +24,8 @@ const USAGE = `usage: strata make-test-model --out FILE [--vocab NAME|PATH] [--s
             to predict by the embedding path; random trunk), which strata serve drafts with (--spec auto|mtp)
             copy-mtp: copy-0.5b in GLM-4.5's architecture with an MTP head that copies one token ahead (its
             drafts are accepted where the answer repeats the context), the MTP speed-up workload
+            hybrid: tiny's size in Qwen3.5's architecture (three recurrent gated delta net layers and a full
+            attention one) with a random MTP head: drafts the engine must roll back in a recurrent state
             eagle3, dflash, dspark: random-weight drafters made for tiny (same --vocab): an EAGLE-3 head, a DFlash
             block drafter and a DSpark one (no confidence head: --draft-p-min 0), given to strata serve as --draft-model
   --pooling the pooling written to the GGUF (embedding shapes' default, or makes a text shape an embedding model)

@@ -9,7 +9,7 @@ import { strataCacheDir } from '../../common/hub/cache-dir.js';
 import { resolveChatTemplate } from './chat-templates.js';
 import { resolveVocabSpec } from './vocab.js';
 
-export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'eagle3', 'dflash', 'dspark'];
+export const TEST_MODEL_SHAPES: readonly TestModelShape[] = ['tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'hybrid', 'eagle3', 'dflash', 'dspark'];
 export const TEST_MODEL_QUANTS: readonly TestModelQuant[] = ['f32', 'f16', 'q8_0', 'q4_0'];
 
 export interface StandInOptions {

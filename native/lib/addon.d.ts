@@ -457,7 +457,7 @@ export interface ModelInfo {
    * Buffers llama.cpp allocated for this model and context, and for the drafting beside them (a
    * draft model's weights and context; the MTP head's or a drafter's context), by kind and buffer
    * type ("CPU", "CPU_Mapped", "Vulkan0", "CUDA0", "RPC0[host:port]"…): where the weights, the KV
-   * cache and the compute buffers live.
+   * cache (a recurrent model's state too: kind kv) and the compute buffers live.
    */
   buffers: Array<{ kind: 'model' | 'kv' | 'compute' | 'output'; buffer: string; mib: number }>;
   /**
@@ -689,7 +689,7 @@ export type DraftKind = 'model' | 'eagle3' | 'dflash' | 'dspark';
 /** N-gram drafters: Strata's prompt lookup, or llama.cpp's ngram-* kinds. */
 export type NgramKind = 'lookup' | 'simple' | 'map-k' | 'map-k4v' | 'mod' | 'cache';
 
-export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'copy-mtp' | 'eagle3' | 'dflash' | 'dspark';
+export type TestModelShape = 'tiny' | '0.5b' | '7b' | 'embed-bert' | 'embed-causal' | 'rerank-bert' | 'copy' | 'copy-0.5b' | 'mtp' | 'copy-mtp' | 'hybrid' | 'eagle3' | 'dflash' | 'dspark';
 export type TestModelQuant = 'f32' | 'f16' | 'q8_0' | 'q4_0';
 /**
  * Writes a GGUF of the shape's architecture with seeded random weights and the tokenizer of `vocab` (a

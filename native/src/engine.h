@@ -220,6 +220,9 @@ class Engine {
 
   // engine_draft.cpp
   void PrepareDrafts();
+  // At most `k` draft tokens for the decoding sequence of `s`: what its answer budget, its context
+  // and its KV's rollback leave.
+  int32_t DraftCap(const Slot& s, int32_t k) const;
   void PrepareHeadDrafts();  // engine_draft_head.cpp: the head's drafts, after PrepareDrafts
   void OutputEveryRowForHead();  // engine_step.cpp: the head reads the right states over per-slot KV
 
@@ -247,6 +250,9 @@ class Engine {
   const EngineConfig cfg_;
   const ModelInfo info_;
   const int32_t ctx_per_slot_;
+  // Draft tokens a sequence's KV can take back: unbounded, or for a recurrent state the snapshots
+  // llama.cpp keeps (n_rs_seq; 0: none, so no drafts).
+  const int32_t rollback_max_;
   Sink sink_;
   const std::chrono::steady_clock::time_point t0_;
 

@@ -30,6 +30,13 @@ void FollowAnswer(PredictionCursor& c, const std::vector<llama_token>& held, lla
 
 }  // namespace
 
+int32_t Engine::DraftCap(const Slot& s, int32_t k) const {
+  const Active& a = *s.run;
+  k = std::min(k, a.req.max_tokens - a.stats.generated - 1);  // drafts + 1 more fit the budget
+  k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
+  return std::min(k, rollback_max_);  // and what the KV can take back
+}
+
 void Engine::PrepareDrafts() {
   const SpeculativeConfig& sp = cfg_.spec;
   // A request's own say on n-gram drafts, else the engine's.
@@ -64,9 +71,7 @@ void Engine::PrepareDrafts() {
     }
     const bool predicted = !a->req.prediction.empty();
     int32_t k = a->req.draft_max >= 0 ? a->req.draft_max : predicted ? kPredictionDraftMax : sp.draft_max;
-    k = std::min(k, a->req.max_tokens - a->stats.generated - 1);  // drafts + 1 more fit the budget
-    k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
-    k = std::min(k, room);
+    k = std::min(DraftCap(s, k), room);
     if (k <= 0) continue;
     if (predicted) {
       if (!a->prediction) a->prediction = std::make_unique<PredictionCursor>(a->req.prediction);

@@ -32,9 +32,7 @@ void Engine::PrepareHeadDrafts() {
     Active* a = s.run.get();
     if (!a || !a->decoding || !a->draft.empty()) continue;
     int32_t k = a->req.draft_max >= 0 ? a->req.draft_max : sp.draft_max;
-    k = std::min(k, a->req.max_tokens - a->stats.generated - 1);  // drafts + 1 more fit the budget
-    k = std::min(k, ctx_per_slot_ - 1 - static_cast<int32_t>(s.held.size()));  // and the context
-    k = std::min(k, room);
+    k = std::min(DraftCap(s, k), room);
     if (k < std::max(1, sp.draft_min)) continue;
     HeadJob job;
     job.seq = s.id;

@@ -43,6 +43,9 @@ struct GgufFacts {
   int64_t train_ctx = 0;
   int64_t n_layer = 0;
   int64_t nextn_layers = 0;  // a multi-token-prediction head's layers
+  // Recurrent layers (Mamba's and gated delta nets' state space, RWKV, short convolutions): a state
+  // per sequence that cannot be cut back to an earlier position.
+  bool recurrent = false;
   std::string arch;
   int32_t pooling = -1;  // llama_pooling_type, -1 = not declared
 };
@@ -77,6 +80,9 @@ GgufFacts ReadGgufFacts(const std::string& path) {
     f.n_layer = std::max<int64_t>(0, IntValue(g, f.arch + ".block_count"));
     f.nextn_layers = std::max<int64_t>(0, IntValue(g, f.arch + ".nextn_predict_layers"));
     f.pooling = static_cast<int32_t>(IntValue(g, f.arch + ".pooling_type"));
+    for (const char* k : {".ssm.conv_kernel", ".ssm.state_size", ".wkv.head_size", ".shortconv.l_cache"}) {
+      if (IntValue(g, f.arch + k) > 0) f.recurrent = true;
+    }
   }
   gguf_free(g);
   return f;
@@ -179,8 +185,9 @@ void FillInfo(LoadedModel& m, const EngineConfig& cfg, int32_t ctx, bool flash_a
 }
 
 // "<func>: <buffer> <kind> buffer size = <x> MiB" lines of llama.cpp's load (llama-model.cpp,
-// llama-kv-cache.cpp, llama-context.cpp of the pinned source): where weights, KV and compute
-// buffers went. The C API has no call that says which device holds the KV cache.
+// llama-kv-cache.cpp, llama-memory-recurrent.cpp, llama-context.cpp of the pinned source): where
+// weights, KV and compute buffers went. The C API has no call that says which device holds the KV
+// cache. A recurrent state ("RS") is the context's memory as the KV cache is: kind "kv".
 void CollectBuffers(const std::vector<std::string>& lines, std::vector<BufferDesc>& out) {
   static const std::string kMarker = " buffer size = ";
   for (const std::string& line : lines) {
@@ -198,7 +205,7 @@ void CollectBuffers(const std::vector<std::string>& lines, std::vector<BufferDes
     }
     if (words.size() < 2) continue;
     std::string kind = words.back();
-    if (kind == "KV") kind = "kv";
+    if (kind == "KV" || kind == "RS") kind = "kv";
     if (kind != "model" && kind != "kv" && kind != "compute" && kind != "output") continue;
     out.push_back({kind, words[words.size() - 2], std::strtod(line.c_str() + at + kMarker.size(), nullptr)});
   }
@@ -403,6 +410,11 @@ void MakeParams(const EngineConfig& cfg, const GgufFacts& facts, bool embedding,
   p.cp.flash_attn_type = cfg.flash_attn;
   p.cp.no_perf = false;
   p.cp.op_offload = cfg.op_offload;
+  // A rejected draft must leave a recurrent state as it was: llama.cpp keeps each sequence's last
+  // draft_max + 1 states to roll back to, when the engine drafts for every request (the MTP head,
+  // a draft model, n-grams), as llama-server does. Without, such a model takes no drafts.
+  const bool drafts = p.mtp_head || !cfg.spec.draft_model.empty() || cfg.spec.ngram;
+  if (facts.recurrent && drafts && !embedding) p.cp.n_rs_seq = static_cast<uint32_t>(std::max(cfg.spec.draft_max, 0));
   if (embedding) {
     // An input is read in one step (encoders need it in one ubatch); pooled vectors come out.
     p.cp.embeddings = true;

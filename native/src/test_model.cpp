@@ -23,6 +23,8 @@
 #include "llama.h"
 #include "test_model_copy.h"
 #include "test_model_drafter.h"
+#include "test_model_hybrid.h"
+#include "test_model_plan.h"
 
 namespace strata {
 
@@ -33,7 +35,8 @@ struct Shape {
   int64_t n_embd, n_layer, n_head, n_head_kv, n_ff, ctx_train;
   bool tied_output;
   float rope_base, rms_eps;
-  // "llama" (decoder), "bert" (encoder), "glm4moe" (decoder + MTP head), "eagle3" or "dflash" (drafters)
+  // "llama" (decoder), "bert" (encoder), "glm4moe" (decoder + MTP head), "qwen35" (hybrid recurrent
+  // decoder + MTP head), "eagle3" or "dflash" (drafters)
   const char * arch = "llama";
   const char * pooling = "";    // embedding models: the pooling written to the GGUF
   bool copy = false;            // hand-set weights that copy the context (test_model_copy.h)
@@ -65,6 +68,9 @@ const Shape kShapes[] = {
     // ahead (test_model_copy.h): drafts the trunk accepts, from a head that costs a twenty-fourth
     // of its layers, the MTP speed-up workload.
     {"copy-mtp", 896, 24, 7, 1, 4864, 32768, false, kCopyRopeBase, 1e-6f, "glm4moe", "", true},
+    // hybrid: tiny's size in Qwen3.5's architecture (test_model_hybrid.h): three gated delta net
+    // (recurrent) layers and a full attention one, plus a NextN block.
+    {"hybrid", 128, 4, 4, 2, 384, 4096, true, 10000.0f, 1e-6f, "qwen35"},
     // Drafters for tiny (test_model_drafter.h): an EAGLE-3 head, a DFlash block drafter, a DSpark one.
     {"eagle3", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "eagle3"},
     {"dflash", 128, 1, 4, 2, 384, 4096, true, 10000.0f, 1e-5f, "dflash"},
@@ -98,7 +104,7 @@ const Quant kQuants[] = {
 
 const Shape & FindShape(const std::string & name) {
   for (const Shape & s : kShapes) if (name == s.name) return s;
-  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'eagle3', 'dflash' or 'dspark', got '" + name + "'");
+  throw std::invalid_argument("shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'hybrid', 'eagle3', 'dflash' or 'dspark', got '" + name + "'");
 }
 
 const Quant & FindQuant(const std::string & name) {
@@ -141,16 +147,6 @@ uint64_t Fnv1a(const std::string & text) {
   for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
   return h;
 }
-
-struct TensorPlan {
-  std::string name;
-  int64_t ne0, ne1;  // ne1 = 1 for vectors
-  ggml_type type;
-  float std;         // 0: a norm weight (see NormValue)
-  int64_t ne2 = 1;   // experts of a 3-D expert tensor
-  // Hand-set instead of random (the MTP block's): 0 random, 1 zeros, 2 [I | 0] (the first ne1 columns).
-  int fill = 0;
-};
 
 // Norm weights are 1 (biases 0), except the output norm's random signs: with tied embeddings the
 // logit of the current token would otherwise be |e_t|^2-biased and every continuation repeats a token.
@@ -251,6 +247,7 @@ std::vector<TensorPlan> PlanDrafterTensors(const Shape & s, ggml_type wtype, int
 
 std::vector<TensorPlan> PlanTensors(const Shape & s, ggml_type wtype, int64_t n_vocab, const WeightScales & w) {
   if (IsDrafterArch(s.arch)) return PlanDrafterTensors(s, wtype, n_vocab, w);
+  if (std::string(s.arch) == "qwen35") return HybridTensors(s.n_embd, s.n_layer, s.n_head, s.n_head_kv, s.n_ff, n_vocab, wtype, w);
   if (std::string(s.arch) == "bert") return PlanBertTensors(s, wtype, n_vocab, w);
   if (std::string(s.arch) == "glm4moe") return PlanGlmMtpTensors(s, wtype, n_vocab, w);
   const int64_t head_dim = s.n_embd / s.n_head;
@@ -360,9 +357,10 @@ GgufPtr BuildMetadata(const TestModelSpec & spec, const Shape & s, const Quant &
   gguf_set_val_u32(g, key("vocab_size").c_str(), static_cast<uint32_t>(n_vocab));
   gguf_set_val_u32(g, key("context_length").c_str(), static_cast<uint32_t>(s.ctx_train));
   gguf_set_val_u32(g, key("embedding_length").c_str(), static_cast<uint32_t>(s.n_embd));
-  const bool mtp = a == "glm4moe";
-  gguf_set_val_u32(g, key("block_count").c_str(), static_cast<uint32_t>(s.n_layer + (mtp ? 1 : 0)));
-  if (mtp) {
+  const bool glm = a == "glm4moe", hybrid = a == "qwen35";
+  gguf_set_val_u32(g, key("block_count").c_str(), static_cast<uint32_t>(s.n_layer + (glm || hybrid ? 1 : 0)));
+  if (hybrid) SetHybridMetadata(g, s.n_embd, s.n_head);
+  if (glm) {
     gguf_set_val_u32(g, key("nextn_predict_layers").c_str(), 1);
     gguf_set_val_u32(g, key("leading_dense_block_count").c_str(), static_cast<uint32_t>(s.n_layer));
     gguf_set_val_u32(g, key("expert_count").c_str(), static_cast<uint32_t>(kMtpExperts));
@@ -428,6 +426,7 @@ std::vector<uint8_t> GenerateTensor(const TensorPlan & t, uint64_t seed, const C
       if (t.fill == 2) {
         for (int64_t r = 0; r < rows; r++) src[static_cast<size_t>(r * t.ne0 + row + r)] = 1.0f;
       }
+      if (t.fill == 3) std::fill(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n), -1.0f);
     } else {
       for (size_t i = 0; i < n; i++) src[i] = t.std > 0 ? amplitude * rng.NextSigned() : NormValue(t, rng);
     }

@@ -60,6 +60,7 @@ describe('fit to memory on the CPU', () => {
   // context), or a draft model's (weights too).
   it.each([
     ['the MTP head', { shape: 'mtp' }, null],
+    ['a hybrid model\'s MTP head and the recurrent states kept to roll drafts back', { shape: 'hybrid' }, null],
     ['an EAGLE-3 drafter', {}, 'eagle3'],
     ['a DFlash drafter', {}, 'dflash'],
     ['a draft model', {}, 'tiny'],
