@@ -151,6 +151,11 @@ class Engine {
     // shares cells in a unified KV), counted there, not here. -1: none.
     int32_t base = -1;
     size_t shared = 0;
+    // A recurrent model's state (llama.cpp's partial state: the recurrent layers') right after the
+    // slot's last prompt, `checkpoint_tokens`: a recurrent state cannot be cut back, so a request
+    // that shares that prompt but not what followed goes back to it instead of reading all again.
+    std::vector<llama_token> checkpoint_tokens;
+    std::vector<uint8_t> checkpoint;
   };
 
   // engine.cpp
@@ -177,7 +182,11 @@ class Engine {
   size_t ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, bool* restored);
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
-  bool TrimSlot(Slot& slot, size_t keep);
+  // Cuts the slot's sequence to its first `keep` tokens; returns what it holds then: `keep`, or
+  // for a recurrent state that cannot be cut there its checkpoint's tokens, or 0 (started over).
+  size_t TrimSlot(Slot& slot, size_t keep);
+  bool RestoreCheckpoint(Slot& slot, size_t keep);
+  void SaveCheckpoint(Slot& slot);
   // Copies sequence src's KV to dst (whose KV must be empty) at once; false when it could not.
   bool CopySequence(int32_t src, int32_t dst);
   bool CaptureState(int32_t seq, StateBuffer& out);
@@ -253,6 +262,7 @@ class Engine {
   // Draft tokens a sequence's KV can take back: unbounded, or for a recurrent state the snapshots
   // llama.cpp keeps (n_rs_seq; 0: none, so no drafts).
   const int32_t rollback_max_;
+  const bool recurrent_;  // the model has recurrent layers (checkpoints after prompts, rollback bounds)
   Sink sink_;
   const std::chrono::steady_clock::time_point t0_;
 

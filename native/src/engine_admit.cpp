@@ -175,10 +175,10 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
     slot.held = donor.held;
     PoolCopied(slot, donor);
     if (head_) head_->CopyPrefix(donor.id, slot.id, static_cast<llama_pos>(fork));
-    return TrimSlot(slot, fork) ? fork : 0;
+    return TrimSlot(slot, fork);
   }
   MaybePark(slot, own);
-  return TrimSlot(slot, own) ? own : 0;
+  return TrimSlot(slot, own);
 }
 
 size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored) {
@@ -212,22 +212,25 @@ size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, s
     it->last_used_ms = NowMs();
   }
   park_.counters().hits++;
-  if (!TrimSlot(slot, keep)) return 0;
-  *restored = true;
-  return keep;
+  const size_t kept = TrimSlot(slot, keep);
+  *restored = kept > 0;
+  return kept;
 }
 
-bool Engine::TrimSlot(Slot& slot, size_t keep) {
+size_t Engine::TrimSlot(Slot& slot, size_t keep) {
   if (keep < slot.held.size()) {
-    if (!llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(keep), -1)) {
-      // Recurrent or otherwise non-trimmable memory: start over.
+    if (llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(keep), -1)) {
+      slot.held.resize(keep);
+      PoolCut(slot, keep);
+    } else if (RestoreCheckpoint(slot, keep)) {
+      keep = slot.held.size();
+    } else {
+      // A recurrent state without a checkpoint it can go back to: start over.
       llama_memory_seq_rm(mem_, slot.id, -1, -1);
       slot.held.clear();
       PoolCut(slot, 0);
-      return keep == 0;
+      return 0;
     }
-    slot.held.resize(keep);
-    PoolCut(slot, keep);
   }
   // Sliding-window layers may have dropped positions the continuation still needs.
   const int32_t n_swa = llama_model_n_swa(model_.get());
@@ -237,10 +240,40 @@ bool Engine::TrimSlot(Slot& slot, size_t keep) {
       llama_memory_seq_rm(mem_, slot.id, -1, -1);
       slot.held.clear();
       PoolCut(slot, 0);
-      return false;
+      return 0;
     }
   }
+  return keep;
+}
+
+// The checkpoint holds the recurrent state after its tokens: when the slot still holds them and the
+// request keeps them all, that state replaces the slot's and the rest (attention KV) is cut there.
+bool Engine::RestoreCheckpoint(Slot& slot, size_t keep) {
+  const size_t at = slot.checkpoint_tokens.size();
+  if (slot.checkpoint.empty() || at == 0 || at > keep || CommonPrefix(slot.checkpoint_tokens, slot.held) < at) return false;
+  if (llama_state_seq_set_data_ext(ctx_.get(), slot.checkpoint.data(), slot.checkpoint.size(), slot.id,
+                                   LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) == 0 ||
+      !llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(at), -1)) {
+    slot.checkpoint.clear();
+    slot.checkpoint_tokens.clear();
+    return false;
+  }
+  slot.held.resize(at);
+  PoolCut(slot, at);
   return true;
+}
+
+// After a prompt is read on a recurrent model: its state (the recurrent part alone, a few MiB for
+// small models) replaces the slot's checkpoint.
+void Engine::SaveCheckpoint(Slot& slot) {
+  slot.checkpoint_tokens.clear();
+  const size_t n = llama_state_seq_get_size_ext(ctx_.get(), slot.id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
+  slot.checkpoint.resize(n);
+  if (n == 0 || llama_state_seq_get_data_ext(ctx_.get(), slot.checkpoint.data(), n, slot.id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != n) {
+    slot.checkpoint.clear();
+    return;
+  }
+  slot.checkpoint_tokens = slot.held;
 }
 
 bool Engine::CopySequence(int32_t src, int32_t dst) {

@@ -290,6 +290,7 @@ void Engine::AfterDecode(double step_t, double decode_ms) {
       a->t_prompt_done = NowMs();
       a->stats.prompt_ms = a->t_prompt_done - a->t_admitted;
       a->trace.prompt_done = a->t_prompt_done;
+      if (recurrent_) SaveCheckpoint(s);
       if (a->req.max_tokens == 0) {
         FinishRequest(a->req.key, FinishReason::Length);
         continue;

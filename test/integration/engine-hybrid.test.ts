@@ -1,0 +1,110 @@
+// A hybrid model (test model `hybrid`: Qwen3.5's gated delta net layers, whose state is recurrent,
+// and an attention layer) through the engine's caches: a follow-up reuses the slot's tokens, a
+// parked conversation and a session file restore its recurrent state with its KV, greedy choices
+// forked from one prompt agree. A recurrent state cannot be cut back: a request that shares the
+// slot's last prompt but not what followed goes back to the checkpoint taken after that prompt; one
+// that leaves it earlier reads its prompt afresh. Each answer is a fresh engine's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureTestModel } from '../helpers/models.js';
+import { EngineDriver, promptText } from './engine-driver.js';
+
+let model = '';
+const open: EngineDriver[] = [];
+
+async function engine(slots = 2): Promise<EngineDriver> {
+  const d = await EngineDriver.load({ model, ctx: 256, slots, threads: 2, freeRamFloorMiB: 0, parkBudgetMiB: 64, speculative: { mtp: 'off' } });
+  open.push(d);
+  return d;
+}
+
+/** What an engine that never saw anything else answers to `prompt`. */
+async function fresh(prompt: number[], maxTokens: number): Promise<number[]> {
+  const eng = await engine();
+  const r = await eng.run({ prompt, maxTokens, ignoreEos: true });
+  expect(r.admitted!.reused).toBe(0);
+  return r.ids;
+}
+
+beforeAll(async () => {
+  model = await ensureTestModel({ shape: 'hybrid' });
+});
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((d) => d.close()));
+});
+
+describe('a hybrid (recurrent) model through the engine\'s caches', () => {
+  it('a follow-up reuses every token the slot holds and answers as a fresh engine', async () => {
+    const eng = await engine();
+    const prompt = eng.tokens(promptText('followup', 16));
+    const first = await eng.run({ prompt, maxTokens: 8, ignoreEos: true });
+    const followup = [...prompt, ...first.ids, ...eng.tokens(' and then?')];
+    const second = await eng.run({ prompt: followup, maxTokens: 12, ignoreEos: true });
+    expect(second.admitted!.reused).toBe(prompt.length + first.ids.length - 1);
+    expect(second.ids).toEqual(await fresh(followup, 12));
+  });
+
+  it('a request that shares the slot\'s last prompt but not its answer (an agent\'s next turn, the answer rendered anew) goes back to the state after that prompt', async () => {
+    const eng = await engine(1);
+    const prompt = eng.tokens(promptText('an agent turn', 16));
+    const first = await eng.run({ prompt, maxTokens: 6, ignoreEos: true });
+    const next = [...prompt, ...eng.tokens(' rendered otherwise, then a tool result')];
+    expect(next[prompt.length]).not.toBe(first.ids[0]);
+    const r = await eng.run({ prompt: next, maxTokens: 10, ignoreEos: true });
+    // The recurrent state cannot be cut back to the prompt's end: its checkpoint there is restored.
+    expect(r.admitted!.reused).toBe(prompt.length);
+    expect(r.ids).toEqual(await fresh(next, 10));
+  });
+
+  it('a request that leaves the slot\'s last prompt inside it (before the checkpoint) reads its prompt afresh', async () => {
+    const eng = await engine(1);
+    const shared = eng.tokens(promptText('shared opening', 12));
+    await eng.run({ prompt: [...shared, ...eng.tokens(promptText('first ending', 6))], maxTokens: 6, ignoreEos: true });
+    const other = [...shared, ...eng.tokens(promptText('second ending', 6))];
+    const r = await eng.run({ prompt: other, maxTokens: 10, ignoreEos: true });
+    expect(r.admitted!.reused).toBe(0);
+    expect(r.ids).toEqual(await fresh(other, 10));
+  });
+
+  it('parks a displaced conversation and restores its state: the follow-up answers as a fresh engine', async () => {
+    const eng = await engine(1);
+    const prompt = eng.tokens(promptText('parked one', 16));
+    const first = await eng.run({ prompt, maxTokens: 8, ignoreEos: true });
+    await eng.run({ prompt: eng.tokens(promptText('displacing talk', 16)), maxTokens: 8, ignoreEos: true });
+    expect(eng.engine.snapshot().park.entries.length).toBe(1);
+    const followup = [...prompt, ...first.ids, ...eng.tokens(' tell me more')];
+    const restored = await eng.run({ prompt: followup, maxTokens: 12, ignoreEos: true });
+    expect(restored.admitted).toMatchObject({ restored: true, reused: prompt.length + first.ids.length - 1 });
+    expect(restored.ids).toEqual(await fresh(followup, 12));
+  });
+
+  it('a session file loaded into a new engine continues as a fresh engine reading the whole prompt', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-hybrid-session-'));
+    try {
+      const src = await engine();
+      const prompt = src.tokens(promptText('a kept conversation', 12));
+      const first = await src.run({ prompt, maxTokens: 8, ignoreEos: true });
+      const followup = [...prompt, ...first.ids, ...src.tokens(' next')];
+      await src.engine.saveSession(join(dir, 's.session'), followup, 'hybrid#1');
+      const dst = await engine();
+      const loaded = await dst.engine.loadSession(join(dir, 's.session'), 'hybrid#1');
+      const r = await dst.run({ prompt: followup, maxTokens: 12, ignoreEos: true });
+      expect(r.admitted!.reused).toBe(loaded.tokens);
+      expect(r.ids).toEqual(await fresh(followup, 12));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('greedy choices forked from one prompt (its state copied to each slot) agree', async () => {
+    const eng = await engine(3);
+    const prompt = eng.tokens(promptText('three choices', 10));
+    const r = await eng.run({ prompt, maxTokens: 10, ignoreEos: true, n: 3 });
+    const byChoice = [0, 1, 2].map((c) => r.events.filter((e) => e.type === 'tokens' && (e.choice ?? 0) === c).flatMap((e) => (e.type === 'tokens' ? e.ids : [])));
+    expect(byChoice[0]).toEqual(await fresh(prompt, 10));
+    expect(byChoice[1]).toEqual(byChoice[0]);
+    expect(byChoice[2]).toEqual(byChoice[0]);
+  });
+});
