@@ -219,13 +219,16 @@ size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, s
 
 size_t Engine::TrimSlot(Slot& slot, size_t keep) {
   if (keep < slot.held.size()) {
-    if (llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(keep), -1)) {
+    // A recurrent state is never cut by position here: the states llama.cpp keeps to roll drafts
+    // back (n_rs_seq) are those of the sequence's last decode alone, and a cut further back than
+    // it took would take a state of another step.
+    if (!recurrent_ && llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(keep), -1)) {
       slot.held.resize(keep);
       PoolCut(slot, keep);
     } else if (RestoreCheckpoint(slot, keep)) {
       keep = slot.held.size();
     } else {
-      // A recurrent state without a checkpoint it can go back to: start over.
+      // A state that cannot be cut there (recurrent, without a checkpoint it can go back to): start over.
       llama_memory_seq_rm(mem_, slot.id, -1, -1);
       slot.held.clear();
       PoolCut(slot, 0);

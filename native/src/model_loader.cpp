@@ -336,6 +336,7 @@ void LoadDraft(const EngineConfig& cfg, const llama_model_params& mp, llama_cont
     return;
   }
   m.draft_model = draft;
+  cp.n_rs_seq = 0;  // a recurrent draft model's cuts are not its last decode's: it starts over instead
   cp.embeddings = false;
   cp.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
   LlamaLogCapture capture;

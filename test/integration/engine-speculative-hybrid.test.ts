@@ -44,6 +44,28 @@ describe('speculative decoding on a hybrid (recurrent) model', () => {
     await withEngine({ model, ctx: 256, slots: 1, threads: 2, parkBudgetMiB: 0, speculative: spec }, expectDraftingThroughPartialReuse);
   });
 
+  it('a request that leaves the slot\'s answer a few tokens before its end goes back to the checkpoint, not to a rollback state of another step', async () => {
+    // The states kept for rollback are those of the sequence's last decode alone: a cut of the
+    // answer's last tokens (fewer than draftMax) must not take one of them.
+    const model = await ensureTestModel(hybrid);
+    await withEngine({ model, ctx: 256, slots: 1, threads: 2, speculative: spec }, async (eng) => {
+      const prompt = eng.tokens(promptText('an answer cut short', 10));
+      // Without drafts (draftMax 0) every step decodes one token of it: its last decode keeps no
+      // state before that token.
+      const first = await eng.run({ prompt, maxTokens: 12, ignoreEos: true, draftMax: 0 });
+      for (const back of [2, 3]) {
+        const held = [...prompt, ...first.ids.slice(0, -1)];
+        const next = [...held.slice(0, held.length - back), ...eng.tokens(' instead')];
+        const r = await eng.run({ prompt: next, maxTokens: 8, ignoreEos: true, draftMax: 0 });
+        expect(r.admitted!.reused).toBe(prompt.length);
+        await withEngine({ model, ctx: 256, slots: 1, threads: 2, speculative: spec }, async (fresh) => {
+          expect(r.ids, `${back} tokens back`).toEqual((await fresh.run({ prompt: next, maxTokens: 8, ignoreEos: true, draftMax: 0 })).ids);
+        });
+        await eng.run({ prompt, maxTokens: 12, ignoreEos: true, draftMax: 0 });  // the slot holds the answer again
+      }
+    });
+  });
+
   it('without a drafter for every request it keeps no states: a request\'s own n-gram drafts are not taken, the answer is the same', async () => {
     const model = await ensureTestModel(hybrid);
     const text = promptText('again and again', 6);
