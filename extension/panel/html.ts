@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 
 export function makeNonce(): string {
-  return randomBytes(18).toString('base64').replace(/[+/=]/g, '');
+  // Hex: 32 characters every time (base64 with '+' and '/' dropped was shorter now and then).
+  return randomBytes(16).toString('hex');
 }
 
 export function panelHtml(o: { cspSource: string; nonce: string; scriptUri: string; styleUris: string[]; title: string }): string {
