@@ -20,9 +20,8 @@ Engine::Engine(llama_model* model, llama_context* ctx, CpuThreadpools pools, std
       cfg_(cfg),
       info_(info),
       ctx_per_slot_(info.ctx),
-      rollback_max_(llama_model_is_recurrent(model) || llama_model_is_hybrid(model) ? static_cast<int32_t>(llama_n_rs_seq(ctx))
-                                                                                    : INT32_MAX),
       recurrent_(llama_model_is_recurrent(model) || llama_model_is_hybrid(model)),
+      rollback_max_(recurrent_ ? static_cast<int32_t>(llama_n_rs_seq(ctx)) : INT32_MAX),
       sink_(std::move(sink)),
       t0_(std::chrono::steady_clock::now()),
       draft_(std::move(draft)),

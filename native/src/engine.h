@@ -259,10 +259,10 @@ class Engine {
   const EngineConfig cfg_;
   const ModelInfo info_;
   const int32_t ctx_per_slot_;
+  const bool recurrent_;  // the model has recurrent layers (checkpoints after prompts, rollback bounds)
   // Draft tokens a sequence's KV can take back: unbounded, or for a recurrent state the snapshots
   // llama.cpp keeps (n_rs_seq; 0: none, so no drafts).
   const int32_t rollback_max_;
-  const bool recurrent_;  // the model has recurrent layers (checkpoints after prompts, rollback bounds)
   Sink sink_;
   const std::chrono::steady_clock::time_point t0_;
 
