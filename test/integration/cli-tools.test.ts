@@ -44,7 +44,7 @@ describe('strata make-test-model', () => {
   it('exits 2 with the reason and the usage on bad arguments, 1 when writing fails', () => {
     const shape = strata('make-test-model', '--out', join(dir, 'x.gguf'), '--shape', 'huge');
     expect(shape.code).toBe(2);
-    expect(shape.stderr).toContain("--shape must be one of tiny, 0.5b, 7b, embed-bert, embed-causal, rerank-bert, copy, copy-0.5b, mtp, copy-mtp, eagle3, dflash, dspark, got 'huge'");
+    expect(shape.stderr).toContain("--shape must be one of tiny, 0.5b, 7b, embed-bert, embed-causal, rerank-bert, copy, copy-0.5b, mtp, copy-mtp, hybrid, eagle3, dflash, dspark, got 'huge'");
     expect(shape.stderr).toContain('usage: strata make-test-model');
     const vocab = strata('make-test-model', '--out', join(dir, 'x.gguf'), '--vocab', 'klingon');
     expect(vocab.code).toBe(2);

@@ -98,7 +98,7 @@ describe('generation', () => {
     const out = join(dir, 'bad', 'x.gguf');
     const base = { out: join(dir, 'bad.gguf'), vocab, shape: 'tiny', quant: 'f16', seed: 1 } as const;
     const bad: Array<[object, RegExp]> = [
-      [{ ...base, shape: 'huge' }, /shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'eagle3', 'dflash' or 'dspark', got 'huge'/],
+      [{ ...base, shape: 'huge' }, /shape must be 'tiny', '0.5b', '7b', 'embed-bert', 'embed-causal', 'rerank-bert', 'copy', 'copy-0.5b', 'mtp', 'copy-mtp', 'hybrid', 'eagle3', 'dflash' or 'dspark', got 'huge'/],
       [{ ...base, quant: 'q5_k' }, /quant must be one of f32, f16, q8_0, q4_0, got 'q5_k'/],
       [{ ...base, seed: -1 }, /seed must be between 0 and 9007199254740991 \(got -1\)/],
       [{ ...base, seed: 1.5 }, /seed must be an integer/],
