@@ -131,6 +131,12 @@ export class EngineDriver {
 }
 
 /** Distinct prompts of a given rough length (tokens), so each conversation is its own. */
+/** Loads an engine, runs `fn` with it, and closes it whatever `fn` does. */
+export async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
+  const eng = await EngineDriver.load(opts);
+  try { return await fn(eng); } finally { await eng.close(); }
+}
+
 /** `n` lines of repetitive code (`  total0 = merge(items, 0) + offset;`, ...): text the copy models
  *  continue, and n-gram drafts match, from their own earlier lines. */
 export function codeLines(n: number, name = 'total'): string[] {

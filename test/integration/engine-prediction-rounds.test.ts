@@ -5,12 +5,7 @@
 // unless the CPU math is batch-invariant: `deterministic` (process-wide, so this file of its own).
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
-import { codeLines, EngineDriver, type RunResult } from './engine-driver.js';
-
-async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
-  const eng = await EngineDriver.load(opts);
-  try { return await fn(eng); } finally { await eng.close(); }
-}
+import { codeLines, type RunResult, withEngine } from './engine-driver.js';
 
 const accepted = (r: RunResult): number => r.done.predictionAccepted ?? -1;
 

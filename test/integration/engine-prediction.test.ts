@@ -5,15 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { listVocabs } from '../../backend/models/vocab.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { codeLines, EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { codeLines, promptText, type RunResult, withEngine } from './engine-driver.js';
 
 const VOCABS = listVocabs().filter((v) => !['bert-bge', 'nomic-bert-moe'].includes(v));
 const GEN = 24;
-
-async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
-  const eng = await EngineDriver.load(opts);
-  try { return await fn(eng); } finally { await eng.close(); }
-}
 
 /** The answer with a change in the middle: two tokens replaced, three dropped, so the draft must rejoin. */
 function edited(ids: number[], vocabSize: number): number[] {

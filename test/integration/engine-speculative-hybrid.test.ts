@@ -6,13 +6,8 @@
 // once; a model that keeps no states takes no drafts.
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
-import { EngineDriver, promptText } from './engine-driver.js';
+import { promptText, withEngine } from './engine-driver.js';
 import { expectDraftingThroughPartialReuse, expectSameTokensThreeAtOnce } from './speculative-checks.js';
-
-async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
-  const eng = await EngineDriver.load(opts);
-  try { return await fn(eng); } finally { await eng.close(); }
-}
 
 // draftPMin 0: the head drafts at every step, so drafts are verified, and rejected, all the time.
 const spec = { draftMax: 4, draftPMin: 0 } as const;

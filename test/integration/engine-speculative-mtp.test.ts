@@ -12,13 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureTestModel } from '../helpers/models.js';
-import { codeLines, EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { codeLines, EngineDriver, promptText, type RunResult, withEngine } from './engine-driver.js';
 import { expectDraftingThroughPartialReuse, expectSameTokensThreeAtOnce } from './speculative-checks.js';
-
-async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
-  const eng = await EngineDriver.load(opts);
-  try { return await fn(eng); } finally { await eng.close(); }
-}
 
 const off = { draftMax: 0 } as const;
 // draftPMin 0: the head drafts at every step, so drafts are verified, and rejected, all the time.

@@ -6,16 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { listVocabs } from '../../backend/models/vocab.js';
 import { ensureTestModel } from '../helpers/models.js';
-import { codeLines, EngineDriver, promptText, type RunResult } from './engine-driver.js';
+import { codeLines, EngineDriver, promptText, type RunResult, withEngine } from './engine-driver.js';
 
 // Encoder vocabularies (WordPiece) have no place in a text model.
 const VOCABS = listVocabs().filter((v) => !['bert-bge', 'nomic-bert-moe'].includes(v));
 const GEN = 20;
-
-async function withEngine<T>(opts: Parameters<typeof EngineDriver.load>[0], fn: (e: EngineDriver) => Promise<T>): Promise<T> {
-  const eng = await EngineDriver.load(opts);
-  try { return await fn(eng); } finally { await eng.close(); }
-}
 
 const off = { draftMax: 0 } as const;
 
