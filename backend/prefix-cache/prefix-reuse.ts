@@ -3,7 +3,10 @@
 // longest prefix with it is loaded into an idle slot (or the park), so the engine's own prefix reuse
 // takes it from there; after the answer, a long prompt that no file covers yet has its KV written
 // (in the background, from the slot or the park that holds it) to the cache's folder
-// (prefix-store.ts). A failure only costs time: the prompt is read afresh, and the log says so once.
+// (prefix-store.ts). On a recurrent model, whose state cannot be cut back, a file serves only prompts
+// that start with all its tokens, so what is saved is the prompt's shared start (its system messages
+// and tools: http/chat-turn/shared-start.ts), which the engine parked while reading past it.
+// A failure only costs time: the prompt is read afresh, and the log says so once.
 import { EngineCallError } from '../engine/client.js';
 import type { Logger } from '../log/logger.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
@@ -45,7 +48,7 @@ export async function loadCachedPrefix(deps: PrefixDeps, model: ModelView, promp
     const held = deps.scheduler.cachedPrefix(prompt);
     if (held.tokens + held.block > prompt.length) return;
     const identity = model.session.identity;
-    const best = await store.best(identity, prompt);
+    const best = await store.best(identity, prompt, model.info.recurrent);
     if (!best || best.common < MIN_LOAD_TOKENS || Math.floor(best.common / held.block) * held.block <= held.tokens) return;
     // Another request is loading this file: the prefix is on its way.
     const inFlight = store.loading.get(best.name);
@@ -76,15 +79,18 @@ async function loadInto(deps: PrefixDeps, store: PrefixStore, model: ModelView, 
 
 /**
  * After a turn's answer: when its prompt is long and no cached file holds most of it, writes the
- * KV of its tokens in the background (the answer is already out; shutdown waits for it).
+ * KV of its tokens in the background (the answer is already out; shutdown waits for it). On a
+ * recurrent model: the KV of its first `shared` tokens (sharedStart), when there are enough.
  */
-export function saveCachedPrefix(deps: PrefixDeps, model: ModelView, prompt: number[], images: number): void {
-  if (!cacheable(deps, prompt, images, MIN_SAVE_TOKENS)) return;
+export function saveCachedPrefix(deps: PrefixDeps, model: ModelView, prompt: number[], images: number, shared = 0): void {
+  const exact = model.info.recurrent;
+  const saved = exact ? prompt.slice(0, shared) : prompt;
+  if (!cacheable(deps, saved, images, MIN_SAVE_TOKENS)) return;
   const store = deps.prefixes;
   const identity = model.session.identity;
-  const first = PrefixStore.firstKey(identity, prompt)!;
+  const first = PrefixStore.firstKey(identity, saved)!;
   const before = store.saving.get(first) ?? Promise.resolve();
-  const work = before.then(() => savePrompt(deps, store, identity, prompt)).catch((e: unknown) => {
+  const work = before.then(() => savePrompt(deps, store, identity, saved, exact)).catch((e: unknown) => {
     if (store.firstTime('save')) deps.log.warn('prefix cache: a prompt\'s KV was not saved', failure(e));
   });
   const tail = work.finally(() => { if (store.saving.get(first) === tail) store.saving.delete(first); });
@@ -92,8 +98,9 @@ export function saveCachedPrefix(deps: PrefixDeps, model: ModelView, prompt: num
   store.track(tail);
 }
 
-async function savePrompt(deps: PrefixDeps, store: PrefixStore, identity: string, prompt: number[]): Promise<void> {
-  const covered = await store.best(identity, prompt);
+/** `exact`: a file serves only prompts that start with all its tokens (a recurrent model's). */
+async function savePrompt(deps: PrefixDeps, store: PrefixStore, identity: string, prompt: number[], exact: boolean): Promise<void> {
+  const covered = await store.best(identity, prompt, exact);
   if (covered && covered.common >= COVERED * prompt.length) { await store.used(covered.name); return; }
   const { name, path } = await store.target(identity, prompt);
   const meta = JSON.stringify({ prefix_cache: { prompt_tokens: prompt.length } });
@@ -101,7 +108,14 @@ async function savePrompt(deps: PrefixDeps, store: PrefixStore, identity: string
   for (const client of deps.scheduler.replicasByCache(prompt)) {
     try {
       const res = await client.saveSession(path, prompt, identity, meta);
-      const common = await store.added(name, identity, prompt, MIN_LOAD_TOKENS, COVERED);
+      if (exact && res.tokens !== prompt.length) {
+        // The engine had no copy of exactly these tokens (its park was full or off): a file of the
+        // whole conversation would serve no other prompt.
+        await store.drop(name);
+        deps.log.debug('prefix cache: not kept (the engine held no copy of the shared start alone)', { file: name, tokens: res.tokens });
+        return;
+      }
+      const common = await store.added(name, identity, prompt, MIN_LOAD_TOKENS, exact ? null : COVERED);
       if (common > 0) deps.log.info('prefix cache: saved', { file: name, replica: client.replica, tokens: res.tokens, bytes: res.bytes, ms: Math.round(res.ms), state_ms: Math.round(res.phases.stateMs), write_ms: Math.round(res.phases.writeMs), sync_ms: Math.round(res.phases.syncMs) });
       else deps.log.debug('prefix cache: not kept (the engine no longer held the prompt, or it does not fit --prefix-cache-mib)', { file: name, bytes: res.bytes });
       return;

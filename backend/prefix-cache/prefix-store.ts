@@ -85,9 +85,10 @@ export class PrefixStore {
 
   /**
    * The file of this model sharing the longest prefix with `tokens` (at least FIRST_BLOCK tokens),
-   * or null. Files whose head cannot be read, or that hold another model's KV, are removed.
+   * or null; `exact`: only a file all of whose tokens `tokens` starts with (a recurrent model's KV,
+   * which cannot be cut back). Files whose head cannot be read, or that hold another model's KV, are removed.
    */
-  best(identity: string, tokens: ArrayLike<number>): Promise<PrefixMatch | null> {
+  best(identity: string, tokens: ArrayLike<number>, exact = false): Promise<PrefixMatch | null> {
     const first = PrefixStore.firstKey(identity, tokens);
     if (first === null || !this.enabled) return Promise.resolve(null);
     return this.serial(async () => {
@@ -95,6 +96,7 @@ export class PrefixStore {
       for (const [name, e] of [...this.entries]) {
         if (e.first !== first || !(await this.readHead(name, e, identity))) continue;
         const common = commonPrefix(e.head!.tokens, tokens);
+        if (exact && common < e.head!.tokens.length) continue;
         if (common >= FIRST_BLOCK && (!best || common > best.common)) best = { name, path: join(this.dir, name), common };
       }
       return best;
@@ -104,9 +106,10 @@ export class PrefixStore {
   /**
    * The engine wrote `name` from the conversation holding the longest prefix of `prompt`: it is kept
    * when it shares at least `minCommon` tokens with the prompt and fits the bound; files it covers
-   * (it shares `cover` of their tokens or more) go. Returns the tokens it shares (0: not kept).
+   * (it shares `cover` of their tokens or more; null: none, each file serves its own prompts) go.
+   * Returns the tokens it shares (0: not kept).
    */
-  added(name: string, identity: string, prompt: ArrayLike<number>, minCommon: number, cover: number): Promise<number> {
+  added(name: string, identity: string, prompt: ArrayLike<number>, minCommon: number, cover: number | null): Promise<number> {
     return this.serial(async () => {
       const m = FILE.exec(name);
       if (!m) throw new Error(`not a prefix cache file name: ${name}`);
@@ -126,9 +129,9 @@ export class PrefixStore {
         return 0;
       }
       const e: Entry = { bytes: head.bytes, usedAt: this.now(), first: m[1]!, head: { identity, tokens: head.tokens } };
-      for (const [other, o] of [...this.entries]) {
+      for (const [other, o] of cover === null ? [] : [...this.entries]) {
         if (o.first !== e.first || !(await this.readHead(other, o, identity))) continue;
-        if (commonPrefix(o.head!.tokens, head.tokens) >= cover * o.head!.tokens.length) await this.remove(other);
+        if (commonPrefix(o.head!.tokens, head.tokens) >= cover! * o.head!.tokens.length) await this.remove(other);
       }
       this.entries.set(name, e);
       this.bytes += e.bytes;

@@ -33,6 +33,8 @@ export interface ModelView {
   readonly toolMarkerTokens: number[];
   /** The tokens of recent raw prompts, by exact text (chat/raw-prompt-cache.ts). */
   readonly rawPrompts: RawPromptCache;
+  /** The tokens of recent chat prompts' shared starts, by their rendered segments (http/chat-turn/shared-start.ts). */
+  readonly sharedStarts: RawPromptCache;
   readonly session: SessionModel;
   readonly created: number;
 }
@@ -76,6 +78,7 @@ export async function createModelView(path: string, client: EngineClient, demo: 
   return {
     id, path, info, demo, template, clientText, bosText, eosText, bosPrefix, toolMarkerTokens,
     rawPrompts: new RawPromptCache(),
+    sharedStarts: new RawPromptCache(),
     session: { identity: sessionIdentity(fileIdentity, info), name: id, file: basename(path) },
     created: Math.floor(Date.now() / 1000),
   };

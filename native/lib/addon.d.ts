@@ -234,6 +234,14 @@ export interface GenerateRequest {
   /** false: read the whole prompt, reusing no cached KV (default true). */
   cachePrompt?: boolean;
   /**
+   * The prompt's first tokens that other conversations share (a coding agent's system prompt and
+   * tools), 0..prompt length (default 0: none said). Used on a recurrent model (ModelInfo.recurrent),
+   * whose state cannot be cut back: reading past them, the engine parks a copy of the sequence there
+   * (when parking is on and the park holds none yet), which the next prompt starting with the same
+   * tokens restores, and which saveSession of exactly these tokens writes to a file.
+   */
+  sharedPrefix?: number;
+  /**
    * Higher is admitted first, equal priority FIFO, when more requests are submitted than there are
    * slots (direct use of the addon; the server queues in its own scheduler and submits only into
    * free slots, see native/src/engine_admit.cpp AdmitWaiting).
@@ -423,6 +431,11 @@ export interface ModelInfo {
   ctxPool: number;
   /** One KV pool the slots share (no ctx given): sequences take what they use of it. */
   kvUnified: boolean;
+  /**
+   * Recurrent layers (Mamba, RWKV, gated delta nets; hybrids such as Qwen3.5 and Qwen3-Next): a
+   * sequence's state cannot be cut back to an earlier position, only replaced by a copy taken there.
+   */
+  recurrent: boolean;
   slots: number;
   vocabSize: number;
   bos: number; eos: number; eot: number;
@@ -641,8 +654,10 @@ export declare class Engine {
    * Saves the conversation holding the longest prefix of `tokens` (a slot or the park) to `path`
    * (temp file PATH.tmp-PID-N, fdatasync, rename, folder fsync, mode 0600): its state, all the tokens it holds
    * (SessionResult.tokens, which may run past `tokens`) and `meta` (the caller's description,
-   * stored as it is). The KV is copied out between two steps; the file is written on a thread of its
-   * own while the steps go on (SessionResult.ms counts both, from when the engine took the command).
+   * stored as it is). On a recurrent model, of the holders sharing as much, the one holding the
+   * fewest tokens past them (a parked shared start: GenerateRequest.sharedPrefix). The KV is copied
+   * out between two steps; the file is written on a thread of its own while the steps go on
+   * (SessionResult.ms counts both, from when the engine took the command).
    * Rejects (Error with `code`, EngineErrorCode) when nothing holds even the
    * first token ('conversation_not_found') or the file cannot be written ('no_space', 'io_error').
    */
@@ -651,7 +666,8 @@ export declare class Engine {
    * Loads a session file so the next request with its prefix starts from it: straight into an idle
    * slot (one whose conversation the session continues, else an empty one, else the least recently
    * used, whose conversation is parked or dropped), or into the park while every slot is busy or
-   * wanted by a queued request (`into` says which). Returns the `meta` it was saved with. The file
+   * wanted by a queued request (`into` says which); a recurrent model also keeps a parked copy, which
+   * stays there for every later prompt that starts with all its tokens. Returns the `meta` it was saved with. The file
    * is checked (checksum included) before its state goes anywhere: a refused file changes nothing.
    * Rejects with a clear message and its `code`: not a session file or corrupt (checksum)
    * 'session_unreadable', saved with another model (identity, description, params or vocab differ)

@@ -137,6 +137,9 @@ class Engine {
     std::unique_ptr<PredictionCursor> prediction;  // with a prediction, made at its first draft
     bool ngram_begun = false;   // llama.cpp's n-gram drafter has begun this request's sequence
     int32_t event = -1;         // this step's tokens event in msg_ (index), -1 none yet
+    // A recurrent model: the position (req.shared_prefix) where a chunk ends and a copy of the
+    // sequence is parked, or 0.
+    size_t share_at = 0;
     // Shared pool: the order of admission (the latest ends first when the pool is full), and
     // whether the prompt waits this step for cells the others hold.
     uint64_t admit_order = 0;
@@ -187,6 +190,10 @@ class Engine {
   size_t TrimSlot(Slot& slot, size_t keep);
   bool RestoreCheckpoint(Slot& slot, size_t keep);
   void SaveCheckpoint(Slot& slot);
+  // What TrimSlot(slot, keep) would keep, without cutting.
+  size_t Keepable(const Slot& slot, size_t keep) const;
+  // A recurrent model's slot holds exactly a prompt's shared start: a copy goes to the park.
+  void ParkShared(Slot& slot);
   // Copies sequence src's KV to dst (whose KV must be empty) at once; false when it could not.
   bool CopySequence(int32_t src, int32_t dst);
   bool CaptureState(int32_t seq, StateBuffer& out);
@@ -243,7 +250,7 @@ class Engine {
   void DoSaveSession(Command& c);
   void DoLoadSession(Command& c);
   bool LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& path, SessionPhases* phases);
-  void LoadIntoPark(SessionData& d, SessionPhases* phases);
+  std::string ParkFileState(const SessionData& d, bool shared, SessionPhases* phases);
   // Free slots the queued requests will take at the next admission (their choices counted).
   size_t QueuedSlots() const;
   SessionModelId ModelId(const std::string& identity) const;

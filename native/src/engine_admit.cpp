@@ -146,8 +146,9 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
 
   // What each source would let the request keep; at least one prompt token is evaluated.
   const size_t limit = prompt.size() - 1;
-  const size_t own = ImageBoundary(req.images, std::min(choice.common, limit));
-  size_t fork = choice.donor >= 0 ? ImageBoundary(req.images, std::min(choice.donor_common, limit)) : 0;
+  const size_t own = Keepable(slot, ImageBoundary(req.images, std::min(choice.common, limit)));
+  size_t fork = choice.donor >= 0 ? Keepable(slots_[static_cast<size_t>(choice.donor)],
+                                             ImageBoundary(req.images, std::min(choice.donor_common, limit))) : 0;
   if (fork < own + kMinForkGain) fork = 0;
   const size_t local = std::max(own, fork);
 
@@ -173,6 +174,8 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
       return 0;
     }
     slot.held = donor.held;
+    slot.checkpoint = donor.checkpoint;
+    slot.checkpoint_tokens = donor.checkpoint_tokens;
     PoolCopied(slot, donor);
     if (head_) head_->CopyPrefix(donor.id, slot.id, static_cast<llama_pos>(fork));
     return TrimSlot(slot, fork);
@@ -205,7 +208,7 @@ size_t Engine::Restore(Slot& slot, std::list<ParkedConversation>::iterator it, s
     return 0;
   }
   slot.held = it->tokens;
-  if (keep >= it->tokens.size()) {
+  if (keep >= it->tokens.size() && !it->shared) {
     park_.Take(it);  // the slot now holds all of it
   } else {
     it->last_used = ++tick_;
@@ -249,6 +252,13 @@ size_t Engine::TrimSlot(Slot& slot, size_t keep) {
   return keep;
 }
 
+size_t Engine::Keepable(const Slot& slot, size_t keep) const {
+  if (!recurrent_ || keep >= slot.held.size()) return keep;
+  const size_t at = slot.checkpoint_tokens.size();
+  if (slot.checkpoint.empty() || at == 0 || at > keep || CommonPrefix(slot.checkpoint_tokens, slot.held) < at) return 0;
+  return at;
+}
+
 // The checkpoint holds the recurrent state after its tokens: when the slot still holds them and the
 // request keeps them all, that state replaces the slot's and the rest (attention KV) is cut there.
 bool Engine::RestoreCheckpoint(Slot& slot, size_t keep) {
@@ -277,6 +287,17 @@ void Engine::SaveCheckpoint(Slot& slot) {
     return;
   }
   slot.checkpoint_tokens = slot.held;
+}
+
+void Engine::ParkShared(Slot& slot) {
+  if (park_.Covers(slot.held)) return;
+  ParkedConversation e;
+  if (!CaptureState(slot.id, e.state)) return;
+  e.tokens = slot.held;
+  e.last_used = ++tick_;
+  e.last_used_ms = NowMs();
+  e.shared = true;
+  park_.Add(std::move(e));
 }
 
 bool Engine::CopySequence(int32_t src, int32_t dst) {
@@ -349,6 +370,11 @@ void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {
   a->trace.reused = static_cast<int32_t>(reuse);
   a->trace.restored = restored;
   a->trace.choices = a->req.n;
+  const size_t share = static_cast<size_t>(a->req.shared_prefix);
+  if (recurrent_ && park_.enabled() && share > reuse && share < a->req.prompt.size() &&
+      ImageBoundary(a->req.images, share) == share) {
+    a->share_at = share;
+  }
 
   EngineEvent& e = NewEvent(EventType::Admitted, a->req.id);
   e.slot = slot.id;

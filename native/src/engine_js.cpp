@@ -279,6 +279,9 @@ GenerateRequest ParseRequest(const Napi::Value& v, const ModelInfo& info, const 
     if (!b.IsBoolean()) TypeErr(env, "cachePrompt must be a boolean");
     r.cache_prompt = b.As<Napi::Boolean>().Value();
   }
+  if (o.Has("sharedPrefix")) {
+    r.shared_prefix = static_cast<int32_t>(IntIn(o.Get("sharedPrefix"), "sharedPrefix", 0, static_cast<double>(r.prompt.size())));
+  }
   if (o.Has("priority")) r.priority = static_cast<int32_t>(IntIn(o.Get("priority"), "priority", -1e9, 1e9));
   if (o.Has("logprobs")) r.logprobs = static_cast<int32_t>(IntIn(o.Get("logprobs"), "logprobs", -1, 100));
   if (o.Has("n")) r.n = static_cast<int32_t>(IntIn(o.Get("n"), "n", 1, info.slots));

@@ -182,6 +182,7 @@ Napi::Object InfoToJs(Napi::Env env, const ModelInfo& m) {
   o.Set("ctx", m.ctx);
   o.Set("ctxPool", m.pool);
   o.Set("kvUnified", m.kv_unified);
+  o.Set("recurrent", m.recurrent);
   o.Set("slots", m.slots);
   o.Set("vocabSize", m.vocab_size);
   o.Set("bos", m.bos);

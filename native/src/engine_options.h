@@ -150,6 +150,9 @@ struct ModelInfo {
   // all; with kv_unified the slots share them (ctx = min(pool, train_ctx)), else ctx x slots.
   int32_t train_ctx = 0, ctx = 0, pool = 0, slots = 0, vocab_size = 0;
   bool kv_unified = false;
+  // Recurrent layers (Mamba, RWKV, gated delta nets; hybrids such as Qwen3.5): a sequence's state
+  // cannot be cut back to an earlier position, only replaced by a copy taken there.
+  bool recurrent = false;
   llama_token bos = -1, eos = -1, eot = -1;
   bool has_fim = false;
   FimTokens fim;

@@ -22,21 +22,26 @@ void Engine::DoSaveSession(Command& c) {
   CommandResult& r = job.result;
   r.ticket = c.ticket;
   try {
-    // The best holder: a slot (busy or not; its KV matches `held` between steps) or a parked entry.
-    size_t best = 0;
+    // The best holder: a slot (busy or not; its KV matches `held` between steps) or a parked entry,
+    // the one sharing the most of the tokens. The file holds all the holder's tokens; on a
+    // recurrent model, whose state cannot be cut back, the fewest beyond those shared win a tie
+    // (a prompt's shared start parked apart from the conversation that went on from it).
+    size_t best = 0, best_extra = 0;
     const Slot* slot = nullptr;
     const ParkedConversation* parked = nullptr;
+    const auto better = [&](const std::vector<llama_token>& held) {
+      const size_t common = CommonPrefix(held, c.tokens);
+      const size_t extra = held.size() - common;
+      if (common < best || common == 0 || (common == best && (!recurrent_ || extra >= best_extra))) return false;
+      best = common;
+      best_extra = extra;
+      return true;
+    };
     for (const Slot& s : slots_) {
-      const size_t common = CommonPrefix(s.held, c.tokens);
-      if (common > best) {
-        best = common;
-        slot = &s;
-      }
+      if (better(s.held)) slot = &s;
     }
     for (const auto& e : park_.entries()) {
-      const size_t common = CommonPrefix(e.tokens, c.tokens);
-      if (common > best) {
-        best = common;
+      if (better(e.tokens)) {
         slot = nullptr;
         parked = &e;
       }
@@ -113,8 +118,12 @@ void Engine::DoLoadSession(Command& c) {
     const int slot = PickRestoreSlot(views, d.tokens, QueuedSlots());
     if (slot >= 0 && LoadIntoSlot(slots_[static_cast<size_t>(slot)], d, c.path, &r.session.phases)) {
       r.session.into = SessionInto::Slot;
+      // A recurrent state cannot be cut back: a copy stays parked for the next conversation that
+      // starts with these tokens (a prefix-cache file holds a prompt's shared start).
+      if (recurrent_) ParkFileState(d, true, &r.session.phases);
     } else {
-      LoadIntoPark(d, &r.session.phases);
+      const std::string why = ParkFileState(d, recurrent_, &r.session.phases);
+      if (!why.empty()) throw EngineError(ErrorCode::ParkUnavailable, why);
       r.session.into = SessionInto::Park;
     }
     r.session.tokens = static_cast<int32_t>(d.tokens.size());
@@ -156,21 +165,19 @@ bool Engine::LoadIntoSlot(Slot& slot, const SessionData& d, const std::string& p
 }
 
 // Every slot is busy: the state is copied out of the mapping into the park, and the next request
-// with its prefix restores it from there (Restore, engine_admit.cpp).
-void Engine::LoadIntoPark(SessionData& d, SessionPhases* phases) {
-  if (!park_.enabled()) {
-    throw EngineError(ErrorCode::ParkUnavailable,
-                      "cannot load a session while every slot is busy: parking is disabled (parkBudgetMiB is 0)");
-  }
+// with its prefix restores it from there (Restore, engine_admit.cpp). `shared` (a recurrent model's
+// file, also beside the slot it went into): the entry stays parked when restored, for the next
+// conversation that starts with these tokens. Returns why it could not be parked ("" when it was).
+std::string Engine::ParkFileState(const SessionData& d, bool shared, SessionPhases* phases) {
+  if (!park_.enabled()) return "cannot load a session while every slot is busy: parking is disabled (parkBudgetMiB is 0)";
   const uint64_t need = d.n_state;
   if (need > park_.budget()) {
-    throw EngineError(ErrorCode::ParkUnavailable, "session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " +
-                             std::to_string(park_.budget() >> 20));
+    return "session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " + std::to_string(park_.budget() >> 20);
   }
   const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
   if (MemAvailableBytes() < floor + need) {
     park_.counters().refused_low_ram++;
-    throw EngineError(ErrorCode::ParkUnavailable, "cannot load a session: free RAM is below freeRamFloorMiB");
+    return "cannot load a session: free RAM is below freeRamFloorMiB";
   }
   const auto t0 = std::chrono::steady_clock::now();
   ParkedConversation e;
@@ -179,8 +186,10 @@ void Engine::LoadIntoPark(SessionData& d, SessionPhases* phases) {
   e.tokens = d.tokens;
   e.last_used = ++tick_;
   e.last_used_ms = NowMs();
+  e.shared = shared;
   park_.Add(std::move(e));
   phases->state_ms += MsSince(t0);
+  return "";
 }
 
 }  // namespace strata

@@ -134,6 +134,13 @@ void Engine::PlanBatch() {
       }
     }
   }
+  // A chunk ends where a recurrent model's shared prefix does, so a copy of it can be parked.
+  for (size_t i : prompt_order_) {
+    Active& a = *slots_[i].run;
+    if (a.share_at > a.n_read && a.share_at < a.n_read + static_cast<size_t>(a.chunk)) {
+      a.chunk = static_cast<int32_t>(a.share_at - a.n_read);
+    }
+  }
   // Laid out in sequence order: llama splits a non-unified batch into ubatches of
   // consecutive sequence ids, so this order keeps the number of ubatches low.
   for (Slot& s : slots_) {
@@ -286,6 +293,7 @@ void Engine::AfterDecode(double step_t, double decode_ms) {
       e.read = static_cast<int32_t>(a->n_read);
       e.total = static_cast<int32_t>(a->req.prompt.size());
       a->trace.legs.push_back({step_t, a->chunk, decode_ms});
+      if (a->n_read == a->share_at) ParkShared(s);
       if (a->n_read < a->req.prompt.size()) continue;
       a->t_prompt_done = NowMs();
       a->stats.prompt_ms = a->t_prompt_done - a->t_admitted;

@@ -156,6 +156,7 @@ void FillInfo(LoadedModel& m, const EngineConfig& cfg, int32_t ctx, bool flash_a
   info.ctx = ctx;
   info.slots = cfg.slots;
   info.vocab_size = llama_vocab_n_tokens(vocab);
+  info.recurrent = llama_model_is_recurrent(m.model) || llama_model_is_hybrid(m.model);
   info.bos = llama_vocab_bos(vocab);
   info.eos = llama_vocab_eos(vocab);
   info.eot = llama_vocab_eot(vocab);

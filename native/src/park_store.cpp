@@ -10,7 +10,7 @@ namespace strata {
 
 bool ParkStore::Covers(const std::vector<llama_token>& tokens) const {
   for (const auto& e : entries_) {
-    if (e.tokens.size() >= tokens.size() && CommonPrefix(e.tokens, tokens) == tokens.size()) return true;
+    if (e.tokens.size() >= tokens.size() && CommonPrefix(e.tokens, tokens) == tokens.size() && Gives(e, tokens.size())) return true;
   }
   return false;
 }
@@ -21,7 +21,7 @@ std::list<ParkedConversation>::iterator ParkStore::BestMatch(const std::vector<l
   size_t best_common = 0;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     const size_t c = CommonPrefix(it->tokens, prompt);
-    if (c > best_common) {
+    if (c > best_common && Gives(*it, c)) {
       best_common = c;
       best = it;
     }
@@ -34,7 +34,9 @@ bool ParkStore::Add(ParkedConversation entry) {
   const uint64_t size = entry.state.size();
   if (size == 0 || size > budget_) return false;
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->tokens.size() <= entry.tokens.size() && CommonPrefix(it->tokens, entry.tokens) == it->tokens.size()) {
+    const size_t n = it->tokens.size();
+    if (n <= entry.tokens.size() && CommonPrefix(it->tokens, entry.tokens) == n && (cuttable_ || !it->shared || n == entry.tokens.size())) {
+      entry.shared = entry.shared || it->shared;
       bytes_ -= it->state.size();
       it = entries_.erase(it);
     } else {

@@ -74,6 +74,10 @@ struct GenerateRequest {
   bool ignore_eos = false;
   // false: read the whole prompt, reusing no slot's or parked KV (llama-server's cache_prompt).
   bool cache_prompt = true;
+  // The prompt's first tokens that other conversations share (a coding agent's system prompt and
+  // tools; 0: none said). A recurrent model's state cannot be cut back there later, so the engine
+  // parks a copy of the sequence as it reads past them, for the next conversation that starts so.
+  int32_t shared_prefix = 0;
   int32_t priority = 0;
 };
 

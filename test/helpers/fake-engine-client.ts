@@ -224,7 +224,7 @@ function tick(ms: number): Promise<void> {
 
 export function fakeModelInfo(slots: number, ctx: number): ModelInfo {
   return {
-    description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, ctxPool: ctx * slots, kvUnified: false, slots,
+    description: 'fake 1M', architecture: 'llama', params: 1_000_000, sizeBytes: 4_000_000, trainCtx: 4096, ctx, ctxPool: ctx * slots, kvUnified: false, recurrent: false, slots,
     vocabSize: 256, bos: 1, eos: 2, eot: 2, fim: null, chatTemplate: null, mmproj: null, controlTexts: [], metadata: { 'general.name': 'fake' },
     placement: [{ device: 'CPU', layers: 2, memoryFree: 0, memoryTotal: 0 }], kvType: 'f16', batch: 512, decodePromptBudget: 64, admitWindowMs: 8, flashAttn: false,
     cpu: { variant: 'haswell', repack: true, deterministic: 0 }, backends: { cpuVariant: 'haswell', cpuVariants: [], loaded: [], failed: [] },

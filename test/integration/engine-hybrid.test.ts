@@ -108,3 +108,61 @@ describe('a hybrid (recurrent) model through the engine\'s caches', () => {
     expect(byChoice[2]).toEqual(byChoice[0]);
   });
 });
+
+// An agent's conversations all start with its system prompt and tools (sharedPrefix): a recurrent
+// state cannot be cut back there, so the engine parks a copy as it reads past them.
+describe('a hybrid model: a prompt\'s shared start', () => {
+  it('is parked as it is read: later conversations that start with it reuse it and answer as a fresh engine', async () => {
+    const eng = await engine(1);
+    const shared = eng.tokens(promptText('a system prompt and its tools', 40));
+    const first = [...shared, ...eng.tokens(promptText('task one', 8))];
+    await eng.run({ prompt: first, maxTokens: 6, ignoreEos: true, sharedPrefix: shared.length });
+    expect(eng.engine.snapshot().park.entries.map((e) => e.tokens)).toEqual([shared.length]);
+    for (const task of ['task two', 'task three']) {
+      const other = [...shared, ...eng.tokens(promptText(task, 8))];
+      const r = await eng.run({ prompt: other, maxTokens: 10, ignoreEos: true, sharedPrefix: shared.length });
+      // From the park, which keeps the copy for the next one (the slot's own state is past it).
+      expect(r.admitted).toMatchObject({ reused: shared.length, restored: true });
+      expect(r.ids).toEqual(await fresh(other, 10));
+    }
+    expect(eng.engine.snapshot().park.entries.map((e) => e.tokens)).toContain(shared.length);
+  });
+
+  it('saved alone (a prefix-cache file) and loaded into a new engine, starts every new conversation there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-hybrid-shared-'));
+    try {
+      const src = await engine(1);
+      const shared = src.tokens(promptText('tools and rules', 40));
+      await src.run({ prompt: [...shared, ...src.tokens(promptText('the first task', 8))], maxTokens: 6, ignoreEos: true, sharedPrefix: shared.length });
+      // The slot holds the whole conversation, the park the shared start alone: the file gets the latter.
+      const saved = await src.engine.saveSession(join(dir, 'p.session'), shared, 'hybrid#1');
+      expect(saved.tokens).toBe(shared.length);
+      const dst = await engine(1);
+      expect((await dst.engine.loadSession(join(dir, 'p.session'), 'hybrid#1')).tokens).toBe(shared.length);
+      for (const task of ['a second task', 'a third task']) {
+        const other = [...shared, ...dst.tokens(promptText(task, 8))];
+        const r = await dst.run({ prompt: other, maxTokens: 10, ignoreEos: true });
+        expect(r.admitted!.reused).toBe(shared.length);
+        expect(r.ids).toEqual(await fresh(other, 10));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is not parked where it is already cached, nor past the prompt, nor without a park', async () => {
+    const eng = await engine(1);
+    const shared = eng.tokens(promptText('one shared opening', 30));
+    const prompt = [...shared, ...eng.tokens(promptText('a task', 8))];
+    await eng.run({ prompt, maxTokens: 4, ignoreEos: true, sharedPrefix: prompt.length });
+    expect(eng.engine.snapshot().park.entries).toEqual([]);
+    await eng.run({ prompt, maxTokens: 4, ignoreEos: true, sharedPrefix: shared.length });
+    await eng.run({ prompt: [...shared, ...eng.tokens(promptText('another task', 8))], maxTokens: 4, ignoreEos: true, sharedPrefix: shared.length });
+    expect(eng.engine.snapshot().park.entries.filter((e) => e.tokens === shared.length)).toHaveLength(1);
+    const off = await EngineDriver.load({ model, ctx: 256, slots: 1, threads: 2, freeRamFloorMiB: 0, parkBudgetMiB: 0, speculative: { mtp: 'off' } });
+    open.push(off);
+    const r = await off.run({ prompt, maxTokens: 4, ignoreEos: true, sharedPrefix: shared.length });
+    expect(r.done.finish).toBe('length');
+    expect(() => off.engine.submit({ id: 99, prompt, maxTokens: 1, sharedPrefix: prompt.length + 1 })).toThrow(/sharedPrefix/);
+  });
+});

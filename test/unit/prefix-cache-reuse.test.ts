@@ -20,7 +20,9 @@ const dirs: string[] = [];
 afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }); });
 
 const ME = 'model-a';
-const model = { session: { identity: ME, name: 'm', file: 'm.gguf' } } as unknown as ModelView;
+const model = { info: { recurrent: false }, session: { identity: ME, name: 'm', file: 'm.gguf' } } as unknown as ModelView;
+/** A hybrid model (Qwen3.5's kind): its state cannot be cut back, so a file serves prompts that start with all of it. */
+const recurrent = { ...model, info: { recurrent: true } } as unknown as ModelView;
 const system = Array.from({ length: 1500 }, (_, i) => 1000 + (i % 3000));
 const ask = (seed: number, n = 20) => [...system, ...Array.from({ length: n }, (_, i) => 50_000 + seed * 100 + i)];
 
@@ -31,11 +33,13 @@ class ScriptedEngine {
   saves = 0;
   loadFails: EngineCallError | null = null;
   saveFails: EngineCallError | null = null;
+  /** What the holder it saves from holds past the tokens asked for (an answer). */
+  past = [7, 8, 9];
 
   async saveSession(path: string, tokens: number[]) {
     this.saves++;
     if (this.saveFails) throw this.saveFails;
-    const held = [...tokens, 7, 8, 9];
+    const held = [...tokens, ...this.past];
     writeFileSync(path, buildSessionFile({
       version: 2, meta: '{}', identity: ME, description: 'tiny', sizes: Buffer.alloc(12), tokens: Buffer.from(Int32Array.from(held).buffer), state: Buffer.alloc(1000),
     }));
@@ -135,5 +139,37 @@ describe('the prefix cache around a chat turn', () => {
     expect(t.engine.saves).toBe(2);
     expect(sessions(t.dir)).toEqual([]);
     expect(t.lines.filter((l) => l.includes('was not saved'))).toHaveLength(1);
+  });
+
+  it('on a recurrent model: saves the shared start alone, only from a copy of exactly it, and loads a file only for prompts that start with all of it', async () => {
+    const t = setUp();
+    saveCachedPrefix(t.deps, recurrent, ask(1), 0);
+    saveCachedPrefix(t.deps, recurrent, ask(1), 0, 1400);
+    await t.store.drain();
+    // No shared start: nothing; the engine gave the whole conversation, not the start alone: not kept.
+    expect(t.engine.saves).toBe(1);
+    expect(sessions(t.dir)).toEqual([]);
+    expect(t.lines.some((l) => l.includes('held no copy of the shared start alone'))).toBe(true);
+    t.engine.past = [];
+    saveCachedPrefix(t.deps, recurrent, ask(1), 0, 1400);
+    saveCachedPrefix(t.deps, recurrent, ask(2), 0, 1400);
+    await t.store.drain();
+    expect(t.engine.saves).toBe(2);
+    expect(sessions(t.dir)).toHaveLength(1);
+    // A prompt that leaves the file's tokens before their end gets nothing from it; one that keeps them all loads it.
+    await loadCachedPrefix(t.deps, recurrent, [...system.slice(0, 1300), ...Array.from({ length: 300 }, (_, i) => 70_000 + i)], 0);
+    expect(t.engine.loads).toEqual([]);
+    await loadCachedPrefix(t.deps, recurrent, ask(3), 0);
+    expect(t.engine.loads).toHaveLength(1);
+  });
+
+  it('on a recurrent model, a file of a whole conversation (written for another model kind) is not loaded for a new one', async () => {
+    const t = setUp();
+    saveCachedPrefix(t.deps, model, ask(1), 0);
+    await t.store.drain();
+    await loadCachedPrefix(t.deps, recurrent, ask(2), 0);
+    expect(t.engine.loads).toEqual([]);
+    await loadCachedPrefix(t.deps, model, ask(2), 0);
+    expect(t.engine.loads).toHaveLength(1);
   });
 });

@@ -97,6 +97,24 @@ describe('the prefix cache folder', () => {
     expect(await s.best(ME, prompt.slice(0, FIRST_BLOCK - 1))).toBeNull();
   });
 
+  it('exact (a recurrent model\'s files): a file serves only prompts that start with all of it, and none covers another', async () => {
+    const dir = tempDir();
+    const s = new PrefixStore(dir, 1 << 24, silentLogger);
+    const start = tokens(1, 1000);
+    const longer = [...start, ...tokens(5, 80)];
+    for (const t of [start, longer]) {
+      const { name, path } = await s.target(ME, t);
+      writeSession(path, ME, t);
+      expect(await s.added(name, ME, t, 512, null)).toBe(t.length);
+    }
+    expect(sessions(dir)).toHaveLength(2);
+    const other = [...start, ...tokens(6, 80)];
+    expect(await s.best(ME, other, true)).toMatchObject({ common: 1000 });
+    expect(await s.best(ME, [...longer, 1, 2], true)).toMatchObject({ common: 1080 });
+    expect(await s.best(ME, start.slice(0, 900), true)).toBeNull();
+    expect(await s.best(ME, start.slice(0, 900))).toMatchObject({ common: 900 });
+  });
+
   it('a newer file that covers an older one replaces it', async () => {
     const dir = tempDir();
     const s = new PrefixStore(dir, 1 << 24, silentLogger);

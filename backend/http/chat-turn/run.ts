@@ -16,6 +16,7 @@ import { budgetOf, withThinkingBudget } from '../thinking-budget.js';
 import type { ModelView } from '../../served-model/model-view.js';
 import { loadCachedPrefix, saveCachedPrefix } from '../../prefix-cache/prefix-reuse.js';
 import { ChoiceText, renderConversation, toolCallsAsked, withFirstToolCall } from './choice-text.js';
+import { sharedStart } from './shared-start.js';
 import type { ChatTurn, Dialect, PreparedTurn } from './turn.js';
 
 /** The default preparation: the conversation rendered whole, tokenized with its images. */
@@ -38,6 +39,7 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
   await withRequest(app, 'chat', turn.stream, res, async (run) => {
     const { prompt, images } = await prepared.tokens();
     checkContext(prompt, model, turn.conversationField);
+    const shared = images.length === 0 ? await sharedStart(app, model, prepared.conversation, prompt, app.config.reasoning) : 0;
     const predicted = await predictionSpec(app, turn.prediction);
     const grammar = await grammarFor(app, {
       constraint: turn.constraint,
@@ -66,6 +68,7 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
       prompt, maxTokens: maxTokensFor(turn.maxTokens, prompt.length, model, app.config.maxOutputTokens), sampling,
       ...(images.length > 0 ? { images } : {}),
       stop: turn.stop, ignoreEos: turn.ignoreEos,
+      ...(shared > 0 ? { sharedPrefix: shared } : {}),
       // Tool-call markers that are control tokens render only when asked for.
       ...(toolsOn && model.toolMarkerTokens.length > 0 ? { renderTokens: model.toolMarkerTokens } : {}),
       ...outputSpec(turn, grammar),
@@ -102,6 +105,6 @@ export async function runChatTurn(app: AppContext, res: ServerResponse, turn: Ch
       })),
     });
     // The answer is out: a long prompt's KV goes to the prefix cache in the background.
-    saveCachedPrefix(app, model, prompt, images.length);
+    saveCachedPrefix(app, model, prompt, images.length, shared);
   });
 }
