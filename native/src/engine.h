@@ -145,6 +145,10 @@ class Engine {
     uint64_t admit_order = 0;
     bool pool_wait = false;
   };
+  struct Checkpoint {
+    std::vector<llama_token> tokens;  // the state is the one after these
+    std::vector<uint8_t> state;
+  };
   struct Slot {
     int32_t id = 0;
     std::vector<llama_token> held;  // tokens whose KV the sequence holds, positions 0..n-1
@@ -154,11 +158,12 @@ class Engine {
     // shares cells in a unified KV), counted there, not here. -1: none.
     int32_t base = -1;
     size_t shared = 0;
-    // A recurrent model's state (llama.cpp's partial state: the recurrent layers') right after the
-    // slot's last prompt, `checkpoint_tokens`: a recurrent state cannot be cut back, so a request
-    // that shares that prompt but not what followed goes back to it instead of reading all again.
-    std::vector<llama_token> checkpoint_tokens;
-    std::vector<uint8_t> checkpoint;
+    // A recurrent model's states (llama.cpp's partial state: the recurrent layers') right after the
+    // slot's last prompts, oldest first (kMaxCheckpoints at most): a recurrent state cannot be cut
+    // back, so a request that leaves what the slot holds goes back to the latest of them it keeps
+    // whole (an agent's next turn, its last answer rendered anew; an edited or rewritten later
+    // message) instead of reading all again.
+    std::vector<Checkpoint> checkpoints;
   };
 
   // engine.cpp
@@ -186,8 +191,10 @@ class Engine {
   size_t Restore(Slot& slot, std::list<ParkedConversation>::iterator it, size_t keep, bool* restored);
   void MaybePark(Slot& slot, size_t keep);
   // Cuts the slot's sequence to its first `keep` tokens; returns what it holds then: `keep`, or
-  // for a recurrent state that cannot be cut there its checkpoint's tokens, or 0 (started over).
+  // for a recurrent state that cannot be cut there its latest checkpoint within `keep`, or 0 (started over).
   size_t TrimSlot(Slot& slot, size_t keep);
+  // The slot's latest checkpoint whose tokens it holds and `keep` keeps (null: none).
+  const Checkpoint* CheckpointWithin(const Slot& slot, size_t keep) const;
   bool RestoreCheckpoint(Slot& slot, size_t keep);
   void SaveCheckpoint(Slot& slot);
   // What TrimSlot(slot, keep) would keep, without cutting.
@@ -197,6 +204,8 @@ class Engine {
   // Copies sequence src's KV to dst (whose KV must be empty) at once; false when it could not.
   bool CopySequence(int32_t src, int32_t dst);
   bool CaptureState(int32_t seq, StateBuffer& out);
+  // Free RAM that copies to host memory (the park, checkpoints) never go below.
+  uint64_t RamFloorBytes() const { return static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0); }
 
   // engine_pool.cpp (shared pool only; no-ops with a context per slot)
   // Before a step's batch: room for every decoder's token, prompts that fit read, the rest wait;

@@ -11,6 +11,8 @@ namespace strata {
 static constexpr size_t kMinParkLoss = 16;
 // Copying another slot's sequence costs a whole stream copy: only for this many tokens saved.
 static constexpr size_t kMinForkGain = 32;
+// A recurrent model's checkpoints per slot (one sequence's recurrent state each, host memory).
+static constexpr size_t kMaxCheckpoints = 4;
 
 // The engine's own queue is the fallback for direct users of the addon (tests, bench-engine), who
 // may submit more requests than there are slots: priority first, FIFO within a priority. The
@@ -174,8 +176,7 @@ size_t Engine::ChooseAndPrepareSlot(const GenerateRequest& req, int* slot_out, b
       return 0;
     }
     slot.held = donor.held;
-    slot.checkpoint = donor.checkpoint;
-    slot.checkpoint_tokens = donor.checkpoint_tokens;
+    slot.checkpoints = donor.checkpoints;
     PoolCopied(slot, donor);
     if (head_) head_->CopyPrefix(donor.id, slot.id, static_cast<llama_pos>(fork));
     return TrimSlot(slot, fork);
@@ -252,23 +253,31 @@ size_t Engine::TrimSlot(Slot& slot, size_t keep) {
   return keep;
 }
 
-size_t Engine::Keepable(const Slot& slot, size_t keep) const {
-  if (!recurrent_ || keep >= slot.held.size()) return keep;
-  const size_t at = slot.checkpoint_tokens.size();
-  if (slot.checkpoint.empty() || at == 0 || at > keep || CommonPrefix(slot.checkpoint_tokens, slot.held) < at) return 0;
-  return at;
+const Engine::Checkpoint* Engine::CheckpointWithin(const Slot& slot, size_t keep) const {
+  const Checkpoint* best = nullptr;
+  for (const Checkpoint& c : slot.checkpoints) {
+    const size_t at = c.tokens.size();
+    if (at == 0 || at > keep || (best && at <= best->tokens.size()) || CommonPrefix(c.tokens, slot.held) < at) continue;
+    best = &c;
+  }
+  return best;
 }
 
-// The checkpoint holds the recurrent state after its tokens: when the slot still holds them and the
-// request keeps them all, that state replaces the slot's and the rest (attention KV) is cut there.
+size_t Engine::Keepable(const Slot& slot, size_t keep) const {
+  if (!recurrent_ || keep >= slot.held.size()) return keep;
+  const Checkpoint* c = CheckpointWithin(slot, keep);
+  return c ? c->tokens.size() : 0;
+}
+
+// A checkpoint holds the recurrent state after its tokens: the latest one the slot still holds and
+// the request keeps whole replaces the slot's state, and the rest (attention KV) is cut there.
 bool Engine::RestoreCheckpoint(Slot& slot, size_t keep) {
-  const size_t at = slot.checkpoint_tokens.size();
-  if (slot.checkpoint.empty() || at == 0 || at > keep || CommonPrefix(slot.checkpoint_tokens, slot.held) < at) return false;
-  if (llama_state_seq_set_data_ext(ctx_.get(), slot.checkpoint.data(), slot.checkpoint.size(), slot.id,
-                                   LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) == 0 ||
+  const Checkpoint* c = CheckpointWithin(slot, keep);
+  if (!c) return false;
+  const size_t at = c->tokens.size();
+  if (llama_state_seq_set_data_ext(ctx_.get(), c->state.data(), c->state.size(), slot.id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) == 0 ||
       !llama_memory_seq_rm(mem_, slot.id, static_cast<llama_pos>(at), -1)) {
-    slot.checkpoint.clear();
-    slot.checkpoint_tokens.clear();
+    slot.checkpoints.clear();
     return false;
   }
   slot.held.resize(at);
@@ -277,16 +286,22 @@ bool Engine::RestoreCheckpoint(Slot& slot, size_t keep) {
 }
 
 // After a prompt is read on a recurrent model: its state (the recurrent part alone, a few MiB for
-// small models) replaces the slot's checkpoint.
+// small models) joins the slot's checkpoints; those of another conversation (not a prefix of what
+// the slot holds now) go, and past kMaxCheckpoints the oldest. None is taken that would bring free
+// RAM below the park's floor.
 void Engine::SaveCheckpoint(Slot& slot) {
-  slot.checkpoint_tokens.clear();
+  auto& cps = slot.checkpoints;
+  cps.erase(std::remove_if(cps.begin(), cps.end(), [&](const Checkpoint& c) {
+    return c.tokens.size() >= slot.held.size() || CommonPrefix(c.tokens, slot.held) < c.tokens.size();
+  }), cps.end());
+  if (cps.size() >= kMaxCheckpoints) cps.erase(cps.begin(), cps.begin() + static_cast<std::ptrdiff_t>(cps.size() - kMaxCheckpoints + 1));
+  Checkpoint c;
   const size_t n = llama_state_seq_get_size_ext(ctx_.get(), slot.id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
-  slot.checkpoint.resize(n);
-  if (n == 0 || llama_state_seq_get_data_ext(ctx_.get(), slot.checkpoint.data(), n, slot.id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != n) {
-    slot.checkpoint.clear();
-    return;
-  }
-  slot.checkpoint_tokens = slot.held;
+  if (MemAvailableBytes() < RamFloorBytes() + n) return;
+  c.state.resize(n);
+  if (n == 0 || llama_state_seq_get_data_ext(ctx_.get(), c.state.data(), n, slot.id, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != n) return;
+  c.tokens = slot.held;
+  cps.push_back(std::move(c));
 }
 
 void Engine::ParkShared(Slot& slot) {
@@ -322,7 +337,7 @@ bool Engine::CopySequence(int32_t src, int32_t dst) {
 bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
   const size_t size = llama_state_seq_get_size(ctx_.get(), seq);
   if (size == 0 || size > park_.budget()) return false;
-  const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
+  const uint64_t floor = RamFloorBytes();
   if (MemAvailableBytes() < floor + size) {
     park_.counters().refused_low_ram++;
     return false;

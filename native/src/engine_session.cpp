@@ -174,7 +174,7 @@ std::string Engine::ParkFileState(const SessionData& d, bool shared, SessionPhas
   if (need > park_.budget()) {
     return "session needs " + std::to_string(need >> 20) + " MiB of park budget; parkBudgetMiB is " + std::to_string(park_.budget() >> 20);
   }
-  const uint64_t floor = static_cast<uint64_t>(cfg_.free_ram_floor_mib * 1024.0 * 1024.0);
+  const uint64_t floor = RamFloorBytes();
   if (MemAvailableBytes() < floor + need) {
     park_.counters().refused_low_ram++;
     return "cannot load a session: free RAM is below freeRamFloorMiB";

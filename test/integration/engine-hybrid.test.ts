@@ -68,6 +68,21 @@ describe('a hybrid (recurrent) model through the engine\'s caches', () => {
     expect(r.ids).toEqual(await fresh(other, 10));
   });
 
+  it('keeps the states after the slot\'s last four prompts: a request that rewrites a later message goes back to the latest prompt it keeps whole', async () => {
+    const eng = await engine(1);
+    const prompts = [eng.tokens(promptText('turn one', 10))];
+    for (let k = 2; k <= 5; k++) prompts.push([...prompts.at(-1)!, ...eng.tokens(` then step ${k} of the plan, and a tool result ${k * 7}.`)]);
+    for (const p of prompts) await eng.run({ prompt: p, maxTokens: 3, ignoreEos: true });
+    // Turn 3 rewritten (an edit; a template that drops an older turn's thinking): back to turn 2's prompt.
+    const rewritten = [...prompts[1]!, ...eng.tokens(' and a message written anew.')];
+    const r = await eng.run({ prompt: rewritten, maxTokens: 10, ignoreEos: true });
+    expect(r.admitted!.reused).toBe(prompts[1]!.length);
+    expect(r.ids).toEqual(await fresh(rewritten, 10));
+    // Five prompts were read: the first one's state is no longer kept.
+    const early = [...prompts[0]!, ...eng.tokens(' and another road.')];
+    expect((await eng.run({ prompt: early, maxTokens: 2, ignoreEos: true })).admitted!.reused).toBe(0);
+  });
+
   it('parks a displaced conversation and restores its state: the follow-up answers as a fresh engine', async () => {
     const eng = await engine(1);
     const prompt = eng.tokens(promptText('parked one', 16));
