@@ -199,8 +199,9 @@ class Engine {
   void SaveCheckpoint(Slot& slot);
   // What TrimSlot(slot, keep) would keep, without cutting.
   size_t Keepable(const Slot& slot, size_t keep) const;
-  // A recurrent model's slot holds exactly a prompt's shared start: a copy goes to the park.
-  void ParkShared(Slot& slot);
+  // A copy of the slot's sequence goes to the park unless an entry holds it already; `shared`: a
+  // recurrent model's slot holds exactly a prompt's shared start (the entry stays when restored).
+  void ParkCopy(const Slot& slot, bool shared);
   // Copies sequence src's KV to dst (whose KV must be empty) at once; false when it could not.
   bool CopySequence(int32_t src, int32_t dst);
   bool CaptureState(int32_t seq, StateBuffer& out);

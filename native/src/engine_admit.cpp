@@ -304,14 +304,14 @@ void Engine::SaveCheckpoint(Slot& slot) {
   cps.push_back(std::move(c));
 }
 
-void Engine::ParkShared(Slot& slot) {
+void Engine::ParkCopy(const Slot& slot, bool shared) {
   if (park_.Covers(slot.held)) return;
   ParkedConversation e;
   if (!CaptureState(slot.id, e.state)) return;
   e.tokens = slot.held;
   e.last_used = ++tick_;
   e.last_used_ms = NowMs();
-  e.shared = true;
+  e.shared = shared;
   park_.Add(std::move(e));
 }
 
@@ -359,13 +359,7 @@ bool Engine::CaptureState(int32_t seq, StateBuffer& out) {
 
 void Engine::MaybePark(Slot& slot, size_t keep) {
   if (!park_.enabled() || slot.held.size() < keep + kMinParkLoss) return;
-  if (park_.Covers(slot.held)) return;
-  ParkedConversation e;
-  if (!CaptureState(slot.id, e.state)) return;
-  e.tokens = slot.held;
-  e.last_used = ++tick_;
-  e.last_used_ms = NowMs();
-  park_.Add(std::move(e));
+  ParkCopy(slot, false);
 }
 
 void Engine::Admit(Waiting w, Slot& slot, size_t reuse, bool restored) {

@@ -293,7 +293,7 @@ void Engine::AfterDecode(double step_t, double decode_ms) {
       e.read = static_cast<int32_t>(a->n_read);
       e.total = static_cast<int32_t>(a->req.prompt.size());
       a->trace.legs.push_back({step_t, a->chunk, decode_ms});
-      if (a->n_read == a->share_at) ParkShared(s);
+      if (a->n_read == a->share_at) ParkCopy(s, true);
       if (a->n_read < a->req.prompt.size()) continue;
       a->t_prompt_done = NowMs();
       a->stats.prompt_ms = a->t_prompt_done - a->t_admitted;
