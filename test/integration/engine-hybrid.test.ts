@@ -20,6 +20,16 @@ async function engine(slots = 2): Promise<EngineDriver> {
   return d;
 }
 
+/** Runs `fn` with a temporary folder, removed afterwards. */
+async function inTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'strata-hybrid-'));
+  try {
+    await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** What an engine that never saw anything else answers to `prompt`. */
 async function fresh(prompt: number[], maxTokens: number): Promise<number[]> {
   const eng = await engine();
@@ -96,8 +106,7 @@ describe('a hybrid (recurrent) model through the engine\'s caches', () => {
   });
 
   it('a session file loaded into a new engine continues as a fresh engine reading the whole prompt', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'strata-hybrid-session-'));
-    try {
+    await inTempDir(async (dir) => {
       const src = await engine();
       const prompt = src.tokens(promptText('a kept conversation', 12));
       const first = await src.run({ prompt, maxTokens: 8, ignoreEos: true });
@@ -108,9 +117,7 @@ describe('a hybrid (recurrent) model through the engine\'s caches', () => {
       const r = await dst.run({ prompt: followup, maxTokens: 12, ignoreEos: true });
       expect(r.admitted!.reused).toBe(loaded.tokens);
       expect(r.ids).toEqual(await fresh(followup, 12));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('greedy choices forked from one prompt (its state copied to each slot) agree', async () => {
@@ -144,8 +151,7 @@ describe('a hybrid model: a prompt\'s shared start', () => {
   });
 
   it('saved alone (a prefix-cache file) and loaded into a new engine, starts every new conversation there', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'strata-hybrid-shared-'));
-    try {
+    await inTempDir(async (dir) => {
       const src = await engine(1);
       const shared = src.tokens(promptText('tools and rules', 40));
       await src.run({ prompt: [...shared, ...src.tokens(promptText('the first task', 8))], maxTokens: 6, ignoreEos: true, sharedPrefix: shared.length });
@@ -160,9 +166,7 @@ describe('a hybrid model: a prompt\'s shared start', () => {
         expect(r.admitted!.reused).toBe(shared.length);
         expect(r.ids).toEqual(await fresh(other, 10));
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('is not parked where it is already cached, nor past the prompt, nor without a park', async () => {
